@@ -1,0 +1,261 @@
+//! A sectored, set-associative cache of 128-byte lines made of four 32-byte sectors.
+//!
+//! Both the per-SM L1 and each L2 partition are one of these. The cache only keeps per-line state
+//! (tag, valid / dirty sector masks, replacement stamp); what a hit or miss costs is decided by
+//! the level that owns it. An "infinite" variant (a hash map) gives the compulsory behaviour.
+
+use crate::hw::{Replacement, SetIndexing};
+use hashbrown::HashMap;
+
+/// Sectors per line.
+pub const SECTORS: u32 = 4;
+/// Line size in bytes (log2).
+pub const LINE_SHIFT: u32 = 7;
+/// Sector size in bytes (log2).
+pub const SECTOR_SHIFT: u32 = 5;
+
+/// The state of one line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineState {
+    /// Sectors holding valid data.
+    pub valid: u8,
+    /// Sectors written since they came from DRAM.
+    pub dirty: u8,
+}
+
+/// A line pushed out of the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evicted {
+    /// Line address (byte address >> 7).
+    pub line: u64,
+    /// Its state when it left.
+    pub state: LineState,
+}
+
+/// Geometry and policy of one cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Number of sets (any positive number).
+    pub sets: usize,
+    /// Lines per set.
+    pub ways: usize,
+    /// Replacement policy.
+    pub replacement: Replacement,
+    /// Set indexing.
+    pub indexing: SetIndexing,
+}
+
+impl Geometry {
+    /// Geometry of a cache of `bytes` with `ways` ways of 128-byte lines.
+    pub fn new(bytes: u64, ways: u32, replacement: Replacement, indexing: SetIndexing) -> Geometry {
+        let ways = ways as usize;
+        Geometry { sets: (bytes as usize >> LINE_SHIFT) / ways, ways, replacement, indexing }
+    }
+}
+
+/// A sectored cache: set-associative, or unbounded.
+#[derive(Debug, Clone)]
+pub enum Cache {
+    /// Finite, set-associative.
+    SetAssoc(SetAssoc),
+    /// Never evicts: compulsory misses only.
+    Infinite(HashMap<u64, LineState, ahash::RandomState>),
+}
+
+/// The finite cache. Arrays are laid out set by set so a lookup touches one contiguous run.
+#[derive(Debug, Clone)]
+pub struct SetAssoc {
+    geometry: Geometry,
+    /// line + 1 per way (0 = empty).
+    tags: Vec<u64>,
+    states: Vec<LineState>,
+    stamps: Vec<u64>,
+    clock: u64,
+}
+
+impl Cache {
+    /// A finite cache with the given geometry.
+    pub fn new(geometry: Geometry) -> Cache {
+        let n = geometry.sets * geometry.ways;
+        Cache::SetAssoc(SetAssoc {
+            geometry,
+            tags: vec![0; n],
+            states: vec![LineState::default(); n],
+            stamps: vec![0; n],
+            clock: 0,
+        })
+    }
+
+    /// A cache that never evicts.
+    pub fn infinite() -> Cache {
+        Cache::Infinite(HashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)))
+    }
+
+    /// The state of `line` if it is present (does not count as a use).
+    #[inline]
+    pub fn peek(&self, line: u64) -> Option<LineState> {
+        match self {
+            Cache::SetAssoc(c) => c.find(line).map(|i| c.states[i]),
+            Cache::Infinite(m) => m.get(&line).copied(),
+        }
+    }
+
+    /// Looks `line` up, marking it used; returns its state for update, or `None` on a line miss.
+    #[inline]
+    pub fn access(&mut self, line: u64) -> Option<&mut LineState> {
+        match self {
+            Cache::SetAssoc(c) => {
+                let i = c.find(line)?;
+                if c.geometry.replacement == Replacement::Lru {
+                    c.clock += 1;
+                    c.stamps[i] = c.clock;
+                }
+                Some(&mut c.states[i])
+            }
+            Cache::Infinite(m) => m.get_mut(&line),
+        }
+    }
+
+    /// Inserts `line` (which must be absent) with an empty state, evicting the set's victim if the
+    /// set is full. Returns the new line's state and what was evicted.
+    #[inline]
+    pub fn insert(&mut self, line: u64) -> (&mut LineState, Option<Evicted>) {
+        match self {
+            Cache::SetAssoc(c) => c.insert(line),
+            Cache::Infinite(m) => (m.entry(line).or_default(), None),
+        }
+    }
+
+    /// Removes `line` if present, returning its state.
+    pub fn remove(&mut self, line: u64) -> Option<LineState> {
+        match self {
+            Cache::SetAssoc(c) => {
+                let i = c.find(line)?;
+                c.tags[i] = 0;
+                Some(std::mem::take(&mut c.states[i]))
+            }
+            Cache::Infinite(m) => m.remove(&line),
+        }
+    }
+
+    /// Every present line and its state (for end-of-kernel accounting).
+    pub fn lines(&self) -> Box<dyn Iterator<Item = (u64, LineState)> + '_> {
+        match self {
+            Cache::SetAssoc(c) => Box::new(
+                c.tags.iter().zip(&c.states).filter(|(t, _)| **t != 0).map(|(t, s)| (*t - 1, *s)),
+            ),
+            Cache::Infinite(m) => Box::new(m.iter().map(|(l, s)| (*l, *s))),
+        }
+    }
+}
+
+impl SetAssoc {
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        let sets = self.geometry.sets;
+        match self.geometry.indexing {
+            SetIndexing::Modulo => (line % sets as u64) as usize,
+            SetIndexing::Hash => {
+                // Mix the line address, then map to 0..sets without a division.
+                let h = (line ^ (line >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let h = h ^ (h >> 32);
+                ((h as u128 * sets as u128) >> 64) as usize
+            }
+        }
+    }
+
+    #[inline]
+    fn find(&self, line: u64) -> Option<usize> {
+        let ways = self.geometry.ways;
+        let start = self.set_of(line) * ways;
+        let tag = line + 1;
+        self.tags[start..start + ways].iter().position(|&t| t == tag).map(|w| start + w)
+    }
+
+    #[inline]
+    fn insert(&mut self, line: u64) -> (&mut LineState, Option<Evicted>) {
+        let ways = self.geometry.ways;
+        let start = self.set_of(line) * ways;
+        let set = &self.tags[start..start + ways];
+        let slot = match set.iter().position(|&t| t == 0) {
+            Some(w) => start + w,
+            None => {
+                // Oldest stamp: least recently used (LRU) or first inserted (FIFO).
+                let stamps = &self.stamps[start..start + ways];
+                let mut w = 0;
+                for (i, &s) in stamps.iter().enumerate() {
+                    if s < stamps[w] {
+                        w = i;
+                    }
+                }
+                start + w
+            }
+        };
+        let evicted = (self.tags[slot] != 0).then(|| Evicted { line: self.tags[slot] - 1, state: self.states[slot] });
+        self.clock += 1;
+        self.tags[slot] = line + 1;
+        self.stamps[slot] = self.clock;
+        self.states[slot] = LineState::default();
+        (&mut self.states[slot], evicted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_way(replacement: Replacement) -> Cache {
+        Cache::new(Geometry { sets: 2, ways: 2, replacement, indexing: SetIndexing::Modulo })
+    }
+
+    #[test]
+    fn lru_keeps_the_recently_used_line_and_evicts_the_other() {
+        let mut c = two_way(Replacement::Lru);
+        // Lines 0, 2, 4 map to set 0 of a 2-set, 2-way cache.
+        c.insert(0).0.valid = 0b1111;
+        c.insert(2).0.valid = 0b0001;
+        assert!(c.access(0).is_some()); // 0 is now more recent than 2
+        let (_, ev) = c.insert(4);
+        assert_eq!(ev, Some(Evicted { line: 2, state: LineState { valid: 0b0001, dirty: 0 } }));
+        assert!(c.peek(0).is_some() && c.peek(4).is_some() && c.peek(2).is_none());
+        // Set 1 is untouched by all of this.
+        c.insert(1);
+        assert!(c.peek(0).is_some());
+        // Now 0 is least recent in set 0.
+        assert!(c.access(4).is_some());
+        assert_eq!(c.insert(6).1.map(|e| e.line), Some(0));
+    }
+
+    #[test]
+    fn fifo_ignores_reuse() {
+        let mut c = two_way(Replacement::Fifo);
+        c.insert(0);
+        c.insert(2);
+        assert!(c.access(0).is_some());
+        assert_eq!(c.insert(4).1.map(|e| e.line), Some(0));
+    }
+
+    #[test]
+    fn hashed_indexing_stays_in_range_and_spreads_strides() {
+        let g = Geometry { sets: 15360, ways: 16, replacement: Replacement::Lru, indexing: SetIndexing::Hash };
+        let Cache::SetAssoc(c) = Cache::new(g) else { unreachable!() };
+        let mut used = std::collections::HashSet::new();
+        for i in 0..4096u64 {
+            let s = c.set_of(i * 1024); // a 128 KiB stride: one set under modulo-of-power-of-two
+            assert!(s < 15360);
+            used.insert(s);
+        }
+        assert!(used.len() > 3000, "{}", used.len());
+    }
+
+    #[test]
+    fn infinite_never_evicts() {
+        let mut c = Cache::infinite();
+        for l in 0..10_000 {
+            assert_eq!(c.insert(l).1, None);
+        }
+        assert_eq!(c.lines().count(), 10_000);
+        assert_eq!(c.remove(5), Some(LineState::default()));
+        assert!(c.peek(5).is_none());
+    }
+}

@@ -1,0 +1,170 @@
+//! The coalescer: one warp instruction's lane addresses → the 128-byte lines and 32-byte sectors
+//! it touches (what `l1tex__t_sectors_*` count), with byte masks for stores.
+
+use crate::cache::{LINE_SHIFT, SECTOR_SHIFT};
+
+/// One line touched by a warp instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRequest {
+    /// Line address (byte address >> 7).
+    pub line: u64,
+    /// Sectors touched (bit i = bytes 32i..32i+31).
+    pub sectors: u8,
+    /// Bytes touched (bit i = byte i of the line); only filled for stores.
+    pub bytes: u128,
+}
+
+impl LineRequest {
+    /// Sectors whose 32 bytes are all written by this request.
+    #[inline]
+    pub fn full_sectors(&self) -> u8 {
+        full_sectors(self.bytes)
+    }
+}
+
+/// Sectors of a byte mask whose 32 bytes are all set.
+#[inline]
+pub fn full_sectors(bytes: u128) -> u8 {
+    let mut full = 0u8;
+    for s in 0..4 {
+        if (bytes >> (32 * s)) as u32 == u32::MAX {
+            full |= 1 << s;
+        }
+    }
+    full
+}
+
+/// Mask of bytes `lo..hi` (0 ≤ lo < hi ≤ 128) of a line.
+#[inline]
+fn byte_range(lo: u32, hi: u32) -> u128 {
+    let width = hi - lo;
+    let ones = if width >= 128 { u128::MAX } else { (1u128 << width) - 1 };
+    ones << lo
+}
+
+/// Sectors covering bytes `lo..hi` of a line.
+#[inline]
+fn sector_range(lo: u32, hi: u32) -> u8 {
+    let first = lo >> SECTOR_SHIFT;
+    let last = (hi - 1) >> SECTOR_SHIFT;
+    ((1u16 << (last + 1)) - (1u16 << first)) as u8
+}
+
+/// Reusable buffer for coalescing warp instructions.
+#[derive(Debug, Default, Clone)]
+pub struct Coalescer {
+    /// The lines of the last coalesced instruction, in order of first touch.
+    pub lines: Vec<LineRequest>,
+}
+
+impl Coalescer {
+    /// Coalesces the active lanes of one warp instruction; each lane accesses `size` bytes at
+    /// `addrs[lane]`. Byte masks are filled when `with_bytes` is set.
+    #[inline]
+    pub fn coalesce(&mut self, addrs: &[u64; 32], mask: u32, size: u32, with_bytes: bool) {
+        self.lines.clear();
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let start = addrs[lane];
+            let end = start + size as u64; // exclusive
+            let mut line = start >> LINE_SHIFT;
+            let last_line = (end - 1) >> LINE_SHIFT;
+            loop {
+                let line_base = line << LINE_SHIFT;
+                let lo = start.max(line_base) - line_base;
+                let hi = end.min(line_base + 128) - line_base;
+                let sectors = sector_range(lo as u32, hi as u32);
+                let bytes = if with_bytes { byte_range(lo as u32, hi as u32) } else { 0 };
+                self.add(line, sectors, bytes);
+                if line == last_line {
+                    break;
+                }
+                line += 1;
+            }
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, line: u64, sectors: u8, bytes: u128) {
+        // Lanes usually walk through lines in order: try the newest entry first.
+        if let Some(last) = self.lines.last_mut()
+            && last.line == line
+        {
+            last.sectors |= sectors;
+            last.bytes |= bytes;
+            return;
+        }
+        if let Some(e) = self.lines.iter_mut().find(|e| e.line == line) {
+            e.sectors |= sectors;
+            e.bytes |= bytes;
+            return;
+        }
+        self.lines.push(LineRequest { line, sectors, bytes });
+    }
+
+    /// Sectors touched by the last instruction.
+    pub fn sector_count(&self) -> u32 {
+        self.lines.iter().map(|l| l.sectors.count_ones()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warp(f: impl Fn(u64) -> u64) -> [u64; 32] {
+        std::array::from_fn(|l| f(l as u64))
+    }
+
+    #[test]
+    fn thirty_two_consecutive_doubles_are_eight_sectors_in_two_lines() {
+        let mut c = Coalescer::default();
+        c.coalesce(&warp(|l| 4096 + 8 * l), u32::MAX, 8, true);
+        assert_eq!(c.lines.len(), 2);
+        assert_eq!(c.sector_count(), 8);
+        assert_eq!(c.lines[0], LineRequest { line: 32, sectors: 0b1111, bytes: u128::MAX });
+        assert_eq!(c.lines[1].full_sectors(), 0b1111);
+    }
+
+    #[test]
+    fn stride_two_doubles_touch_sixteen_sectors_none_full() {
+        let mut c = Coalescer::default();
+        c.coalesce(&warp(|l| 16 * l), u32::MAX, 8, true);
+        // 512 bytes: 4 lines, 16 sectors, each sector half written.
+        assert_eq!(c.lines.len(), 4);
+        assert_eq!(c.sector_count(), 16);
+        assert!(c.lines.iter().all(|l| l.full_sectors() == 0));
+        assert_eq!(c.lines[0].bytes & 0xFFFF, 0x00FF);
+    }
+
+    #[test]
+    fn a_misaligned_warp_touches_nine_sectors_in_three_lines() {
+        // Offset by one double: bytes 8..264 → sectors 0..8 (9 sectors), lines 0, 1, 2.
+        let mut c = Coalescer::default();
+        c.coalesce(&warp(|l| 8 + 8 * l), u32::MAX, 8, true);
+        assert_eq!(c.lines.len(), 3);
+        assert_eq!(c.sector_count(), 9);
+        assert_eq!(c.lines[0].sectors, 0b1111);
+        assert_eq!(c.lines[0].full_sectors(), 0b1110);
+        assert_eq!(c.lines[2].sectors, 0b0001);
+        assert_eq!(c.lines[2].full_sectors(), 0);
+    }
+
+    #[test]
+    fn inactive_lanes_and_accesses_straddling_lines() {
+        let mut c = Coalescer::default();
+        c.coalesce(&warp(|l| 8 * l), 0, 8, false);
+        assert!(c.lines.is_empty());
+        // One lane, 16 bytes at 120: bytes 120..128 of line 0 and 0..8 of line 1.
+        c.coalesce(&warp(|_| 120), 1, 16, true);
+        assert_eq!(c.lines.len(), 2);
+        assert_eq!(c.lines[0].sectors, 0b1000);
+        assert_eq!(c.lines[1].sectors, 0b0001);
+        assert_eq!(c.lines[1].bytes, 0xFF);
+        // All lanes on the same double: one sector.
+        c.coalesce(&warp(|_| 64), u32::MAX, 8, false);
+        assert_eq!((c.lines.len(), c.sector_count()), (1, 1));
+    }
+}

@@ -1,0 +1,113 @@
+//! DRAM: sector read/write counters, and the compulsory (infinite-cache) DRAM footprint.
+
+/// Sector traffic between the L2 and device memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DramCounters {
+    /// 32 B sectors read (fills, and merges of partially written sectors).
+    pub read_sectors: u64,
+    /// 32 B sectors written back (evictions of dirty sectors during the kernel).
+    pub write_sectors: u64,
+}
+
+/// Tracks the DRAM reads an infinitely large L2 would make: the first read of each fill unit
+/// fetches its sectors that were not fully written before.
+#[derive(Debug, Clone)]
+pub struct CompulsoryTracker {
+    /// First sector tracked (absolute sector number).
+    first_sector: u64,
+    sectors_per_unit: u64,
+    /// Sectors fully written by a store.
+    full_written: Vec<u64>,
+    /// Fill units already fetched.
+    fetched: Vec<u64>,
+    /// Compulsory DRAM read sectors so far.
+    pub read_sectors: u64,
+}
+
+#[inline]
+fn get(bits: &[u64], i: u64) -> bool {
+    bits[(i >> 6) as usize] >> (i & 63) & 1 == 1
+}
+
+#[inline]
+fn set(bits: &mut [u64], i: u64) {
+    bits[(i >> 6) as usize] |= 1 << (i & 63);
+}
+
+impl CompulsoryTracker {
+    /// A tracker for byte addresses `lo..hi` with fill units of `fill_bytes`.
+    pub fn new(lo: u64, hi: u64, fill_bytes: u32) -> CompulsoryTracker {
+        let first_sector = lo >> 5;
+        let sectors = (hi >> 5) + 1 - first_sector;
+        let per_unit = (fill_bytes / 32) as u64;
+        CompulsoryTracker {
+            first_sector,
+            sectors_per_unit: per_unit,
+            full_written: vec![0; sectors.div_ceil(64) as usize + 1],
+            fetched: vec![0; (sectors / per_unit).div_ceil(64) as usize + 1],
+            read_sectors: 0,
+        }
+    }
+
+    /// A read of `sectors` of `line` reaching the L2.
+    #[inline]
+    pub fn read(&mut self, line: u64, sectors: u8) {
+        let base = (line << 2) - self.first_sector;
+        let per = self.sectors_per_unit;
+        let mut s = 0u64;
+        while s < 4 {
+            let unit_mask = (((1u32 << per) - 1) << s) as u8;
+            let wanted = sectors & unit_mask;
+            if wanted != 0 {
+                let unit = (base + s) / per;
+                if !get(&self.fetched, unit) {
+                    let needs = (0..per).any(|i| wanted >> (s + i) & 1 == 1 && !get(&self.full_written, base + s + i));
+                    if needs {
+                        set(&mut self.fetched, unit);
+                        self.read_sectors += (0..per).filter(|i| !get(&self.full_written, base + s + i)).count() as u64;
+                    }
+                }
+            }
+            s += per;
+        }
+    }
+
+    /// A store reaching the L2 that fully writes `full` sectors of `line`.
+    #[inline]
+    pub fn write_full(&mut self, line: u64, full: u8) {
+        let base = (line << 2) - self.first_sector;
+        for s in 0..4 {
+            if full >> s & 1 == 1 {
+                set(&mut self.full_written, base + s);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_read_of_a_unit_fetches_the_unwritten_sectors_once() {
+        let mut t = CompulsoryTracker::new(0, 1 << 20, 64);
+        t.read(10, 0b0010); // sector 1 → unit {0,1}: 2 sectors
+        assert_eq!(t.read_sectors, 2);
+        t.read(10, 0b0001); // same unit again: nothing
+        assert_eq!(t.read_sectors, 2);
+        t.write_full(11, 0b0011);
+        t.read(11, 0b0001); // fully written before any read: nothing
+        assert_eq!(t.read_sectors, 2);
+        t.write_full(12, 0b0001);
+        t.read(12, 0b0010); // unit {0,1} of line 12, sector 0 written: 1 sector
+        assert_eq!(t.read_sectors, 3);
+    }
+
+    #[test]
+    fn sector_granularity() {
+        let mut t = CompulsoryTracker::new(4096, 8192, 32);
+        t.read(4096 / 128, 0b1111);
+        t.read(4096 / 128, 0b1111);
+        assert_eq!(t.read_sectors, 4);
+    }
+}

@@ -1,0 +1,47 @@
+//! Error type shared by every pipeline stage.
+//!
+//! Every user-facing failure (a malformed file, an impossible launch, an access outside its array)
+//! becomes one [`Error`] whose message names the file and the problem; the binary prints it and exits
+//! with code 2. Nothing in the library panics on bad input.
+
+
+
+/// A user-facing error: the input named by `source` is wrong in the way `message` says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {message}")]
+pub struct Error {
+    /// The file (or command-line option) the problem is in.
+    pub source_name: String,
+    /// What is wrong, in plain words.
+    pub message: String,
+}
+
+impl Error {
+    /// An error about the named input (a file path, or e.g. `--block`).
+    pub fn new(source_name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error { source_name: source_name.into(), message: message.into() }
+    }
+
+    /// An error about a file.
+    pub fn in_file(path: &std::path::Path, message: impl Into<String>) -> Self {
+        Error::new(path.display().to_string(), message)
+    }
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Reads a file, turning I/O failures into an [`Error`] that names it.
+pub fn read_file(path: &std::path::Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::in_file(path, format!("cannot read file: {e}")))
+}
+
+/// Converts a byte offset in `text` to a 1-based (line, column).
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |s| s.chars().count()) + 1;
+    (line, column)
+}
+

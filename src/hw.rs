@@ -1,0 +1,439 @@
+//! Hardware configurations: the GPU a kernel is simulated on.
+//!
+//! Every hardware number lives in a TOML file under `hw-configs/` (with its source in a comment);
+//! this module only reads and checks them. The shipped files are embedded in the binary, so
+//! `--hw h200` works from any directory; any other value of `--hw` is read as a path.
+
+use crate::error::{Error, Result, line_column};
+use serde::Deserialize;
+use std::path::Path;
+
+/// The configurations shipped in `hw-configs/`, embedded at compile time.
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("k20", include_str!("../hw-configs/k20.toml")),
+    ("gtx-titan", include_str!("../hw-configs/gtx-titan.toml")),
+    ("v100", include_str!("../hw-configs/v100.toml")),
+    ("a100-40gb", include_str!("../hw-configs/a100-40gb.toml")),
+    ("h100-sxm", include_str!("../hw-configs/h100-sxm.toml")),
+    ("h200", include_str!("../hw-configs/h200.toml")),
+];
+
+/// A complete GPU description.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HwConfig {
+    /// Short name, e.g. `h200`.
+    pub name: String,
+    /// Human-readable description.
+    #[serde(default)]
+    pub description: String,
+    /// Streaming multiprocessors and their resource limits.
+    pub sm: SmConfig,
+    /// How blocks are dispatched onto SMs.
+    #[serde(default)]
+    pub schedule: ScheduleConfig,
+    /// The per-SM L1 (or the cache that serves global loads).
+    pub l1: L1Config,
+    /// The L2 cache.
+    pub l2: L2Config,
+    /// Device memory.
+    pub dram: DramConfig,
+    /// Peak bandwidths, for the time model.
+    #[serde(default)]
+    pub bandwidth: BandwidthConfig,
+}
+
+/// SM count and per-SM occupancy limits.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SmConfig {
+    /// Number of SMs.
+    pub count: u32,
+    /// SM clock in GHz.
+    pub clock_ghz: f64,
+    /// Threads per warp.
+    pub warp_size: u32,
+    /// Maximum resident threads per SM.
+    pub max_threads: u32,
+    /// Maximum resident blocks per SM.
+    pub max_blocks: u32,
+    /// Maximum resident warps per SM.
+    pub max_warps: u32,
+    /// Maximum threads per block.
+    pub max_threads_per_block: u32,
+    /// 32-bit registers per SM.
+    pub registers: u32,
+    /// Register allocation unit per warp (registers).
+    pub register_alloc_unit: u32,
+    /// Warp allocation granularity of the register file (warps).
+    pub warp_alloc_granularity: u32,
+    /// Maximum registers per thread.
+    pub max_registers_per_thread: u32,
+    /// Shared memory available to blocks on one SM (bytes).
+    pub shared_memory_bytes: u32,
+    /// Shared memory allocation granularity (bytes).
+    pub shared_alloc_unit: u32,
+    /// Shared memory the system reserves per block (bytes).
+    #[serde(default)]
+    pub shared_reserved_per_block: u32,
+}
+
+/// Block dispatch: the order in which the first wave is spread over the SMs.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// Explicit SM order for first-wave dispatch (a permutation of `0..sm.count`). When absent, the
+    /// order is generated from `gpcs`: TPC pairs (2k, 2k+1) rotating across GPCs.
+    #[serde(default)]
+    pub dispatch_order: Option<Vec<u32>>,
+    /// Number of GPCs, used to generate the dispatch order when no explicit one is given (default 1).
+    #[serde(default)]
+    pub gpcs: Option<u32>,
+}
+
+/// Replacement policy of a set-associative cache.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Replacement {
+    /// Least recently used.
+    Lru,
+    /// First in, first out (insertion order).
+    Fifo,
+}
+
+/// How a line address selects its set.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SetIndexing {
+    /// `line % sets`: the plain address bits above the line offset.
+    Modulo,
+    /// A mixing hash of the line address, reduced to the set count (models the XOR set hashing of
+    /// recent GPUs, which spreads power-of-two strides).
+    Hash,
+}
+
+/// The cache that serves global loads inside an SM.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct L1Config {
+    /// Data capacity in bytes available to global loads.
+    pub size_bytes: u64,
+    /// Allocation unit (bytes).
+    pub line_bytes: u32,
+    /// Transfer unit (bytes).
+    pub sector_bytes: u32,
+    /// Associativity.
+    pub ways: u32,
+    /// Replacement policy.
+    pub replacement: Replacement,
+    /// Set indexing.
+    pub set_indexing: SetIndexing,
+    /// Whether global loads are cached (false on Kepler: they go to L2 directly).
+    pub caches_global_loads: bool,
+}
+
+/// The home-partition function of a split L2.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionHash {
+    /// Lowest address bit of the parity.
+    pub low_bit: u32,
+    /// Number of address bits XOR-ed together.
+    pub bits: u32,
+}
+
+/// The L2 cache (possibly split into partitions).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct L2Config {
+    /// Total capacity of all partitions (bytes).
+    pub size_bytes: u64,
+    /// Number of partitions (1 or 2).
+    pub partitions: u32,
+    /// Allocation unit (bytes).
+    pub line_bytes: u32,
+    /// Transfer unit (bytes).
+    pub sector_bytes: u32,
+    /// Associativity.
+    pub ways: u32,
+    /// Replacement policy.
+    pub replacement: Replacement,
+    /// Set indexing.
+    pub set_indexing: SetIndexing,
+    /// DRAM fetch unit on a read miss (bytes, a multiple of the sector): missing sectors are rounded
+    /// out to this granularity.
+    pub fill_bytes: u32,
+    /// Home-partition hash (split L2 only).
+    #[serde(default)]
+    pub home_hash: Option<PartitionHash>,
+    /// For each partition, the inclusive SM id ranges attached to it (split L2 only).
+    #[serde(default)]
+    pub partition_sms: Option<Vec<Vec<[u32; 2]>>>,
+}
+
+/// Device memory.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DramConfig {
+    /// Peak bandwidth (GB/s).
+    pub bandwidth_gbs: f64,
+    /// Alignment of large allocations (bytes); arrays are placed at multiples of it.
+    pub allocation_granularity_bytes: u64,
+}
+
+/// Cache bandwidths for the time model.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BandwidthConfig {
+    /// L2 bandwidth (GB/s).
+    #[serde(default)]
+    pub l2_gbs: Option<f64>,
+    /// Aggregate L1 bandwidth (GB/s).
+    #[serde(default)]
+    pub l1_gbs: Option<f64>,
+}
+
+impl HwConfig {
+    /// Finds a shipped configuration by name, or reads the file at `name_or_path`.
+    pub fn load(name_or_path: &str) -> Result<HwConfig> {
+        if let Some((_, text)) = SHIPPED.iter().find(|(n, _)| *n == name_or_path) {
+            return HwConfig::parse(text, &format!("hw-configs/{name_or_path}.toml"));
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+            return Err(Error::new(
+                "--hw",
+                format!("'{name_or_path}' is neither a shipped configuration ({}) nor a file", names.join(", ")),
+            ));
+        }
+        HwConfig::parse(&crate::error::read_file(path)?, name_or_path)
+    }
+
+    /// Parses and checks a configuration; `source_name` names it in errors.
+    pub fn parse(text: &str, source_name: &str) -> Result<HwConfig> {
+        let hw: HwConfig = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|s| line_column(text, s.start));
+            let message = e.message().to_string();
+            match at {
+                Some((l, c)) => Error::new(source_name, format!("line {l}, column {c}: {message}")),
+                None => Error::new(source_name, message),
+            }
+        })?;
+        hw.check().map_err(|m| Error::new(source_name, m))?;
+        Ok(hw)
+    }
+
+    /// Checks that the numbers describe a buildable machine.
+    fn check(&self) -> std::result::Result<(), String> {
+        let s = &self.sm;
+        for (what, v) in [
+            ("sm.count", s.count),
+            ("sm.warp_size", s.warp_size),
+            ("sm.max_threads", s.max_threads),
+            ("sm.max_blocks", s.max_blocks),
+            ("sm.max_warps", s.max_warps),
+            ("sm.max_threads_per_block", s.max_threads_per_block),
+            ("sm.registers", s.registers),
+            ("sm.register_alloc_unit", s.register_alloc_unit),
+            ("sm.warp_alloc_granularity", s.warp_alloc_granularity),
+            ("sm.shared_alloc_unit", s.shared_alloc_unit),
+        ] {
+            if v == 0 {
+                return Err(format!("{what} must be positive"));
+            }
+        }
+        if s.warp_size != 32 {
+            return Err(format!("sm.warp_size = {}: only 32-thread warps are supported", s.warp_size));
+        }
+        if s.count > 65535 {
+            return Err(format!("sm.count = {} is more than 65535", s.count));
+        }
+        check_cache("l1", self.l1.size_bytes, self.l1.line_bytes, self.l1.sector_bytes, self.l1.ways, 1)?;
+        let l2 = &self.l2;
+        if l2.partitions != 1 && l2.partitions != 2 {
+            return Err(format!("l2.partitions = {}: only 1 or 2 partitions are supported", l2.partitions));
+        }
+        check_cache("l2", l2.size_bytes, l2.line_bytes, l2.sector_bytes, l2.ways, l2.partitions)?;
+        if l2.fill_bytes < l2.sector_bytes
+            || l2.fill_bytes % l2.sector_bytes != 0
+            || l2.line_bytes % l2.fill_bytes != 0
+        {
+            return Err(format!(
+                "l2.fill_bytes = {} must be a multiple of the sector ({}) that divides the line ({})",
+                l2.fill_bytes, l2.sector_bytes, l2.line_bytes
+            ));
+        }
+        if self.l1.line_bytes != l2.line_bytes || self.l1.sector_bytes != l2.sector_bytes {
+            return Err("l1 and l2 must use the same line and sector sizes".into());
+        }
+        if l2.partitions == 2 {
+            let Some(hash) = &l2.home_hash else {
+                return Err("a split L2 (partitions = 2) needs l2.home_hash".into());
+            };
+            if hash.bits == 0 || hash.low_bit + hash.bits > 63 {
+                return Err("l2.home_hash must select between 1 and 63 bits below bit 63".into());
+            }
+            let Some(ranges) = &l2.partition_sms else {
+                return Err("a split L2 (partitions = 2) needs l2.partition_sms".into());
+            };
+            if ranges.len() != 2 {
+                return Err("l2.partition_sms must list SM ranges for each of the 2 partitions".into());
+            }
+            let mut owner = vec![None; s.count as usize];
+            for (p, list) in ranges.iter().enumerate() {
+                for [lo, hi] in list {
+                    if lo > hi || *hi >= s.count {
+                        return Err(format!("l2.partition_sms: range [{lo}, {hi}] is not within 0..{}", s.count));
+                    }
+                    for sm in *lo..=*hi {
+                        if owner[sm as usize].replace(p).is_some() {
+                            return Err(format!("l2.partition_sms: SM {sm} is attached to two partitions"));
+                        }
+                    }
+                }
+            }
+            if let Some(sm) = owner.iter().position(|o| o.is_none()) {
+                return Err(format!("l2.partition_sms: SM {sm} is attached to no partition"));
+            }
+        }
+        if let Some(order) = &self.schedule.dispatch_order {
+            let mut seen = vec![false; s.count as usize];
+            if order.len() != s.count as usize {
+                return Err(format!(
+                    "schedule.dispatch_order lists {} SMs, the GPU has {}",
+                    order.len(),
+                    s.count
+                ));
+            }
+            for &sm in order {
+                if sm >= s.count || std::mem::replace(&mut seen[sm as usize], true) {
+                    return Err(format!("schedule.dispatch_order: SM {sm} is out of range or repeated"));
+                }
+            }
+        }
+        if let Some(g) = self.schedule.gpcs
+            && (g == 0 || g > s.count)
+        {
+            return Err(format!("schedule.gpcs = {g} must be between 1 and the SM count"));
+        }
+        if self.dram.allocation_granularity_bytes == 0 || !self.dram.allocation_granularity_bytes.is_power_of_two() {
+            return Err("dram.allocation_granularity_bytes must be a power of two".into());
+        }
+        Ok(())
+    }
+
+    /// The L2 partition each SM is attached to (all 0 for a unified L2).
+    pub fn near_partition_of_sms(&self) -> Vec<u8> {
+        let mut near = vec![0u8; self.sm.count as usize];
+        if let Some(ranges) = &self.l2.partition_sms {
+            for (p, list) in ranges.iter().enumerate() {
+                for [lo, hi] in list {
+                    for sm in *lo..=*hi {
+                        near[sm as usize] = p as u8;
+                    }
+                }
+            }
+        }
+        near
+    }
+
+    /// The order in which the first wave of blocks is spread over the SMs.
+    pub fn dispatch_order(&self) -> Vec<u32> {
+        if let Some(order) = &self.schedule.dispatch_order {
+            return order.clone();
+        }
+        let sms = self.sm.count;
+        let gpcs = self.schedule.gpcs.unwrap_or(1).max(1);
+        // SMs are numbered GPC by GPC; each GPC's TPCs (SM pairs) are visited in rotation.
+        let per_gpc = sms.div_ceil(gpcs);
+        let mut order = Vec::with_capacity(sms as usize);
+        let mut row = 0;
+        while order.len() < sms as usize {
+            for g in 0..gpcs {
+                for k in 0..2 {
+                    let sm = g * per_gpc + 2 * row + k;
+                    if 2 * row + k < per_gpc && sm < sms {
+                        order.push(sm);
+                    }
+                }
+            }
+            row += 1;
+        }
+        order
+    }
+}
+
+fn check_cache(level: &str, size: u64, line: u32, sector: u32, ways: u32, partitions: u32) -> std::result::Result<(), String> {
+    if line == 0 || sector == 0 || !line.is_power_of_two() || !sector.is_power_of_two() || line % sector != 0 {
+        return Err(format!("{level}: line ({line} B) and sector ({sector} B) must be powers of two, the line a multiple of the sector"));
+    }
+    if line / sector > 8 {
+        return Err(format!("{level}: at most 8 sectors per line are supported"));
+    }
+    if line != 128 || sector != 32 {
+        return Err(format!("{level}: only 128-byte lines of 32-byte sectors are supported (got {line}/{sector})"));
+    }
+    if ways == 0 {
+        return Err(format!("{level}.ways must be positive"));
+    }
+    let per_partition = size / partitions as u64;
+    let set_bytes = line as u64 * ways as u64;
+    if size == 0 || per_partition % set_bytes != 0 || size % partitions as u64 != 0 {
+        return Err(format!(
+            "{level}: size {size} B is not a positive whole number of sets of {ways} ways × {line} B{}",
+            if partitions > 1 { format!(" in each of {partitions} partitions") } else { String::new() }
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_config_parses() {
+        for (name, text) in SHIPPED {
+            let hw = HwConfig::parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&hw.name, name);
+            assert_eq!(hw.dispatch_order().len(), hw.sm.count as usize);
+        }
+    }
+
+    #[test]
+    fn h200_numbers_match_the_device_query() {
+        let hw = HwConfig::load("h200").unwrap();
+        assert_eq!(hw.sm.count, 132);
+        assert_eq!(hw.l2.size_bytes, 62_914_560);
+        assert_eq!(hw.l2.partitions, 2);
+        assert_eq!(hw.sm.shared_memory_bytes, 233_472);
+        let near = hw.near_partition_of_sms();
+        assert!(near.contains(&0) && near.contains(&1));
+    }
+
+    #[test]
+    fn generated_dispatch_order_rotates_tpc_pairs_over_gpcs() {
+        let mut hw = HwConfig::load("a100-40gb").unwrap();
+        hw.sm.count = 8;
+        hw.schedule = ScheduleConfig { dispatch_order: None, gpcs: Some(2) };
+        assert_eq!(hw.dispatch_order(), vec![0, 1, 4, 5, 2, 3, 6, 7]);
+    }
+
+    #[test]
+    fn impossible_geometry_is_rejected_with_the_file_name() {
+        let text = include_str!("../hw-configs/h200.toml").replace("ways = 16", "ways = 7");
+        let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
+        assert_eq!(err.source_name, "bad.toml");
+        assert!(err.message.contains("l2: size"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_fields_and_shipped_names() {
+        let text = format!("{}\nbogus = 1\n", include_str!("../hw-configs/h200.toml"));
+        let err = HwConfig::parse(&text, "x.toml").unwrap_err();
+        assert!(err.message.contains("bogus"), "{}", err.message);
+        let err = HwConfig::load("no-such-gpu").unwrap_err();
+        assert!(err.message.contains("h200"), "{}", err.message);
+    }
+}

@@ -1,0 +1,383 @@
+//! The L2: sectored, write-back, write-allocate without fetch, optionally split in two partitions.
+//!
+//! Reads look up the SM's near partition first (what `lts__t_sectors_srcunit_tex_*` count). A miss
+//! is rounded out to the DRAM fill unit; if the near partition is the address's home, the fill
+//! comes from DRAM; otherwise it crosses the fabric to the home partition (which fills from DRAM
+//! if it misses too) and the line is duplicated into the near partition. Stores go to the home
+//! partition, crossing the fabric when it is the far one; a store allocates without fetching and
+//! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
+//! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
+
+use crate::cache::{Cache, Evicted, Geometry};
+use crate::coalesce::full_sectors;
+use crate::dram::{CompulsoryTracker, DramCounters};
+use crate::hw::{HwConfig, PartitionHash};
+use crate::sm::L2Request;
+use hashbrown::HashMap;
+
+/// L2 counters under their Nsight Compute meaning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L2Counters {
+    /// Read sectors arriving from the SMs (near-partition lookups).
+    pub read_sectors: u64,
+    /// Of those (after rounding to the fill unit), sectors missing in the near partition.
+    pub read_lookup_miss_sectors: u64,
+    /// Write sectors arriving from the SMs.
+    pub write_sectors: u64,
+    /// Sectors crossing the fabric between the partitions.
+    pub fabric_sectors: u64,
+}
+
+/// The L2 and the DRAM behind it.
+#[derive(Debug)]
+pub struct L2 {
+    parts: Vec<Cache>,
+    near: Vec<u8>,
+    home_hash: Option<PartitionHash>,
+    fill_sectors: u32,
+    /// Accumulated byte masks of sectors that are dirty but not fully written (by line).
+    partial_bytes: HashMap<u64, u128, ahash::RandomState>,
+    /// Counters so far.
+    pub counters: L2Counters,
+    /// DRAM traffic so far.
+    pub dram: DramCounters,
+    /// Compulsory DRAM footprint, when tracked.
+    pub compulsory: Option<CompulsoryTracker>,
+}
+
+impl L2 {
+    /// An empty L2 for `hw` (`infinite`: partitions that never evict). `address_range` enables
+    /// compulsory-footprint tracking over those byte addresses.
+    pub fn new(hw: &HwConfig, infinite: bool, address_range: Option<(u64, u64)>) -> L2 {
+        let c = &hw.l2;
+        let per_part = c.size_bytes / c.partitions as u64;
+        let parts = (0..c.partitions)
+            .map(|_| {
+                if infinite {
+                    Cache::infinite()
+                } else {
+                    Cache::new(Geometry::new(per_part, c.ways, c.replacement, c.set_indexing))
+                }
+            })
+            .collect();
+        L2 {
+            parts,
+            near: hw.near_partition_of_sms(),
+            home_hash: if c.partitions == 2 { c.home_hash.clone() } else { None },
+            fill_sectors: c.fill_bytes / c.sector_bytes,
+            partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
+            counters: L2Counters::default(),
+            dram: DramCounters::default(),
+            compulsory: address_range.map(|(lo, hi)| CompulsoryTracker::new(lo, hi, c.fill_bytes)),
+        }
+    }
+
+    /// The partition that owns `line`.
+    #[inline]
+    pub fn home(&self, line: u64) -> usize {
+        match &self.home_hash {
+            None => 0,
+            Some(h) => {
+                let addr = line << 7;
+                (((addr >> h.low_bit) & ((1u64 << h.bits) - 1)).count_ones() & 1) as usize
+            }
+        }
+    }
+
+    /// Rounds a sector mask out to whole fill units.
+    #[inline]
+    fn expand(&self, sectors: u8) -> u8 {
+        match self.fill_sectors {
+            1 => sectors,
+            2 => {
+                let pairs = (sectors | sectors >> 1) & 0b0101;
+                pairs | pairs << 1
+            }
+            _ => {
+                if sectors != 0 {
+                    0b1111
+                } else {
+                    0
+                }
+            }
+        }
+    }
+
+    /// Handles one request from SM `sm`.
+    #[inline]
+    pub fn request(&mut self, sm: usize, r: &L2Request) {
+        if r.write {
+            self.write(sm, r.line, r.sectors, r.bytes);
+        } else {
+            self.read(sm, r.line, r.sectors);
+        }
+    }
+
+    /// A load miss from SM `sm` for `sectors` of `line`.
+    pub fn read(&mut self, sm: usize, line: u64, sectors: u8) {
+        self.counters.read_sectors += sectors.count_ones() as u64;
+        if let Some(t) = &mut self.compulsory {
+            t.read(line, sectors);
+        }
+        let near = self.near[sm] as usize;
+        let valid = self.parts[near].peek(line).map_or(0, |s| s.valid);
+        let missing = sectors & !valid;
+        if missing == 0 {
+            self.parts[near].access(line);
+            return;
+        }
+        let fill = self.expand(missing) & !valid;
+        self.counters.read_lookup_miss_sectors += fill.count_ones() as u64;
+        let home = self.home(line);
+        if home != near {
+            self.counters.fabric_sectors += fill.count_ones() as u64;
+            self.fill_from_dram(home, line, fill);
+        }
+        let evicted = match self.parts[near].access(line) {
+            Some(st) => {
+                st.valid |= fill;
+                None
+            }
+            None => {
+                let (st, ev) = self.parts[near].insert(line);
+                st.valid = fill;
+                ev
+            }
+        };
+        if home == near {
+            // The near partition is the home: what it lacked comes from DRAM (merging any
+            // partially written sectors).
+            self.dram_read_into(line, fill);
+        }
+        if let Some(ev) = evicted {
+            self.evict(near, ev);
+        }
+    }
+
+    /// Makes `fill` sectors of `line` valid in partition `part`, reading what it lacks from DRAM.
+    fn fill_from_dram(&mut self, part: usize, line: u64, fill: u8) {
+        let (lacking, evicted) = match self.parts[part].access(line) {
+            Some(st) => {
+                let lacking = fill & !st.valid;
+                st.valid |= fill;
+                (lacking, None)
+            }
+            None => {
+                let (st, ev) = self.parts[part].insert(line);
+                st.valid = fill;
+                (fill, ev)
+            }
+        };
+        self.dram_read_into(line, lacking);
+        if let Some(ev) = evicted {
+            self.evict(part, ev);
+        }
+    }
+
+    /// Counts the DRAM reads for `sectors` of `line` and forgets their partial byte masks.
+    fn dram_read_into(&mut self, line: u64, sectors: u8) {
+        self.dram.read_sectors += sectors.count_ones() as u64;
+        if let Some(bytes) = self.partial_bytes.get_mut(&line) {
+            for s in 0..4 {
+                if sectors >> s & 1 == 1 {
+                    *bytes &= !((u32::MAX as u128) << (32 * s));
+                }
+            }
+            if *bytes == 0 {
+                self.partial_bytes.remove(&line);
+            }
+        }
+    }
+
+    /// A store from SM `sm` to `sectors` of `line` covering `bytes`.
+    pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
+        self.counters.write_sectors += sectors.count_ones() as u64;
+        let full = full_sectors(bytes) & sectors;
+        if let Some(t) = &mut self.compulsory {
+            t.write_full(line, full);
+        }
+        let near = self.near[sm] as usize;
+        let home = self.home(line);
+        if home != near {
+            self.counters.fabric_sectors += sectors.count_ones() as u64;
+            // The near copy of this line is stale now.
+            if let Some(st) = self.parts[near].access(line) {
+                st.valid &= !sectors;
+            }
+        }
+        let (state, evicted) = match self.parts[home].access(line) {
+            Some(st) => (st, None),
+            None => {
+                let (st, ev) = self.parts[home].insert(line);
+                (st, ev)
+            }
+        };
+        state.dirty |= sectors;
+        state.valid |= full;
+        let partial = sectors & !full & !state.valid;
+        let valid_now;
+        if partial != 0 {
+            let acc = self.partial_bytes.entry(line).or_insert(0);
+            *acc |= bytes & sector_bytes(partial);
+            let completed = full_sectors(*acc) & partial;
+            // A sector whose bytes have all been written by now is whole again.
+            *acc &= !sector_bytes(completed | full);
+            state.valid |= completed;
+            valid_now = state.valid;
+            if *acc == 0 {
+                self.partial_bytes.remove(&line);
+            }
+        } else {
+            valid_now = state.valid;
+            if full != 0
+                && let Some(acc) = self.partial_bytes.get_mut(&line)
+            {
+                *acc &= !sector_bytes(full);
+                if *acc == 0 {
+                    self.partial_bytes.remove(&line);
+                }
+            }
+        }
+        let _ = valid_now;
+        if let Some(ev) = evicted {
+            self.evict(home, ev);
+        }
+    }
+
+    /// Writes back a line leaving partition `part`: dirty sectors go to DRAM, and a partially
+    /// written sector first needs its missing bytes read.
+    fn evict(&mut self, part: usize, ev: Evicted) {
+        let _ = part;
+        let dirty = ev.state.dirty;
+        if dirty == 0 {
+            return;
+        }
+        let partial = dirty & !ev.state.valid;
+        self.dram.write_sectors += dirty.count_ones() as u64;
+        self.dram.read_sectors += partial.count_ones() as u64;
+        if partial != 0 {
+            self.partial_bytes.remove(&ev.line);
+        }
+    }
+
+    /// Dirty sectors still in the L2 (not written to DRAM within the kernel).
+    pub fn dirty_sectors(&self) -> u64 {
+        self.parts.iter().flat_map(|p| p.lines()).map(|(_, s)| s.dirty.count_ones() as u64).sum()
+    }
+}
+
+/// Byte mask of the given sectors of a line.
+#[inline]
+fn sector_bytes(sectors: u8) -> u128 {
+    let mut m = 0u128;
+    for s in 0..4 {
+        if sectors >> s & 1 == 1 {
+            m |= (u32::MAX as u128) << (32 * s);
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small split L2: 2 partitions × 2 sets × 2 ways, SM 0 near partition 0, SM 1 near 1,
+    /// home = parity of address bit 12 (lines 0..31 home 0, 32..63 home 1).
+    fn small(fill_bytes: u32) -> L2 {
+        let mut hw = HwConfig::load("h200").unwrap();
+        hw.sm.count = 2;
+        hw.l2.size_bytes = 2 * 2 * 2 * 128;
+        hw.l2.ways = 2;
+        hw.l2.set_indexing = crate::hw::SetIndexing::Modulo;
+        hw.l2.fill_bytes = fill_bytes;
+        hw.l2.home_hash = Some(PartitionHash { low_bit: 12, bits: 1 });
+        hw.l2.partition_sms = Some(vec![vec![[0, 0]], vec![[1, 1]]]);
+        L2::new(&hw, false, Some((0, 1 << 20)))
+    }
+
+    #[test]
+    fn home_hash_is_the_parity_of_the_selected_bits() {
+        let l2 = small(32);
+        assert_eq!(l2.home(0), 0);
+        assert_eq!(l2.home(31), 0);
+        assert_eq!(l2.home(32), 1);
+        assert_eq!(l2.home(64), 0);
+    }
+
+    #[test]
+    fn a_far_homed_line_crosses_the_fabric_once_then_hits_near() {
+        let mut l2 = small(32);
+        l2.read(0, 32, 0b0001); // SM 0 (near 0), line 32 homed in partition 1
+        assert_eq!(l2.counters.fabric_sectors, 1);
+        assert_eq!(l2.counters.read_lookup_miss_sectors, 1);
+        assert_eq!(l2.dram.read_sectors, 1);
+        l2.read(0, 32, 0b0001);
+        assert_eq!(l2.counters.fabric_sectors, 1);
+        assert_eq!(l2.counters.read_lookup_miss_sectors, 1);
+        // SM 1 is near the home: the line is there already, no DRAM read, no fabric.
+        l2.read(1, 32, 0b0001);
+        assert_eq!((l2.counters.fabric_sectors, l2.dram.read_sectors), (1, 1));
+        assert_eq!(l2.counters.read_sectors, 3);
+    }
+
+    #[test]
+    fn misses_fetch_whole_fill_units() {
+        let mut l2 = small(64);
+        l2.read(0, 0, 0b0010);
+        assert_eq!((l2.counters.read_lookup_miss_sectors, l2.dram.read_sectors), (2, 2));
+        l2.read(0, 0, 0b0001); // fetched with its pair
+        assert_eq!(l2.dram.read_sectors, 2);
+        l2.read(0, 0, 0b0110); // sector 2 misses: its pair {2,3}
+        assert_eq!(l2.dram.read_sectors, 4);
+    }
+
+    #[test]
+    fn a_partial_sector_store_then_eviction_costs_one_dram_read() {
+        let mut l2 = small(32);
+        // 8 bytes into sector 0 of line 0 (home 0), from SM 0.
+        l2.write(0, 0, 0b0001, 0xFF);
+        assert_eq!(l2.dram, DramCounters::default());
+        // Lines 2 and 4 map to the same set (2 sets): two more lines evict line 0.
+        l2.read(0, 2, 0b0001);
+        l2.read(0, 4, 0b0001);
+        assert_eq!(l2.dram.write_sectors, 1);
+        assert_eq!(l2.dram.read_sectors, 2 + 1); // two fills + one merge read
+        assert_eq!(l2.dirty_sectors(), 0);
+    }
+
+    #[test]
+    fn full_sector_stores_cost_no_dram_read_and_stay_dirty_at_end() {
+        let mut l2 = small(32);
+        l2.write(0, 0, 0b0011, u64::MAX as u128);
+        l2.read(0, 0, 0b0011); // hits: written data is valid
+        assert_eq!(l2.dram, DramCounters::default());
+        assert_eq!(l2.dirty_sectors(), 2);
+        assert_eq!(l2.counters.write_sectors, 2);
+    }
+
+    #[test]
+    fn a_partial_sector_read_later_merges_once() {
+        let mut l2 = small(32);
+        l2.write(0, 0, 0b0001, 0xFF);
+        l2.read(0, 0, 0b0001);
+        assert_eq!(l2.dram.read_sectors, 1);
+        l2.read(0, 0, 0b0001);
+        assert_eq!(l2.dram.read_sectors, 1);
+        // Completing the sector with the other 24 bytes makes it whole: no read on eviction.
+        l2.write(0, 2, 0b0001, 0xFF);
+        l2.write(0, 2, 0b0001, 0xFFFF_FF00);
+        l2.read(0, 4, 0b0001);
+        l2.read(0, 6, 0b0001);
+        assert_eq!(l2.dram.read_sectors, 1 + 2);
+    }
+
+    #[test]
+    fn a_far_store_crosses_the_fabric_and_is_dirty_at_home() {
+        let mut l2 = small(32);
+        l2.write(0, 32, 0b1111, u128::MAX);
+        assert_eq!(l2.counters.fabric_sectors, 4);
+        assert_eq!(l2.parts[1].peek(32).map(|s| s.dirty), Some(0b1111));
+        assert!(l2.parts[0].peek(32).is_none());
+    }
+}

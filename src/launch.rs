@@ -1,0 +1,488 @@
+//! Binding a kernel trace to a GPU, a block shape and parameter values: the launch.
+//!
+//! Everything here happens once per simulation: parameters are fixed, expressions are compiled
+//! (affine where possible) over the per-thread free variables, arrays get base addresses, and the
+//! occupancy calculation gives the resident blocks per SM.
+
+use crate::error::{Error, Result};
+use crate::expr::{self, Binding, Compiled, Expr};
+use crate::hw::HwConfig;
+use crate::trace::{AccessKind, Kernel, Step};
+use std::collections::BTreeMap;
+
+/// Slot of `threadIdx.x` (y and z follow).
+pub const SLOT_THREAD: usize = 0;
+/// Slot of `blockIdx.x` (y and z follow).
+pub const SLOT_BLOCK: usize = 3;
+/// Slot of the loop variable.
+pub const SLOT_LOOP: usize = 6;
+/// Number of slots used.
+pub const SLOTS: usize = 7;
+
+/// What the user chose on top of the trace's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchRequest {
+    /// Block shape; the trace's default when `None`.
+    pub block: Option<[u32; 3]>,
+    /// Sets `nx`, `ny`, `nz`.
+    pub domain: Option<[i64; 3]>,
+    /// `NAME=VALUE` parameter overrides, applied after `domain`.
+    pub set: Vec<(String, i64)>,
+}
+
+/// Where an array lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayLayout {
+    /// Array name.
+    pub name: String,
+    /// Base byte address.
+    pub base: u64,
+    /// Number of elements.
+    pub elements: u64,
+    /// Element size in bytes.
+    pub element_bytes: u32,
+}
+
+impl ArrayLayout {
+    /// Size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.elements * self.element_bytes as u64
+    }
+}
+
+/// One compiled memory instruction.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// Load or store.
+    pub kind: AccessKind,
+    /// Index into [`Launch::arrays`].
+    pub array: usize,
+    /// Linear element index over the slots.
+    pub index: Compiled,
+    /// Bytes per thread.
+    pub bytes: u32,
+}
+
+/// The per-thread loop, compiled.
+#[derive(Debug, Clone)]
+pub struct LoopProgram {
+    /// Trip count (may depend on the thread).
+    pub count: Compiled,
+    /// Per-lane continuation condition.
+    pub while_cond: Option<Compiled>,
+    /// Accesses of one iteration.
+    pub body: Vec<Access>,
+}
+
+/// The per-thread program: accesses before, inside and after at most one loop.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Threads for which this is zero do nothing.
+    pub guard: Option<Compiled>,
+    /// Accesses before the loop (all of them when there is no loop).
+    pub pre: Vec<Access>,
+    /// The loop, if any.
+    pub lp: Option<LoopProgram>,
+    /// Accesses after the loop.
+    pub post: Vec<Access>,
+}
+
+impl Program {
+    /// Instructions a warp executes when its loop runs `trips` times.
+    pub fn instructions(&self, trips: u64) -> u64 {
+        self.pre.len() as u64 + self.lp.as_ref().map_or(0, |l| l.body.len() as u64 * trips) + self.post.len() as u64
+    }
+
+    /// All accesses in program order: `pre`, then the loop body, then `post`. Records refer to
+    /// accesses by their position in this list.
+    pub fn flattened(&self) -> Vec<&Access> {
+        let body = self.lp.iter().flat_map(|l| l.body.iter());
+        self.pre.iter().chain(body).chain(self.post.iter()).collect()
+    }
+
+    /// The flattened access number and loop iteration of dynamic instruction `i` of a warp whose
+    /// loop runs `trips` times.
+    #[inline]
+    pub fn decode(&self, i: u64, trips: u64) -> (usize, i64) {
+        let pre = self.pre.len() as u64;
+        if i < pre {
+            return (i as usize, 0);
+        }
+        let i = i - pre;
+        let n = self.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+        if i < n * trips {
+            return ((pre + i % n) as usize, (i / n) as i64);
+        }
+        ((pre + n + (i - n * trips)) as usize, 0)
+    }
+}
+
+/// Resident blocks per SM and what limits them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Occupancy {
+    /// Blocks resident on one SM at a time.
+    pub blocks_per_sm: u32,
+    /// `warps`, `blocks`, `registers` or `shared memory`.
+    pub limiter: &'static str,
+    /// Warps per block.
+    pub warps_per_block: u32,
+    /// Resident warps per SM over the maximum.
+    pub occupancy: f64,
+}
+
+/// A kernel bound to a GPU, block shape and parameters: everything the generator needs.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Kernel name.
+    pub kernel: String,
+    /// Trace file.
+    pub source_name: String,
+    /// Effective parameter values.
+    pub params: BTreeMap<String, i64>,
+    /// Block shape.
+    pub block: [u32; 3],
+    /// Grid shape.
+    pub grid: [u32; 3],
+    /// Total blocks.
+    pub total_blocks: u64,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Occupancy.
+    pub occupancy: Occupancy,
+    /// Arrays with their addresses.
+    pub arrays: Vec<ArrayLayout>,
+    /// Lattice updates of the launch.
+    pub lattice_updates: u64,
+    /// The compiled per-thread program.
+    pub program: Program,
+}
+
+impl Launch {
+    /// `nx, ny, nz` if the kernel has them.
+    pub fn domain(&self) -> Option<[i64; 3]> {
+        Some([*self.params.get("nx")?, *self.params.get("ny")?, *self.params.get("nz")?])
+    }
+
+    /// Binds `kernel` to `hw` with the user's choices.
+    pub fn new(kernel: &Kernel, hw: &HwConfig, req: &LaunchRequest) -> Result<Launch> {
+        let src = kernel.source_name.as_str();
+        let mut params = kernel.params.clone();
+        if let Some(d) = req.domain {
+            for (name, v) in ["nx", "ny", "nz"].iter().zip(d) {
+                if !params.contains_key(*name) {
+                    return Err(Error::new("--domain", format!("kernel '{}' has no parameter '{name}'", kernel.name)));
+                }
+                if v <= 0 {
+                    return Err(Error::new("--domain", format!("{name} = {v} must be positive")));
+                }
+                params.insert(name.to_string(), v);
+            }
+        }
+        for (name, v) in &req.set {
+            if !params.contains_key(name) {
+                let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
+                return Err(Error::new(
+                    "--set",
+                    format!("kernel '{}' has no parameter '{name}' (it has: {})", kernel.name, known.join(", ")),
+                ));
+            }
+            params.insert(name.clone(), *v);
+        }
+
+        let block = req.block.unwrap_or(kernel.default_block);
+        let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        if block.contains(&0) {
+            return Err(Error::new("--block", format!("block {:?} has a zero dimension", block)));
+        }
+        if threads > hw.sm.max_threads_per_block as u64 || block[2] > 64 {
+            return Err(Error::new(
+                "--block",
+                format!(
+                    "block {}x{}x{} has {threads} threads; {} allows at most {} per block (and z ≤ 64)",
+                    block[0], block[1], block[2], hw.name, hw.sm.max_threads_per_block
+                ),
+            ));
+        }
+        let threads = threads as u32;
+
+        let consts = |name: &str| -> Option<i64> {
+            if let Some(v) = params.get(name) {
+                return Some(*v);
+            }
+            match name {
+                "blockDim.x" => Some(block[0] as i64),
+                "blockDim.y" => Some(block[1] as i64),
+                "blockDim.z" => Some(block[2] as i64),
+                _ => None,
+            }
+        };
+        let eval_const = |e: &Expr, what: &str| -> Result<i64> {
+            e.eval_with(&consts).map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
+        };
+
+        let mut grid = [0u32; 3];
+        let grid_limits = [i32::MAX as i64, 65535, 65535];
+        for d in 0..3 {
+            let g = eval_const(&kernel.grid[d], "launch.grid")?;
+            if g <= 0 || g > grid_limits[d] {
+                return Err(Error::new(
+                    src,
+                    format!("grid dimension {} = {g} is not in 1..={}", ["x", "y", "z"][d], grid_limits[d]),
+                ));
+            }
+            grid[d] = g as u32;
+        }
+        let total_blocks = grid.iter().map(|&g| g as u64).product::<u64>();
+        if total_blocks >= u32::MAX as u64 {
+            return Err(Error::new(src, format!("{total_blocks} blocks are more than this simulator handles (2^32)")));
+        }
+
+        let occupancy = occupancy(hw, threads, kernel.registers_per_thread, kernel.shared_bytes_per_block)
+            .map_err(|m| Error::new(src, m))?;
+
+        // Arrays are separate allocations placed one after another on allocation-granularity
+        // boundaries, as cudaMalloc does for large buffers.
+        let granularity = hw.dram.allocation_granularity_bytes;
+        let mut next = granularity;
+        let mut arrays = Vec::new();
+        for a in &kernel.arrays {
+            let mut elements: u64 = 1;
+            for d in &a.dims {
+                let v = eval_const(d, &format!("array '{}' dimension", a.name))?;
+                if v <= 0 {
+                    return Err(Error::new(src, format!("array '{}' has a dimension \"{d}\" = {v}, not positive", a.name)));
+                }
+                elements = elements
+                    .checked_mul(v as u64)
+                    .filter(|&n| n < (1u64 << 40))
+                    .ok_or_else(|| Error::new(src, format!("array '{}' is too large", a.name)))?;
+            }
+            let align = a.align_bytes.max(granularity);
+            let base = next.div_ceil(align) * align;
+            let bytes = elements * a.element_bytes as u64;
+            next = base + bytes;
+            arrays.push(ArrayLayout { name: a.name.clone(), base, elements, element_bytes: a.element_bytes });
+        }
+
+        let lattice_updates = eval_const(&kernel.lattice_updates, "thread.lattice_updates")?;
+        if lattice_updates <= 0 {
+            return Err(Error::new(src, format!("thread.lattice_updates = {lattice_updates} must be positive")));
+        }
+
+        let program = compile_program(kernel, &params, block, grid)?;
+
+        Ok(Launch {
+            kernel: kernel.name.clone(),
+            source_name: src.to_string(),
+            params,
+            block,
+            grid,
+            total_blocks,
+            threads_per_block: threads,
+            occupancy,
+            arrays,
+            lattice_updates: lattice_updates as u64,
+            program,
+        })
+    }
+}
+
+/// Resident blocks per SM (the CUDA occupancy calculation, see hardware-notes).
+pub fn occupancy(hw: &HwConfig, threads: u32, regs: u32, smem: u32) -> std::result::Result<Occupancy, String> {
+    let s = &hw.sm;
+    let warps_per_block = threads.div_ceil(s.warp_size);
+    if regs > s.max_registers_per_thread {
+        return Err(format!("{regs} registers per thread exceed the limit of {}", s.max_registers_per_thread));
+    }
+    let mut limits: Vec<(u32, &'static str)> = vec![
+        (s.max_blocks, "blocks"),
+        ((s.max_warps / warps_per_block).min(s.max_threads / threads), "warps"),
+    ];
+    let regs_per_warp = (regs * s.warp_size).div_ceil(s.register_alloc_unit) * s.register_alloc_unit;
+    if regs_per_warp > 0 {
+        let gran = s.warp_alloc_granularity;
+        let warps = (s.registers / gran / regs_per_warp) * gran;
+        limits.push((warps / warps_per_block, "registers"));
+    }
+    let smem_per_block = (smem + s.shared_reserved_per_block).div_ceil(s.shared_alloc_unit) * s.shared_alloc_unit;
+    if smem_per_block > 0 {
+        limits.push((s.shared_memory_bytes / smem_per_block, "shared memory"));
+    }
+    let (blocks, limiter) = limits.iter().copied().min_by_key(|(b, _)| *b).expect("limits is not empty");
+    if blocks == 0 {
+        return Err(format!(
+            "a block of {threads} threads with {regs} registers per thread and {smem} B shared memory does not fit on one SM of {} (limited by {limiter})",
+            hw.name
+        ));
+    }
+    Ok(Occupancy {
+        blocks_per_sm: blocks,
+        limiter,
+        warps_per_block,
+        occupancy: (blocks * warps_per_block) as f64 / s.max_warps as f64,
+    })
+}
+
+fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32; 3], grid: [u32; 3]) -> Result<Program> {
+    let src = kernel.source_name.as_str();
+    let mut lets: Vec<(String, Expr)> = kernel.lets.clone();
+    let mut loop_var: Option<String> = None;
+
+    let compile_with = |e: &Expr, lets: &[(String, Expr)], loop_var: Option<&str>, what: &str| -> Result<Compiled> {
+        let resolve = |name: &str| -> Option<Binding<'_>> {
+            if let Some(v) = params.get(name) {
+                return Some(Binding::Const(*v));
+            }
+            if Some(name) == loop_var {
+                return Some(Binding::Slot(SLOT_LOOP));
+            }
+            if let Some((_, e)) = lets.iter().rev().find(|(n, _)| n == name) {
+                return Some(Binding::Inline(e));
+            }
+            Some(match name {
+                "threadIdx.x" => Binding::Slot(SLOT_THREAD),
+                "threadIdx.y" => Binding::Slot(SLOT_THREAD + 1),
+                "threadIdx.z" => Binding::Slot(SLOT_THREAD + 2),
+                "blockIdx.x" => Binding::Slot(SLOT_BLOCK),
+                "blockIdx.y" => Binding::Slot(SLOT_BLOCK + 1),
+                "blockIdx.z" => Binding::Slot(SLOT_BLOCK + 2),
+                "blockDim.x" => Binding::Const(block[0] as i64),
+                "blockDim.y" => Binding::Const(block[1] as i64),
+                "blockDim.z" => Binding::Const(block[2] as i64),
+                "gridDim.x" => Binding::Const(grid[0] as i64),
+                "gridDim.y" => Binding::Const(grid[1] as i64),
+                "gridDim.z" => Binding::Const(grid[2] as i64),
+                _ => return None,
+            })
+        };
+        expr::compile(e, &resolve).map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
+    };
+
+    let guard = match &kernel.guard {
+        Some(g) => Some(compile_with(g, &lets, None, "thread.guard")?),
+        None => None,
+    };
+
+    let mut pre = Vec::new();
+    let mut post = Vec::new();
+    let mut lp = None;
+    for step in &kernel.body {
+        match step {
+            Step::Access(a) => {
+                let acc = compile_access(kernel, a, params, &lets, None, &compile_with)?;
+                if lp.is_some() { post.push(acc) } else { pre.push(acc) }
+            }
+            Step::Loop(l) => {
+                if lp.is_some() {
+                    return Err(Error::new(src, "only one per-thread loop is supported"));
+                }
+                let count = compile_with(&l.count, &lets, None, "loop count")?;
+                loop_var = Some(l.var.clone());
+                let saved = lets.len();
+                let while_cond = match &l.while_cond {
+                    Some(w) => Some(compile_with(w, &lets, loop_var.as_deref(), "loop while")?),
+                    None => None,
+                };
+                lets.extend(l.lets.iter().cloned());
+                let mut body = Vec::new();
+                for s in &l.body {
+                    let Step::Access(a) = s else {
+                        return Err(Error::new(src, "nested loops are not supported"));
+                    };
+                    body.push(compile_access(kernel, a, params, &lets, loop_var.as_deref(), &compile_with)?);
+                }
+                lets.truncate(saved);
+                loop_var = None;
+                lp = Some(LoopProgram { count, while_cond, body });
+            }
+        }
+    }
+    let _ = loop_var;
+    Ok(Program { guard, pre, lp, post })
+}
+
+type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], Option<&str>, &str) -> Result<Compiled> + 'a;
+
+fn compile_access(
+    kernel: &Kernel,
+    a: &crate::trace::AccessDecl,
+    params: &BTreeMap<String, i64>,
+    lets: &[(String, Expr)],
+    loop_var: Option<&str>,
+    compile_with: &CompileFn<'_>,
+) -> Result<Access> {
+    let decl = &kernel.arrays[a.array];
+    let index_expr = if a.index.len() == 1 {
+        a.index[0].clone()
+    } else {
+        // Linearise a per-dimension index, x fastest: i0 + d0 * (i1 + d1 * (i2 + ...)).
+        let lookup = |n: &str| params.get(n).copied();
+        let mut text = format!("({})", a.index[a.index.len() - 1]);
+        for d in (0..a.index.len() - 1).rev() {
+            let extent = decl.dims[d]
+                .eval_with(&lookup)
+                .map_err(|e| Error::new(&kernel.source_name, format!("array '{}' dimension: {e}", decl.name)))?;
+            text = format!("({}) + {extent} * {text}", a.index[d]);
+        }
+        expr::parse(&text).map_err(|e| Error::new(&kernel.source_name, format!("internal: linearised index: {e}")))?
+    };
+    let what = format!("index of {} '{}'", if a.kind == AccessKind::Load { "load from" } else { "store to" }, decl.name);
+    let index = compile_with(&index_expr, lets, loop_var, &what)?;
+    Ok(Access { kind: a.kind, array: a.array, index, bytes: a.bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h200() -> HwConfig {
+        HwConfig::load("h200").unwrap()
+    }
+
+    #[test]
+    fn occupancy_matches_the_measured_launches() {
+        // dev_set.csv: 1024-thread blocks of star1 (22 regs) run 2 per SM, 256-thread blocks 8.
+        let hw = h200();
+        assert_eq!(occupancy(&hw, 1024, 22, 0).unwrap().blocks_per_sm, 2);
+        assert_eq!(occupancy(&hw, 256, 32, 0).unwrap().blocks_per_sm, 8);
+        // 64 threads: 32-block limit.
+        let o = occupancy(&hw, 64, 32, 0).unwrap();
+        assert_eq!((o.blocks_per_sm, o.limiter), (32, "blocks"));
+        // 128 registers per thread: 4 quarters × ⌊16384 / 4096⌋ = 16 warps → 2 blocks of 256.
+        let o = occupancy(&hw, 256, 128, 0).unwrap();
+        assert_eq!((o.blocks_per_sm, o.limiter), (2, "registers"));
+        // 100 KB of shared memory per block: ⌊233472 / (102400 + 1024)⌋ = 2.
+        let o = occupancy(&hw, 128, 32, 102_400).unwrap();
+        assert_eq!((o.blocks_per_sm, o.limiter), (2, "shared memory"));
+        assert!(occupancy(&hw, 1024, 255, 0).is_err());
+    }
+
+    #[test]
+    fn star1_binds_to_affine_indices() {
+        let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
+        let l = Launch::new(&k, &h200(), &LaunchRequest { block: Some([32, 8, 4]), ..Default::default() }).unwrap();
+        assert_eq!(l.grid, [8, 32, 64]);
+        assert_eq!(l.total_blocks, 16384);
+        assert_eq!(l.program.pre.len(), 8);
+        let c = l.program.pre[0].index.as_affine().expect("affine");
+        // c = (z+4)*plane + (y+4)*pitch + (x+4), pitch 264, plane 264*264.
+        let (pitch, plane) = (264, 264 * 264);
+        assert_eq!(c.c0, 4 * plane + 4 * pitch + 4);
+        assert_eq!(&c.coef[..6], &[1, pitch, plane, 32, 8 * pitch, 4 * plane]);
+        assert_eq!(l.arrays[0].base % (2 << 20), 0);
+        assert!(l.arrays[1].base >= l.arrays[0].base + l.arrays[0].bytes());
+        assert_eq!(l.lattice_updates, 256 * 256 * 256);
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
+        let hw = h200();
+        let e = Launch::new(&k, &hw, &LaunchRequest { block: Some([64, 32, 1]), ..Default::default() }).unwrap_err();
+        assert!(e.message.contains("2048 threads"), "{e}");
+        let e = Launch::new(&k, &hw, &LaunchRequest { set: vec![("bogus".into(), 1)], ..Default::default() }).unwrap_err();
+        assert!(e.message.contains("no parameter 'bogus'"), "{e}");
+        let e = Launch::new(&k, &hw, &LaunchRequest { domain: Some([0, 4, 4]), ..Default::default() }).unwrap_err();
+        assert!(e.message.contains("positive"), "{e}");
+    }
+}

@@ -1,0 +1,335 @@
+//! Reports: simulated counts under their Nsight Compute metric names, bytes per lattice update,
+//! hit rates and the launch, printed as a table, one JSON object, or CSV.
+
+use crate::hw::HwConfig;
+use crate::launch::Launch;
+use crate::sim::Counts;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    Table,
+    /// One JSON object.
+    Json,
+    /// A header line and one row.
+    Csv,
+}
+
+/// Bytes per sector.
+const SECTOR_BYTES: f64 = 32.0;
+
+/// Metric names, as Nsight Compute spells them.
+pub mod metric {
+    /// Warp-level global load instructions.
+    pub const L1_LD_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+    /// Sectors touched by global loads.
+    pub const L1_LD_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+    /// Global load sectors missing in L1.
+    pub const L1_LD_MISS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum";
+    /// Sectors written by global stores.
+    pub const L1_ST_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+    /// Read sectors arriving at L2 from the SMs.
+    pub const L2_READ: &str = "lts__t_sectors_srcunit_tex_op_read.sum";
+    /// Write sectors arriving at L2 from the SMs.
+    pub const L2_WRITE: &str = "lts__t_sectors_srcunit_tex_op_write.sum";
+    /// L2 read sectors missing in the near partition.
+    pub const L2_READ_MISS: &str = "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum";
+    /// Sectors crossing the fabric between L2 partitions.
+    pub const L2_FABRIC: &str = "lts__t_sectors_srcunit_ltcfabric.sum";
+    /// DRAM sectors read.
+    pub const DRAM_READ: &str = "dram__sectors_read.sum";
+    /// DRAM sectors written.
+    pub const DRAM_WRITE: &str = "dram__sectors_write.sum";
+    /// Every metric the simulator produces, in hierarchy order.
+    pub const ALL: [&str; 10] = [
+        L1_LD_REQUESTS,
+        L1_LD_SECTORS,
+        L1_LD_MISS,
+        L1_ST_SECTORS,
+        L2_READ,
+        L2_WRITE,
+        L2_READ_MISS,
+        L2_FABRIC,
+        DRAM_READ,
+        DRAM_WRITE,
+    ];
+}
+
+/// The launch as the report shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LaunchSummary {
+    /// Blocks in the grid.
+    pub blocks: u64,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Resident blocks per SM.
+    pub blocks_per_sm: u32,
+    /// What limits residency.
+    pub occupancy_limiter: String,
+    /// Resident warps over the maximum.
+    pub occupancy: f64,
+    /// Blocks / (blocks per SM × SMs).
+    pub waves: f64,
+    /// SMs of the GPU.
+    pub sms: u32,
+}
+
+/// A finished simulation, ready to print.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Kernel name.
+    pub kernel: String,
+    /// Hardware name.
+    pub hw: String,
+    /// Block shape.
+    pub block: [u32; 3],
+    /// Grid shape.
+    pub grid: [u32; 3],
+    /// `nx, ny, nz` if the kernel has them.
+    pub domain: Option<[i64; 3]>,
+    /// Effective parameters.
+    pub params: BTreeMap<String, i64>,
+    /// Lattice updates.
+    pub lattice_updates: u64,
+    /// Launch summary.
+    pub launch: LaunchSummary,
+    /// The counts.
+    pub counts: Counts,
+}
+
+impl Report {
+    /// Builds the report of a simulation.
+    pub fn new(launch: &Launch, hw: &HwConfig, counts: Counts) -> Report {
+        let per_wave = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
+        Report {
+            kernel: launch.kernel.clone(),
+            hw: hw.name.clone(),
+            block: launch.block,
+            grid: launch.grid,
+            domain: launch.domain(),
+            params: launch.params.clone(),
+            lattice_updates: launch.lattice_updates,
+            launch: LaunchSummary {
+                blocks: launch.total_blocks,
+                threads_per_block: launch.threads_per_block,
+                blocks_per_sm: launch.occupancy.blocks_per_sm,
+                occupancy_limiter: launch.occupancy.limiter.to_string(),
+                occupancy: launch.occupancy.occupancy,
+                waves: launch.total_blocks as f64 / per_wave as f64,
+                sms: hw.sm.count,
+            },
+            counts,
+        }
+    }
+
+    /// The metric counts in [`metric::ALL`] order.
+    pub fn metrics(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.counts;
+        let values = [
+            c.l1.load_requests,
+            c.l1.load_sectors,
+            c.l1.load_miss_sectors,
+            c.l1.store_sectors,
+            c.l2.read_sectors,
+            c.l2.write_sectors,
+            c.l2.read_lookup_miss_sectors,
+            c.l2.fabric_sectors,
+            c.dram.read_sectors,
+            c.dram.write_sectors,
+        ];
+        metric::ALL.iter().copied().zip(values).collect()
+    }
+
+    /// A metric's count by name.
+    pub fn metric(&self, name: &str) -> Option<u64> {
+        self.metrics().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// Bytes per lattice update of every sector metric (requests have no byte volume).
+    pub fn bytes_per_lup(&self) -> Vec<(&'static str, f64)> {
+        let lups = self.lattice_updates as f64;
+        self.metrics()
+            .into_iter()
+            .filter(|(n, _)| *n != metric::L1_LD_REQUESTS)
+            .map(|(n, v)| (n, v as f64 * SECTOR_BYTES / lups))
+            .collect()
+    }
+
+    /// Hit rates: L1 loads, L2 near-partition lookups, and L2 as seen from DRAM.
+    pub fn hit_rates(&self) -> Vec<(&'static str, f64)> {
+        let c = &self.counts;
+        let ratio = |miss: u64, total: u64| if total == 0 { 0.0 } else { 1.0 - miss as f64 / total as f64 };
+        vec![
+            ("l1_load", ratio(c.l1.load_miss_sectors, c.l1.load_sectors)),
+            ("l2_near_read", ratio(c.l2.read_lookup_miss_sectors, c.l2.read_sectors)),
+            ("l2_read", ratio(c.dram.read_sectors, c.l2.read_sectors)),
+        ]
+    }
+
+    /// Compulsory volumes in sectors: per-block unique L1 load sectors (what L1s holding each
+    /// block's data would fetch from L2) and the infinite-L2 DRAM reads.
+    pub fn compulsory(&self) -> Vec<(&'static str, Option<u64>)> {
+        let c = &self.counts;
+        vec![
+            ("l2_to_l1_read_sectors", (c.l1.block_unique_load_sectors > 0).then_some(c.l1.block_unique_load_sectors)),
+            ("dram_to_l2_read_sectors", c.compulsory_dram_read_sectors),
+        ]
+    }
+
+    /// The report as one JSON object.
+    pub fn to_json(&self) -> Value {
+        let lups = self.lattice_updates as f64;
+        let mut metrics = Map::new();
+        for (n, v) in self.metrics() {
+            metrics.insert(n.into(), json!(v));
+        }
+        let mut blup = Map::new();
+        for (n, v) in self.bytes_per_lup() {
+            blup.insert(n.into(), json!(v));
+        }
+        let mut hit = Map::new();
+        for (n, v) in self.hit_rates() {
+            hit.insert(n.into(), json!(v));
+        }
+        let mut comp = Map::new();
+        for (n, v) in self.compulsory() {
+            comp.insert(n.into(), json!(v));
+            comp.insert(format!("{}_bytes_per_lup", n.trim_end_matches("_sectors")), json!(v.map(|v| v as f64 * SECTOR_BYTES / lups)));
+        }
+        let c = &self.counts;
+        json!({
+            "kernel": self.kernel,
+            "hw": self.hw,
+            "block": self.block,
+            "grid": self.grid,
+            "domain": self.domain,
+            "params": self.params,
+            "lattice_updates": self.lattice_updates,
+            "launch": self.launch,
+            "metrics": metrics,
+            "bytes_per_lup": blup,
+            "hit_rates": hit,
+            "dirty_at_end_sectors": c.dirty_at_end_sectors,
+            "compulsory": comp,
+            "simulation": {
+                "ticks": c.ticks,
+                "warp_instructions": c.warp_instructions,
+                "thread_accesses": c.thread_accesses,
+            },
+        })
+    }
+
+    /// The report as a header line and one row.
+    pub fn to_csv(&self) -> String {
+        let mut cols: Vec<(String, String)> = vec![
+            ("kernel".into(), self.kernel.clone()),
+            ("hw".into(), self.hw.clone()),
+        ];
+        for (i, d) in ["x", "y", "z"].iter().enumerate() {
+            cols.push((format!("block_{d}"), self.block[i].to_string()));
+        }
+        for (i, d) in ["x", "y", "z"].iter().enumerate() {
+            cols.push((format!("grid_{d}"), self.grid[i].to_string()));
+        }
+        for (n, v) in &self.params {
+            cols.push((format!("param_{n}"), v.to_string()));
+        }
+        cols.push(("lattice_updates".into(), self.lattice_updates.to_string()));
+        let l = &self.launch;
+        cols.push(("blocks".into(), l.blocks.to_string()));
+        cols.push(("blocks_per_sm".into(), l.blocks_per_sm.to_string()));
+        cols.push(("occupancy".into(), l.occupancy.to_string()));
+        cols.push(("waves".into(), l.waves.to_string()));
+        for (n, v) in self.metrics() {
+            cols.push((n.into(), v.to_string()));
+        }
+        for (n, v) in self.bytes_per_lup() {
+            cols.push((format!("{n}_bytes_per_lup"), v.to_string()));
+        }
+        for (n, v) in self.hit_rates() {
+            cols.push((format!("hit_rate_{n}"), v.to_string()));
+        }
+        cols.push(("dirty_at_end_sectors".into(), self.counts.dirty_at_end_sectors.to_string()));
+        for (n, v) in self.compulsory() {
+            cols.push((format!("compulsory_{n}"), v.map_or(String::new(), |v| v.to_string())));
+        }
+        let header: Vec<String> = cols.iter().map(|(k, _)| csv_field(k)).collect();
+        let row: Vec<String> = cols.iter().map(|(_, v)| csv_field(v)).collect();
+        format!("{}\n{}\n", header.join(","), row.join(","))
+    }
+
+    /// The report as aligned text.
+    pub fn to_table(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let l = &self.launch;
+        let b = self.block;
+        let g = self.grid;
+        let _ = write!(s, "kernel {} on {}, block {}x{}x{}, grid {}x{}x{}", self.kernel, self.hw, b[0], b[1], b[2], g[0], g[1], g[2]);
+        if let Some(d) = self.domain {
+            let _ = write!(s, ", domain {}x{}x{}", d[0], d[1], d[2]);
+        }
+        let _ = writeln!(s);
+        let others: Vec<String> = self
+            .params
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "nx" | "ny" | "nz"))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !others.is_empty() {
+            let _ = writeln!(s, "parameters {}", others.join(" "));
+        }
+        let _ = writeln!(
+            s,
+            "launch: {} blocks of {} threads, {} per SM (limited by {}), occupancy {:.0}%, {:.2} waves on {} SMs",
+            l.blocks,
+            l.threads_per_block,
+            l.blocks_per_sm,
+            l.occupancy_limiter,
+            l.occupancy * 100.0,
+            l.waves,
+            l.sms
+        );
+        let _ = writeln!(s, "lattice updates: {}\n", self.lattice_updates);
+        let blup: BTreeMap<&str, f64> = self.bytes_per_lup().into_iter().collect();
+        let _ = writeln!(s, "{:<58} {:>16} {:>10}", "metric", "count", "B/LUP");
+        for (n, v) in self.metrics() {
+            let bl = blup.get(n).map_or("-".to_string(), |x| format!("{x:.3}"));
+            let _ = writeln!(s, "{n:<58} {v:>16} {bl:>10}");
+        }
+        let _ = writeln!(s);
+        for (n, v) in self.hit_rates() {
+            let _ = writeln!(s, "hit rate {n:<20} {:>8.2}%", v * 100.0);
+        }
+        let lups = self.lattice_updates as f64;
+        let dirty = self.counts.dirty_at_end_sectors;
+        let _ = writeln!(s, "dirty in L2 at kernel end: {dirty} sectors ({:.3} B/LUP, not counted as DRAM writes)", dirty as f64 * SECTOR_BYTES / lups);
+        for (n, v) in self.compulsory() {
+            if let Some(v) = v {
+                let _ = writeln!(s, "compulsory {n}: {v} ({:.3} B/LUP)", v as f64 * SECTOR_BYTES / lups);
+            }
+        }
+        s
+    }
+
+    /// Renders in the chosen format.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Table => self.to_table(),
+            Format::Json => format!("{}\n", serde_json::to_string_pretty(&self.to_json()).expect("a JSON value serialises")),
+            Format::Csv => self.to_csv(),
+        }
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

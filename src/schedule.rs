@@ -1,0 +1,398 @@
+//! The scheduler: which warp of which block issues which instruction on which SM, tick by tick.
+//!
+//! Timing model: every SM issues one warp instruction per tick, round-robin over its resident
+//! warps in the order they arrived; all SMs advance together. Blocks are dispatched in linear
+//! block-id order (x fastest). The first wave is spread over the SMs in the hardware's dispatch
+//! order (TPC pairs rotating across GPCs); afterwards a freed slot takes the next block, slots
+//! freed in the same tick in dispatch order. Lanes outside the guard issue nothing, and a warp
+//! with no active lane issues no instruction at all.
+//!
+//! The output is a stream of [`Issue`] records per SM; what those instructions touch is worked
+//! out in parallel by the per-SM stage ([`crate::sm`]).
+
+use crate::error::{Error, Result};
+use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+
+/// One warp instruction issued on an SM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Issue {
+    /// Tick within the current chunk.
+    pub tick: u32,
+    /// Linear block id.
+    pub block: u32,
+    /// Loop iteration (0 outside the loop).
+    pub iteration: u32,
+    /// Active lanes.
+    pub mask: u32,
+    /// Warp within the block.
+    pub warp: u16,
+    /// Position of the access in [`crate::launch::Program::flattened`].
+    pub access: u16,
+}
+
+/// What a warp will execute: its active lanes and loop trip counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarpInfo {
+    /// Lanes that pass the guard.
+    pub mask: u32,
+    /// Loop trips of the warp (the most of any active lane).
+    pub trips: u32,
+    /// Per-lane trips, only when the active lanes disagree.
+    pub lane_trips: Option<Box<[u32; 32]>>,
+    /// Dynamic instructions the warp issues.
+    pub instructions: u64,
+}
+
+impl WarpInfo {
+    /// Lanes still in the loop at `iteration`.
+    #[inline]
+    pub fn loop_mask(&self, iteration: u32) -> u32 {
+        match &self.lane_trips {
+            None => self.mask,
+            Some(t) => {
+                let mut m = 0;
+                for (lane, &n) in t.iter().enumerate() {
+                    if n > iteration {
+                        m |= 1 << lane;
+                    }
+                }
+                m & self.mask
+            }
+        }
+    }
+}
+
+/// Block coordinates of a linear block id (x fastest).
+#[inline]
+pub fn block_coords(id: u64, grid: [u32; 3]) -> [i64; 3] {
+    let gx = grid[0] as u64;
+    let gy = grid[1] as u64;
+    [(id % gx) as i64, ((id / gx) % gy) as i64, (id / (gx * gy)) as i64]
+}
+
+/// Thread coordinates of a linear thread id within a block.
+#[inline]
+pub fn thread_coords(tid: u32, block: [u32; 3]) -> [i64; 3] {
+    [
+        (tid % block[0]) as i64,
+        ((tid / block[0]) % block[1]) as i64,
+        (tid / (block[0] * block[1])) as i64,
+    ]
+}
+
+/// Most loop trips a lane may take before the launch is rejected (a runaway count is bad input).
+const MAX_TRIPS: i64 = 1 << 24;
+
+/// Works out the warps of one block: guard masks and loop trips.
+pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
+    let p = &launch.program;
+    let b = block_coords(block_id, launch.grid);
+    let warps = launch.occupancy.warps_per_block;
+    let mut out = Vec::with_capacity(warps as usize);
+    let mut slots = [0i64; SLOTS];
+    slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
+    let err = |e: crate::expr::EvalError, what: &str, slots: &[i64; SLOTS]| {
+        Error::new(
+            &launch.source_name,
+            format!(
+                "{what} for thread ({}, {}, {}) of block ({}, {}, {}): {e}",
+                slots[0], slots[1], slots[2], slots[3], slots[4], slots[5]
+            ),
+        )
+    };
+    for w in 0..warps {
+        let mut mask = 0u32;
+        let mut lane_trips = [0u32; 32];
+        for lane in 0..32 {
+            let tid = w * 32 + lane;
+            if tid >= launch.threads_per_block {
+                break;
+            }
+            let t = thread_coords(tid, launch.block);
+            slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
+            let active = match &p.guard {
+                Some(g) => g.eval(&slots).map_err(|e| err(e, "guard", &slots))? != 0,
+                None => true,
+            };
+            if !active {
+                continue;
+            }
+            mask |= 1 << lane;
+            if let Some(lp) = &p.lp {
+                let count = lp.count.eval(&slots).map_err(|e| err(e, "loop count", &slots))?;
+                if count > MAX_TRIPS {
+                    return Err(err(crate::expr::EvalError::Overflow, "loop count above 2^24", &slots));
+                }
+                let mut k = 0;
+                while k < count {
+                    if let Some(c) = &lp.while_cond {
+                        slots[SLOT_LOOP] = k;
+                        if c.eval(&slots).map_err(|e| err(e, "loop condition", &slots))? == 0 {
+                            break;
+                        }
+                    }
+                    k += 1;
+                }
+                slots[SLOT_LOOP] = 0;
+                lane_trips[lane as usize] = k as u32;
+            }
+        }
+        let active_trips = (0..32).filter(|l| mask >> l & 1 == 1).map(|l| lane_trips[l]);
+        let trips = active_trips.clone().max().unwrap_or(0);
+        let uniform = active_trips.clone().all(|t| t == trips);
+        let instructions = if mask == 0 { 0 } else { p.instructions(trips as u64) };
+        out.push(WarpInfo {
+            mask,
+            trips,
+            lane_trips: (!uniform).then(|| Box::new(lane_trips)),
+            instructions,
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Debug)]
+struct ResidentWarp {
+    block: u32,
+    warp: u16,
+    slot: u16,
+    next: u64,
+    info: WarpInfo,
+}
+
+#[derive(Debug, Default)]
+struct SmQueue {
+    ring: Vec<ResidentWarp>,
+    cursor: usize,
+    /// Live warps per block slot.
+    live: Vec<u32>,
+    free_slots: Vec<u16>,
+}
+
+/// Blocks are worked out this many at a time, in parallel, ahead of dispatch.
+const BLOCK_BATCH: u64 = 2048;
+
+/// Dispatches blocks and emits one issue per SM per tick.
+pub struct Scheduler<'a> {
+    launch: &'a Launch,
+    order: Vec<u32>,
+    /// Position of each SM in the dispatch order.
+    rank: Vec<u32>,
+    sms: Vec<SmQueue>,
+    next_block: u64,
+    ready: VecDeque<Vec<WarpInfo>>,
+    /// Ticks since launch.
+    pub tick: u64,
+    /// Warps with at least one active lane, so far.
+    pub active_warps: u64,
+    /// Lanes that issued an access, so far (thread accesses simulated).
+    pub thread_accesses: u64,
+    freed: Vec<(u32, u32)>,
+}
+
+impl<'a> Scheduler<'a> {
+    /// A scheduler with the first wave dispatched.
+    pub fn new(launch: &'a Launch, dispatch_order: Vec<u32>) -> Result<Scheduler<'a>> {
+        let n = dispatch_order.len();
+        let mut rank = vec![0; n];
+        for (i, &sm) in dispatch_order.iter().enumerate() {
+            rank[sm as usize] = i as u32;
+        }
+        let per_sm = launch.occupancy.blocks_per_sm as usize;
+        let sms = (0..n)
+            .map(|_| SmQueue { live: vec![0; per_sm], free_slots: (0..per_sm as u16).rev().collect(), ..Default::default() })
+            .collect();
+        let mut s = Scheduler {
+            launch,
+            order: dispatch_order,
+            rank,
+            sms,
+            next_block: 0,
+            ready: VecDeque::new(),
+            tick: 0,
+            active_warps: 0,
+            thread_accesses: 0,
+            freed: Vec::new(),
+        };
+        // First wave: round after round over the dispatch order, one block per SM per round.
+        for _ in 0..per_sm {
+            for i in 0..n {
+                let sm = s.order[i];
+                s.dispatch(sm)?;
+            }
+        }
+        Ok(s)
+    }
+
+    /// True when every block has been dispatched and has finished.
+    pub fn done(&self) -> bool {
+        self.next_block >= self.launch.total_blocks && self.sms.iter().all(|q| q.ring.is_empty())
+    }
+
+    fn next_block_info(&mut self) -> Result<Option<(u32, Vec<WarpInfo>)>> {
+        let total = self.launch.total_blocks;
+        if self.next_block >= total {
+            return Ok(None);
+        }
+        if self.ready.is_empty() {
+            let lo = self.next_block;
+            let hi = (lo + BLOCK_BATCH).min(total);
+            let launch = self.launch;
+            let batch: Vec<Result<Vec<WarpInfo>>> = (lo..hi).into_par_iter().map(|b| block_warps(launch, b)).collect();
+            for r in batch {
+                self.ready.push_back(r?);
+            }
+        }
+        let info = self.ready.pop_front().expect("batch is not empty");
+        let id = self.next_block as u32;
+        self.next_block += 1;
+        Ok(Some((id, info)))
+    }
+
+    /// Puts the next block(s) into a free slot of `sm`; blocks without instructions finish at once.
+    fn dispatch(&mut self, sm: u32) -> Result<()> {
+        loop {
+            let Some((block, warps)) = self.next_block_info()? else { return Ok(()) };
+            let q = &mut self.sms[sm as usize];
+            let slot = q.free_slots.pop().expect("dispatch needs a free slot");
+            let mut live = 0;
+            for (w, info) in warps.into_iter().enumerate() {
+                if info.instructions > 0 {
+                    live += 1;
+                    self.active_warps += 1;
+                    q.ring.push(ResidentWarp { block, warp: w as u16, slot, next: 0, info });
+                }
+            }
+            if live > 0 {
+                q.live[slot as usize] = live;
+                return Ok(());
+            }
+            q.free_slots.push(slot);
+        }
+    }
+
+    /// Runs up to `ticks` ticks, putting each SM's issues in `out[sm]` and the blocks that
+    /// finished on it in `finished[sm]` (both cleared first). Returns the number of ticks run
+    /// (fewer only when the launch finished).
+    pub fn run(&mut self, ticks: u32, out: &mut [Vec<Issue>], finished: &mut [Vec<u32>]) -> Result<u32> {
+        for o in out.iter_mut() {
+            o.clear();
+        }
+        for f in finished.iter_mut() {
+            f.clear();
+        }
+        let program = &self.launch.program;
+        let pre = program.pre.len() as u64;
+        let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+        for t in 0..ticks {
+            if self.done() {
+                return Ok(t);
+            }
+            for (sm, q) in self.sms.iter_mut().enumerate() {
+                if q.ring.is_empty() {
+                    continue;
+                }
+                let w = &mut q.ring[q.cursor];
+                let i = w.next;
+                let (access, iteration) = program.decode(i, w.info.trips as u64);
+                let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
+                let mask = if in_loop { w.info.loop_mask(iteration as u32) } else { w.info.mask };
+                self.thread_accesses += mask.count_ones() as u64;
+                out[sm].push(Issue {
+                    tick: t,
+                    block: w.block,
+                    iteration: iteration as u32,
+                    mask,
+                    warp: w.warp,
+                    access: access as u16,
+                });
+                w.next += 1;
+                if w.next == w.info.instructions {
+                    let slot = w.slot as usize;
+                    let block = w.block;
+                    q.ring.remove(q.cursor);
+                    if q.cursor >= q.ring.len() {
+                        q.cursor = 0;
+                    }
+                    q.live[slot] -= 1;
+                    if q.live[slot] == 0 {
+                        finished[sm].push(block);
+                        q.free_slots.push(slot as u16);
+                        self.freed.push((self.rank[sm], sm as u32));
+                    }
+                } else {
+                    q.cursor = (q.cursor + 1) % q.ring.len();
+                }
+            }
+            if !self.freed.is_empty() {
+                let mut freed = std::mem::take(&mut self.freed);
+                freed.sort_unstable();
+                for &(_, sm) in &freed {
+                    self.dispatch(sm)?;
+                }
+                freed.clear();
+                self.freed = freed;
+            }
+            self.tick += 1;
+        }
+        Ok(ticks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::HwConfig;
+    use crate::launch::LaunchRequest;
+    use crate::trace::Kernel;
+
+    fn launch(block: [u32; 3], domain: [i64; 3]) -> Launch {
+        let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
+        let hw = HwConfig::load("h200").unwrap();
+        Launch::new(&k, &hw, &LaunchRequest { block: Some(block), domain: Some(domain), set: vec![] }).unwrap()
+    }
+
+    #[test]
+    fn guard_masks_partial_warps() {
+        // nx = 40 with 32-wide blocks: block x = 1 has 8 active lanes per row.
+        let l = launch([32, 2, 1], [40, 2, 1]);
+        let w = block_warps(&l, 1).unwrap();
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].mask, 0xFF);
+        assert_eq!(w[0].instructions, 8);
+        let w0 = block_warps(&l, 0).unwrap();
+        assert_eq!(w0[1].mask, u32::MAX);
+    }
+
+    #[test]
+    fn round_robin_over_resident_warps_and_first_wave_order() {
+        let l = launch([32, 2, 1], [32, 2, 1]); // one block of two warps
+        let order: Vec<u32> = (0..132).rev().collect();
+        let mut s = Scheduler::new(&l, order).unwrap();
+        let mut out = vec![Vec::new(); 132];
+        let ran = s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap();
+        assert_eq!(ran, 16); // 2 warps × 8 instructions on one SM
+        assert!(out[..131].iter().all(|o| o.is_empty()));
+        let seq: Vec<(u16, u16)> = out[131].iter().map(|i| (i.warp, i.access)).collect();
+        assert_eq!(&seq[..4], &[(0, 0), (1, 0), (0, 1), (1, 1)]);
+        assert_eq!(s.thread_accesses, 16 * 32);
+        assert!(s.done());
+    }
+
+    #[test]
+    fn freed_slots_take_the_next_blocks() {
+        // 3 blocks of 1024 threads on a single SM: 2 resident, the third starts when they end.
+        let l = launch([32, 32, 1], [32, 96, 1]);
+        let mut s = Scheduler::new(&l, vec![0]).unwrap();
+        let mut out = vec![Vec::new(); 1];
+        assert_eq!(s.run(1_000_000, &mut out, &mut vec![Vec::new(); 1]).unwrap(), 768);
+        let blocks: Vec<u32> = out[0].iter().map(|i| i.block).collect();
+        assert!(blocks[..512].iter().all(|&b| b < 2));
+        assert_eq!(&blocks[..2], &[0, 0]);
+        // The ring holds block 0's 32 warps, then block 1's; each round visits all 64.
+        assert_eq!((blocks[31], blocks[32], blocks[63], blocks[64]), (0, 1, 1, 0));
+        assert!(blocks[512..].iter().all(|&b| b == 2));
+    }
+}

@@ -1,0 +1,114 @@
+//! The pipeline driver: schedule → per-SM address generation, coalescing and L1 (in parallel) →
+//! L2 and DRAM (in global tick order).
+//!
+//! Work proceeds in chunks of ticks so memory stays bounded however large the kernel. Results do
+//! not depend on the number of threads: SMs are independent until the L2, and the L2 replays
+//! their requests tick by tick, SM by SM.
+
+use crate::dram::DramCounters;
+use crate::error::Result;
+use crate::hw::HwConfig;
+use crate::l2::{L2, L2Counters};
+use crate::launch::Launch;
+use crate::schedule::{Issue, Scheduler};
+use crate::sm::{GenContext, L1Counters, SmWorker};
+use rayon::prelude::*;
+
+/// Knobs that change what is simulated, not the kernel or the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimOptions {
+    /// L1s that never evict.
+    pub infinite_l1: bool,
+    /// L2 partitions that never evict.
+    pub infinite_l2: bool,
+    /// Ticks per chunk.
+    pub chunk_ticks: u32,
+    /// Track compulsory volumes (costs some speed).
+    pub compulsory: bool,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { infinite_l1: false, infinite_l2: false, chunk_ticks: 512, compulsory: true }
+    }
+}
+
+/// Everything a simulation counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// L1 counters summed over SMs.
+    pub l1: L1Counters,
+    /// L2 counters.
+    pub l2: L2Counters,
+    /// DRAM traffic during the kernel.
+    pub dram: DramCounters,
+    /// Dirty sectors left in L2 at kernel end.
+    pub dirty_at_end_sectors: u64,
+    /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
+    pub compulsory_dram_read_sectors: Option<u64>,
+    /// Ticks the launch took in the timing model.
+    pub ticks: u64,
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Lane accesses (thread accesses) simulated.
+    pub thread_accesses: u64,
+}
+
+/// Simulates `launch` on `hw`.
+pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Counts> {
+    let n = hw.sm.count as usize;
+    let cx = GenContext::new(launch);
+    let mut sched = Scheduler::new(launch, hw.dispatch_order())?;
+    let mut workers: Vec<SmWorker> =
+        (0..n).map(|_| SmWorker::new(hw, opts.infinite_l1, opts.compulsory)).collect();
+    let range = opts.compulsory.then(|| {
+        let lo = launch.arrays.iter().map(|a| a.base).min().unwrap_or(0);
+        let hi = launch.arrays.iter().map(|a| a.base + a.bytes()).max().unwrap_or(0);
+        (lo, hi)
+    });
+    let mut l2 = L2::new(hw, opts.infinite_l2, range);
+    let mut issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
+    let mut finished: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut warp_instructions = 0u64;
+    let mut cursors = vec![0usize; n];
+    loop {
+        let ticks = sched.run(opts.chunk_ticks, &mut issues, &mut finished)?;
+        if ticks == 0 {
+            break;
+        }
+        warp_instructions += issues.iter().map(|v| v.len() as u64).sum::<u64>();
+        workers
+            .par_iter_mut()
+            .zip(issues.par_iter())
+            .zip(finished.par_iter())
+            .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))?;
+        // Replay the SMs' L2 requests in global order: tick by tick, SM by SM.
+        cursors.iter_mut().for_each(|c| *c = 0);
+        for t in 0..ticks {
+            for (sm, w) in workers.iter().enumerate() {
+                let out = &w.out;
+                let mut c = cursors[sm];
+                while c < out.len() && out[c].tick == t {
+                    l2.request(sm, &out[c]);
+                    c += 1;
+                }
+                cursors[sm] = c;
+            }
+        }
+    }
+    let mut l1 = L1Counters::default();
+    for w in &mut workers {
+        w.finish();
+        l1.add(&w.counters);
+    }
+    Ok(Counts {
+        l1,
+        l2: l2.counters,
+        dram: l2.dram,
+        dirty_at_end_sectors: l2.dirty_sectors(),
+        compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors),
+        ticks: sched.tick,
+        warp_instructions,
+        thread_accesses: sched.thread_accesses,
+    })
+}

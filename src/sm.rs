@@ -1,0 +1,362 @@
+//! The per-SM stage: addresses of each issued warp instruction → coalesced lines → the SM's L1.
+//!
+//! Each SM is independent here (its L1 is private), so SMs run in parallel. What leaves the SM —
+//! load misses and write-through stores — is queued as [`L2Request`]s with their tick, for the
+//! shared L2 to replay in global order.
+
+use crate::cache::{Cache, Geometry};
+use crate::coalesce::{Coalescer, LineRequest};
+use crate::error::{Error, Result};
+use crate::expr::Compiled;
+use crate::hw::HwConfig;
+use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::schedule::{Issue, block_coords, thread_coords};
+use crate::trace::AccessKind;
+use hashbrown::HashMap;
+
+/// A request from an SM to the L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Request {
+    /// Tick within the chunk.
+    pub tick: u32,
+    /// Store (true) or load (false).
+    pub write: bool,
+    /// Sectors requested.
+    pub sectors: u8,
+    /// Line address.
+    pub line: u64,
+    /// Bytes written (stores only).
+    pub bytes: u128,
+}
+
+/// Counters of one SM's L1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L1Counters {
+    /// Warp-level global load instructions.
+    pub load_requests: u64,
+    /// Sectors those loads touch.
+    pub load_sectors: u64,
+    /// Load sectors that missed in L1.
+    pub load_miss_sectors: u64,
+    /// Warp-level global store instructions.
+    pub store_requests: u64,
+    /// Sectors written by stores.
+    pub store_sectors: u64,
+    /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1 volume).
+    pub block_unique_load_sectors: u64,
+}
+
+impl L1Counters {
+    /// Adds another SM's counters.
+    pub fn add(&mut self, o: &L1Counters) {
+        self.load_requests += o.load_requests;
+        self.load_sectors += o.load_sectors;
+        self.load_miss_sectors += o.load_miss_sectors;
+        self.store_requests += o.store_requests;
+        self.store_sectors += o.store_sectors;
+        self.block_unique_load_sectors += o.block_unique_load_sectors;
+    }
+}
+
+/// One access, prepared for fast address generation.
+#[derive(Debug, Clone)]
+struct PreparedAccess {
+    kind: AccessKind,
+    bytes: u32,
+    elem: i64,
+    base: u64,
+    limit: u64,
+    array: usize,
+    /// Affine index split into the part shared by a warp and a per-lane table.
+    fast: Option<FastIndex>,
+    general: Compiled,
+}
+
+#[derive(Debug, Clone)]
+struct FastIndex {
+    c0: i64,
+    block_coef: [i64; 3],
+    loop_coef: i64,
+    lane_table: usize,
+}
+
+/// Read-only facts shared by all SM workers of one launch.
+#[derive(Debug)]
+pub struct GenContext {
+    accesses: Vec<PreparedAccess>,
+    /// Per distinct (threadIdx) coefficient triple: byte offset of each thread of the block.
+    lane_tables: Vec<Vec<i64>>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    array_names: Vec<String>,
+    source_name: String,
+}
+
+impl GenContext {
+    /// Prepares the launch's accesses: affine indices get per-lane offset tables.
+    pub fn new(launch: &Launch) -> GenContext {
+        let mut triples: Vec<[i64; 3]> = Vec::new();
+        let mut lane_tables = Vec::new();
+        let threads = launch.occupancy.warps_per_block * 32;
+        let accesses = launch
+            .program
+            .flattened()
+            .into_iter()
+            .map(|a| {
+                let arr = &launch.arrays[a.array];
+                let elem = arr.element_bytes as i64;
+                let fast = a.index.as_affine().map(|f| {
+                    let t = [f.coef[SLOT_THREAD], f.coef[SLOT_THREAD + 1], f.coef[SLOT_THREAD + 2]];
+                    let lane_table = match triples.iter().position(|x| *x == t) {
+                        Some(i) => i,
+                        None => {
+                            triples.push(t);
+                            lane_tables.push(
+                                (0..threads)
+                                    .map(|tid| {
+                                        let c = thread_coords(tid, launch.block);
+                                        elem.wrapping_mul(t[0] * c[0] + t[1] * c[1] + t[2] * c[2])
+                                    })
+                                    .collect(),
+                            );
+                            triples.len() - 1
+                        }
+                    };
+                    FastIndex {
+                        c0: f.c0,
+                        block_coef: [f.coef[SLOT_BLOCK], f.coef[SLOT_BLOCK + 1], f.coef[SLOT_BLOCK + 2]],
+                        loop_coef: f.coef[SLOT_LOOP],
+                        lane_table,
+                    }
+                });
+                PreparedAccess {
+                    kind: a.kind,
+                    bytes: a.bytes,
+                    elem,
+                    base: arr.base,
+                    limit: arr.bytes(),
+                    array: a.array,
+                    fast,
+                    general: a.index.clone(),
+                }
+            })
+            .collect();
+        GenContext {
+            accesses,
+            lane_tables,
+            grid: launch.grid,
+            block: launch.block,
+            array_names: launch.arrays.iter().map(|a| a.name.clone()).collect(),
+            source_name: launch.source_name.clone(),
+        }
+    }
+
+    fn out_of_bounds(&self, a: &PreparedAccess, issue: &Issue, lane: u32, offset: i64) -> Error {
+        let b = block_coords(issue.block as u64, self.grid);
+        let t = thread_coords(issue.warp as u32 * 32 + lane, self.block);
+        Error::new(
+            &self.source_name,
+            format!(
+                "{} of array '{}' is outside it: thread ({}, {}, {}) of block ({}, {}, {}){} accesses byte offset {offset} of {}",
+                if a.kind == AccessKind::Load { "a load" } else { "a store" },
+                self.array_names[a.array],
+                t[0],
+                t[1],
+                t[2],
+                b[0],
+                b[1],
+                b[2],
+                if issue.iteration > 0 { format!(" in loop iteration {}", issue.iteration) } else { String::new() },
+                a.limit
+            ),
+        )
+    }
+}
+
+/// One SM: its L1 and its outgoing requests.
+#[derive(Debug)]
+pub struct SmWorker {
+    l1: Cache,
+    caches_loads: bool,
+    coalescer: Coalescer,
+    addrs: [u64; 32],
+    /// Counters so far.
+    pub counters: L1Counters,
+    /// Requests to the L2 from the last chunk, in issue order.
+    pub out: Vec<L2Request>,
+    /// Distinct sectors loaded by each resident block so far (for the compulsory volume).
+    block_lines: HashMap<u32, HashMap<u64, u8, ahash::RandomState>, ahash::RandomState>,
+    track_compulsory: bool,
+}
+
+fn fixed_state() -> ahash::RandomState {
+    ahash::RandomState::with_seeds(7, 11, 13, 17)
+}
+
+impl SmWorker {
+    /// A worker with an empty L1 (`infinite` gives an L1 that never evicts).
+    pub fn new(hw: &HwConfig, infinite: bool, track_compulsory: bool) -> SmWorker {
+        let l1 = if infinite {
+            Cache::infinite()
+        } else {
+            Cache::new(Geometry::new(hw.l1.size_bytes, hw.l1.ways, hw.l1.replacement, hw.l1.set_indexing))
+        };
+        SmWorker {
+            l1,
+            caches_loads: hw.l1.caches_global_loads,
+            coalescer: Coalescer::default(),
+            addrs: [0; 32],
+            counters: L1Counters::default(),
+            out: Vec::new(),
+            block_lines: HashMap::with_hasher(fixed_state()),
+            track_compulsory,
+        }
+    }
+
+    /// Ends compulsory tracking of a block that finished on this SM.
+    pub fn block_finished(&mut self, block: u32) {
+        if let Some(m) = self.block_lines.remove(&block) {
+            self.counters.block_unique_load_sectors += m.values().map(|s| s.count_ones() as u64).sum::<u64>();
+        }
+    }
+
+    /// Folds the still-tracked blocks into the counters (at kernel end).
+    pub fn finish(&mut self) {
+        let blocks: Vec<u32> = self.block_lines.keys().copied().collect();
+        for b in blocks {
+            self.block_finished(b);
+        }
+    }
+
+    /// Processes one chunk of issues, replacing `out`; `finished_blocks` are the blocks whose last
+    /// instruction is in this chunk.
+    pub fn process(&mut self, cx: &GenContext, issues: &[Issue], finished_blocks: &[u32]) -> Result<()> {
+        self.out.clear();
+        let mut slots = [0i64; SLOTS];
+        let mut last_block = u32::MAX;
+        let mut block_xyz = [0i64; 3];
+        for issue in issues {
+            let a = &cx.accesses[issue.access as usize];
+            if issue.block != last_block {
+                last_block = issue.block;
+                block_xyz = block_coords(issue.block as u64, cx.grid);
+            }
+            self.addresses(cx, a, issue, block_xyz, &mut slots)?;
+            let is_store = a.kind == AccessKind::Store;
+            self.coalescer.coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+            if is_store {
+                self.store(issue.tick);
+            } else {
+                self.load(issue.tick, issue.block);
+            }
+        }
+        for &b in finished_blocks {
+            self.block_finished(b);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn addresses(
+        &mut self,
+        cx: &GenContext,
+        a: &PreparedAccess,
+        issue: &Issue,
+        b: [i64; 3],
+        slots: &mut [i64; SLOTS],
+    ) -> Result<()> {
+        let mut bad = None;
+        match &a.fast {
+            Some(f) => {
+                let idx = f.c0 + f.block_coef[0] * b[0] + f.block_coef[1] * b[1] + f.block_coef[2] * b[2]
+                    + f.loop_coef * issue.iteration as i64;
+                let warp_base = (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx));
+                let first = issue.warp as usize * 32;
+                let table = &cx.lane_tables[f.lane_table][first..first + 32];
+                let lo = a.base as i64;
+                let hi = lo + a.limit as i64 - a.bytes as i64;
+                let mut m = issue.mask;
+                while m != 0 {
+                    let lane = m.trailing_zeros();
+                    m &= m - 1;
+                    let addr = warp_base.wrapping_add(table[lane as usize]);
+                    if addr < lo || addr > hi {
+                        bad = Some((lane, addr - lo));
+                        break;
+                    }
+                    self.addrs[lane as usize] = addr as u64;
+                }
+            }
+            None => {
+                slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
+                slots[SLOT_LOOP] = issue.iteration as i64;
+                let mut m = issue.mask;
+                while m != 0 {
+                    let lane = m.trailing_zeros();
+                    m &= m - 1;
+                    let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
+                    slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
+                    let idx = a.general.eval(slots).map_err(|e| {
+                        Error::new(&cx.source_name, format!("index of array '{}': {e}", cx.array_names[a.array]))
+                    })?;
+                    let offset = idx.checked_mul(a.elem).unwrap_or(i64::MIN);
+                    if offset < 0 || offset > a.limit as i64 - a.bytes as i64 {
+                        bad = Some((lane, offset));
+                        break;
+                    }
+                    self.addrs[lane as usize] = a.base + offset as u64;
+                }
+            }
+        }
+        match bad {
+            Some((lane, offset)) => Err(cx.out_of_bounds(a, issue, lane, offset)),
+            None => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn load(&mut self, tick: u32, block: u32) {
+        let c = &mut self.counters;
+        c.load_requests += 1;
+        if self.track_compulsory {
+            let lines = self.block_lines.entry(block).or_insert_with(|| HashMap::with_hasher(fixed_state()));
+            for r in &self.coalescer.lines {
+                *lines.entry(r.line).or_insert(0) |= r.sectors;
+            }
+        }
+        for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
+            c.load_sectors += sectors.count_ones() as u64;
+            let missing = if !self.caches_loads {
+                sectors
+            } else {
+                match self.l1.access(line) {
+                    Some(st) => {
+                        let missing = sectors & !st.valid;
+                        st.valid |= sectors;
+                        missing
+                    }
+                    None => {
+                        self.l1.insert(line).0.valid = sectors;
+                        sectors
+                    }
+                }
+            };
+            if missing != 0 {
+                c.load_miss_sectors += missing.count_ones() as u64;
+                self.out.push(L2Request { tick, write: false, sectors: missing, line, bytes: 0 });
+            }
+        }
+    }
+
+    #[inline]
+    fn store(&mut self, tick: u32) {
+        // Write-through: every store goes to L2. A present line is updated in place (its valid
+        // sectors stay valid); a store never allocates.
+        let c = &mut self.counters;
+        c.store_requests += 1;
+        for r in &self.coalescer.lines {
+            c.store_sectors += r.sectors.count_ones() as u64;
+            self.out.push(L2Request { tick, write: true, sectors: r.sectors, line: r.line, bytes: r.bytes });
+        }
+    }
+}

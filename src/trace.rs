@@ -1,0 +1,534 @@
+//! Kernel traces: what a code generator knows about a kernel, read from `traces/*.toml`.
+//!
+//! A trace names integer parameters, arrays, the thread → point mapping (`let` definitions of
+//! threadIdx / blockIdx / blockDim / gridDim), a guard, the launch grid, and the accesses in program
+//! order, optionally with one per-thread loop. Expressions are parsed here (errors name the file,
+//! line and column); binding them to a block shape and a GPU happens in [`crate::launch`].
+
+use crate::error::{Error, Result, line_column};
+use crate::expr::{self, Expr};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// A parsed kernel description.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// Kernel name.
+    pub name: String,
+    /// Free-text description.
+    pub description: String,
+    /// File the kernel was read from (for error messages).
+    pub source_name: String,
+    /// Parameters and their default values.
+    pub params: BTreeMap<String, i64>,
+    /// Arrays, in allocation order.
+    pub arrays: Vec<ArrayDecl>,
+    /// Default block shape.
+    pub default_block: [u32; 3],
+    /// Grid size per dimension (may use parameters and `blockDim.*`).
+    pub grid: [Expr; 3],
+    /// Registers per thread (occupancy).
+    pub registers_per_thread: u32,
+    /// Static shared memory per block in bytes (occupancy).
+    pub shared_bytes_per_block: u32,
+    /// Derived names, in definition order.
+    pub lets: Vec<(String, Expr)>,
+    /// Threads for which this is false do nothing.
+    pub guard: Option<Expr>,
+    /// Lattice updates the whole launch performs (for bytes per lattice update).
+    pub lattice_updates: Expr,
+    /// The accesses, in program order.
+    pub body: Vec<Step>,
+}
+
+/// An array the kernel reads or writes.
+#[derive(Debug, Clone)]
+pub struct ArrayDecl {
+    /// Array name.
+    pub name: String,
+    /// Element size in bytes.
+    pub element_bytes: u32,
+    /// Extent of each dimension, x fastest.
+    pub dims: Vec<Expr>,
+    /// Alignment of the base address in bytes.
+    pub align_bytes: u64,
+}
+
+/// Load or store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    /// A global load.
+    Load,
+    /// A global store.
+    Store,
+}
+
+/// One step of the per-thread program.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// One memory instruction.
+    Access(AccessDecl),
+    /// A per-thread loop.
+    Loop(LoopDecl),
+}
+
+/// One global memory instruction.
+#[derive(Debug, Clone)]
+pub struct AccessDecl {
+    /// Load or store.
+    pub kind: AccessKind,
+    /// Index into the kernel's arrays.
+    pub array: usize,
+    /// Element index: one linear expression, or one per dimension (x fastest).
+    pub index: Vec<Expr>,
+    /// Bytes accessed (defaults to the element size).
+    pub bytes: u32,
+}
+
+/// A per-thread loop `for (var = 0; var < count && while; var++)`.
+#[derive(Debug, Clone)]
+pub struct LoopDecl {
+    /// Loop variable name.
+    pub var: String,
+    /// Trip count.
+    pub count: Expr,
+    /// Optional extra continuation condition, evaluated per lane each iteration.
+    pub while_cond: Option<Expr>,
+    /// Names defined inside the loop (may use the loop variable).
+    pub lets: Vec<(String, Expr)>,
+    /// The accesses of one iteration.
+    pub body: Vec<Step>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKernel {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    params: BTreeMap<String, Spanned<i64>>,
+    #[serde(default)]
+    arrays: Vec<RawArray>,
+    launch: RawLaunch,
+    thread: RawThread,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArray {
+    name: Spanned<String>,
+    element_bytes: Spanned<i64>,
+    dims: Vec<Spanned<String>>,
+    #[serde(default)]
+    align_bytes: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    block: Spanned<Vec<i64>>,
+    grid: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    registers_per_thread: Option<Spanned<i64>>,
+    #[serde(default)]
+    shared_bytes_per_block: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThread {
+    #[serde(default, rename = "let")]
+    lets: Vec<Spanned<String>>,
+    #[serde(default)]
+    guard: Option<Spanned<String>>,
+    lattice_updates: Spanned<String>,
+    body: Vec<Spanned<RawStep>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    load: Option<Spanned<String>>,
+    store: Option<Spanned<String>>,
+    index: Option<Spanned<toml::Value>>,
+    bytes: Option<Spanned<i64>>,
+    #[serde(rename = "loop")]
+    loop_var: Option<Spanned<String>>,
+    count: Option<Spanned<String>>,
+    #[serde(rename = "while")]
+    while_cond: Option<Spanned<String>>,
+    #[serde(rename = "let")]
+    lets: Option<Vec<Spanned<String>>>,
+    body: Option<Vec<Spanned<RawStep>>>,
+}
+
+/// Reserved names the thread mapping may use.
+pub const BUILTINS: [&str; 12] = [
+    "threadIdx.x",
+    "threadIdx.y",
+    "threadIdx.z",
+    "blockIdx.x",
+    "blockIdx.y",
+    "blockIdx.z",
+    "blockDim.x",
+    "blockDim.y",
+    "blockDim.z",
+    "gridDim.x",
+    "gridDim.y",
+    "gridDim.z",
+];
+
+struct Ctx<'a> {
+    text: &'a str,
+    source: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err_at(&self, offset: usize, message: impl std::fmt::Display) -> Error {
+        let (l, c) = line_column(self.text, offset);
+        Error::new(self.source, format!("line {l}, column {c}: {message}"))
+    }
+
+    /// Parses an expression held in a TOML string; errors point into the file.
+    fn expr(&self, s: &Spanned<String>) -> Result<Expr> {
+        expr::parse(s.get_ref()).map_err(|e| {
+            // The span covers the quotes; the expression starts one byte later for basic strings.
+            let start = s.span().start + quote_len(&self.text[s.span().start..]);
+            self.err_at(start + e.pos, format!("in expression \"{}\": {}", s.get_ref(), e.message))
+        })
+    }
+
+    /// Parses `name = expression`.
+    fn definition(&self, s: &Spanned<String>) -> Result<(String, Expr)> {
+        let text = s.get_ref();
+        let start = s.span().start + quote_len(&self.text[s.span().start..]);
+        let Some(eq) = text.find('=') else {
+            return Err(self.err_at(start, format!("expected 'name = expression' but found \"{text}\"")));
+        };
+        let name = text[..eq].trim();
+        if !is_identifier(name) {
+            return Err(self.err_at(start, format!("'{name}' is not a valid name in \"{text}\"")));
+        }
+        let body = &text[eq + 1..];
+        let e = expr::parse(body).map_err(|e| {
+            self.err_at(start + eq + 1 + e.pos, format!("in definition \"{text}\": {}", e.message))
+        })?;
+        Ok((name.to_string(), e))
+    }
+
+    fn positive(&self, v: &Spanned<i64>, what: &str) -> Result<u32> {
+        let x = *v.get_ref();
+        if x <= 0 || x > u32::MAX as i64 {
+            return Err(self.err_at(v.span().start, format!("{what} must be a positive integer, got {x}")));
+        }
+        Ok(x as u32)
+    }
+}
+
+fn quote_len(s: &str) -> usize {
+    if s.starts_with("\"\"\"") || s.starts_with("'''") {
+        3
+    } else if s.starts_with('"') || s.starts_with('\'') {
+        1
+    } else {
+        0
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl Kernel {
+    /// Reads a kernel description from a file.
+    pub fn load(path: &std::path::Path) -> Result<Kernel> {
+        let text = crate::error::read_file(path)?;
+        Kernel::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses a kernel description; `source_name` names it in errors.
+    pub fn parse(text: &str, source_name: &str) -> Result<Kernel> {
+        let raw: RawKernel = toml::from_str(text).map_err(|e| {
+            let message = e.message().to_string();
+            match e.span() {
+                Some(s) => {
+                    let (l, c) = line_column(text, s.start);
+                    Error::new(source_name, format!("line {l}, column {c}: {message}"))
+                }
+                None => Error::new(source_name, message),
+            }
+        })?;
+        let cx = Ctx { text, source: source_name };
+        let mut names: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
+
+        let mut params = BTreeMap::new();
+        for (name, value) in &raw.params {
+            if !is_identifier(name) {
+                return Err(cx.err_at(value.span().start, format!("parameter name '{name}' is not a valid name")));
+            }
+            params.insert(name.clone(), *value.get_ref());
+            names.push(name.clone());
+        }
+
+        let mut arrays: Vec<ArrayDecl> = Vec::new();
+        for a in &raw.arrays {
+            let name = a.name.get_ref().clone();
+            if arrays.iter().any(|b| b.name == name) {
+                return Err(cx.err_at(a.name.span().start, format!("array '{name}' is declared twice")));
+            }
+            let element_bytes = cx.positive(&a.element_bytes, "element_bytes")?;
+            if a.dims.is_empty() {
+                return Err(cx.err_at(a.name.span().start, format!("array '{name}' has no dims")));
+            }
+            let dims = a.dims.iter().map(|d| cx.expr(d)).collect::<Result<Vec<_>>>()?;
+            let align_bytes = match &a.align_bytes {
+                Some(v) => {
+                    let x = cx.positive(v, "align_bytes")? as u64;
+                    if !x.is_power_of_two() {
+                        return Err(cx.err_at(v.span().start, "align_bytes must be a power of two"));
+                    }
+                    x
+                }
+                None => 256,
+            };
+            arrays.push(ArrayDecl { name, element_bytes, dims, align_bytes });
+        }
+
+        let l = &raw.launch;
+        if l.block.get_ref().len() != 3 {
+            return Err(cx.err_at(l.block.span().start, "launch.block must list 3 sizes [x, y, z]"));
+        }
+        let mut default_block = [0u32; 3];
+        for (i, &v) in l.block.get_ref().iter().enumerate() {
+            if v <= 0 || v > 1024 {
+                return Err(cx.err_at(l.block.span().start, format!("launch.block[{i}] = {v} is not in 1..=1024")));
+            }
+            default_block[i] = v as u32;
+        }
+        if l.grid.get_ref().len() != 3 {
+            return Err(cx.err_at(l.grid.span().start, "launch.grid must list 3 expressions [x, y, z]"));
+        }
+        let g: Vec<Expr> = l.grid.get_ref().iter().map(|e| cx.expr(e)).collect::<Result<_>>()?;
+        let grid = [g[0].clone(), g[1].clone(), g[2].clone()];
+        let registers_per_thread = match &l.registers_per_thread {
+            Some(v) => cx.positive(v, "registers_per_thread")?,
+            None => 32,
+        };
+        let shared_bytes_per_block = match &l.shared_bytes_per_block {
+            Some(v) if *v.get_ref() == 0 => 0,
+            Some(v) => cx.positive(v, "shared_bytes_per_block")?,
+            None => 0,
+        };
+
+        let t = &raw.thread;
+        let mut lets = Vec::new();
+        for d in &t.lets {
+            let (name, e) = cx.definition(d)?;
+            if names.contains(&name) {
+                return Err(cx.err_at(d.span().start, format!("'{name}' is already defined")));
+            }
+            check_names(&cx, d.span().start, &e, &names)?;
+            names.push(name.clone());
+            lets.push((name, e));
+        }
+        let guard = match &t.guard {
+            Some(g) => {
+                let e = cx.expr(g)?;
+                check_names(&cx, g.span().start, &e, &names)?;
+                Some(e)
+            }
+            None => None,
+        };
+        let lattice_updates = cx.expr(&t.lattice_updates)?;
+        let param_names: Vec<String> = params.keys().cloned().collect();
+        check_names(&cx, t.lattice_updates.span().start, &lattice_updates, &param_names)?;
+        for a in &arrays {
+            for d in &a.dims {
+                check_names(&cx, 0, d, &param_names).map_err(|e| {
+                    Error::new(source_name, format!("array '{}': {}", a.name, strip_location(&e.message)))
+                })?;
+            }
+        }
+        let mut grid_names = param_names.clone();
+        grid_names.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
+        for (e, s) in grid.iter().zip(l.grid.get_ref()) {
+            check_names(&cx, s.span().start, e, &grid_names)?;
+        }
+
+        let body = parse_steps(&cx, &t.body, &arrays, &mut names, 0)?;
+        if body.is_empty() {
+            return Err(Error::new(source_name, "thread.body has no accesses"));
+        }
+        Ok(Kernel {
+            name: raw.name,
+            description: raw.description,
+            source_name: source_name.to_string(),
+            params,
+            arrays,
+            default_block,
+            grid,
+            registers_per_thread,
+            shared_bytes_per_block,
+            lets,
+            guard,
+            lattice_updates,
+            body,
+        })
+    }
+
+    /// Number of memory instructions in the program text (loops counted once).
+    pub fn static_access_count(&self) -> usize {
+        fn count(steps: &[Step]) -> usize {
+            steps
+                .iter()
+                .map(|s| match s {
+                    Step::Access(_) => 1,
+                    Step::Loop(l) => count(&l.body),
+                })
+                .sum()
+        }
+        count(&self.body)
+    }
+}
+
+fn strip_location(m: &str) -> &str {
+    m.split_once(": ").map_or(m, |(_, rest)| rest)
+}
+
+fn check_names(cx: &Ctx, offset: usize, e: &Expr, known: &[String]) -> Result<()> {
+    for v in e.variables() {
+        if !known.contains(&v) {
+            return Err(cx.err_at(offset, format!("unknown variable '{v}' in \"{e}\"")));
+        }
+    }
+    Ok(())
+}
+
+fn parse_steps(
+    cx: &Ctx,
+    raw: &[Spanned<RawStep>],
+    arrays: &[ArrayDecl],
+    names: &mut Vec<String>,
+    depth: usize,
+) -> Result<Vec<Step>> {
+    let mut out = Vec::new();
+    for s in raw {
+        let at = s.span().start;
+        let r = s.get_ref();
+        match (&r.load, &r.store, &r.loop_var) {
+            (Some(a), None, None) | (None, Some(a), None) => {
+                if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
+                    return Err(cx.err_at(at, "an access takes only load/store, index and bytes"));
+                }
+                let kind = if r.load.is_some() { AccessKind::Load } else { AccessKind::Store };
+                let Some(array) = arrays.iter().position(|x| &x.name == a.get_ref()) else {
+                    return Err(cx.err_at(a.span().start, format!("unknown array '{}'", a.get_ref())));
+                };
+                let Some(raw_index) = &r.index else {
+                    return Err(cx.err_at(at, "an access needs an index"));
+                };
+                let index_at = raw_index.span().start;
+                let as_expr = |v: &toml::Value| -> Result<Expr> {
+                    match v {
+                        toml::Value::String(text) => {
+                            cx.expr(&Spanned::new(index_at..index_at + text.len() + 2, text.clone()))
+                        }
+                        _ => Err(cx.err_at(index_at, "an index is an expression string or a list of them")),
+                    }
+                };
+                let index: Vec<(Expr, usize)> = match raw_index.get_ref() {
+                    toml::Value::Array(list) => {
+                        if list.len() != arrays[array].dims.len() {
+                            return Err(cx.err_at(
+                                index_at,
+                                format!(
+                                    "array '{}' has {} dims but the index lists {}",
+                                    a.get_ref(),
+                                    arrays[array].dims.len(),
+                                    list.len()
+                                ),
+                            ));
+                        }
+                        list.iter().map(|v| Ok((as_expr(v)?, index_at))).collect::<Result<_>>()?
+                    }
+                    v => vec![(as_expr(v)?, index_at)],
+                };
+                for (e, off) in &index {
+                    check_names(cx, *off, e, names)?;
+                }
+                let bytes = match &r.bytes {
+                    Some(b) => cx.positive(b, "bytes")?,
+                    None => arrays[array].element_bytes,
+                };
+                if bytes > 128 {
+                    return Err(cx.err_at(at, format!("an access of {bytes} bytes per thread is more than 128")));
+                }
+                out.push(Step::Access(AccessDecl {
+                    kind,
+                    array,
+                    index: index.into_iter().map(|(e, _)| e).collect(),
+                    bytes,
+                }));
+            }
+            (None, None, Some(var)) => {
+                if depth > 0 {
+                    return Err(cx.err_at(at, "nested loops are not supported"));
+                }
+                if r.index.is_some() || r.bytes.is_some() {
+                    return Err(cx.err_at(at, "a loop takes loop, count, while, let and body"));
+                }
+                let name = var.get_ref().clone();
+                if !is_identifier(&name) || names.contains(&name) {
+                    return Err(cx.err_at(var.span().start, format!("loop variable '{name}' is not a new name")));
+                }
+                let Some(count_s) = &r.count else {
+                    return Err(cx.err_at(at, "a loop needs a count"));
+                };
+                let count = cx.expr(count_s)?;
+                check_names(cx, count_s.span().start, &count, names)?;
+                let saved = names.len();
+                names.push(name.clone());
+                let while_cond = match &r.while_cond {
+                    Some(w) => {
+                        let e = cx.expr(w)?;
+                        check_names(cx, w.span().start, &e, names)?;
+                        Some(e)
+                    }
+                    None => None,
+                };
+                let mut lets = Vec::new();
+                for d in r.lets.iter().flatten() {
+                    let (n, e) = cx.definition(d)?;
+                    if names.contains(&n) {
+                        return Err(cx.err_at(d.span().start, format!("'{n}' is already defined")));
+                    }
+                    check_names(cx, d.span().start, &e, names)?;
+                    names.push(n.clone());
+                    lets.push((n, e));
+                }
+                let Some(body_raw) = &r.body else {
+                    return Err(cx.err_at(at, "a loop needs a body"));
+                };
+                let body = parse_steps(cx, body_raw, arrays, names, depth + 1)?;
+                names.truncate(saved);
+                if body.is_empty() {
+                    return Err(cx.err_at(at, "a loop body needs at least one access"));
+                }
+                out.push(Step::Loop(LoopDecl { var: name, count, while_cond, lets, body }));
+            }
+            _ => {
+                return Err(cx.err_at(at, "each body entry is exactly one of: load = \"array\", store = \"array\", loop = \"var\""));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("star1", include_str!("../traces/star1.toml")),
+];
