@@ -62,15 +62,20 @@ pub enum Cache {
     Infinite(HashMap<u64, LineState, ahash::RandomState>),
 }
 
+/// Largest line address a cache can hold (tags are 32-bit to keep a set's tags in one CPU cache
+/// line): byte addresses below 2^39.
+pub const MAX_LINE: u64 = u32::MAX as u64 - 2;
+
 /// The finite cache. Arrays are laid out set by set so a lookup touches one contiguous run.
 #[derive(Debug, Clone)]
 pub struct SetAssoc {
     geometry: Geometry,
     /// line + 1 per way (0 = empty).
-    tags: Vec<u64>,
+    tags: Vec<u32>,
     states: Vec<LineState>,
-    stamps: Vec<u64>,
-    clock: u64,
+    /// Replacement stamps: last use (LRU) or insertion (FIFO).
+    stamps: Vec<u32>,
+    clock: u32,
 }
 
 impl Cache {
@@ -107,8 +112,7 @@ impl Cache {
             Cache::SetAssoc(c) => {
                 let i = c.find(line)?;
                 if c.geometry.replacement == Replacement::Lru {
-                    c.clock += 1;
-                    c.stamps[i] = c.clock;
+                    c.stamps[i] = c.tick();
                 }
                 Some(&mut c.states[i])
             }
@@ -142,7 +146,7 @@ impl Cache {
     pub fn lines(&self) -> Box<dyn Iterator<Item = (u64, LineState)> + '_> {
         match self {
             Cache::SetAssoc(c) => Box::new(
-                c.tags.iter().zip(&c.states).filter(|(t, _)| **t != 0).map(|(t, s)| (*t - 1, *s)),
+                c.tags.iter().zip(&c.states).filter(|(t, _)| **t != 0).map(|(t, s)| (*t as u64 - 1, *s)),
             ),
             Cache::Infinite(m) => Box::new(m.iter().map(|(l, s)| (*l, *s))),
         }
@@ -150,6 +154,30 @@ impl Cache {
 }
 
 impl SetAssoc {
+    /// Advances the replacement clock; when it would wrap, stamps are renumbered by age per set.
+    #[inline]
+    fn tick(&mut self) -> u32 {
+        if self.clock == u32::MAX {
+            self.renumber();
+        }
+        self.clock += 1;
+        self.clock
+    }
+
+    #[cold]
+    fn renumber(&mut self) {
+        let ways = self.geometry.ways;
+        for set in 0..self.geometry.sets {
+            let r = set * ways..(set + 1) * ways;
+            let mut order: Vec<usize> = r.clone().collect();
+            order.sort_by_key(|&i| self.stamps[i]);
+            for (age, i) in order.into_iter().enumerate() {
+                self.stamps[i] = age as u32;
+            }
+        }
+        self.clock = ways as u32;
+    }
+
     #[inline]
     fn set_of(&self, line: u64) -> usize {
         let sets = self.geometry.sets;
@@ -168,7 +196,7 @@ impl SetAssoc {
     fn find(&self, line: u64) -> Option<usize> {
         let ways = self.geometry.ways;
         let start = self.set_of(line) * ways;
-        let tag = line + 1;
+        let tag = (line + 1) as u32;
         self.tags[start..start + ways].iter().position(|&t| t == tag).map(|w| start + w)
     }
 
@@ -191,10 +219,11 @@ impl SetAssoc {
                 start + w
             }
         };
-        let evicted = (self.tags[slot] != 0).then(|| Evicted { line: self.tags[slot] - 1, state: self.states[slot] });
-        self.clock += 1;
-        self.tags[slot] = line + 1;
-        self.stamps[slot] = self.clock;
+        let evicted =
+            (self.tags[slot] != 0).then(|| Evicted { line: self.tags[slot] as u64 - 1, state: self.states[slot] });
+        debug_assert!(line <= MAX_LINE);
+        self.tags[slot] = (line + 1) as u32;
+        self.stamps[slot] = self.tick();
         self.states[slot] = LineState::default();
         (&mut self.states[slot], evicted)
     }
@@ -224,6 +253,19 @@ mod tests {
         // Now 0 is least recent in set 0.
         assert!(c.access(4).is_some());
         assert_eq!(c.insert(6).1.map(|e| e.line), Some(0));
+    }
+
+    #[test]
+    fn lru_order_survives_clock_wraparound() {
+        let mut c = two_way(Replacement::Lru);
+        c.insert(0);
+        c.insert(2);
+        if let Cache::SetAssoc(s) = &mut c {
+            s.clock = u32::MAX - 1;
+        }
+        assert!(c.access(0).is_some()); // stamp u32::MAX
+        assert!(c.access(2).is_some()); // wraps: renumbered, 2 newest
+        assert_eq!(c.insert(4).1.map(|e| e.line), Some(0));
     }
 
     #[test]

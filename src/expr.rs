@@ -53,7 +53,7 @@ pub const MAX_SLOTS: usize = 8;
 
 /// Maximum depth of a tree produced by [`parse`] (a literal has depth 1; a
 /// chain of `n` additions has depth `n + 1`).
-pub const MAX_PARSE_DEPTH: usize = 128;
+pub const MAX_PARSE_DEPTH: usize = 64;
 
 /// Maximum syntactic nesting accepted by [`parse`]: parentheses, function
 /// calls and conditional branches nested inside each other. It is large
@@ -65,14 +65,14 @@ pub const MAX_PARSE_NESTING: usize = 2 * MAX_PARSE_DEPTH + 2;
 pub const MAX_INLINE_DEPTH: usize = 64;
 
 /// Maximum depth of the expression tree after inlining in [`compile`].
-pub const MAX_COMPILE_DEPTH: usize = 512;
+pub const MAX_COMPILE_DEPTH: usize = 256;
 
 /// Maximum number of tree nodes after inlining in [`compile`].
 pub const MAX_COMPILE_NODES: usize = 1 << 16;
 
 /// Number of stack entries a [`GeneralProgram`] evaluates in without
 /// allocating; deeper programs fall back to a heap-allocated stack.
-const INLINE_STACK: usize = 32;
+const INLINE_STACK: usize = 16;
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -1061,7 +1061,7 @@ impl<'s> Parser<'s> {
 // Affine form
 // ---------------------------------------------------------------------------
 
-/// Affine form: value = c0 + sum_i coef[i] * slot[i].
+/// Affine form: `value = c0 + sum_i coef[i] * slot[i]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Affine {
     /// Constant term.
@@ -1261,11 +1261,32 @@ impl Node {
 
     /// The affine form of this node, if it is affine in the slots.
     fn affine(&self) -> Option<Affine> {
-        let constant = |n: &Node| n.affine().filter(Affine::is_constant).map(|a| a.c0);
         match self {
             Node::Const(c) => Some(Affine::constant(*c)),
             Node::Slot(i) => Some(Affine::slot(*i)),
             Node::Fail(_) => None,
+            Node::Neg(_) | Node::Bin(Arith::Add | Arith::Sub | Arith::Mul, ..) => {
+                self.affine_linear()
+            }
+            Node::Cond(c, a, b) => {
+                if c.affine_constant()? != 0 {
+                    a.affine()
+                } else {
+                    b.affine()
+                }
+            }
+            _ => self.fold_affine_constants().map(Affine::constant),
+        }
+    }
+
+    /// The value, if the affine form of this node is a constant.
+    fn affine_constant(&self) -> Option<i64> {
+        self.affine().filter(Affine::is_constant).map(|a| a.c0)
+    }
+
+    /// `-a`, `a + b`, `a - b`, `a * b` (one side constant).
+    fn affine_linear(&self) -> Option<Affine> {
+        match self {
             Node::Neg(a) => a.affine()?.checked_scale(-1),
             Node::Bin(Arith::Add, a, b) => a.affine()?.zip_with(&b.affine()?, i64::checked_add),
             Node::Bin(Arith::Sub, a, b) => a.affine()?.zip_with(&b.affine()?, i64::checked_sub),
@@ -1279,34 +1300,34 @@ impl Node {
                     None
                 }
             }
+            _ => None,
+        }
+    }
+
+    /// Any other operation whose (evaluated) operands are all affine constants.
+    fn fold_affine_constants(&self) -> Option<i64> {
+        match self {
             Node::Bin(op, a, b) => {
-                let x = constant(a)?;
-                let y = constant(b)?;
-                op.apply(x, y).ok().map(Affine::constant)
+                let x = a.affine_constant()?;
+                op.apply(x, b.affine_constant()?).ok()
             }
-            Node::Not(a) => Some(Affine::constant(i64::from(constant(a)? == 0))),
-            Node::Abs(a) => abs(constant(a)?).ok().map(Affine::constant),
+            Node::Not(a) => Some(i64::from(a.affine_constant()? == 0)),
+            Node::Abs(a) => abs(a.affine_constant()?).ok(),
             Node::And(a, b) => {
-                if constant(a)? == 0 {
-                    Some(Affine::constant(0))
+                if a.affine_constant()? == 0 {
+                    Some(0)
                 } else {
-                    Some(Affine::constant(i64::from(constant(b)? != 0)))
+                    Some(i64::from(b.affine_constant()? != 0))
                 }
             }
             Node::Or(a, b) => {
-                if constant(a)? != 0 {
-                    Some(Affine::constant(1))
+                if a.affine_constant()? != 0 {
+                    Some(1)
                 } else {
-                    Some(Affine::constant(i64::from(constant(b)? != 0)))
+                    Some(i64::from(b.affine_constant()? != 0))
                 }
             }
-            Node::Cond(c, a, b) => {
-                if constant(c)? != 0 {
-                    a.affine()
-                } else {
-                    b.affine()
-                }
-            }
+            _ => None,
         }
     }
 }
@@ -1317,67 +1338,95 @@ struct Lowerer<'r, 'a> {
 }
 
 impl<'a> Lowerer<'_, 'a> {
+    // The recursion is split into small functions to keep (debug-build)
+    // stack frames small.
     fn lower(&mut self, e: &Expr, depth: usize, inline: usize) -> Result<Node, EvalError> {
         self.nodes += 1;
         if depth > MAX_COMPILE_DEPTH || self.nodes > MAX_COMPILE_NODES {
             return Err(EvalError::TooComplex);
         }
         let d = depth + 1;
-        Ok(match e {
-            Expr::Num(n) => Node::Const(*n),
-            Expr::Var(name) => match (self.resolve)(name) {
-                None => return Err(EvalError::UnknownVariable(name.clone())),
-                Some(Binding::Const(c)) => Node::Const(c),
-                Some(Binding::Slot(i)) if i < MAX_SLOTS => Node::Slot(i),
-                Some(Binding::Slot(slot)) => {
-                    return Err(EvalError::SlotOutOfRange {
-                        name: name.clone(),
-                        slot,
-                    });
+        match e {
+            Expr::Num(n) => Ok(Node::Const(*n)),
+            Expr::Var(name) => self.lower_var(name, d, inline),
+            Expr::Unary(op, a) => Ok(Node::unary(*op, self.lower(a, d, inline)?)),
+            Expr::Binary(op, a, b) => self.lower_binary(*op, a, b, d, inline),
+            Expr::Cond(c, a, b) => self.lower_cond(c, a, b, d, inline),
+            Expr::Call(f, args) => self.lower_call(*f, args, d, inline),
+        }
+    }
+
+    fn lower_var(&mut self, name: &str, d: usize, inline: usize) -> Result<Node, EvalError> {
+        match (self.resolve)(name) {
+            None => Err(EvalError::UnknownVariable(name.to_string())),
+            Some(Binding::Const(c)) => Ok(Node::Const(c)),
+            Some(Binding::Slot(i)) if i < MAX_SLOTS => Ok(Node::Slot(i)),
+            Some(Binding::Slot(slot)) => Err(EvalError::SlotOutOfRange {
+                name: name.to_string(),
+                slot,
+            }),
+            Some(Binding::Inline(sub)) => {
+                if inline >= MAX_INLINE_DEPTH {
+                    return Err(EvalError::InlineTooDeep(name.to_string()));
                 }
-                Some(Binding::Inline(sub)) => {
-                    if inline >= MAX_INLINE_DEPTH {
-                        return Err(EvalError::InlineTooDeep(name.clone()));
-                    }
-                    self.lower(sub, d, inline + 1)?
-                }
+                self.lower(sub, d, inline + 1)
+            }
+        }
+    }
+
+    fn lower_binary(
+        &mut self,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        d: usize,
+        inline: usize,
+    ) -> Result<Node, EvalError> {
+        let x = self.lower(a, d, inline)?;
+        let y = self.lower(b, d, inline)?;
+        Ok(match op {
+            BinaryOp::And => Node::and(x, y),
+            BinaryOp::Or => Node::or(x, y),
+            _ => match op.arith() {
+                Some(ar) => Node::bin(ar, x, y),
+                None => unreachable!("&& and || are handled above"),
             },
-            Expr::Unary(op, a) => Node::unary(*op, self.lower(a, d, inline)?),
-            Expr::Binary(op, a, b) => {
-                let x = self.lower(a, d, inline)?;
-                let y = self.lower(b, d, inline)?;
-                match op {
-                    BinaryOp::And => Node::and(x, y),
-                    BinaryOp::Or => Node::or(x, y),
-                    _ => match op.arith() {
-                        Some(ar) => Node::bin(ar, x, y),
-                        None => unreachable!("&& and || are handled above"),
-                    },
-                }
-            }
-            Expr::Cond(c, a, b) => {
-                let c = self.lower(c, d, inline)?;
-                let a = self.lower(a, d, inline)?;
-                let b = self.lower(b, d, inline)?;
-                Node::cond(c, a, b)
-            }
-            Expr::Call(f, args) => {
-                f.check_arity(args.len())?;
-                let mut lowered = Vec::with_capacity(args.len());
-                for a in args {
-                    lowered.push(self.lower(a, d, inline)?);
-                }
-                let mut it = lowered.into_iter();
-                let first = it.next().unwrap_or(Node::Const(0));
-                match f {
-                    Func::Abs => Node::abs(first),
-                    Func::Cdiv => {
-                        Node::bin(Arith::Cdiv, first, it.next().unwrap_or(Node::Const(0)))
-                    }
-                    Func::Min => it.fold(first, |acc, n| Node::bin(Arith::Min, acc, n)),
-                    Func::Max => it.fold(first, |acc, n| Node::bin(Arith::Max, acc, n)),
-                }
-            }
+        })
+    }
+
+    fn lower_cond(
+        &mut self,
+        c: &Expr,
+        a: &Expr,
+        b: &Expr,
+        d: usize,
+        inline: usize,
+    ) -> Result<Node, EvalError> {
+        let c = self.lower(c, d, inline)?;
+        let a = self.lower(a, d, inline)?;
+        let b = self.lower(b, d, inline)?;
+        Ok(Node::cond(c, a, b))
+    }
+
+    fn lower_call(
+        &mut self,
+        f: Func,
+        args: &[Expr],
+        d: usize,
+        inline: usize,
+    ) -> Result<Node, EvalError> {
+        f.check_arity(args.len())?;
+        let mut lowered = Vec::with_capacity(args.len());
+        for a in args {
+            lowered.push(self.lower(a, d, inline)?);
+        }
+        let mut it = lowered.into_iter();
+        let first = it.next().unwrap_or(Node::Const(0));
+        Ok(match f {
+            Func::Abs => Node::abs(first),
+            Func::Cdiv => Node::bin(Arith::Cdiv, first, it.next().unwrap_or(Node::Const(0))),
+            Func::Min => it.fold(first, |acc, n| Node::bin(Arith::Min, acc, n)),
+            Func::Max => it.fold(first, |acc, n| Node::bin(Arith::Max, acc, n)),
         })
     }
 }
@@ -1386,7 +1435,7 @@ impl<'a> Lowerer<'_, 'a> {
 #[derive(Debug, Clone, PartialEq)]
 enum Op {
     Const(i64),
-    Slot(usize),
+    Slot(u32),
     Neg,
     Not,
     Abs,
@@ -1396,13 +1445,14 @@ enum Op {
     /// Apply to the top of the stack and a constant right operand.
     BinK(Arith, i64),
     /// Push `slot OP k`.
-    SlotBinK(usize, Arith, i64),
+    SlotBinK(u32, Arith, i64),
     /// Pop; jump if zero.
-    Jz(usize),
+    Jz(u32),
     /// Pop; jump if nonzero.
-    Jnz(usize),
-    Jump(usize),
-    Fail(EvalError),
+    Jnz(u32),
+    Jump(u32),
+    /// Fail with `errors[i]`.
+    Fail(u32),
 }
 
 /// A compiled non-affine expression: a flat postfix program evaluated on a
@@ -1411,11 +1461,92 @@ enum Op {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneralProgram {
     ops: Vec<Op>,
+    errors: Vec<EvalError>,
     max_stack: usize,
+    /// Fast path for guards: the expression is a `&&` chain of comparisons
+    /// of a slot with a constant, i.e. 1 iff every term's slot lies in its
+    /// range (checked in source order).
+    guard: Option<Guard>,
+}
+
+/// A conjunction of slot range checks `lo <= slot <= hi`.
+#[derive(Debug, Clone, PartialEq)]
+struct Guard {
+    terms: Vec<RangeTerm>,
+    /// One more than the largest slot index read.
+    slots_needed: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RangeTerm {
+    slot: usize,
+    lo: i64,
+    hi: i64,
+}
+
+impl Guard {
+    /// Recognises `&&` chains of `slot CMP k` / `k CMP slot` (not `!=`).
+    fn from_node(node: &Node) -> Option<Guard> {
+        fn collect(n: &Node, out: &mut Vec<RangeTerm>) -> Option<()> {
+            match n {
+                Node::And(a, b) => {
+                    collect(a, out)?;
+                    collect(b, out)
+                }
+                Node::Bin(op, a, b) => {
+                    let (slot, op, k) = match (&**a, &**b) {
+                        (Node::Slot(i), Node::Const(k)) => (*i, *op, *k),
+                        // Mirror `k CMP slot` into `slot CMP' k`.
+                        (Node::Const(k), Node::Slot(i)) => {
+                            let mirrored = match op {
+                                Arith::Lt => Arith::Gt,
+                                Arith::Le => Arith::Ge,
+                                Arith::Gt => Arith::Lt,
+                                Arith::Ge => Arith::Le,
+                                other => *other,
+                            };
+                            (*i, mirrored, *k)
+                        }
+                        _ => return None,
+                    };
+                    let (lo, hi) = match op {
+                        Arith::Lt => (i64::MIN, k.checked_sub(1)?),
+                        Arith::Le => (i64::MIN, k),
+                        Arith::Gt => (k.checked_add(1)?, i64::MAX),
+                        Arith::Ge => (k, i64::MAX),
+                        Arith::Eq => (k, k),
+                        _ => return None,
+                    };
+                    out.push(RangeTerm { slot, lo, hi });
+                    Some(())
+                }
+                _ => None,
+            }
+        }
+        let mut terms = Vec::new();
+        collect(node, &mut terms)?;
+        let slots_needed = terms.iter().map(|t| t.slot + 1).max()?;
+        Some(Guard {
+            terms,
+            slots_needed,
+        })
+    }
+
+    #[inline]
+    fn eval(&self, slots: &[i64]) -> i64 {
+        for t in &self.terms {
+            let v = slots[t.slot];
+            if v < t.lo || v > t.hi {
+                return 0;
+            }
+        }
+        1
+    }
 }
 
 struct Emitter {
     ops: Vec<Op>,
+    errors: Vec<EvalError>,
     cur: usize,
     max: usize,
 }
@@ -1434,13 +1565,14 @@ impl Emitter {
         self.cur -= 1;
     }
 
-    fn here(&self) -> usize {
-        self.ops.len()
+    fn here(&self) -> u32 {
+        // Programs are bounded by MAX_COMPILE_NODES, far below u32::MAX.
+        u32::try_from(self.ops.len()).unwrap_or(u32::MAX)
     }
 
-    fn patch(&mut self, at: usize) {
+    fn patch(&mut self, at: u32) {
         let target = self.here();
-        match &mut self.ops[at] {
+        match &mut self.ops[at as usize] {
             Op::Jz(t) | Op::Jnz(t) | Op::Jump(t) => *t = target,
             _ => unreachable!("patching a non-jump instruction"),
         }
@@ -1449,8 +1581,12 @@ impl Emitter {
     fn emit(&mut self, n: &Node) {
         match n {
             Node::Const(c) => self.push(Op::Const(*c), true),
-            Node::Slot(i) => self.push(Op::Slot(*i), true),
-            Node::Fail(e) => self.push(Op::Fail(e.clone()), true),
+            Node::Slot(i) => self.push(Op::Slot(slot_u32(*i)), true),
+            Node::Fail(e) => {
+                let i = u32::try_from(self.errors.len()).unwrap_or(u32::MAX);
+                self.errors.push(e.clone());
+                self.push(Op::Fail(i), true);
+            }
             Node::Neg(a) => {
                 self.emit(a);
                 self.push(Op::Neg, false);
@@ -1464,7 +1600,9 @@ impl Emitter {
                 self.push(Op::Abs, false);
             }
             Node::Bin(op, a, b) => match (&**a, &**b) {
-                (Node::Slot(i), Node::Const(k)) => self.push(Op::SlotBinK(*i, *op, *k), true),
+                (Node::Slot(i), Node::Const(k)) => {
+                    self.push(Op::SlotBinK(slot_u32(*i), *op, *k), true);
+                }
                 (_, Node::Const(k)) => {
                     self.emit(a);
                     self.push(Op::BinK(*op, *k), false);
@@ -1475,50 +1613,88 @@ impl Emitter {
                     self.pop(Op::Bin(*op));
                 }
             },
-            Node::And(a, b) | Node::Or(a, b) => {
-                let is_and = matches!(n, Node::And(..));
-                self.emit(a);
-                let j = self.here();
-                self.pop(if is_and { Op::Jz(0) } else { Op::Jnz(0) });
-                self.emit(b);
-                if !b.is_boolean() {
-                    self.push(Op::Bool, false);
+            Node::And(..) => self.emit_logic(n, true),
+            Node::Or(..) => self.emit_logic(n, false),
+            Node::Cond(c, a, b) => self.emit_cond(c, a, b),
+        }
+    }
+
+    /// A chain of `&&` (`is_and`) or `||`, flattened so that every operand
+    /// jumps straight to the shared short-circuit result.
+    fn emit_logic(&mut self, n: &Node, is_and: bool) {
+        fn collect<'n>(n: &'n Node, is_and: bool, out: &mut Vec<&'n Node>) {
+            match (n, is_and) {
+                (Node::And(a, b), true) | (Node::Or(a, b), false) => {
+                    collect(a, is_and, out);
+                    collect(b, is_and, out);
                 }
-                let end = self.here();
-                self.push(Op::Jump(0), false);
-                self.cur -= 1;
-                self.patch(j);
-                self.push(Op::Const(i64::from(!is_and)), true);
-                self.patch(end);
-            }
-            Node::Cond(c, a, b) => {
-                self.emit(c);
-                let j = self.here();
-                self.pop(Op::Jz(0));
-                self.emit(a);
-                let end = self.here();
-                self.push(Op::Jump(0), false);
-                self.cur -= 1;
-                self.patch(j);
-                self.emit(b);
-                self.patch(end);
+                _ => out.push(n),
             }
         }
+        let mut operands = Vec::new();
+        collect(n, is_and, &mut operands);
+        let (last, init) = operands.split_last().expect("a logic node has operands");
+        let mut short = Vec::with_capacity(init.len());
+        for x in init {
+            self.emit(x);
+            short.push(self.here());
+            self.pop(if is_and { Op::Jz(0) } else { Op::Jnz(0) });
+        }
+        self.emit(last);
+        if !last.is_boolean() {
+            self.push(Op::Bool, false);
+        }
+        let end = self.here();
+        self.push(Op::Jump(0), false);
+        self.cur -= 1;
+        for j in short {
+            self.patch(j);
+        }
+        self.push(Op::Const(i64::from(!is_and)), true);
+        self.patch(end);
+    }
+
+    fn emit_cond(&mut self, c: &Node, a: &Node, b: &Node) {
+        self.emit(c);
+        let j = self.here();
+        self.pop(Op::Jz(0));
+        self.emit(a);
+        let end = self.here();
+        self.push(Op::Jump(0), false);
+        self.cur -= 1;
+        self.patch(j);
+        self.emit(b);
+        self.patch(end);
     }
 }
 
+/// Slot indices are checked against [`MAX_SLOTS`] during lowering.
+fn slot_u32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
 #[inline]
-fn load(slots: &[i64], i: usize) -> Result<i64, EvalError> {
-    slots.get(i).copied().ok_or(EvalError::MissingSlot {
-        slot: i,
-        provided: slots.len(),
-    })
+fn load(slots: &[i64], i: u32) -> Result<i64, EvalError> {
+    match slots.get(i as usize) {
+        Some(&v) => Ok(v),
+        None => Err(missing_slot(i, slots.len())),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn missing_slot(slot: u32, provided: usize) -> EvalError {
+    EvalError::MissingSlot {
+        slot: slot as usize,
+        provided,
+    }
 }
 
 impl GeneralProgram {
     fn new(node: &Node) -> Self {
         let mut em = Emitter {
             ops: Vec::new(),
+            errors: Vec::new(),
             cur: 0,
             max: 0,
         };
@@ -1526,7 +1702,9 @@ impl GeneralProgram {
         debug_assert_eq!(em.cur, 1);
         GeneralProgram {
             ops: em.ops,
+            errors: em.errors,
             max_stack: em.max,
+            guard: Guard::from_node(node),
         }
     }
 
@@ -1536,7 +1714,20 @@ impl GeneralProgram {
     }
 
     /// Evaluates the program with checked arithmetic.
+    #[inline]
     pub fn eval(&self, slots: &[i64]) -> Result<i64, EvalError> {
+        if let Some(g) = &self.guard {
+            // Without missing slots a guard cannot fail, so evaluation order
+            // is unobservable.
+            if slots.len() >= g.slots_needed {
+                return Ok(g.eval(slots));
+            }
+        }
+        self.eval_ops(slots)
+    }
+
+    /// Evaluates the postfix program itself (no guard fast path).
+    fn eval_ops(&self, slots: &[i64]) -> Result<i64, EvalError> {
         if self.max_stack <= INLINE_STACK {
             let mut stack = [0i64; INLINE_STACK];
             self.run(&mut stack, slots)
@@ -1578,17 +1769,17 @@ impl GeneralProgram {
                 Op::Jz(t) => {
                     sp -= 1;
                     if stack[sp] == 0 {
-                        pc = *t;
+                        pc = *t as usize;
                     }
                 }
                 Op::Jnz(t) => {
                     sp -= 1;
                     if stack[sp] != 0 {
-                        pc = *t;
+                        pc = *t as usize;
                     }
                 }
-                Op::Jump(t) => pc = *t,
-                Op::Fail(e) => return Err(e.clone()),
+                Op::Jump(t) => pc = *t as usize,
+                Op::Fail(i) => return Err(self.errors[*i as usize].clone()),
             }
         }
         Ok(stack[sp - 1])
@@ -1909,12 +2100,16 @@ mod tests {
         let ok = format!("{}1{}", "(".repeat(n), ")".repeat(n));
         assert_eq!(both(&ok), Ok(1));
         let bad = format!("{}1{}", "(".repeat(n + 1), ")".repeat(n + 1));
-        assert!(perr(&bad).message.contains("more than 258"));
-        // 128 terms: 127 additions, tree depth 128.
-        let ok = vec!["1"; 128].join(" + ");
-        assert_eq!(both(&ok), Ok(128));
-        let too_deep = vec!["1"; 129].join(" + ");
-        assert!(perr(&too_deep).message.contains("more than 128"));
+        assert!(
+            perr(&bad)
+                .message
+                .contains(&format!("more than {n} levels"))
+        );
+        // 64 terms: 63 additions, tree depth 64.
+        let ok = vec!["1"; MAX_PARSE_DEPTH].join(" + ");
+        assert_eq!(both(&ok), Ok(64));
+        let too_deep = vec!["1"; MAX_PARSE_DEPTH + 1].join(" + ");
+        assert!(perr(&too_deep).message.contains("more than 64 levels"));
     }
 
     #[test]
@@ -1983,11 +2178,11 @@ mod tests {
         let c = compile(&parse("d64").unwrap(), &resolve).unwrap();
         assert_eq!(c.eval(&[1]), Ok(65));
         // Tree depth: an inlined definition that is itself deep.
-        let deep = parse(&vec!["x"; 128].join(" - ")).unwrap();
+        let deep = parse(&vec!["x"; 64].join(" - ")).unwrap();
         let mut chain = vec![deep];
         for k in 0..8 {
             let prev = format!("e{k}");
-            chain.push(parse(&format!("{}{prev}", "0 - ".repeat(100))).unwrap());
+            chain.push(parse(&format!("{}{prev}", "-".repeat(50))).unwrap());
         }
         let resolve = |n: &str| match n {
             "x" => Some(Binding::Slot(0)),
@@ -1998,7 +2193,7 @@ mod tests {
                 .map(|i| Binding::Inline(&chain[i])),
         };
         let ok = compile(&parse("e3").unwrap(), &resolve).unwrap();
-        assert_eq!(ok.eval(&[2]), Ok(-2 * 126));
+        assert_eq!(ok.eval(&[2]), Ok(-2 * 62)); // e0 = -62x, e(k+1) = e(k)
         assert_eq!(
             compile(&parse("e8").unwrap(), &resolve),
             Err(EvalError::TooComplex)
@@ -2286,6 +2481,63 @@ mod tests {
             unreachable!()
         };
         assert!(p.max_stack > INLINE_STACK);
+    }
+
+    #[test]
+    fn guard_fast_path_matches_interpreter() {
+        let resolve = |n: &str| match n {
+            "x" => Some(Binding::Slot(0)),
+            "y" => Some(Binding::Slot(2)),
+            "n" => Some(Binding::Const(3)),
+            "max" => Some(Binding::Const(i64::MAX)),
+            "min" => Some(Binding::Const(i64::MIN)),
+            _ => None,
+        };
+        let cases = [
+            ("x < n && y < n", true),
+            ("x >= 1 && x < n - 1 && 0 <= y && 2 > y", true),
+            ("x == 2 && y <= -1", true),
+            ("x > -2", true),
+            ("x < max && x > min && y >= min && y <= max", true),
+            ("x < min", false), // k - 1 would overflow: interpreter only
+            ("x > max", false),
+            ("x != 2 && y < n", false),
+            ("x < y && y < n", false),
+            ("x < n || y < n", false),
+        ];
+        for (src, fast) in cases {
+            let c = compile(&parse(src).unwrap(), &resolve).unwrap();
+            let Compiled::General(p) = &c else {
+                panic!("{src} should be general");
+            };
+            assert_eq!(p.guard.is_some(), fast, "{src}");
+            for x in -4..=4 {
+                for y in -4..=4 {
+                    let slots = [x, 99, y];
+                    let reference = parse(src).unwrap().eval_with(&|n: &str| match n {
+                        "x" => Some(x),
+                        "y" => Some(y),
+                        other => match resolve(other) {
+                            Some(Binding::Const(k)) => Some(k),
+                            _ => None,
+                        },
+                    });
+                    assert_eq!(p.eval(&slots), reference, "{src} at {slots:?}");
+                    assert_eq!(p.eval_ops(&slots), reference, "{src} at {slots:?}");
+                    // Missing slots fall back to exact interpreter semantics.
+                    assert_eq!(p.eval(&slots[..1]), p.eval_ops(&slots[..1]), "{src}");
+                }
+            }
+        }
+        let g = compile(&parse("x < n && y < n").unwrap(), &resolve).unwrap();
+        assert_eq!(g.eval(&[5]), Ok(0));
+        assert_eq!(
+            g.eval(&[1]),
+            Err(EvalError::MissingSlot {
+                slot: 2,
+                provided: 1
+            })
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! occupancy calculation gives the resident blocks per SM.
 
 use crate::error::{Error, Result};
-use crate::expr::{self, Binding, Compiled, Expr};
+use crate::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr};
 use crate::hw::HwConfig;
 use crate::trace::{AccessKind, Kernel, Step};
 use std::collections::BTreeMap;
@@ -50,6 +50,55 @@ impl ArrayLayout {
     }
 }
 
+/// A condition compiled for speed: a conjunction of affine comparisons with zero when the
+/// expression has that shape (guards like `x < nx && y < ny` always do), else the general form.
+#[derive(Debug, Clone)]
+pub enum Predicate {
+    /// All of `(d, op)` hold, where each `d` is affine and is compared with 0 by `op`.
+    Conjunction(Vec<(Affine, BinaryOp)>),
+    /// Anything else.
+    General(Compiled),
+}
+
+impl Predicate {
+    /// Whether the condition holds for the given slots.
+    #[inline]
+    pub fn holds(&self, slots: &[i64]) -> std::result::Result<bool, expr::EvalError> {
+        match self {
+            Predicate::Conjunction(terms) => {
+                for (d, op) in terms {
+                    let v = d.eval_checked(slots)?;
+                    let ok = match op {
+                        BinaryOp::Lt => v < 0,
+                        BinaryOp::Le => v <= 0,
+                        BinaryOp::Gt => v > 0,
+                        BinaryOp::Ge => v >= 0,
+                        BinaryOp::Eq => v == 0,
+                        _ => v != 0,
+                    };
+                    if !ok {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Predicate::General(c) => Ok(c.eval(slots)? != 0),
+        }
+    }
+}
+
+/// The conjuncts of `a && b && ...`.
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Binary(BinaryOp::And, a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
 /// One compiled memory instruction.
 #[derive(Debug, Clone)]
 pub struct Access {
@@ -69,7 +118,7 @@ pub struct LoopProgram {
     /// Trip count (may depend on the thread).
     pub count: Compiled,
     /// Per-lane continuation condition.
-    pub while_cond: Option<Compiled>,
+    pub while_cond: Option<Predicate>,
     /// Accesses of one iteration.
     pub body: Vec<Access>,
 }
@@ -77,8 +126,8 @@ pub struct LoopProgram {
 /// The per-thread program: accesses before, inside and after at most one loop.
 #[derive(Debug, Clone)]
 pub struct Program {
-    /// Threads for which this is zero do nothing.
-    pub guard: Option<Compiled>,
+    /// Threads for which this is false do nothing.
+    pub guard: Option<Predicate>,
     /// Accesses before the loop (all of them when there is no loop).
     pub pre: Vec<Access>,
     /// The loop, if any.
@@ -264,6 +313,9 @@ impl Launch {
             arrays.push(ArrayLayout { name: a.name.clone(), base, elements, element_bytes: a.element_bytes });
         }
 
+        if next >> 7 > crate::cache::MAX_LINE {
+            return Err(Error::new(src, "the arrays together exceed 2^39 bytes, more than this simulator addresses"));
+        }
         let lattice_updates = eval_const(&kernel.lattice_updates, "thread.lattice_updates")?;
         if lattice_updates <= 0 {
             return Err(Error::new(src, format!("thread.lattice_updates = {lattice_updates} must be positive")));
@@ -358,8 +410,24 @@ fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32;
         expr::compile(e, &resolve).map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
     };
 
+    let predicate = |e: &Expr, lets: &[(String, Expr)], loop_var: Option<&str>, what: &str| -> Result<Predicate> {
+        let general = compile_with(e, lets, loop_var, what)?;
+        let mut terms = Vec::new();
+        for c in conjuncts(e) {
+            let Expr::Binary(op @ (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne), a, b) = c
+            else {
+                return Ok(Predicate::General(general));
+            };
+            let diff = Expr::Binary(BinaryOp::Sub, a.clone(), b.clone());
+            match compile_with(&diff, lets, loop_var, what)?.as_affine() {
+                Some(d) => terms.push((*d, *op)),
+                None => return Ok(Predicate::General(general)),
+            }
+        }
+        Ok(Predicate::Conjunction(terms))
+    };
     let guard = match &kernel.guard {
-        Some(g) => Some(compile_with(g, &lets, None, "thread.guard")?),
+        Some(g) => Some(predicate(g, &lets, None, "thread.guard")?),
         None => None,
     };
 
@@ -380,7 +448,7 @@ fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32;
                 loop_var = Some(l.var.clone());
                 let saved = lets.len();
                 let while_cond = match &l.while_cond {
-                    Some(w) => Some(compile_with(w, &lets, loop_var.as_deref(), "loop while")?),
+                    Some(w) => Some(predicate(w, &lets, loop_var.as_deref(), "loop while")?),
                     None => None,
                 };
                 lets.extend(l.lets.iter().cloned());

@@ -113,7 +113,7 @@ pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
             let t = thread_coords(tid, launch.block);
             slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
             let active = match &p.guard {
-                Some(g) => g.eval(&slots).map_err(|e| err(e, "guard", &slots))? != 0,
+                Some(g) => g.holds(&slots).map_err(|e| err(e, "guard", &slots))?,
                 None => true,
             };
             if !active {
@@ -129,7 +129,7 @@ pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
                 while k < count {
                     if let Some(c) = &lp.while_cond {
                         slots[SLOT_LOOP] = k;
-                        if c.eval(&slots).map_err(|e| err(e, "loop condition", &slots))? == 0 {
+                        if !c.holds(&slots).map_err(|e| err(e, "loop condition", &slots))? {
                             break;
                         }
                     }

@@ -11,7 +11,7 @@ use crate::hw::HwConfig;
 use crate::l2::{L2, L2Counters};
 use crate::launch::Launch;
 use crate::schedule::{Issue, Scheduler};
-use crate::sm::{GenContext, L1Counters, SmWorker};
+use crate::sm::{GenContext, L1Counters, L2Request, SmWorker};
 use rayon::prelude::*;
 
 /// Knobs that change what is simulated, not the kernel or the GPU.
@@ -67,34 +67,39 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         (lo, hi)
     });
     let mut l2 = L2::new(hw, opts.infinite_l2, range);
+    // Three stages overlap: while the SMs work on chunk i, the L2 replays chunk i-1 and the
+    // scheduler prepares chunk i+1.
     let mut issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
     let mut finished: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut next_issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
+    let mut next_finished: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut pending: Vec<Vec<L2Request>> = vec![Vec::new(); n];
+    let mut pending_ticks = 0;
     let mut warp_instructions = 0u64;
-    let mut cursors = vec![0usize; n];
-    loop {
-        let ticks = sched.run(opts.chunk_ticks, &mut issues, &mut finished)?;
-        if ticks == 0 {
-            break;
-        }
+    let mut ticks = sched.run(opts.chunk_ticks, &mut issues, &mut finished)?;
+    while ticks > 0 || pending_ticks > 0 {
         warp_instructions += issues.iter().map(|v| v.len() as u64).sum::<u64>();
-        workers
-            .par_iter_mut()
-            .zip(issues.par_iter())
-            .zip(finished.par_iter())
-            .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))?;
-        // Replay the SMs' L2 requests in global order: tick by tick, SM by SM.
-        cursors.iter_mut().for_each(|c| *c = 0);
-        for t in 0..ticks {
-            for (sm, w) in workers.iter().enumerate() {
-                let out = &w.out;
-                let mut c = cursors[sm];
-                while c < out.len() && out[c].tick == t {
-                    l2.request(sm, &out[c]);
-                    c += 1;
-                }
-                cursors[sm] = c;
-            }
+        let (worked, scheduled) = rayon::join(
+            || {
+                workers
+                    .par_iter_mut()
+                    .zip(issues.par_iter())
+                    .zip(finished.par_iter())
+                    .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))
+            },
+            || {
+                replay(&mut l2, &pending, pending_ticks);
+                sched.run(opts.chunk_ticks, &mut next_issues, &mut next_finished)
+            },
+        );
+        worked?;
+        for (w, p) in workers.iter_mut().zip(pending.iter_mut()) {
+            std::mem::swap(&mut w.out, p);
         }
+        pending_ticks = ticks;
+        ticks = scheduled?;
+        std::mem::swap(&mut issues, &mut next_issues);
+        std::mem::swap(&mut finished, &mut next_finished);
     }
     let mut l1 = L1Counters::default();
     for w in &mut workers {
@@ -111,4 +116,19 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         warp_instructions,
         thread_accesses: sched.thread_accesses,
     })
+}
+
+/// Replays the SMs' L2 requests of one chunk in global order: tick by tick, SM by SM.
+fn replay(l2: &mut L2, outs: &[Vec<L2Request>], ticks: u32) {
+    let mut cursors = vec![0usize; outs.len()];
+    for t in 0..ticks {
+        for (sm, out) in outs.iter().enumerate() {
+            let mut c = cursors[sm];
+            while c < out.len() && out[c].tick == t {
+                l2.request(sm, &out[c]);
+                c += 1;
+            }
+            cursors[sm] = c;
+        }
+    }
 }

@@ -531,4 +531,8 @@ fn parse_steps(
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
 pub const SHIPPED: &[(&str, &str)] = &[
     ("star1", include_str!("../traces/star1.toml")),
+    ("star4", include_str!("../traces/star4.toml")),
+    ("box27", include_str!("../traces/box27.toml")),
+    ("star1-zloop", include_str!("../traces/star1-zloop.toml")),
+    ("copy", include_str!("../traces/copy.toml")),
 ];
