@@ -12,7 +12,6 @@ use crate::hw::HwConfig;
 use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::schedule::{Issue, block_coords, thread_coords};
 use crate::trace::AccessKind;
-use hashbrown::HashMap;
 
 /// A request from an SM to the L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +57,80 @@ impl L1Counters {
     }
 }
 
+/// The distinct sectors one block has loaded: an open-addressing table of line → sector mask,
+/// cheaper than a general hash map on this hot path and reused from block to block.
+#[derive(Debug, Clone)]
+struct BlockFootprint {
+    block: u32,
+    /// line + 1 (0 = empty).
+    keys: Vec<u64>,
+    masks: Vec<u8>,
+    len: usize,
+}
+
+impl BlockFootprint {
+    fn new() -> BlockFootprint {
+        BlockFootprint { block: u32::MAX, keys: vec![0; 1024], masks: vec![0; 1024], len: 0 }
+    }
+
+    #[inline]
+    fn slot(&self, line: u64) -> usize {
+        let h = (line.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - self.keys.len().trailing_zeros())) as usize
+    }
+
+    #[inline]
+    fn insert(&mut self, line: u64, sectors: u8) {
+        if 2 * (self.len + 1) > self.keys.len() {
+            self.grow();
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(line);
+        loop {
+            let k = self.keys[i];
+            if k == line + 1 {
+                self.masks[i] |= sectors;
+                return;
+            }
+            if k == 0 {
+                self.keys[i] = line + 1;
+                self.masks[i] = sectors;
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let old: Vec<(u64, u8)> =
+            self.keys.iter().zip(&self.masks).filter(|(k, _)| **k != 0).map(|(k, m)| (*k - 1, *m)).collect();
+        let n = self.keys.len() * 2;
+        self.keys = vec![0; n];
+        self.masks = vec![0; n];
+        self.len = 0;
+        for (l, m) in old {
+            self.insert(l, m);
+        }
+    }
+
+    /// Distinct sectors recorded; empties the table for the next block.
+    fn take_sectors(&mut self) -> u64 {
+        let mut n = 0;
+        for (k, m) in self.keys.iter_mut().zip(self.masks.iter_mut()) {
+            if *k != 0 {
+                n += m.count_ones() as u64;
+                *k = 0;
+                *m = 0;
+            }
+        }
+        self.len = 0;
+        self.block = u32::MAX;
+        n
+    }
+}
+
 /// One access, prepared for fast address generation.
 #[derive(Debug, Clone)]
 struct PreparedAccess {
@@ -67,6 +140,8 @@ struct PreparedAccess {
     base: u64,
     limit: u64,
     array: usize,
+    /// Every lane's access lies within one sector (see [`Coalescer::coalesce_aligned`]).
+    aligned: bool,
     /// Affine index split into the part shared by a warp and a per-lane table.
     fast: Option<FastIndex>,
     general: Compiled,
@@ -129,7 +204,10 @@ impl GenContext {
                         lane_table,
                     }
                 });
+                let b = a.bytes as u64;
+                let aligned = b.is_power_of_two() && b <= 32 && (elem as u64) % b == 0 && arr.base % b == 0;
                 PreparedAccess {
+                    aligned,
                     kind: a.kind,
                     bytes: a.bytes,
                     elem,
@@ -185,12 +263,10 @@ pub struct SmWorker {
     /// Requests to the L2 from the last chunk, in issue order.
     pub out: Vec<L2Request>,
     /// Distinct sectors loaded by each resident block so far (for the compulsory volume).
-    block_lines: HashMap<u32, HashMap<u64, u8, ahash::RandomState>, ahash::RandomState>,
+    footprints: Vec<BlockFootprint>,
+    /// Index into `footprints` of the block of the last load.
+    current: usize,
     track_compulsory: bool,
-}
-
-fn fixed_state() -> ahash::RandomState {
-    ahash::RandomState::with_seeds(7, 11, 13, 17)
 }
 
 impl SmWorker {
@@ -208,24 +284,45 @@ impl SmWorker {
             addrs: [0; 32],
             counters: L1Counters::default(),
             out: Vec::new(),
-            block_lines: HashMap::with_hasher(fixed_state()),
+            footprints: Vec::new(),
+            current: 0,
             track_compulsory,
         }
     }
 
     /// Ends compulsory tracking of a block that finished on this SM.
     pub fn block_finished(&mut self, block: u32) {
-        if let Some(m) = self.block_lines.remove(&block) {
-            self.counters.block_unique_load_sectors += m.values().map(|s| s.count_ones() as u64).sum::<u64>();
+        if let Some(f) = self.footprints.iter_mut().find(|f| f.block == block) {
+            self.counters.block_unique_load_sectors += f.take_sectors();
         }
     }
 
     /// Folds the still-tracked blocks into the counters (at kernel end).
     pub fn finish(&mut self) {
-        let blocks: Vec<u32> = self.block_lines.keys().copied().collect();
-        for b in blocks {
-            self.block_finished(b);
+        for f in &mut self.footprints {
+            if f.block != u32::MAX {
+                self.counters.block_unique_load_sectors += f.take_sectors();
+            }
         }
+    }
+
+    /// The footprint table of `block`, taking a free one if it has none yet.
+    #[inline]
+    fn footprint(&mut self, block: u32) -> &mut BlockFootprint {
+        if self.footprints.get(self.current).is_none_or(|f| f.block != block) {
+            self.current = match self.footprints.iter().position(|f| f.block == block) {
+                Some(i) => i,
+                None => match self.footprints.iter().position(|f| f.block == u32::MAX) {
+                    Some(i) => i,
+                    None => {
+                        self.footprints.push(BlockFootprint::new());
+                        self.footprints.len() - 1
+                    }
+                },
+            };
+            self.footprints[self.current].block = block;
+        }
+        &mut self.footprints[self.current]
     }
 
     /// Processes one chunk of issues, replacing `out`; `finished_blocks` are the blocks whose last
@@ -243,7 +340,11 @@ impl SmWorker {
             }
             self.addresses(cx, a, issue, block_xyz, &mut slots)?;
             let is_store = a.kind == AccessKind::Store;
-            self.coalescer.coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+            if a.aligned {
+                self.coalescer.coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
+            } else {
+                self.coalescer.coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+            }
             if is_store {
                 self.store(issue.tick);
             } else {
@@ -316,14 +417,16 @@ impl SmWorker {
 
     #[inline]
     fn load(&mut self, tick: u32, block: u32) {
-        let c = &mut self.counters;
-        c.load_requests += 1;
+        self.counters.load_requests += 1;
         if self.track_compulsory {
-            let lines = self.block_lines.entry(block).or_insert_with(|| HashMap::with_hasher(fixed_state()));
-            for r in &self.coalescer.lines {
-                *lines.entry(r.line).or_insert(0) |= r.sectors;
+            let lines = std::mem::take(&mut self.coalescer.lines);
+            let f = self.footprint(block);
+            for r in &lines {
+                f.insert(r.line, r.sectors);
             }
+            self.coalescer.lines = lines;
         }
+        let c = &mut self.counters;
         for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
             c.load_sectors += sectors.count_ones() as u64;
             let missing = if !self.caches_loads {

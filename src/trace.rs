@@ -535,4 +535,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("box27", include_str!("../traces/box27.toml")),
     ("star1-zloop", include_str!("../traces/star1-zloop.toml")),
     ("copy", include_str!("../traces/copy.toml")),
+    ("su-7pt-1", include_str!("../traces/su-7pt-1.toml")),
+    ("su-7pt-1-zblock", include_str!("../traces/su-7pt-1-zblock.toml")),
+    ("ernst-25pt-r4", include_str!("../traces/ernst-25pt-r4.toml")),
 ];
