@@ -274,9 +274,20 @@ impl Launch {
         for d in 0..3 {
             let g = eval_const(&kernel.grid[d], "launch.grid")?;
             if g <= 0 || g > grid_limits[d] {
+                let inputs: Vec<String> = kernel.grid[d]
+                    .variables()
+                    .iter()
+                    .filter_map(|v| consts(v).map(|x| format!("{v} = {x}")))
+                    .collect();
                 return Err(Error::new(
                     src,
-                    format!("grid dimension {} = {g} is not in 1..={}", ["x", "y", "z"][d], grid_limits[d]),
+                    format!(
+                        "launch.grid {} \"{}\" = {g} is not in 1..={} (with {})",
+                        ["x", "y", "z"][d],
+                        kernel.grid[d],
+                        grid_limits[d],
+                        inputs.join(", ")
+                    ),
                 ));
             }
             grid[d] = g as u32;
