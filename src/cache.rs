@@ -49,7 +49,12 @@ impl Geometry {
     /// Geometry of a cache of `bytes` with `ways` ways of 128-byte lines.
     pub fn new(bytes: u64, ways: u32, replacement: Replacement, indexing: SetIndexing) -> Geometry {
         let ways = ways as usize;
-        Geometry { sets: (bytes as usize >> LINE_SHIFT) / ways, ways, replacement, indexing }
+        Geometry {
+            sets: (bytes as usize >> LINE_SHIFT) / ways,
+            ways,
+            replacement,
+            indexing,
+        }
     }
 }
 
@@ -93,7 +98,9 @@ impl Cache {
 
     /// A cache that never evicts.
     pub fn infinite() -> Cache {
-        Cache::Infinite(HashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)))
+        Cache::Infinite(HashMap::with_hasher(ahash::RandomState::with_seeds(
+            1, 2, 3, 4,
+        )))
     }
 
     /// The state of `line` if it is present (does not count as a use).
@@ -146,7 +153,11 @@ impl Cache {
     pub fn lines(&self) -> Box<dyn Iterator<Item = (u64, LineState)> + '_> {
         match self {
             Cache::SetAssoc(c) => Box::new(
-                c.tags.iter().zip(&c.states).filter(|(t, _)| **t != 0).map(|(t, s)| (*t as u64 - 1, *s)),
+                c.tags
+                    .iter()
+                    .zip(&c.states)
+                    .filter(|(t, _)| **t != 0)
+                    .map(|(t, s)| (*t as u64 - 1, *s)),
             ),
             Cache::Infinite(m) => Box::new(m.iter().map(|(l, s)| (*l, *s))),
         }
@@ -197,7 +208,10 @@ impl SetAssoc {
         let ways = self.geometry.ways;
         let start = self.set_of(line) * ways;
         let tag = (line + 1) as u32;
-        self.tags[start..start + ways].iter().position(|&t| t == tag).map(|w| start + w)
+        self.tags[start..start + ways]
+            .iter()
+            .position(|&t| t == tag)
+            .map(|w| start + w)
     }
 
     #[inline]
@@ -219,8 +233,10 @@ impl SetAssoc {
                 start + w
             }
         };
-        let evicted =
-            (self.tags[slot] != 0).then(|| Evicted { line: self.tags[slot] as u64 - 1, state: self.states[slot] });
+        let evicted = (self.tags[slot] != 0).then(|| Evicted {
+            line: self.tags[slot] as u64 - 1,
+            state: self.states[slot],
+        });
         debug_assert!(line <= MAX_LINE);
         self.tags[slot] = (line + 1) as u32;
         self.stamps[slot] = self.tick();
@@ -234,7 +250,12 @@ mod tests {
     use super::*;
 
     fn two_way(replacement: Replacement) -> Cache {
-        Cache::new(Geometry { sets: 2, ways: 2, replacement, indexing: SetIndexing::Modulo })
+        Cache::new(Geometry {
+            sets: 2,
+            ways: 2,
+            replacement,
+            indexing: SetIndexing::Modulo,
+        })
     }
 
     #[test]
@@ -245,7 +266,16 @@ mod tests {
         c.insert(2).0.valid = 0b0001;
         assert!(c.access(0).is_some()); // 0 is now more recent than 2
         let (_, ev) = c.insert(4);
-        assert_eq!(ev, Some(Evicted { line: 2, state: LineState { valid: 0b0001, dirty: 0 } }));
+        assert_eq!(
+            ev,
+            Some(Evicted {
+                line: 2,
+                state: LineState {
+                    valid: 0b0001,
+                    dirty: 0
+                }
+            })
+        );
         assert!(c.peek(0).is_some() && c.peek(4).is_some() && c.peek(2).is_none());
         // Set 1 is untouched by all of this.
         c.insert(1);
@@ -279,8 +309,15 @@ mod tests {
 
     #[test]
     fn hashed_indexing_stays_in_range_and_spreads_strides() {
-        let g = Geometry { sets: 15360, ways: 16, replacement: Replacement::Lru, indexing: SetIndexing::Hash };
-        let Cache::SetAssoc(c) = Cache::new(g) else { unreachable!() };
+        let g = Geometry {
+            sets: 15360,
+            ways: 16,
+            replacement: Replacement::Lru,
+            indexing: SetIndexing::Hash,
+        };
+        let Cache::SetAssoc(c) = Cache::new(g) else {
+            unreachable!()
+        };
         let mut used = std::collections::HashSet::new();
         for i in 0..4096u64 {
             let s = c.set_of(i * 1024); // a 128 KiB stride: one set under modulo-of-power-of-two

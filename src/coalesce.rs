@@ -38,7 +38,11 @@ pub fn full_sectors(bytes: u128) -> u8 {
 #[inline]
 fn byte_range(lo: u32, hi: u32) -> u128 {
     let width = hi - lo;
-    let ones = if width >= 128 { u128::MAX } else { (1u128 << width) - 1 };
+    let ones = if width >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    };
     ones << lo
 }
 
@@ -76,7 +80,11 @@ impl Coalescer {
                 let lo = start.max(line_base) - line_base;
                 let hi = end.min(line_base + 128) - line_base;
                 let sectors = sector_range(lo as u32, hi as u32);
-                let bytes = if with_bytes { byte_range(lo as u32, hi as u32) } else { 0 };
+                let bytes = if with_bytes {
+                    byte_range(lo as u32, hi as u32)
+                } else {
+                    0
+                };
                 self.add(line, sectors, bytes);
                 if line == last_line {
                     break;
@@ -92,8 +100,16 @@ impl Coalescer {
     pub fn coalesce_aligned(&mut self, addrs: &[u64; 32], mask: u32, size: u32, with_bytes: bool) {
         debug_assert!(size.is_power_of_two() && size <= 32);
         self.lines.clear();
-        let size_mask = if size >= 128 { u128::MAX } else { (1u128 << size) - 1 };
-        let mut cur = LineRequest { line: u64::MAX, sectors: 0, bytes: 0 };
+        let size_mask = if size >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << size) - 1
+        };
+        let mut cur = LineRequest {
+            line: u64::MAX,
+            sectors: 0,
+            bytes: 0,
+        };
         let mut m = mask;
         while m != 0 {
             let lane = m.trailing_zeros() as usize;
@@ -105,7 +121,11 @@ impl Coalescer {
                 if cur.line != u64::MAX {
                     self.add(cur.line, cur.sectors, cur.bytes);
                 }
-                cur = LineRequest { line, sectors: 0, bytes: 0 };
+                cur = LineRequest {
+                    line,
+                    sectors: 0,
+                    bytes: 0,
+                };
             }
             cur.sectors |= 1 << ((a >> SECTOR_SHIFT) & 3);
             if with_bytes {
@@ -132,7 +152,11 @@ impl Coalescer {
             e.bytes |= bytes;
             return;
         }
-        self.lines.push(LineRequest { line, sectors, bytes });
+        self.lines.push(LineRequest {
+            line,
+            sectors,
+            bytes,
+        });
     }
 
     /// Sectors touched by the last instruction.
@@ -155,7 +179,14 @@ mod tests {
         c.coalesce(&warp(|l| 4096 + 8 * l), u32::MAX, 8, true);
         assert_eq!(c.lines.len(), 2);
         assert_eq!(c.sector_count(), 8);
-        assert_eq!(c.lines[0], LineRequest { line: 32, sectors: 0b1111, bytes: u128::MAX });
+        assert_eq!(
+            c.lines[0],
+            LineRequest {
+                line: 32,
+                sectors: 0b1111,
+                bytes: u128::MAX
+            }
+        );
         assert_eq!(c.lines[1].full_sectors(), 0b1111);
     }
 
@@ -195,7 +226,11 @@ mod tests {
         for f in patterns {
             for mask in [u32::MAX, 0x00FF_00F0, 1, 0] {
                 for store in [false, true] {
-                    let size = if f(1) - f(0) == 4 || f(0) > f(1) { 4 } else { 8 };
+                    let size = if f(1) - f(0) == 4 || f(0) > f(1) {
+                        4
+                    } else {
+                        8
+                    };
                     let mut a = Coalescer::default();
                     let mut b = Coalescer::default();
                     a.coalesce(&warp(f), mask, size, store);

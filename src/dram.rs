@@ -61,10 +61,14 @@ impl CompulsoryTracker {
             if wanted != 0 {
                 let unit = (base + s) / per;
                 if !get(&self.fetched, unit) {
-                    let needs = (0..per).any(|i| wanted >> (s + i) & 1 == 1 && !get(&self.full_written, base + s + i));
+                    let needs = (0..per).any(|i| {
+                        wanted >> (s + i) & 1 == 1 && !get(&self.full_written, base + s + i)
+                    });
                     if needs {
                         set(&mut self.fetched, unit);
-                        self.read_sectors += (0..per).filter(|i| !get(&self.full_written, base + s + i)).count() as u64;
+                        self.read_sectors += (0..per)
+                            .filter(|i| !get(&self.full_written, base + s + i))
+                            .count() as u64;
                     }
                 }
             }

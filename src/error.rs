@@ -4,8 +4,6 @@
 //! becomes one [`Error`] whose message names the file and the problem; the binary prints it and exits
 //! with code 2. Nothing in the library panics on bad input.
 
-
-
 /// A user-facing error: the input named by `source` is wrong in the way `message` says.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}: {message}")]
@@ -19,7 +17,10 @@ pub struct Error {
 impl Error {
     /// An error about the named input (a file path, or e.g. `--block`).
     pub fn new(source_name: impl Into<String>, message: impl Into<String>) -> Self {
-        Error { source_name: source_name.into(), message: message.into() }
+        Error {
+            source_name: source_name.into(),
+            message: message.into(),
+        }
     }
 
     /// An error about a file.
@@ -33,7 +34,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Reads a file, turning I/O failures into an [`Error`] that names it.
 pub fn read_file(path: &std::path::Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::in_file(path, format!("cannot read file: {e}")))
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::in_file(path, format!("cannot read file: {e}")))
 }
 
 /// Converts a byte offset in `text` to a 1-based (line, column).
@@ -44,4 +46,3 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let column = before.rsplit('\n').next().map_or(0, |s| s.chars().count()) + 1;
     (line, column)
 }
-

@@ -204,7 +204,10 @@ impl HwConfig {
             let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
             return Err(Error::new(
                 "--hw",
-                format!("'{name_or_path}' is neither a shipped configuration ({}) nor a file", names.join(", ")),
+                format!(
+                    "'{name_or_path}' is neither a shipped configuration ({}) nor a file",
+                    names.join(", ")
+                ),
             ));
         }
         HwConfig::parse(&crate::error::read_file(path)?, name_or_path)
@@ -244,20 +247,40 @@ impl HwConfig {
             }
         }
         if s.warp_size != 32 {
-            return Err(format!("sm.warp_size = {}: only 32-thread warps are supported", s.warp_size));
+            return Err(format!(
+                "sm.warp_size = {}: only 32-thread warps are supported",
+                s.warp_size
+            ));
         }
         if s.count > 65535 {
             return Err(format!("sm.count = {} is more than 65535", s.count));
         }
-        check_cache("l1", self.l1.size_bytes, self.l1.line_bytes, self.l1.sector_bytes, self.l1.ways, 1)?;
+        check_cache(
+            "l1",
+            self.l1.size_bytes,
+            self.l1.line_bytes,
+            self.l1.sector_bytes,
+            self.l1.ways,
+            1,
+        )?;
         let l2 = &self.l2;
         if l2.partitions != 1 && l2.partitions != 2 {
-            return Err(format!("l2.partitions = {}: only 1 or 2 partitions are supported", l2.partitions));
+            return Err(format!(
+                "l2.partitions = {}: only 1 or 2 partitions are supported",
+                l2.partitions
+            ));
         }
-        check_cache("l2", l2.size_bytes, l2.line_bytes, l2.sector_bytes, l2.ways, l2.partitions)?;
+        check_cache(
+            "l2",
+            l2.size_bytes,
+            l2.line_bytes,
+            l2.sector_bytes,
+            l2.ways,
+            l2.partitions,
+        )?;
         if l2.fill_bytes < l2.sector_bytes
-            || l2.fill_bytes % l2.sector_bytes != 0
-            || l2.line_bytes % l2.fill_bytes != 0
+            || !l2.fill_bytes.is_multiple_of(l2.sector_bytes)
+            || !l2.line_bytes.is_multiple_of(l2.fill_bytes)
         {
             return Err(format!(
                 "l2.fill_bytes = {} must be a multiple of the sector ({}) that divides the line ({})",
@@ -278,23 +301,32 @@ impl HwConfig {
                 return Err("a split L2 (partitions = 2) needs l2.partition_sms".into());
             };
             if ranges.len() != 2 {
-                return Err("l2.partition_sms must list SM ranges for each of the 2 partitions".into());
+                return Err(
+                    "l2.partition_sms must list SM ranges for each of the 2 partitions".into(),
+                );
             }
             let mut owner = vec![None; s.count as usize];
             for (p, list) in ranges.iter().enumerate() {
                 for [lo, hi] in list {
                     if lo > hi || *hi >= s.count {
-                        return Err(format!("l2.partition_sms: range [{lo}, {hi}] is not within 0..{}", s.count));
+                        return Err(format!(
+                            "l2.partition_sms: range [{lo}, {hi}] is not within 0..{}",
+                            s.count
+                        ));
                     }
                     for sm in *lo..=*hi {
                         if owner[sm as usize].replace(p).is_some() {
-                            return Err(format!("l2.partition_sms: SM {sm} is attached to two partitions"));
+                            return Err(format!(
+                                "l2.partition_sms: SM {sm} is attached to two partitions"
+                            ));
                         }
                     }
                 }
             }
             if let Some(sm) = owner.iter().position(|o| o.is_none()) {
-                return Err(format!("l2.partition_sms: SM {sm} is attached to no partition"));
+                return Err(format!(
+                    "l2.partition_sms: SM {sm} is attached to no partition"
+                ));
             }
         }
         if let Some(order) = &self.schedule.dispatch_order {
@@ -308,16 +340,22 @@ impl HwConfig {
             }
             for &sm in order {
                 if sm >= s.count || std::mem::replace(&mut seen[sm as usize], true) {
-                    return Err(format!("schedule.dispatch_order: SM {sm} is out of range or repeated"));
+                    return Err(format!(
+                        "schedule.dispatch_order: SM {sm} is out of range or repeated"
+                    ));
                 }
             }
         }
         if let Some(g) = self.schedule.gpcs
             && (g == 0 || g > s.count)
         {
-            return Err(format!("schedule.gpcs = {g} must be between 1 and the SM count"));
+            return Err(format!(
+                "schedule.gpcs = {g} must be between 1 and the SM count"
+            ));
         }
-        if self.dram.allocation_granularity_bytes == 0 || !self.dram.allocation_granularity_bytes.is_power_of_two() {
+        if self.dram.allocation_granularity_bytes == 0
+            || !self.dram.allocation_granularity_bytes.is_power_of_two()
+        {
             return Err("dram.allocation_granularity_bytes must be a power of two".into());
         }
         Ok(())
@@ -364,25 +402,48 @@ impl HwConfig {
     }
 }
 
-fn check_cache(level: &str, size: u64, line: u32, sector: u32, ways: u32, partitions: u32) -> std::result::Result<(), String> {
-    if line == 0 || sector == 0 || !line.is_power_of_two() || !sector.is_power_of_two() || line % sector != 0 {
-        return Err(format!("{level}: line ({line} B) and sector ({sector} B) must be powers of two, the line a multiple of the sector"));
+fn check_cache(
+    level: &str,
+    size: u64,
+    line: u32,
+    sector: u32,
+    ways: u32,
+    partitions: u32,
+) -> std::result::Result<(), String> {
+    if line == 0
+        || sector == 0
+        || !line.is_power_of_two()
+        || !sector.is_power_of_two()
+        || !line.is_multiple_of(sector)
+    {
+        return Err(format!(
+            "{level}: line ({line} B) and sector ({sector} B) must be powers of two, the line a multiple of the sector"
+        ));
     }
     if line / sector > 8 {
         return Err(format!("{level}: at most 8 sectors per line are supported"));
     }
     if line != 128 || sector != 32 {
-        return Err(format!("{level}: only 128-byte lines of 32-byte sectors are supported (got {line}/{sector})"));
+        return Err(format!(
+            "{level}: only 128-byte lines of 32-byte sectors are supported (got {line}/{sector})"
+        ));
     }
     if ways == 0 {
         return Err(format!("{level}.ways must be positive"));
     }
     let per_partition = size / partitions as u64;
     let set_bytes = line as u64 * ways as u64;
-    if size == 0 || per_partition % set_bytes != 0 || size % partitions as u64 != 0 {
+    if size == 0
+        || !per_partition.is_multiple_of(set_bytes)
+        || !size.is_multiple_of(partitions as u64)
+    {
         return Err(format!(
             "{level}: size {size} B is not a positive whole number of sets of {ways} ways × {line} B{}",
-            if partitions > 1 { format!(" in each of {partitions} partitions") } else { String::new() }
+            if partitions > 1 {
+                format!(" in each of {partitions} partitions")
+            } else {
+                String::new()
+            }
         ));
     }
     Ok(())
@@ -416,7 +477,10 @@ mod tests {
     fn generated_dispatch_order_rotates_tpc_pairs_over_gpcs() {
         let mut hw = HwConfig::load("a100-40gb").unwrap();
         hw.sm.count = 8;
-        hw.schedule = ScheduleConfig { dispatch_order: None, gpcs: Some(2) };
+        hw.schedule = ScheduleConfig {
+            dispatch_order: None,
+            gpcs: Some(2),
+        };
         assert_eq!(hw.dispatch_order(), vec![0, 1, 4, 5, 2, 3, 6, 7]);
     }
 

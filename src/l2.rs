@@ -56,14 +56,23 @@ impl L2 {
                 if infinite {
                     Cache::infinite()
                 } else {
-                    Cache::new(Geometry::new(per_part, c.ways, c.replacement, c.set_indexing))
+                    Cache::new(Geometry::new(
+                        per_part,
+                        c.ways,
+                        c.replacement,
+                        c.set_indexing,
+                    ))
                 }
             })
             .collect();
         L2 {
             parts,
             near: hw.near_partition_of_sms(),
-            home_hash: if c.partitions == 2 { c.home_hash.clone() } else { None },
+            home_hash: if c.partitions == 2 {
+                c.home_hash.clone()
+            } else {
+                None
+            },
             fill_sectors: c.fill_bytes / c.sector_bytes,
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
             counters: L2Counters::default(),
@@ -262,7 +271,11 @@ impl L2 {
 
     /// Dirty sectors still in the L2 (not written to DRAM within the kernel).
     pub fn dirty_sectors(&self) -> u64 {
-        self.parts.iter().flat_map(|p| p.lines()).map(|(_, s)| s.dirty.count_ones() as u64).sum()
+        self.parts
+            .iter()
+            .flat_map(|p| p.lines())
+            .map(|(_, s)| s.dirty.count_ones() as u64)
+            .sum()
     }
 }
 
@@ -291,7 +304,10 @@ mod tests {
         hw.l2.ways = 2;
         hw.l2.set_indexing = crate::hw::SetIndexing::Modulo;
         hw.l2.fill_bytes = fill_bytes;
-        hw.l2.home_hash = Some(PartitionHash { low_bit: 12, bits: 1 });
+        hw.l2.home_hash = Some(PartitionHash {
+            low_bit: 12,
+            bits: 1,
+        });
         hw.l2.partition_sms = Some(vec![vec![[0, 0]], vec![[1, 1]]]);
         L2::new(&hw, false, Some((0, 1 << 20)))
     }
@@ -325,7 +341,10 @@ mod tests {
     fn misses_fetch_whole_fill_units() {
         let mut l2 = small(64);
         l2.read(0, 0, 0b0010);
-        assert_eq!((l2.counters.read_lookup_miss_sectors, l2.dram.read_sectors), (2, 2));
+        assert_eq!(
+            (l2.counters.read_lookup_miss_sectors, l2.dram.read_sectors),
+            (2, 2)
+        );
         l2.read(0, 0, 0b0001); // fetched with its pair
         assert_eq!(l2.dram.read_sectors, 2);
         l2.read(0, 0, 0b0110); // sector 2 misses: its pair {2,3}

@@ -139,14 +139,20 @@ pub struct Program {
 impl Program {
     /// Instructions a warp executes when its loop runs `trips` times.
     pub fn instructions(&self, trips: u64) -> u64 {
-        self.pre.len() as u64 + self.lp.as_ref().map_or(0, |l| l.body.len() as u64 * trips) + self.post.len() as u64
+        self.pre.len() as u64
+            + self.lp.as_ref().map_or(0, |l| l.body.len() as u64 * trips)
+            + self.post.len() as u64
     }
 
     /// All accesses in program order: `pre`, then the loop body, then `post`. Records refer to
     /// accesses by their position in this list.
     pub fn flattened(&self) -> Vec<&Access> {
         let body = self.lp.iter().flat_map(|l| l.body.iter());
-        self.pre.iter().chain(body).chain(self.post.iter()).collect()
+        self.pre
+            .iter()
+            .chain(body)
+            .chain(self.post.iter())
+            .collect()
     }
 
     /// The flattened access number and loop iteration of dynamic instruction `i` of a warp whose
@@ -209,7 +215,11 @@ pub struct Launch {
 impl Launch {
     /// `nx, ny, nz` if the kernel has them.
     pub fn domain(&self) -> Option<[i64; 3]> {
-        Some([*self.params.get("nx")?, *self.params.get("ny")?, *self.params.get("nz")?])
+        Some([
+            *self.params.get("nx")?,
+            *self.params.get("ny")?,
+            *self.params.get("nz")?,
+        ])
     }
 
     /// Binds `kernel` to `hw` with the user's choices.
@@ -219,10 +229,16 @@ impl Launch {
         if let Some(d) = req.domain {
             for (name, v) in ["nx", "ny", "nz"].iter().zip(d) {
                 if !params.contains_key(*name) {
-                    return Err(Error::new("--domain", format!("kernel '{}' has no parameter '{name}'", kernel.name)));
+                    return Err(Error::new(
+                        "--domain",
+                        format!("kernel '{}' has no parameter '{name}'", kernel.name),
+                    ));
                 }
                 if v <= 0 {
-                    return Err(Error::new("--domain", format!("{name} = {v} must be positive")));
+                    return Err(Error::new(
+                        "--domain",
+                        format!("{name} = {v} must be positive"),
+                    ));
                 }
                 params.insert(name.to_string(), v);
             }
@@ -232,7 +248,11 @@ impl Launch {
                 let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
                 return Err(Error::new(
                     "--set",
-                    format!("kernel '{}' has no parameter '{name}' (it has: {})", kernel.name, known.join(", ")),
+                    format!(
+                        "kernel '{}' has no parameter '{name}' (it has: {})",
+                        kernel.name,
+                        known.join(", ")
+                    ),
                 ));
             }
             params.insert(name.clone(), *v);
@@ -241,7 +261,10 @@ impl Launch {
         let block = req.block.unwrap_or(kernel.default_block);
         let threads = block.iter().map(|&b| b as u64).product::<u64>();
         if block.contains(&0) {
-            return Err(Error::new("--block", format!("block {:?} has a zero dimension", block)));
+            return Err(Error::new(
+                "--block",
+                format!("block {:?} has a zero dimension", block),
+            ));
         }
         if threads > hw.sm.max_threads_per_block as u64 || block[2] > 64 {
             return Err(Error::new(
@@ -266,7 +289,8 @@ impl Launch {
             }
         };
         let eval_const = |e: &Expr, what: &str| -> Result<i64> {
-            e.eval_with(&consts).map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
+            e.eval_with(&consts)
+                .map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
         };
 
         let mut grid = [0u32; 3];
@@ -294,11 +318,19 @@ impl Launch {
         }
         let total_blocks = grid.iter().map(|&g| g as u64).product::<u64>();
         if total_blocks >= u32::MAX as u64 {
-            return Err(Error::new(src, format!("{total_blocks} blocks are more than this simulator handles (2^32)")));
+            return Err(Error::new(
+                src,
+                format!("{total_blocks} blocks are more than this simulator handles (2^32)"),
+            ));
         }
 
-        let occupancy = occupancy(hw, threads, kernel.registers_per_thread, kernel.shared_bytes_per_block)
-            .map_err(|m| Error::new(src, m))?;
+        let occupancy = occupancy(
+            hw,
+            threads,
+            kernel.registers_per_thread,
+            kernel.shared_bytes_per_block,
+        )
+        .map_err(|m| Error::new(src, m))?;
 
         // Arrays are separate allocations placed one after another on allocation-granularity
         // boundaries, as cudaMalloc does for large buffers.
@@ -310,7 +342,13 @@ impl Launch {
             for d in &a.dims {
                 let v = eval_const(d, &format!("array '{}' dimension", a.name))?;
                 if v <= 0 {
-                    return Err(Error::new(src, format!("array '{}' has a dimension \"{d}\" = {v}, not positive", a.name)));
+                    return Err(Error::new(
+                        src,
+                        format!(
+                            "array '{}' has a dimension \"{d}\" = {v}, not positive",
+                            a.name
+                        ),
+                    ));
                 }
                 elements = elements
                     .checked_mul(v as u64)
@@ -321,15 +359,26 @@ impl Launch {
             let base = next.div_ceil(align) * align;
             let bytes = elements * a.element_bytes as u64;
             next = base + bytes;
-            arrays.push(ArrayLayout { name: a.name.clone(), base, elements, element_bytes: a.element_bytes });
+            arrays.push(ArrayLayout {
+                name: a.name.clone(),
+                base,
+                elements,
+                element_bytes: a.element_bytes,
+            });
         }
 
         if next >> 7 > crate::cache::MAX_LINE {
-            return Err(Error::new(src, "the arrays together exceed 2^39 bytes, more than this simulator addresses"));
+            return Err(Error::new(
+                src,
+                "the arrays together exceed 2^39 bytes, more than this simulator addresses",
+            ));
         }
         let lattice_updates = eval_const(&kernel.lattice_updates, "thread.lattice_updates")?;
         if lattice_updates <= 0 {
-            return Err(Error::new(src, format!("thread.lattice_updates = {lattice_updates} must be positive")));
+            return Err(Error::new(
+                src,
+                format!("thread.lattice_updates = {lattice_updates} must be positive"),
+            ));
         }
 
         let program = compile_program(kernel, &params, block, grid)?;
@@ -351,27 +400,43 @@ impl Launch {
 }
 
 /// Resident blocks per SM (the CUDA occupancy calculation, see hardware-notes).
-pub fn occupancy(hw: &HwConfig, threads: u32, regs: u32, smem: u32) -> std::result::Result<Occupancy, String> {
+pub fn occupancy(
+    hw: &HwConfig,
+    threads: u32,
+    regs: u32,
+    smem: u32,
+) -> std::result::Result<Occupancy, String> {
     let s = &hw.sm;
     let warps_per_block = threads.div_ceil(s.warp_size);
     if regs > s.max_registers_per_thread {
-        return Err(format!("{regs} registers per thread exceed the limit of {}", s.max_registers_per_thread));
+        return Err(format!(
+            "{regs} registers per thread exceed the limit of {}",
+            s.max_registers_per_thread
+        ));
     }
     let mut limits: Vec<(u32, &'static str)> = vec![
         (s.max_blocks, "blocks"),
-        ((s.max_warps / warps_per_block).min(s.max_threads / threads), "warps"),
+        (
+            (s.max_warps / warps_per_block).min(s.max_threads / threads),
+            "warps",
+        ),
     ];
-    let regs_per_warp = (regs * s.warp_size).div_ceil(s.register_alloc_unit) * s.register_alloc_unit;
-    if regs_per_warp > 0 {
-        let gran = s.warp_alloc_granularity;
-        let warps = (s.registers / gran / regs_per_warp) * gran;
-        limits.push((warps / warps_per_block, "registers"));
+    let regs_per_warp =
+        (regs * s.warp_size).div_ceil(s.register_alloc_unit) * s.register_alloc_unit;
+    let gran = s.warp_alloc_granularity;
+    if let Some(per_quarter) = (s.registers / gran).checked_div(regs_per_warp) {
+        limits.push((per_quarter * gran / warps_per_block, "registers"));
     }
-    let smem_per_block = (smem + s.shared_reserved_per_block).div_ceil(s.shared_alloc_unit) * s.shared_alloc_unit;
-    if smem_per_block > 0 {
-        limits.push((s.shared_memory_bytes / smem_per_block, "shared memory"));
+    let smem_per_block =
+        (smem + s.shared_reserved_per_block).div_ceil(s.shared_alloc_unit) * s.shared_alloc_unit;
+    if let Some(blocks) = s.shared_memory_bytes.checked_div(smem_per_block) {
+        limits.push((blocks, "shared memory"));
     }
-    let (blocks, limiter) = limits.iter().copied().min_by_key(|(b, _)| *b).expect("limits is not empty");
+    let (blocks, limiter) = limits
+        .iter()
+        .copied()
+        .min_by_key(|(b, _)| *b)
+        .expect("limits is not empty");
     if blocks == 0 {
         return Err(format!(
             "a block of {threads} threads with {regs} registers per thread and {smem} B shared memory does not fit on one SM of {} (limited by {limiter})",
@@ -386,12 +451,21 @@ pub fn occupancy(hw: &HwConfig, threads: u32, regs: u32, smem: u32) -> std::resu
     })
 }
 
-fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32; 3], grid: [u32; 3]) -> Result<Program> {
+fn compile_program(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    block: [u32; 3],
+    grid: [u32; 3],
+) -> Result<Program> {
     let src = kernel.source_name.as_str();
     let mut lets: Vec<(String, Expr)> = kernel.lets.clone();
     let mut loop_var: Option<String> = None;
 
-    let compile_with = |e: &Expr, lets: &[(String, Expr)], loop_var: Option<&str>, what: &str| -> Result<Compiled> {
+    let compile_with = |e: &Expr,
+                        lets: &[(String, Expr)],
+                        loop_var: Option<&str>,
+                        what: &str|
+     -> Result<Compiled> {
         let resolve = |name: &str| -> Option<Binding<'_>> {
             if let Some(v) = params.get(name) {
                 return Some(Binding::Const(*v));
@@ -421,11 +495,24 @@ fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32;
         expr::compile(e, &resolve).map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
     };
 
-    let predicate = |e: &Expr, lets: &[(String, Expr)], loop_var: Option<&str>, what: &str| -> Result<Predicate> {
+    let predicate = |e: &Expr,
+                     lets: &[(String, Expr)],
+                     loop_var: Option<&str>,
+                     what: &str|
+     -> Result<Predicate> {
         let general = compile_with(e, lets, loop_var, what)?;
         let mut terms = Vec::new();
         for c in conjuncts(e) {
-            let Expr::Binary(op @ (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne), a, b) = c
+            let Expr::Binary(
+                op @ (BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge
+                | BinaryOp::Eq
+                | BinaryOp::Ne),
+                a,
+                b,
+            ) = c
             else {
                 return Ok(Predicate::General(general));
             };
@@ -449,7 +536,11 @@ fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32;
         match step {
             Step::Access(a) => {
                 let acc = compile_access(kernel, a, params, &lets, None, &compile_with)?;
-                if lp.is_some() { post.push(acc) } else { pre.push(acc) }
+                if lp.is_some() {
+                    post.push(acc)
+                } else {
+                    pre.push(acc)
+                }
             }
             Step::Loop(l) => {
                 if lp.is_some() {
@@ -468,16 +559,32 @@ fn compile_program(kernel: &Kernel, params: &BTreeMap<String, i64>, block: [u32;
                     let Step::Access(a) = s else {
                         return Err(Error::new(src, "nested loops are not supported"));
                     };
-                    body.push(compile_access(kernel, a, params, &lets, loop_var.as_deref(), &compile_with)?);
+                    body.push(compile_access(
+                        kernel,
+                        a,
+                        params,
+                        &lets,
+                        loop_var.as_deref(),
+                        &compile_with,
+                    )?);
                 }
                 lets.truncate(saved);
                 loop_var = None;
-                lp = Some(LoopProgram { count, while_cond, body });
+                lp = Some(LoopProgram {
+                    count,
+                    while_cond,
+                    body,
+                });
             }
         }
     }
     let _ = loop_var;
-    Ok(Program { guard, pre, lp, post })
+    Ok(Program {
+        guard,
+        pre,
+        lp,
+        post,
+    })
 }
 
 type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], Option<&str>, &str) -> Result<Compiled> + 'a;
@@ -498,16 +605,37 @@ fn compile_access(
         let lookup = |n: &str| params.get(n).copied();
         let mut text = format!("({})", a.index[a.index.len() - 1]);
         for d in (0..a.index.len() - 1).rev() {
-            let extent = decl.dims[d]
-                .eval_with(&lookup)
-                .map_err(|e| Error::new(&kernel.source_name, format!("array '{}' dimension: {e}", decl.name)))?;
+            let extent = decl.dims[d].eval_with(&lookup).map_err(|e| {
+                Error::new(
+                    &kernel.source_name,
+                    format!("array '{}' dimension: {e}", decl.name),
+                )
+            })?;
             text = format!("({}) + {extent} * {text}", a.index[d]);
         }
-        expr::parse(&text).map_err(|e| Error::new(&kernel.source_name, format!("internal: linearised index: {e}")))?
+        expr::parse(&text).map_err(|e| {
+            Error::new(
+                &kernel.source_name,
+                format!("internal: linearised index: {e}"),
+            )
+        })?
     };
-    let what = format!("index of {} '{}'", if a.kind == AccessKind::Load { "load from" } else { "store to" }, decl.name);
+    let what = format!(
+        "index of {} '{}'",
+        if a.kind == AccessKind::Load {
+            "load from"
+        } else {
+            "store to"
+        },
+        decl.name
+    );
     let index = compile_with(&index_expr, lets, loop_var, &what)?;
-    Ok(Access { kind: a.kind, array: a.array, index, bytes: a.bytes })
+    Ok(Access {
+        kind: a.kind,
+        array: a.array,
+        index,
+        bytes: a.bytes,
+    })
 }
 
 #[cfg(test)]
@@ -539,7 +667,15 @@ mod tests {
     #[test]
     fn star1_binds_to_affine_indices() {
         let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
-        let l = Launch::new(&k, &h200(), &LaunchRequest { block: Some([32, 8, 4]), ..Default::default() }).unwrap();
+        let l = Launch::new(
+            &k,
+            &h200(),
+            &LaunchRequest {
+                block: Some([32, 8, 4]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(l.grid, [8, 32, 64]);
         assert_eq!(l.total_blocks, 16384);
         assert_eq!(l.program.pre.len(), 8);
@@ -557,11 +693,35 @@ mod tests {
     fn bad_requests_are_errors() {
         let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
         let hw = h200();
-        let e = Launch::new(&k, &hw, &LaunchRequest { block: Some([64, 32, 1]), ..Default::default() }).unwrap_err();
+        let e = Launch::new(
+            &k,
+            &hw,
+            &LaunchRequest {
+                block: Some([64, 32, 1]),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(e.message.contains("2048 threads"), "{e}");
-        let e = Launch::new(&k, &hw, &LaunchRequest { set: vec![("bogus".into(), 1)], ..Default::default() }).unwrap_err();
+        let e = Launch::new(
+            &k,
+            &hw,
+            &LaunchRequest {
+                set: vec![("bogus".into(), 1)],
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(e.message.contains("no parameter 'bogus'"), "{e}");
-        let e = Launch::new(&k, &hw, &LaunchRequest { domain: Some([0, 4, 4]), ..Default::default() }).unwrap_err();
+        let e = Launch::new(
+            &k,
+            &hw,
+            &LaunchRequest {
+                domain: Some([0, 4, 4]),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(e.message.contains("positive"), "{e}");
     }
 }

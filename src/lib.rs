@@ -29,19 +29,34 @@ pub fn load_kernel(name_or_path: &str) -> Result<trace::Kernel> {
     if path.exists() {
         return trace::Kernel::load(path);
     }
-    let stem = name_or_path.trim_end_matches(".toml").rsplit('/').next().unwrap_or(name_or_path);
-    if let Some((_, text)) = trace::SHIPPED.iter().find(|(n, _)| *n == stem || n.replace('-', "_") == stem.replace('-', "_")) {
+    let stem = name_or_path
+        .trim_end_matches(".toml")
+        .rsplit('/')
+        .next()
+        .unwrap_or(name_or_path);
+    if let Some((_, text)) = trace::SHIPPED
+        .iter()
+        .find(|(n, _)| *n == stem || n.replace('-', "_") == stem.replace('-', "_"))
+    {
         return trace::Kernel::parse(text, &format!("traces/{stem}.toml"));
     }
     let names: Vec<&str> = trace::SHIPPED.iter().map(|(n, _)| *n).collect();
     Err(Error::new(
         "--kernel",
-        format!("'{name_or_path}' is neither a file nor a shipped trace ({})", names.join(", ")),
+        format!(
+            "'{name_or_path}' is neither a file nor a shipped trace ({})",
+            names.join(", ")
+        ),
     ))
 }
 
 /// Loads, binds and simulates: the whole of `gputraffic simulate`.
-pub fn run(kernel: &str, hw: &str, req: &launch::LaunchRequest, opts: &sim::SimOptions) -> Result<report::Report> {
+pub fn run(
+    kernel: &str,
+    hw: &str,
+    req: &launch::LaunchRequest,
+    opts: &sim::SimOptions,
+) -> Result<report::Report> {
     let kernel = load_kernel(kernel)?;
     let hw = hw::HwConfig::load(hw)?;
     let launch = launch::Launch::new(&kernel, &hw, req)?;

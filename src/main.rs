@@ -8,7 +8,11 @@ use gputraffic::{Error, Result};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "gputraffic", version, about = "Trace-driven simulator of GPU memory traffic")]
+#[command(
+    name = "gputraffic",
+    version,
+    about = "Trace-driven simulator of GPU memory traffic"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -58,7 +62,12 @@ struct SimulateArgs {
 
 fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
     let parts: Vec<&str> = s.split('x').collect();
-    let bad = || Error::new(option, format!("'{s}' is not of the form AxBxC with positive integers"));
+    let bad = || {
+        Error::new(
+            option,
+            format!("'{s}' is not of the form AxBxC with positive integers"),
+        )
+    };
     if parts.len() != 3 {
         return Err(bad());
     }
@@ -77,19 +86,29 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         Some(b) => {
             let d = parse_dims("--block", b)?;
             if d.iter().any(|&v| v > 1024) {
-                return Err(Error::new("--block", format!("'{b}': a block dimension above 1024")));
+                return Err(Error::new(
+                    "--block",
+                    format!("'{b}': a block dimension above 1024"),
+                ));
             }
             Some(d.map(|v| v as u32))
         }
         None => None,
     };
-    let domain = a.domain.as_deref().map(|d| parse_dims("--domain", d)).transpose()?;
+    let domain = a
+        .domain
+        .as_deref()
+        .map(|d| parse_dims("--domain", d))
+        .transpose()?;
     let mut set = Vec::new();
     for s in &a.set {
         let Some((name, value)) = s.split_once('=') else {
             return Err(Error::new("--set", format!("'{s}' is not NAME=VALUE")));
         };
-        let value: i64 = value.trim().parse().map_err(|_| Error::new("--set", format!("'{s}': '{value}' is not an integer")))?;
+        let value: i64 = value
+            .trim()
+            .parse()
+            .map_err(|_| Error::new("--set", format!("'{s}': '{value}' is not an integer")))?;
         set.push((name.trim().to_string(), value));
     }
     let req = LaunchRequest { block, domain, set };
@@ -114,12 +133,16 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
 fn list() -> String {
     let mut s = String::from("kernels (traces/):\n");
     for (name, text) in gputraffic::trace::SHIPPED {
-        let desc = gputraffic::trace::Kernel::parse(text, name).map(|k| k.description).unwrap_or_default();
+        let desc = gputraffic::trace::Kernel::parse(text, name)
+            .map(|k| k.description)
+            .unwrap_or_default();
         s += &format!("  {name:<22} {desc}\n");
     }
     s += "hardware (hw-configs/):\n";
     for (name, text) in gputraffic::hw::SHIPPED {
-        let desc = gputraffic::hw::HwConfig::parse(text, name).map(|h| h.description).unwrap_or_default();
+        let desc = gputraffic::hw::HwConfig::parse(text, name)
+            .map(|h| h.description)
+            .unwrap_or_default();
         s += &format!("  {name:<22} {desc}\n");
     }
     s

@@ -146,7 +146,10 @@ impl Report {
 
     /// A metric's count by name.
     pub fn metric(&self, name: &str) -> Option<u64> {
-        self.metrics().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+        self.metrics()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
     }
 
     /// Bytes per lattice update of every sector metric (requests have no byte volume).
@@ -162,10 +165,19 @@ impl Report {
     /// Hit rates: L1 loads, L2 near-partition lookups, and L2 as seen from DRAM.
     pub fn hit_rates(&self) -> Vec<(&'static str, f64)> {
         let c = &self.counts;
-        let ratio = |miss: u64, total: u64| if total == 0 { 0.0 } else { 1.0 - miss as f64 / total as f64 };
+        let ratio = |miss: u64, total: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                1.0 - miss as f64 / total as f64
+            }
+        };
         vec![
             ("l1_load", ratio(c.l1.load_miss_sectors, c.l1.load_sectors)),
-            ("l2_near_read", ratio(c.l2.read_lookup_miss_sectors, c.l2.read_sectors)),
+            (
+                "l2_near_read",
+                ratio(c.l2.read_lookup_miss_sectors, c.l2.read_sectors),
+            ),
             ("l2_read", ratio(c.dram.read_sectors, c.l2.read_sectors)),
         ]
     }
@@ -175,7 +187,10 @@ impl Report {
     pub fn compulsory(&self) -> Vec<(&'static str, Option<u64>)> {
         let c = &self.counts;
         vec![
-            ("l2_to_l1_read_sectors", (c.l1.block_unique_load_sectors > 0).then_some(c.l1.block_unique_load_sectors)),
+            (
+                "l2_to_l1_read_sectors",
+                (c.l1.block_unique_load_sectors > 0).then_some(c.l1.block_unique_load_sectors),
+            ),
             ("dram_to_l2_read_sectors", c.compulsory_dram_read_sectors),
         ]
     }
@@ -198,7 +213,10 @@ impl Report {
         let mut comp = Map::new();
         for (n, v) in self.compulsory() {
             comp.insert(n.into(), json!(v));
-            comp.insert(format!("{}_bytes_per_lup", n.trim_end_matches("_sectors")), json!(v.map(|v| v as f64 * SECTOR_BYTES / lups)));
+            comp.insert(
+                format!("{}_bytes_per_lup", n.trim_end_matches("_sectors")),
+                json!(v.map(|v| v as f64 * SECTOR_BYTES / lups)),
+            );
         }
         let c = &self.counts;
         json!({
@@ -253,9 +271,15 @@ impl Report {
         for (n, v) in self.hit_rates() {
             cols.push((format!("hit_rate_{n}"), v.to_string()));
         }
-        cols.push(("dirty_at_end_sectors".into(), self.counts.dirty_at_end_sectors.to_string()));
+        cols.push((
+            "dirty_at_end_sectors".into(),
+            self.counts.dirty_at_end_sectors.to_string(),
+        ));
         for (n, v) in self.compulsory() {
-            cols.push((format!("compulsory_{n}"), v.map_or(String::new(), |v| v.to_string())));
+            cols.push((
+                format!("compulsory_{n}"),
+                v.map_or(String::new(), |v| v.to_string()),
+            ));
         }
         let header: Vec<String> = cols.iter().map(|(k, _)| csv_field(k)).collect();
         let row: Vec<String> = cols.iter().map(|(_, v)| csv_field(v)).collect();
@@ -269,7 +293,11 @@ impl Report {
         let l = &self.launch;
         let b = self.block;
         let g = self.grid;
-        let _ = write!(s, "kernel {} on {}, block {}x{}x{}, grid {}x{}x{}", self.kernel, self.hw, b[0], b[1], b[2], g[0], g[1], g[2]);
+        let _ = write!(
+            s,
+            "kernel {} on {}, block {}x{}x{}, grid {}x{}x{}",
+            self.kernel, self.hw, b[0], b[1], b[2], g[0], g[1], g[2]
+        );
         if let Some(d) = self.domain {
             let _ = write!(s, ", domain {}x{}x{}", d[0], d[1], d[2]);
         }
@@ -307,10 +335,18 @@ impl Report {
         }
         let lups = self.lattice_updates as f64;
         let dirty = self.counts.dirty_at_end_sectors;
-        let _ = writeln!(s, "dirty in L2 at kernel end: {dirty} sectors ({:.3} B/LUP, not counted as DRAM writes)", dirty as f64 * SECTOR_BYTES / lups);
+        let _ = writeln!(
+            s,
+            "dirty in L2 at kernel end: {dirty} sectors ({:.3} B/LUP, not counted as DRAM writes)",
+            dirty as f64 * SECTOR_BYTES / lups
+        );
         for (n, v) in self.compulsory() {
             if let Some(v) = v {
-                let _ = writeln!(s, "compulsory {n}: {v} ({:.3} B/LUP)", v as f64 * SECTOR_BYTES / lups);
+                let _ = writeln!(
+                    s,
+                    "compulsory {n}: {v} ({:.3} B/LUP)",
+                    v as f64 * SECTOR_BYTES / lups
+                );
             }
         }
         s
@@ -320,7 +356,10 @@ impl Report {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Table => self.to_table(),
-            Format::Json => format!("{}\n", serde_json::to_string_pretty(&self.to_json()).expect("a JSON value serialises")),
+            Format::Json => format!(
+                "{}\n",
+                serde_json::to_string_pretty(&self.to_json()).expect("a JSON value serialises")
+            ),
             Format::Csv => self.to_csv(),
         }
     }

@@ -69,7 +69,11 @@ impl WarpInfo {
 pub fn block_coords(id: u64, grid: [u32; 3]) -> [i64; 3] {
     let gx = grid[0] as u64;
     let gy = grid[1] as u64;
-    [(id % gx) as i64, ((id / gx) % gy) as i64, (id / (gx * gy)) as i64]
+    [
+        (id % gx) as i64,
+        ((id / gx) % gy) as i64,
+        (id / (gx * gy)) as i64,
+    ]
 }
 
 /// Thread coordinates of a linear thread id within a block.
@@ -121,15 +125,25 @@ pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
             }
             mask |= 1 << lane;
             if let Some(lp) = &p.lp {
-                let count = lp.count.eval(&slots).map_err(|e| err(e, "loop count", &slots))?;
+                let count = lp
+                    .count
+                    .eval(&slots)
+                    .map_err(|e| err(e, "loop count", &slots))?;
                 if count > MAX_TRIPS {
-                    return Err(err(crate::expr::EvalError::Overflow, "loop count above 2^24", &slots));
+                    return Err(err(
+                        crate::expr::EvalError::Overflow,
+                        "loop count above 2^24",
+                        &slots,
+                    ));
                 }
                 let mut k = 0;
                 while k < count {
                     if let Some(c) = &lp.while_cond {
                         slots[SLOT_LOOP] = k;
-                        if !c.holds(&slots).map_err(|e| err(e, "loop condition", &slots))? {
+                        if !c
+                            .holds(&slots)
+                            .map_err(|e| err(e, "loop condition", &slots))?
+                        {
                             break;
                         }
                     }
@@ -139,10 +153,16 @@ pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
                 lane_trips[lane as usize] = k as u32;
             }
         }
-        let active_trips = (0..32).filter(|l| mask >> l & 1 == 1).map(|l| lane_trips[l]);
+        let active_trips = (0..32)
+            .filter(|l| mask >> l & 1 == 1)
+            .map(|l| lane_trips[l]);
         let trips = active_trips.clone().max().unwrap_or(0);
         let uniform = active_trips.clone().all(|t| t == trips);
-        let instructions = if mask == 0 { 0 } else { p.instructions(trips as u64) };
+        let instructions = if mask == 0 {
+            0
+        } else {
+            p.instructions(trips as u64)
+        };
         out.push(WarpInfo {
             mask,
             trips,
@@ -202,7 +222,11 @@ impl<'a> Scheduler<'a> {
         }
         let per_sm = launch.occupancy.blocks_per_sm as usize;
         let sms = (0..n)
-            .map(|_| SmQueue { live: vec![0; per_sm], free_slots: (0..per_sm as u16).rev().collect(), ..Default::default() })
+            .map(|_| SmQueue {
+                live: vec![0; per_sm],
+                free_slots: (0..per_sm as u16).rev().collect(),
+                ..Default::default()
+            })
             .collect();
         let mut s = Scheduler {
             launch,
@@ -240,7 +264,10 @@ impl<'a> Scheduler<'a> {
             let lo = self.next_block;
             let hi = (lo + BLOCK_BATCH).min(total);
             let launch = self.launch;
-            let batch: Vec<Result<Vec<WarpInfo>>> = (lo..hi).into_par_iter().map(|b| block_warps(launch, b)).collect();
+            let batch: Vec<Result<Vec<WarpInfo>>> = (lo..hi)
+                .into_par_iter()
+                .map(|b| block_warps(launch, b))
+                .collect();
             for r in batch {
                 self.ready.push_back(r?);
             }
@@ -254,7 +281,9 @@ impl<'a> Scheduler<'a> {
     /// Puts the next block(s) into a free slot of `sm`; blocks without instructions finish at once.
     fn dispatch(&mut self, sm: u32) -> Result<()> {
         loop {
-            let Some((block, warps)) = self.next_block_info()? else { return Ok(()) };
+            let Some((block, warps)) = self.next_block_info()? else {
+                return Ok(());
+            };
             let q = &mut self.sms[sm as usize];
             let slot = q.free_slots.pop().expect("dispatch needs a free slot");
             let mut live = 0;
@@ -262,7 +291,13 @@ impl<'a> Scheduler<'a> {
                 if info.instructions > 0 {
                     live += 1;
                     self.active_warps += 1;
-                    q.ring.push(ResidentWarp { block, warp: w as u16, slot, next: 0, info });
+                    q.ring.push(ResidentWarp {
+                        block,
+                        warp: w as u16,
+                        slot,
+                        next: 0,
+                        info,
+                    });
                 }
             }
             if live > 0 {
@@ -276,7 +311,12 @@ impl<'a> Scheduler<'a> {
     /// Runs up to `ticks` ticks, putting each SM's issues in `out[sm]` and the blocks that
     /// finished on it in `finished[sm]` (both cleared first). Returns the number of ticks run
     /// (fewer only when the launch finished).
-    pub fn run(&mut self, ticks: u32, out: &mut [Vec<Issue>], finished: &mut [Vec<u32>]) -> Result<u32> {
+    pub fn run(
+        &mut self,
+        ticks: u32,
+        out: &mut [Vec<Issue>],
+        finished: &mut [Vec<u32>],
+    ) -> Result<u32> {
         for o in out.iter_mut() {
             o.clear();
         }
@@ -298,7 +338,11 @@ impl<'a> Scheduler<'a> {
                 let i = w.next;
                 let (access, iteration) = program.decode(i, w.info.trips as u64);
                 let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
-                let mask = if in_loop { w.info.loop_mask(iteration as u32) } else { w.info.mask };
+                let mask = if in_loop {
+                    w.info.loop_mask(iteration as u32)
+                } else {
+                    w.info.mask
+                };
                 self.thread_accesses += mask.count_ones() as u64;
                 out[sm].push(Issue {
                     tick: t,
@@ -351,7 +395,16 @@ mod tests {
     fn launch(block: [u32; 3], domain: [i64; 3]) -> Launch {
         let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
         let hw = HwConfig::load("h200").unwrap();
-        Launch::new(&k, &hw, &LaunchRequest { block: Some(block), domain: Some(domain), set: vec![] }).unwrap()
+        Launch::new(
+            &k,
+            &hw,
+            &LaunchRequest {
+                block: Some(block),
+                domain: Some(domain),
+                set: vec![],
+            },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -387,12 +440,19 @@ mod tests {
         let l = launch([32, 32, 1], [32, 96, 1]);
         let mut s = Scheduler::new(&l, vec![0]).unwrap();
         let mut out = vec![Vec::new(); 1];
-        assert_eq!(s.run(1_000_000, &mut out, &mut vec![Vec::new(); 1]).unwrap(), 768);
+        assert_eq!(
+            s.run(1_000_000, &mut out, &mut vec![Vec::new(); 1])
+                .unwrap(),
+            768
+        );
         let blocks: Vec<u32> = out[0].iter().map(|i| i.block).collect();
         assert!(blocks[..512].iter().all(|&b| b < 2));
         assert_eq!(&blocks[..2], &[0, 0]);
         // The ring holds block 0's 32 warps, then block 1's; each round visits all 64.
-        assert_eq!((blocks[31], blocks[32], blocks[63], blocks[64]), (0, 1, 1, 0));
+        assert_eq!(
+            (blocks[31], blocks[32], blocks[63], blocks[64]),
+            (0, 1, 1, 0)
+        );
         assert!(blocks[512..].iter().all(|&b| b == 2));
     }
 }

@@ -29,7 +29,12 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { infinite_l1: false, infinite_l2: false, chunk_ticks: 512, compulsory: true }
+        SimOptions {
+            infinite_l1: false,
+            infinite_l2: false,
+            chunk_ticks: 512,
+            compulsory: true,
+        }
     }
 }
 
@@ -59,11 +64,17 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch);
     let mut sched = Scheduler::new(launch, hw.dispatch_order())?;
-    let mut workers: Vec<SmWorker> =
-        (0..n).map(|_| SmWorker::new(hw, opts.infinite_l1, opts.compulsory)).collect();
+    let mut workers: Vec<SmWorker> = (0..n)
+        .map(|_| SmWorker::new(hw, opts.infinite_l1, opts.compulsory))
+        .collect();
     let range = opts.compulsory.then(|| {
         let lo = launch.arrays.iter().map(|a| a.base).min().unwrap_or(0);
-        let hi = launch.arrays.iter().map(|a| a.base + a.bytes()).max().unwrap_or(0);
+        let hi = launch
+            .arrays
+            .iter()
+            .map(|a| a.base + a.bytes())
+            .max()
+            .unwrap_or(0);
         (lo, hi)
     });
     let mut l2 = L2::new(hw, opts.infinite_l2, range);

@@ -70,7 +70,12 @@ struct BlockFootprint {
 
 impl BlockFootprint {
     fn new() -> BlockFootprint {
-        BlockFootprint { block: u32::MAX, keys: vec![0; 1024], masks: vec![0; 1024], len: 0 }
+        BlockFootprint {
+            block: u32::MAX,
+            keys: vec![0; 1024],
+            masks: vec![0; 1024],
+            len: 0,
+        }
     }
 
     #[inline]
@@ -104,8 +109,13 @@ impl BlockFootprint {
 
     #[cold]
     fn grow(&mut self) {
-        let old: Vec<(u64, u8)> =
-            self.keys.iter().zip(&self.masks).filter(|(k, _)| **k != 0).map(|(k, m)| (*k - 1, *m)).collect();
+        let old: Vec<(u64, u8)> = self
+            .keys
+            .iter()
+            .zip(&self.masks)
+            .filter(|(k, _)| **k != 0)
+            .map(|(k, m)| (*k - 1, *m))
+            .collect();
         let n = self.keys.len() * 2;
         self.keys = vec![0; n];
         self.masks = vec![0; n];
@@ -181,7 +191,11 @@ impl GenContext {
                 let arr = &launch.arrays[a.array];
                 let elem = arr.element_bytes as i64;
                 let fast = a.index.as_affine().map(|f| {
-                    let t = [f.coef[SLOT_THREAD], f.coef[SLOT_THREAD + 1], f.coef[SLOT_THREAD + 2]];
+                    let t = [
+                        f.coef[SLOT_THREAD],
+                        f.coef[SLOT_THREAD + 1],
+                        f.coef[SLOT_THREAD + 2],
+                    ];
                     let lane_table = match triples.iter().position(|x| *x == t) {
                         Some(i) => i,
                         None => {
@@ -199,13 +213,20 @@ impl GenContext {
                     };
                     FastIndex {
                         c0: f.c0,
-                        block_coef: [f.coef[SLOT_BLOCK], f.coef[SLOT_BLOCK + 1], f.coef[SLOT_BLOCK + 2]],
+                        block_coef: [
+                            f.coef[SLOT_BLOCK],
+                            f.coef[SLOT_BLOCK + 1],
+                            f.coef[SLOT_BLOCK + 2],
+                        ],
                         loop_coef: f.coef[SLOT_LOOP],
                         lane_table,
                     }
                 });
                 let b = a.bytes as u64;
-                let aligned = b.is_power_of_two() && b <= 32 && (elem as u64) % b == 0 && arr.base % b == 0;
+                let aligned = b.is_power_of_two()
+                    && b <= 32
+                    && (elem as u64).is_multiple_of(b)
+                    && arr.base.is_multiple_of(b);
                 PreparedAccess {
                     aligned,
                     kind: a.kind,
@@ -236,7 +257,11 @@ impl GenContext {
             &self.source_name,
             format!(
                 "{} of array '{}' is outside it: thread ({}, {}, {}) of block ({}, {}, {}){} accesses byte offset {offset} of {}",
-                if a.kind == AccessKind::Load { "a load" } else { "a store" },
+                if a.kind == AccessKind::Load {
+                    "a load"
+                } else {
+                    "a store"
+                },
                 self.array_names[a.array],
                 t[0],
                 t[1],
@@ -244,7 +269,11 @@ impl GenContext {
                 b[0],
                 b[1],
                 b[2],
-                if issue.iteration > 0 { format!(" in loop iteration {}", issue.iteration) } else { String::new() },
+                if issue.iteration > 0 {
+                    format!(" in loop iteration {}", issue.iteration)
+                } else {
+                    String::new()
+                },
                 a.limit
             ),
         )
@@ -275,7 +304,12 @@ impl SmWorker {
         let l1 = if infinite {
             Cache::infinite()
         } else {
-            Cache::new(Geometry::new(hw.l1.size_bytes, hw.l1.ways, hw.l1.replacement, hw.l1.set_indexing))
+            Cache::new(Geometry::new(
+                hw.l1.size_bytes,
+                hw.l1.ways,
+                hw.l1.replacement,
+                hw.l1.set_indexing,
+            ))
         };
         SmWorker {
             l1,
@@ -309,7 +343,11 @@ impl SmWorker {
     /// The footprint table of `block`, taking a free one if it has none yet.
     #[inline]
     fn footprint(&mut self, block: u32) -> &mut BlockFootprint {
-        if self.footprints.get(self.current).is_none_or(|f| f.block != block) {
+        if self
+            .footprints
+            .get(self.current)
+            .is_none_or(|f| f.block != block)
+        {
             self.current = match self.footprints.iter().position(|f| f.block == block) {
                 Some(i) => i,
                 None => match self.footprints.iter().position(|f| f.block == u32::MAX) {
@@ -327,7 +365,12 @@ impl SmWorker {
 
     /// Processes one chunk of issues, replacing `out`; `finished_blocks` are the blocks whose last
     /// instruction is in this chunk.
-    pub fn process(&mut self, cx: &GenContext, issues: &[Issue], finished_blocks: &[u32]) -> Result<()> {
+    pub fn process(
+        &mut self,
+        cx: &GenContext,
+        issues: &[Issue],
+        finished_blocks: &[u32],
+    ) -> Result<()> {
         self.out.clear();
         let mut slots = [0i64; SLOTS];
         let mut last_block = u32::MAX;
@@ -341,9 +384,11 @@ impl SmWorker {
             self.addresses(cx, a, issue, block_xyz, &mut slots)?;
             let is_store = a.kind == AccessKind::Store;
             if a.aligned {
-                self.coalescer.coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
+                self.coalescer
+                    .coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
             } else {
-                self.coalescer.coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+                self.coalescer
+                    .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
             }
             if is_store {
                 self.store(issue.tick);
@@ -369,7 +414,10 @@ impl SmWorker {
         let mut bad = None;
         match &a.fast {
             Some(f) => {
-                let idx = f.c0 + f.block_coef[0] * b[0] + f.block_coef[1] * b[1] + f.block_coef[2] * b[2]
+                let idx = f.c0
+                    + f.block_coef[0] * b[0]
+                    + f.block_coef[1] * b[1]
+                    + f.block_coef[2] * b[2]
                     + f.loop_coef * issue.iteration as i64;
                 let warp_base = (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx));
                 let first = issue.warp as usize * 32;
@@ -398,7 +446,10 @@ impl SmWorker {
                     let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
                     slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
                     let idx = a.general.eval(slots).map_err(|e| {
-                        Error::new(&cx.source_name, format!("index of array '{}': {e}", cx.array_names[a.array]))
+                        Error::new(
+                            &cx.source_name,
+                            format!("index of array '{}': {e}", cx.array_names[a.array]),
+                        )
                     })?;
                     let offset = idx.checked_mul(a.elem).unwrap_or(i64::MIN);
                     if offset < 0 || offset > a.limit as i64 - a.bytes as i64 {
@@ -446,7 +497,13 @@ impl SmWorker {
             };
             if missing != 0 {
                 c.load_miss_sectors += missing.count_ones() as u64;
-                self.out.push(L2Request { tick, write: false, sectors: missing, line, bytes: 0 });
+                self.out.push(L2Request {
+                    tick,
+                    write: false,
+                    sectors: missing,
+                    line,
+                    bytes: 0,
+                });
             }
         }
     }
@@ -459,7 +516,13 @@ impl SmWorker {
         c.store_requests += 1;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
-            self.out.push(L2Request { tick, write: true, sectors: r.sectors, line: r.line, bytes: r.bytes });
+            self.out.push(L2Request {
+                tick,
+                write: true,
+                sectors: r.sectors,
+                line: r.line,
+                bytes: r.bytes,
+            });
         }
     }
 }

@@ -196,7 +196,10 @@ impl Ctx<'_> {
         expr::parse(s.get_ref()).map_err(|e| {
             // The span covers the quotes; the expression starts one byte later for basic strings.
             let start = s.span().start + quote_len(&self.text[s.span().start..]);
-            self.err_at(start + e.pos, format!("in expression \"{}\": {}", s.get_ref(), e.message))
+            self.err_at(
+                start + e.pos,
+                format!("in expression \"{}\": {}", s.get_ref(), e.message),
+            )
         })
     }
 
@@ -205,7 +208,10 @@ impl Ctx<'_> {
         let text = s.get_ref();
         let start = s.span().start + quote_len(&self.text[s.span().start..]);
         let Some(eq) = text.find('=') else {
-            return Err(self.err_at(start, format!("expected 'name = expression' but found \"{text}\"")));
+            return Err(self.err_at(
+                start,
+                format!("expected 'name = expression' but found \"{text}\""),
+            ));
         };
         let name = text[..eq].trim();
         if !is_identifier(name) {
@@ -213,7 +219,10 @@ impl Ctx<'_> {
         }
         let body = &text[eq + 1..];
         let e = expr::parse(body).map_err(|e| {
-            self.err_at(start + eq + 1 + e.pos, format!("in definition \"{text}\": {}", e.message))
+            self.err_at(
+                start + eq + 1 + e.pos,
+                format!("in definition \"{text}\": {}", e.message),
+            )
         })?;
         Ok((name.to_string(), e))
     }
@@ -221,7 +230,10 @@ impl Ctx<'_> {
     fn positive(&self, v: &Spanned<i64>, what: &str) -> Result<u32> {
         let x = *v.get_ref();
         if x <= 0 || x > u32::MAX as i64 {
-            return Err(self.err_at(v.span().start, format!("{what} must be a positive integer, got {x}")));
+            return Err(self.err_at(
+                v.span().start,
+                format!("{what} must be a positive integer, got {x}"),
+            ));
         }
         Ok(x as u32)
     }
@@ -262,13 +274,19 @@ impl Kernel {
                 None => Error::new(source_name, message),
             }
         })?;
-        let cx = Ctx { text, source: source_name };
+        let cx = Ctx {
+            text,
+            source: source_name,
+        };
         let mut names: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
 
         let mut params = BTreeMap::new();
         for (name, value) in &raw.params {
             if !is_identifier(name) {
-                return Err(cx.err_at(value.span().start, format!("parameter name '{name}' is not a valid name")));
+                return Err(cx.err_at(
+                    value.span().start,
+                    format!("parameter name '{name}' is not a valid name"),
+                ));
             }
             params.insert(name.clone(), *value.get_ref());
             names.push(name.clone());
@@ -278,13 +296,20 @@ impl Kernel {
         for a in &raw.arrays {
             let name = a.name.get_ref().clone();
             if arrays.iter().any(|b| b.name == name) {
-                return Err(cx.err_at(a.name.span().start, format!("array '{name}' is declared twice")));
+                return Err(cx.err_at(
+                    a.name.span().start,
+                    format!("array '{name}' is declared twice"),
+                ));
             }
             let element_bytes = cx.positive(&a.element_bytes, "element_bytes")?;
             if a.dims.is_empty() {
                 return Err(cx.err_at(a.name.span().start, format!("array '{name}' has no dims")));
             }
-            let dims = a.dims.iter().map(|d| cx.expr(d)).collect::<Result<Vec<_>>>()?;
+            let dims = a
+                .dims
+                .iter()
+                .map(|d| cx.expr(d))
+                .collect::<Result<Vec<_>>>()?;
             let align_bytes = match &a.align_bytes {
                 Some(v) => {
                     let x = cx.positive(v, "align_bytes")? as u64;
@@ -295,24 +320,43 @@ impl Kernel {
                 }
                 None => 256,
             };
-            arrays.push(ArrayDecl { name, element_bytes, dims, align_bytes });
+            arrays.push(ArrayDecl {
+                name,
+                element_bytes,
+                dims,
+                align_bytes,
+            });
         }
 
         let l = &raw.launch;
         if l.block.get_ref().len() != 3 {
-            return Err(cx.err_at(l.block.span().start, "launch.block must list 3 sizes [x, y, z]"));
+            return Err(cx.err_at(
+                l.block.span().start,
+                "launch.block must list 3 sizes [x, y, z]",
+            ));
         }
         let mut default_block = [0u32; 3];
         for (i, &v) in l.block.get_ref().iter().enumerate() {
             if v <= 0 || v > 1024 {
-                return Err(cx.err_at(l.block.span().start, format!("launch.block[{i}] = {v} is not in 1..=1024")));
+                return Err(cx.err_at(
+                    l.block.span().start,
+                    format!("launch.block[{i}] = {v} is not in 1..=1024"),
+                ));
             }
             default_block[i] = v as u32;
         }
         if l.grid.get_ref().len() != 3 {
-            return Err(cx.err_at(l.grid.span().start, "launch.grid must list 3 expressions [x, y, z]"));
+            return Err(cx.err_at(
+                l.grid.span().start,
+                "launch.grid must list 3 expressions [x, y, z]",
+            ));
         }
-        let g: Vec<Expr> = l.grid.get_ref().iter().map(|e| cx.expr(e)).collect::<Result<_>>()?;
+        let g: Vec<Expr> = l
+            .grid
+            .get_ref()
+            .iter()
+            .map(|e| cx.expr(e))
+            .collect::<Result<_>>()?;
         let grid = [g[0].clone(), g[1].clone(), g[2].clone()];
         let registers_per_thread = match &l.registers_per_thread {
             Some(v) => cx.positive(v, "registers_per_thread")?,
@@ -345,11 +389,19 @@ impl Kernel {
         };
         let lattice_updates = cx.expr(&t.lattice_updates)?;
         let param_names: Vec<String> = params.keys().cloned().collect();
-        check_names(&cx, t.lattice_updates.span().start, &lattice_updates, &param_names)?;
+        check_names(
+            &cx,
+            t.lattice_updates.span().start,
+            &lattice_updates,
+            &param_names,
+        )?;
         for a in &arrays {
             for d in &a.dims {
                 check_names(&cx, 0, d, &param_names).map_err(|e| {
-                    Error::new(source_name, format!("array '{}': {}", a.name, strip_location(&e.message)))
+                    Error::new(
+                        source_name,
+                        format!("array '{}': {}", a.name, strip_location(&e.message)),
+                    )
                 })?;
             }
         }
@@ -421,12 +473,22 @@ fn parse_steps(
         let r = s.get_ref();
         match (&r.load, &r.store, &r.loop_var) {
             (Some(a), None, None) | (None, Some(a), None) => {
-                if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
+                if r.count.is_some()
+                    || r.while_cond.is_some()
+                    || r.lets.is_some()
+                    || r.body.is_some()
+                {
                     return Err(cx.err_at(at, "an access takes only load/store, index and bytes"));
                 }
-                let kind = if r.load.is_some() { AccessKind::Load } else { AccessKind::Store };
+                let kind = if r.load.is_some() {
+                    AccessKind::Load
+                } else {
+                    AccessKind::Store
+                };
                 let Some(array) = arrays.iter().position(|x| &x.name == a.get_ref()) else {
-                    return Err(cx.err_at(a.span().start, format!("unknown array '{}'", a.get_ref())));
+                    return Err(
+                        cx.err_at(a.span().start, format!("unknown array '{}'", a.get_ref()))
+                    );
                 };
                 let Some(raw_index) = &r.index else {
                     return Err(cx.err_at(at, "an access needs an index"));
@@ -434,10 +496,14 @@ fn parse_steps(
                 let index_at = raw_index.span().start;
                 let as_expr = |v: &toml::Value| -> Result<Expr> {
                     match v {
-                        toml::Value::String(text) => {
-                            cx.expr(&Spanned::new(index_at..index_at + text.len() + 2, text.clone()))
-                        }
-                        _ => Err(cx.err_at(index_at, "an index is an expression string or a list of them")),
+                        toml::Value::String(text) => cx.expr(&Spanned::new(
+                            index_at..index_at + text.len() + 2,
+                            text.clone(),
+                        )),
+                        _ => Err(cx.err_at(
+                            index_at,
+                            "an index is an expression string or a list of them",
+                        )),
                     }
                 };
                 let index: Vec<(Expr, usize)> = match raw_index.get_ref() {
@@ -453,7 +519,9 @@ fn parse_steps(
                                 ),
                             ));
                         }
-                        list.iter().map(|v| Ok((as_expr(v)?, index_at))).collect::<Result<_>>()?
+                        list.iter()
+                            .map(|v| Ok((as_expr(v)?, index_at)))
+                            .collect::<Result<_>>()?
                     }
                     v => vec![(as_expr(v)?, index_at)],
                 };
@@ -465,7 +533,10 @@ fn parse_steps(
                     None => arrays[array].element_bytes,
                 };
                 if bytes > 128 {
-                    return Err(cx.err_at(at, format!("an access of {bytes} bytes per thread is more than 128")));
+                    return Err(cx.err_at(
+                        at,
+                        format!("an access of {bytes} bytes per thread is more than 128"),
+                    ));
                 }
                 out.push(Step::Access(AccessDecl {
                     kind,
@@ -483,7 +554,10 @@ fn parse_steps(
                 }
                 let name = var.get_ref().clone();
                 if !is_identifier(&name) || names.contains(&name) {
-                    return Err(cx.err_at(var.span().start, format!("loop variable '{name}' is not a new name")));
+                    return Err(cx.err_at(
+                        var.span().start,
+                        format!("loop variable '{name}' is not a new name"),
+                    ));
                 }
                 let Some(count_s) = &r.count else {
                     return Err(cx.err_at(at, "a loop needs a count"));
@@ -518,7 +592,13 @@ fn parse_steps(
                 if body.is_empty() {
                     return Err(cx.err_at(at, "a loop body needs at least one access"));
                 }
-                out.push(Step::Loop(LoopDecl { var: name, count, while_cond, lets, body }));
+                out.push(Step::Loop(LoopDecl {
+                    var: name,
+                    count,
+                    while_cond,
+                    lets,
+                    body,
+                }));
             }
             _ => {
                 return Err(cx.err_at(at, "each body entry is exactly one of: load = \"array\", store = \"array\", loop = \"var\""));
@@ -536,6 +616,12 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("star1-zloop", include_str!("../traces/star1-zloop.toml")),
     ("copy", include_str!("../traces/copy.toml")),
     ("su-7pt-1", include_str!("../traces/su-7pt-1.toml")),
-    ("su-7pt-1-zblock", include_str!("../traces/su-7pt-1-zblock.toml")),
-    ("ernst-25pt-r4", include_str!("../traces/ernst-25pt-r4.toml")),
+    (
+        "su-7pt-1-zblock",
+        include_str!("../traces/su-7pt-1-zblock.toml"),
+    ),
+    (
+        "ernst-25pt-r4",
+        include_str!("../traces/ernst-25pt-r4.toml"),
+    ),
 ];

@@ -4,7 +4,10 @@
 use std::process::Command;
 
 fn gputraffic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic")).args(args).output().expect("binary runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+        .args(args)
+        .output()
+        .expect("binary runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -27,34 +30,84 @@ fn rejects(args: &[&str], expected: &[&str]) {
 #[test]
 fn bad_kernel_files_name_the_file_and_the_problem() {
     fn sim(f: &str) -> Vec<&str> {
-        vec!["simulate", "--kernel", f, "--hw", "h200", "--domain", "64x64x64"]
+        vec![
+            "simulate", "--kernel", f, "--hw", "h200", "--domain", "64x64x64",
+        ]
     }
-    rejects(&sim("tests/bad/malformed.toml"), &["tests/bad/malformed.toml", "line 2", "expected `]`"]);
-    rejects(&sim("tests/bad/parse-error.toml"), &["parse-error.toml", "line 44, column 33", "expected ')'"]);
-    rejects(&sim("tests/bad/unknown-variable.toml"), &["unknown-variable.toml", "line 44", "unknown variable 'q'"]);
-    rejects(&sim("tests/bad/division-by-zero.toml"), &["division-by-zero.toml", "division or modulo by zero"]);
-    rejects(&sim("tests/bad/outside-array.toml"), &["outside-array.toml", "array 'in' is outside it"]);
-    rejects(&["simulate", "--kernel", "tests/bad/zero-size.toml"], &["zero-size.toml", "launch.grid x", "nx = 0"]);
-    rejects(&sim("no/such/file.toml"), &["--kernel", "neither a file nor a shipped trace"]);
+    rejects(
+        &sim("tests/bad/malformed.toml"),
+        &["tests/bad/malformed.toml", "line 2", "expected `]`"],
+    );
+    rejects(
+        &sim("tests/bad/parse-error.toml"),
+        &["parse-error.toml", "line 44, column 33", "expected ')'"],
+    );
+    rejects(
+        &sim("tests/bad/unknown-variable.toml"),
+        &["unknown-variable.toml", "line 44", "unknown variable 'q'"],
+    );
+    rejects(
+        &sim("tests/bad/division-by-zero.toml"),
+        &["division-by-zero.toml", "division or modulo by zero"],
+    );
+    rejects(
+        &sim("tests/bad/outside-array.toml"),
+        &["outside-array.toml", "array 'in' is outside it"],
+    );
+    rejects(
+        &["simulate", "--kernel", "tests/bad/zero-size.toml"],
+        &["zero-size.toml", "launch.grid x", "nx = 0"],
+    );
+    rejects(
+        &sim("no/such/file.toml"),
+        &["--kernel", "neither a file nor a shipped trace"],
+    );
 }
 
 #[test]
 fn bad_hardware_and_options_are_rejected() {
     rejects(
-        &["simulate", "--kernel", "star1", "--hw", "tests/bad/bad-geometry.toml"],
+        &[
+            "simulate",
+            "--kernel",
+            "star1",
+            "--hw",
+            "tests/bad/bad-geometry.toml",
+        ],
         &["bad-geometry.toml", "sets of 7 ways"],
     );
-    rejects(&["simulate", "--kernel", "star1", "--hw", "gtx-9000"], &["--hw", "h200"]);
-    rejects(&["simulate", "--kernel", "star1", "--block", "64x32x1"], &["--block", "2048 threads"]);
-    rejects(&["simulate", "--kernel", "star1", "--block", "0x4x4"], &["--block", "positive"]);
-    rejects(&["simulate", "--kernel", "star1", "--domain", "64x-1x64"], &["--domain"]);
-    rejects(&["simulate", "--kernel", "star1", "--set", "cz=4"], &["--set", "no parameter 'cz'"]);
-    rejects(&["simulate", "--kernel", "star1", "--set", "nx"], &["--set", "NAME=VALUE"]);
+    rejects(
+        &["simulate", "--kernel", "star1", "--hw", "gtx-9000"],
+        &["--hw", "h200"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--block", "64x32x1"],
+        &["--block", "2048 threads"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--block", "0x4x4"],
+        &["--block", "positive"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--domain", "64x-1x64"],
+        &["--domain"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--set", "cz=4"],
+        &["--set", "no parameter 'cz'"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--set", "nx"],
+        &["--set", "NAME=VALUE"],
+    );
 }
 
 #[test]
 fn json_has_the_documented_shape_and_csv_one_row() {
-    let args = ["simulate", "--kernel", "star1", "--hw", "h200", "--block", "32x8x4", "--domain", "64x64x64"];
+    let args = [
+        "simulate", "--kernel", "star1", "--hw", "h200", "--block", "32x8x4", "--domain",
+        "64x64x64",
+    ];
     let (code, out, _) = gputraffic(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -66,8 +119,14 @@ fn json_has_the_documented_shape_and_csv_one_row() {
     assert_eq!(v["lattice_updates"], 262144);
     assert_eq!(v["launch"]["blocks_per_sm"], 2);
     // 64³ points × 7 loads / 32 lanes.
-    assert_eq!(v["metrics"]["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"], 57344);
-    assert_eq!(v["bytes_per_lup"]["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"], 8.0);
+    assert_eq!(
+        v["metrics"]["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"],
+        57344
+    );
+    assert_eq!(
+        v["bytes_per_lup"]["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"],
+        8.0
+    );
     assert_eq!(v["metrics"].as_object().unwrap().len(), 10);
 
     let (code, out, _) = gputraffic(&[&args[..], &["--format", "csv"]].concat());
@@ -80,11 +139,26 @@ fn json_has_the_documented_shape_and_csv_one_row() {
 
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
-    for (kernel, block) in [("star1", "16x4x4"), ("star1-zloop", "32x4x1"), ("box27", "8x8x8")] {
+    for (kernel, block) in [
+        ("star1", "16x4x4"),
+        ("star1-zloop", "32x4x1"),
+        ("box27", "8x8x8"),
+    ] {
         let run = |threads: &str| {
             let (code, out, err) = gputraffic(&[
-                "simulate", "--kernel", kernel, "--hw", "h200", "--block", block, "--domain", "96x64x48",
-                "--format", "json", "--threads", threads,
+                "simulate",
+                "--kernel",
+                kernel,
+                "--hw",
+                "h200",
+                "--block",
+                block,
+                "--domain",
+                "96x64x48",
+                "--format",
+                "json",
+                "--threads",
+                threads,
             ]);
             assert_eq!(code, 0, "{err}");
             out
@@ -97,7 +171,18 @@ fn results_do_not_depend_on_the_thread_count() {
 fn list_names_every_shipped_kernel_and_gpu() {
     let (code, out, _) = gputraffic(&["list"]);
     assert_eq!(code, 0);
-    for name in ["star1", "star4", "box27", "star1-zloop", "copy", "su-7pt-1", "ernst-25pt-r4", "k20", "h200", "a100-40gb"] {
+    for name in [
+        "star1",
+        "star4",
+        "box27",
+        "star1-zloop",
+        "copy",
+        "su-7pt-1",
+        "ernst-25pt-r4",
+        "k20",
+        "h200",
+        "a100-40gb",
+    ] {
         assert!(out.contains(name), "{name}");
     }
 }

@@ -25,7 +25,10 @@ fn rows() -> Vec<Row> {
     r.records()
         .map(|rec| {
             let rec = rec.unwrap();
-            let get = |name: &str| rec.get(headers.iter().position(|h| h == name).unwrap()).unwrap();
+            let get = |name: &str| {
+                rec.get(headers.iter().position(|h| h == name).unwrap())
+                    .unwrap()
+            };
             let num = |name: &str| get(name).parse::<f64>().unwrap();
             let measured = headers
                 .iter()
@@ -45,16 +48,32 @@ fn rows() -> Vec<Row> {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
-const EXACT: [&str; 4] = [metric::L1_LD_REQUESTS, metric::L1_LD_SECTORS, metric::L1_ST_SECTORS, metric::L2_WRITE];
+const EXACT: [&str; 4] = [
+    metric::L1_LD_REQUESTS,
+    metric::L1_LD_SECTORS,
+    metric::L1_ST_SECTORS,
+    metric::L2_WRITE,
+];
 const MODELLED: [&str; 2] = [metric::L2_READ, metric::DRAM_READ];
 
 #[test]
 fn simulated_counts_match_the_h200_counters() {
     let full = std::env::var("GPUTRAFFIC_FULL_VALIDATION").is_ok_and(|v| v == "1");
-    let star4_sample = [[32, 8, 4], [1024, 1, 1], [16, 16, 4], [32, 1, 32], [8, 128, 1], [64, 4, 1]];
+    let star4_sample = [
+        [32, 8, 4],
+        [1024, 1, 1],
+        [16, 16, 4],
+        [32, 1, 32],
+        [8, 128, 1],
+        [64, 4, 1],
+    ];
     let rows: Vec<Row> = rows()
         .into_iter()
         .filter(|r| r.kernel != "star4" || full || star4_sample.contains(&r.block))
@@ -63,8 +82,15 @@ fn simulated_counts_match_the_h200_counters() {
     let mut errors: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut lines = Vec::new();
     for r in &rows {
-        let req = LaunchRequest { block: Some(r.block), domain: Some(r.domain), set: vec![] };
-        let opts = SimOptions { compulsory: false, ..SimOptions::default() };
+        let req = LaunchRequest {
+            block: Some(r.block),
+            domain: Some(r.domain),
+            set: vec![],
+        };
+        let opts = SimOptions {
+            compulsory: false,
+            ..SimOptions::default()
+        };
         let rep = gputraffic::run(&r.kernel, "h200", &req, &opts).unwrap();
         for m in EXACT {
             assert_eq!(
@@ -92,7 +118,12 @@ fn simulated_counts_match_the_h200_counters() {
         let e = &errors[m];
         let med = median(e.clone());
         let worst = e.iter().cloned().fold(0.0, f64::max);
-        eprintln!("{m}: median |error| {:.1}%, worst {:.1}% over {} rows", 100.0 * med, 100.0 * worst, e.len());
+        eprintln!(
+            "{m}: median |error| {:.1}%, worst {:.1}% over {} rows",
+            100.0 * med,
+            100.0 * worst,
+            e.len()
+        );
         assert!(med <= 0.10, "{m}: median relative error {med}");
     }
 }

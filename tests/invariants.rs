@@ -7,23 +7,74 @@ use gputraffic::launch::LaunchRequest;
 use gputraffic::report::Report;
 use gputraffic::sim::SimOptions;
 
+/// Kernel, GPU, block shape and parameter settings of one case.
+type Case = (&'static str, &'static str, [u32; 3], Vec<(String, i64)>);
+
 /// Every shipped trace on a small domain, with a block shape and parameters that exercise it.
-fn cases() -> Vec<(&'static str, &'static str, [u32; 3], Vec<(String, i64)>)> {
-    let set = |v: &[(&str, i64)]| v.iter().map(|(k, x)| (k.to_string(), *x)).collect::<Vec<_>>();
+fn cases() -> Vec<Case> {
+    let set = |v: &[(&str, i64)]| {
+        v.iter()
+            .map(|(k, x)| (k.to_string(), *x))
+            .collect::<Vec<_>>()
+    };
     vec![
-        ("star1", "h200", [32, 8, 4], set(&[("nx", 96), ("ny", 64), ("nz", 64)])),
-        ("star4", "h200", [16, 8, 8], set(&[("nx", 80), ("ny", 64), ("nz", 48)])),
-        ("box27", "a100-40gb", [32, 4, 2], set(&[("nx", 64), ("ny", 64), ("nz", 64)])),
-        ("star1-zloop", "h200", [32, 4, 1], set(&[("nx", 64), ("ny", 64), ("nz", 60), ("cz", 8)])),
-        ("copy", "v100", [128, 1, 1], set(&[("nx", 100), ("ny", 64), ("nz", 64)])),
-        ("su-7pt-1", "k20", [32, 4, 1], set(&[("nx", 64), ("ny", 64), ("nz", 64)])),
-        ("su-7pt-1-zblock", "gtx-titan", [32, 4, 1], set(&[("nx", 64), ("ny", 64), ("nz", 64)])),
-        ("ernst-25pt-r4", "h100-sxm", [32, 8, 1], set(&[("nx", 64), ("ny", 64), ("nz", 64), ("fold_y", 2)])),
+        (
+            "star1",
+            "h200",
+            [32, 8, 4],
+            set(&[("nx", 96), ("ny", 64), ("nz", 64)]),
+        ),
+        (
+            "star4",
+            "h200",
+            [16, 8, 8],
+            set(&[("nx", 80), ("ny", 64), ("nz", 48)]),
+        ),
+        (
+            "box27",
+            "a100-40gb",
+            [32, 4, 2],
+            set(&[("nx", 64), ("ny", 64), ("nz", 64)]),
+        ),
+        (
+            "star1-zloop",
+            "h200",
+            [32, 4, 1],
+            set(&[("nx", 64), ("ny", 64), ("nz", 60), ("cz", 8)]),
+        ),
+        (
+            "copy",
+            "v100",
+            [128, 1, 1],
+            set(&[("nx", 100), ("ny", 64), ("nz", 64)]),
+        ),
+        (
+            "su-7pt-1",
+            "k20",
+            [32, 4, 1],
+            set(&[("nx", 64), ("ny", 64), ("nz", 64)]),
+        ),
+        (
+            "su-7pt-1-zblock",
+            "gtx-titan",
+            [32, 4, 1],
+            set(&[("nx", 64), ("ny", 64), ("nz", 64)]),
+        ),
+        (
+            "ernst-25pt-r4",
+            "h100-sxm",
+            [32, 8, 1],
+            set(&[("nx", 64), ("ny", 64), ("nz", 64), ("fold_y", 2)]),
+        ),
     ]
 }
 
 fn run(kernel: &str, hw: &str, block: [u32; 3], set: &[(String, i64)], opts: SimOptions) -> Report {
-    let req = LaunchRequest { block: Some(block), domain: None, set: set.to_vec() };
+    let req = LaunchRequest {
+        block: Some(block),
+        domain: None,
+        set: set.to_vec(),
+    };
     gputraffic::run(kernel, hw, &req, &opts).unwrap_or_else(|e| panic!("{kernel}: {e}"))
 }
 
@@ -33,11 +84,21 @@ fn traffic_is_conserved_between_levels() {
         let r = run(kernel, hw, block, &set, SimOptions::default());
         let c = &r.counts;
         assert!(c.l1.load_requests > 0, "{kernel}");
-        assert_eq!(c.l1.load_miss_sectors, c.l2.read_sectors, "{kernel}: L1 misses = L2 reads from L1");
-        assert_eq!(c.l1.store_sectors, c.l2.write_sectors, "{kernel}: stores are written through");
+        assert_eq!(
+            c.l1.load_miss_sectors, c.l2.read_sectors,
+            "{kernel}: L1 misses = L2 reads from L1"
+        );
+        assert_eq!(
+            c.l1.store_sectors, c.l2.write_sectors,
+            "{kernel}: stores are written through"
+        );
         assert!(c.l1.load_miss_sectors <= c.l1.load_sectors, "{kernel}");
         let compulsory = c.compulsory_dram_read_sectors.unwrap();
-        assert!(c.dram.read_sectors >= compulsory, "{kernel}: DRAM {} < compulsory {compulsory}", c.dram.read_sectors);
+        assert!(
+            c.dram.read_sectors >= compulsory,
+            "{kernel}: DRAM {} < compulsory {compulsory}",
+            c.dram.read_sectors
+        );
         assert!(compulsory > 0, "{kernel}");
         // Dirty sectors are distinct written sectors; misaligned stores write some sectors twice.
         assert!(c.dirty_at_end_sectors <= c.l2.write_sectors, "{kernel}");
@@ -47,17 +108,32 @@ fn traffic_is_conserved_between_levels() {
 #[test]
 fn infinite_caches_give_exactly_the_compulsory_footprint() {
     for (kernel, hw, block, set) in cases() {
-        let opts = SimOptions { infinite_l1: true, infinite_l2: true, ..SimOptions::default() };
+        let opts = SimOptions {
+            infinite_l1: true,
+            infinite_l2: true,
+            ..SimOptions::default()
+        };
         let r = run(kernel, hw, block, &set, opts);
         let c = &r.counts;
-        assert_eq!(c.dram.read_sectors, c.compulsory_dram_read_sectors.unwrap(), "{kernel}");
+        assert_eq!(
+            c.dram.read_sectors,
+            c.compulsory_dram_read_sectors.unwrap(),
+            "{kernel}"
+        );
         assert_eq!(c.dram.write_sectors, 0, "{kernel}: nothing is ever evicted");
         // Nothing is evicted, so every written sector is still dirty (each is written once).
         assert_eq!(c.dirty_at_end_sectors, c.l1.store_sectors, "{kernel}");
         // An infinite L1 per SM misses each sector once per SM: no more than once per block
         // (Kepler's L1 does not cache global loads: every load sector goes to L2).
-        if gputraffic::hw::HwConfig::load(hw).unwrap().l1.caches_global_loads {
-            assert!(c.l1.load_miss_sectors <= c.l1.block_unique_load_sectors, "{kernel}");
+        if gputraffic::hw::HwConfig::load(hw)
+            .unwrap()
+            .l1
+            .caches_global_loads
+        {
+            assert!(
+                c.l1.load_miss_sectors <= c.l1.block_unique_load_sectors,
+                "{kernel}"
+            );
         } else {
             assert_eq!(c.l1.load_miss_sectors, c.l1.load_sectors, "{kernel}");
         }
@@ -67,8 +143,15 @@ fn infinite_caches_give_exactly_the_compulsory_footprint() {
 #[test]
 fn with_one_block_per_sm_an_infinite_l1_misses_exactly_the_block_footprints() {
     // 64×64×8 with 32×8×4 blocks: 2×8×2 = 32 blocks, fewer than the SMs, one per SM.
-    let set = vec![("nx".to_string(), 64), ("ny".to_string(), 64), ("nz".to_string(), 8)];
-    let opts = SimOptions { infinite_l1: true, ..SimOptions::default() };
+    let set = vec![
+        ("nx".to_string(), 64),
+        ("ny".to_string(), 64),
+        ("nz".to_string(), 8),
+    ];
+    let opts = SimOptions {
+        infinite_l1: true,
+        ..SimOptions::default()
+    };
     let r = run("star1", "h200", [32, 8, 4], &set, opts);
     assert_eq!(r.launch.blocks, 32);
     let c = &r.counts;
@@ -76,14 +159,30 @@ fn with_one_block_per_sm_an_infinite_l1_misses_exactly_the_block_footprints() {
     // Hand count per block (pitch 72 doubles = 18 sectors, rows start 32 B into a sector): each of
     // the block's 8×4 own rows is read at x−1, x, x+1, i.e. doubles 3..36 of the row = bytes
     // 24..295 = 10 sectors; the 2×4 y-halo and 2×8 z-halo rows are read at x only: 8 sectors.
-    assert_eq!(c.l1.block_unique_load_sectors, 32 * (32 * 10 + 8 * 8 + 16 * 8));
+    assert_eq!(
+        c.l1.block_unique_load_sectors,
+        32 * (32 * 10 + 8 * 8 + 16 * 8)
+    );
 }
 
 #[test]
 fn a_bigger_l2_never_reads_more_from_dram_on_a_streaming_copy() {
-    let set = vec![("nx".to_string(), 256), ("ny".to_string(), 128), ("nz".to_string(), 64)];
+    let set = vec![
+        ("nx".to_string(), 256),
+        ("ny".to_string(), 128),
+        ("nz".to_string(), 64),
+    ];
     let finite = run("copy", "h200", [256, 1, 1], &set, SimOptions::default());
-    let infinite = run("copy", "h200", [256, 1, 1], &set, SimOptions { infinite_l2: true, ..SimOptions::default() });
+    let infinite = run(
+        "copy",
+        "h200",
+        [256, 1, 1],
+        &set,
+        SimOptions {
+            infinite_l2: true,
+            ..SimOptions::default()
+        },
+    );
     // A copy has no reuse: both read exactly the compulsory footprint: 128·64 rows of 256 doubles
     // starting 32 B into a 64 B fill unit → 66 sectors per row.
     assert_eq!(infinite.counts.dram.read_sectors, 128 * 64 * 66);
