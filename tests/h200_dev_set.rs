@@ -81,6 +81,7 @@ fn simulated_counts_match_the_h200_counters() {
     assert!(rows.len() >= 41 + 6, "{} rows", rows.len());
     let mut errors: HashMap<&str, Vec<f64>> = HashMap::new();
     let mut lines = Vec::new();
+    let mut by_kernel: HashMap<(String, &str), Vec<f64>> = HashMap::new();
     for r in &rows {
         let req = LaunchRequest {
             block: Some(r.block),
@@ -93,26 +94,36 @@ fn simulated_counts_match_the_h200_counters() {
         };
         let rep = gputraffic::run(&r.kernel, "h200", &req, &opts).unwrap();
         for m in EXACT {
-            assert_eq!(
-                rep.metric(m).unwrap() as f64,
-                r.measured[m],
-                "{m} of {} {:?} {:?}",
-                r.kernel,
-                r.domain,
-                r.block
-            );
+            let sim = rep.metric(m).unwrap() as f64;
+            let measured = r.measured[m];
+            let at = format!("{m} of {} {:?} {:?}", r.kernel, r.domain, r.block);
+            // One launch (copy 1×16×16) shows 224 fewer L2 write sectors than its own L1 store
+            // sectors (16,776,992 of 16,777,216): the counters disagree with each other there, and
+            // the simulator, whose L2 sees every store sector, can only match to 0.002%.
+            let self_inconsistent =
+                m == metric::L2_WRITE && measured != r.measured[metric::L1_ST_SECTORS];
+            if self_inconsistent {
+                assert!(
+                    (sim - measured).abs() / measured < 1e-4,
+                    "{at}: {sim} vs {measured}"
+                );
+            } else {
+                assert_eq!(sim, measured, "{at}");
+            }
         }
         let mut line = format!("{} {:?}", r.kernel, r.block);
         for m in MODELLED {
             let sim = rep.metric(m).unwrap() as f64;
             let err = (sim - r.measured[m]) / r.measured[m];
             errors.entry(m).or_default().push(err.abs());
+            by_kernel
+                .entry((r.kernel.clone(), m))
+                .or_default()
+                .push(err.abs());
             line += &format!("  {m} {sim} vs {} ({:+.1}%)", r.measured[m], 100.0 * err);
         }
+        eprintln!("{line}");
         lines.push(line);
-    }
-    for l in &lines {
-        eprintln!("{l}");
     }
     for m in MODELLED {
         let e = &errors[m];
@@ -125,5 +136,19 @@ fn simulated_counts_match_the_h200_counters() {
             e.len()
         );
         assert!(med <= 0.10, "{m}: median relative error {med}");
+    }
+    let mut keys: Vec<_> = by_kernel.keys().cloned().collect();
+    keys.sort();
+    for k in keys {
+        let e = &by_kernel[&k];
+        let worst = e.iter().cloned().fold(0.0, f64::max);
+        eprintln!(
+            "{} {}: median {:.1}%, worst {:.1}% ({} rows)",
+            k.0,
+            k.1,
+            100.0 * median(e.clone()),
+            100.0 * worst,
+            e.len()
+        );
     }
 }
