@@ -159,7 +159,7 @@ impl L2 {
             self.dram_read_into(line, fill);
         }
         if let Some(ev) = evicted {
-            self.evict(near, ev);
+            self.evict(ev);
         }
     }
 
@@ -179,7 +179,7 @@ impl L2 {
         };
         self.dram_read_into(line, lacking);
         if let Some(ev) = evicted {
-            self.evict(part, ev);
+            self.evict(ev);
         }
     }
 
@@ -224,7 +224,6 @@ impl L2 {
         state.dirty |= sectors;
         state.valid |= full;
         let partial = sectors & !full & !state.valid;
-        let valid_now;
         if partial != 0 {
             let acc = self.partial_bytes.entry(line).or_insert(0);
             *acc |= bytes & sector_bytes(partial);
@@ -232,31 +231,25 @@ impl L2 {
             // A sector whose bytes have all been written by now is whole again.
             *acc &= !sector_bytes(completed | full);
             state.valid |= completed;
-            valid_now = state.valid;
             if *acc == 0 {
                 self.partial_bytes.remove(&line);
             }
-        } else {
-            valid_now = state.valid;
-            if full != 0
-                && let Some(acc) = self.partial_bytes.get_mut(&line)
-            {
-                *acc &= !sector_bytes(full);
-                if *acc == 0 {
-                    self.partial_bytes.remove(&line);
-                }
+        } else if full != 0
+            && let Some(acc) = self.partial_bytes.get_mut(&line)
+        {
+            *acc &= !sector_bytes(full);
+            if *acc == 0 {
+                self.partial_bytes.remove(&line);
             }
         }
-        let _ = valid_now;
         if let Some(ev) = evicted {
-            self.evict(home, ev);
+            self.evict(ev);
         }
     }
 
-    /// Writes back a line leaving partition `part`: dirty sectors go to DRAM, and a partially
-    /// written sector first needs its missing bytes read.
-    fn evict(&mut self, part: usize, ev: Evicted) {
-        let _ = part;
+    /// Writes back a line leaving a partition: dirty sectors go to DRAM, and a partially written
+    /// sector first needs its missing bytes read. (Only home copies are ever dirty.)
+    fn evict(&mut self, ev: Evicted) {
         let dirty = ev.state.dirty;
         if dirty == 0 {
             return;

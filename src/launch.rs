@@ -459,7 +459,6 @@ fn compile_program(
 ) -> Result<Program> {
     let src = kernel.source_name.as_str();
     let mut lets: Vec<(String, Expr)> = kernel.lets.clone();
-    let mut loop_var: Option<String> = None;
 
     let compile_with = |e: &Expr,
                         lets: &[(String, Expr)],
@@ -547,7 +546,7 @@ fn compile_program(
                     return Err(Error::new(src, "only one per-thread loop is supported"));
                 }
                 let count = compile_with(&l.count, &lets, None, "loop count")?;
-                loop_var = Some(l.var.clone());
+                let loop_var = Some(l.var.clone());
                 let saved = lets.len();
                 let while_cond = match &l.while_cond {
                     Some(w) => Some(predicate(w, &lets, loop_var.as_deref(), "loop while")?),
@@ -569,7 +568,6 @@ fn compile_program(
                     )?);
                 }
                 lets.truncate(saved);
-                loop_var = None;
                 lp = Some(LoopProgram {
                     count,
                     while_cond,
@@ -578,7 +576,6 @@ fn compile_program(
             }
         }
     }
-    let _ = loop_var;
     Ok(Program {
         guard,
         pre,
