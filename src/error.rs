@@ -46,3 +46,18 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let column = before.rsplit('\n').next().map_or(0, |s| s.chars().count()) + 1;
     (line, column)
 }
+
+/// Deserialises TOML, turning a syntax or schema error into an [`Error`] that names the source and
+/// the line and column.
+pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str, source_name: &str) -> Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let message = e.message().to_string();
+        match e.span() {
+            Some(s) => {
+                let (l, c) = line_column(text, s.start);
+                Error::new(source_name, format!("line {l}, column {c}: {message}"))
+            }
+            None => Error::new(source_name, message),
+        }
+    })
+}

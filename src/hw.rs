@@ -4,7 +4,7 @@
 //! this module only reads and checks them. The shipped files are embedded in the binary, so
 //! `--hw h200` works from any directory; any other value of `--hw` is read as a path.
 
-use crate::error::{Error, Result, line_column};
+use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -215,14 +215,7 @@ impl HwConfig {
 
     /// Parses and checks a configuration; `source_name` names it in errors.
     pub fn parse(text: &str, source_name: &str) -> Result<HwConfig> {
-        let hw: HwConfig = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|s| line_column(text, s.start));
-            let message = e.message().to_string();
-            match at {
-                Some((l, c)) => Error::new(source_name, format!("line {l}, column {c}: {message}")),
-                None => Error::new(source_name, message),
-            }
-        })?;
+        let hw: HwConfig = crate::error::from_toml(text, source_name)?;
         hw.check().map_err(|m| Error::new(source_name, m))?;
         Ok(hw)
     }

@@ -264,16 +264,7 @@ impl Kernel {
 
     /// Parses a kernel description; `source_name` names it in errors.
     pub fn parse(text: &str, source_name: &str) -> Result<Kernel> {
-        let raw: RawKernel = toml::from_str(text).map_err(|e| {
-            let message = e.message().to_string();
-            match e.span() {
-                Some(s) => {
-                    let (l, c) = line_column(text, s.start);
-                    Error::new(source_name, format!("line {l}, column {c}: {message}"))
-                }
-                None => Error::new(source_name, message),
-            }
-        })?;
+        let raw: RawKernel = crate::error::from_toml(text, source_name)?;
         let cx = Ctx {
             text,
             source: source_name,
