@@ -9,14 +9,7 @@ use serde::Deserialize;
 use std::path::Path;
 
 /// The configurations shipped in `hw-configs/`, embedded at compile time.
-pub const SHIPPED: &[(&str, &str)] = &[
-    ("k20", include_str!("../hw-configs/k20.toml")),
-    ("gtx-titan", include_str!("../hw-configs/gtx-titan.toml")),
-    ("v100", include_str!("../hw-configs/v100.toml")),
-    ("a100-40gb", include_str!("../hw-configs/a100-40gb.toml")),
-    ("h100-sxm", include_str!("../hw-configs/h100-sxm.toml")),
-    ("h200", include_str!("../hw-configs/h200.toml")),
-];
+pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_hw.rs"));
 
 /// A complete GPU description.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -191,6 +184,12 @@ pub struct BandwidthConfig {
     /// Aggregate L1 bandwidth (GB/s).
     #[serde(default)]
     pub l1_gbs: Option<f64>,
+    /// Peak double-precision rate (GFLOP/s).
+    #[serde(default)]
+    pub fp64_gflops: Option<f64>,
+    /// Peak single-precision rate (GFLOP/s).
+    #[serde(default)]
+    pub fp32_gflops: Option<f64>,
 }
 
 impl HwConfig {

@@ -15,6 +15,7 @@ pub mod expr;
 pub mod hw;
 pub mod l2;
 pub mod launch;
+pub mod models;
 pub mod report;
 pub mod schedule;
 pub mod sim;

@@ -38,6 +38,9 @@ pub struct Kernel {
     pub guard: Option<Expr>,
     /// Lattice updates the whole launch performs (for bytes per lattice update).
     pub lattice_updates: Expr,
+    /// Floating-point operations per lattice update (for the time model's compute limiter);
+    /// `None` when the trace does not say.
+    pub flops_per_update: Option<f64>,
     /// The accesses, in program order.
     pub body: Vec<Step>,
 }
@@ -144,6 +147,8 @@ struct RawThread {
     #[serde(default)]
     guard: Option<Spanned<String>>,
     lattice_updates: Spanned<String>,
+    #[serde(default)]
+    flops_per_update: Option<Spanned<f64>>,
     body: Vec<Spanned<RawStep>>,
 }
 
@@ -402,6 +407,19 @@ impl Kernel {
             check_names(&cx, s.span().start, e, &grid_names)?;
         }
 
+        let flops_per_update = match &t.flops_per_update {
+            Some(f) if !(f.get_ref().is_finite() && *f.get_ref() >= 0.0) => {
+                return Err(cx.err_at(
+                    f.span().start,
+                    format!(
+                        "thread.flops_per_update must be a non-negative number, got {}",
+                        f.get_ref()
+                    ),
+                ));
+            }
+            Some(f) => Some(*f.get_ref()),
+            None => None,
+        };
         let body = parse_steps(&cx, &t.body, &arrays, &mut names, 0)?;
         if body.is_empty() {
             return Err(Error::new(source_name, "thread.body has no accesses"));
@@ -419,6 +437,7 @@ impl Kernel {
             lets,
             guard,
             lattice_updates,
+            flops_per_update,
             body,
         })
     }
@@ -600,19 +619,4 @@ fn parse_steps(
 }
 
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
-pub const SHIPPED: &[(&str, &str)] = &[
-    ("star1", include_str!("../traces/star1.toml")),
-    ("star4", include_str!("../traces/star4.toml")),
-    ("box27", include_str!("../traces/box27.toml")),
-    ("star1-zloop", include_str!("../traces/star1-zloop.toml")),
-    ("copy", include_str!("../traces/copy.toml")),
-    ("su-7pt-1", include_str!("../traces/su-7pt-1.toml")),
-    (
-        "su-7pt-1-zblock",
-        include_str!("../traces/su-7pt-1-zblock.toml"),
-    ),
-    (
-        "ernst-25pt-r4",
-        include_str!("../traces/ernst-25pt-r4.toml"),
-    ),
-];
+pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_traces.rs"));

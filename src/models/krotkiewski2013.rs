@@ -1,0 +1,19 @@
+//! The krotkiewski2013 model (work in progress: being implemented on its own branch).
+
+use super::{ModelInfo, ModelInput, Prediction};
+use crate::error::{Error, Result};
+
+/// The model as the command line knows it.
+pub const MODEL: ModelInfo = ModelInfo {
+    name: "krotkiewski2013",
+    summary: "not yet implemented",
+    params: &[],
+    predict,
+};
+
+fn predict(input: &ModelInput) -> Result<Prediction> {
+    Err(Error::new(
+        &input.launch.source_name,
+        "the krotkiewski2013 model is not implemented yet",
+    ))
+}

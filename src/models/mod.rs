@@ -1,0 +1,144 @@
+//! Closed-form models from the literature, to put next to the simulator.
+//!
+//! Each paper is one module exposing a [`ModelInfo`]: its name on the command line, the
+//! parameters it takes with `--set NAME=VALUE` (model constants such as Su et al.'s δ), and a
+//! `predict` function from a bound [`Launch`] to a [`Prediction`]. A prediction carries the
+//! paper's own quantities under the paper's names (`fields`) and, where the paper predicts them,
+//! the volumes that the simulator also measures ([`PredictedVolumes`]), so `simulate --compare`
+//! can line the two up.
+
+pub mod ernst2023;
+pub mod krotkiewski2013;
+pub mod layer_condition;
+pub mod placement2p5d;
+pub mod su2015;
+pub mod tabik2015;
+
+use crate::error::{Error, Result};
+use crate::hw::HwConfig;
+use crate::launch::Launch;
+use crate::trace::Kernel;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// A model constant settable with `--set NAME=VALUE`.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// Value when not set; `None` means the model derives it (from the trace or the hardware)
+    /// unless the user sets it.
+    pub default: Option<f64>,
+    /// One line: what it is and where it comes from.
+    pub doc: &'static str,
+}
+
+/// Everything a model may look at.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelInput<'a> {
+    /// The kernel trace as written.
+    pub kernel: &'a Kernel,
+    /// The GPU.
+    pub hw: &'a HwConfig,
+    /// The kernel bound to the GPU, block shape and parameter values.
+    pub launch: &'a Launch,
+    /// Model parameters the user set (already checked against the model's [`ParamSpec`]s).
+    pub params: &'a BTreeMap<String, f64>,
+}
+
+impl ModelInput<'_> {
+    /// The value the user set for `name`, if any.
+    pub fn user_param(&self, name: &str) -> Option<f64> {
+        self.params.get(name).copied()
+    }
+
+    /// The value of `name`: the user's, else the spec's default, else `derived`.
+    pub fn param_or(&self, spec: &[ParamSpec], name: &str, derived: f64) -> f64 {
+        self.user_param(name)
+            .or_else(|| spec.iter().find(|p| p.name == name).and_then(|p| p.default))
+            .unwrap_or(derived)
+    }
+}
+
+/// Volumes (bytes) a model predicts for the quantities the simulator counts; `None` where the
+/// model says nothing. Names follow the simulator's levels:
+/// - `l1_load_bytes`: load sectors requested from L1 (× 32 B), `l1tex__t_sectors_..._op_ld`;
+/// - `l2_load_bytes`: load traffic from L2 to the SMs, `lts__t_sectors_srcunit_tex_op_read`;
+/// - `l2_store_bytes`: store traffic from the SMs into L2, `lts__t_sectors_srcunit_tex_op_write`;
+/// - `dram_load_bytes` / `dram_store_bytes`: `dram__sectors_read` / `dram__sectors_write`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PredictedVolumes {
+    /// Register ← L1 load bytes.
+    pub l1_load_bytes: Option<f64>,
+    /// L1 ← L2 load bytes.
+    pub l2_load_bytes: Option<f64>,
+    /// L1 → L2 store bytes.
+    pub l2_store_bytes: Option<f64>,
+    /// L2 ← DRAM load bytes.
+    pub dram_load_bytes: Option<f64>,
+    /// L2 → DRAM store bytes.
+    pub dram_store_bytes: Option<f64>,
+}
+
+/// What a model says about one launch.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// The model's name.
+    pub model: &'static str,
+    /// The paper's quantities under the names the issue and `docs/models.md` give, in a
+    /// meaningful order.
+    pub fields: Map<String, Value>,
+    /// The volumes comparable with simulation.
+    pub volumes: PredictedVolumes,
+}
+
+impl Prediction {
+    /// An empty prediction of `model`.
+    pub fn new(model: &'static str) -> Prediction {
+        Prediction {
+            model,
+            fields: Map::new(),
+            volumes: PredictedVolumes::default(),
+        }
+    }
+
+    /// Adds one field (chainable helper for model code).
+    pub fn field(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
+        self.fields.insert(name.to_string(), value.into());
+        self
+    }
+}
+
+/// One model as the command line knows it.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelInfo {
+    /// Name for `--model` / `--compare`.
+    pub name: &'static str,
+    /// One line for `gputraffic list`.
+    pub summary: &'static str,
+    /// Constants it takes with `--set`.
+    pub params: &'static [ParamSpec],
+    /// The model itself.
+    pub predict: fn(&ModelInput) -> Result<Prediction>,
+}
+
+/// Every model, by name.
+pub const MODELS: &[ModelInfo] = &[
+    su2015::MODEL,
+    tabik2015::MODEL,
+    krotkiewski2013::MODEL,
+    placement2p5d::MODEL,
+    ernst2023::MODEL,
+    layer_condition::MODEL,
+];
+
+/// The model called `name`.
+pub fn find(name: &str) -> Result<&'static ModelInfo> {
+    MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
+        let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
+        Error::new(
+            "--model",
+            format!("unknown model '{name}' (known: {})", names.join(", ")),
+        )
+    })
+}
