@@ -42,8 +42,12 @@ pub struct HwConfig {
 pub struct SmConfig {
     /// Number of SMs.
     pub count: u32,
-    /// SM clock in GHz.
+    /// SM clock in GHz (boost: what a kernel normally runs at).
     pub clock_ghz: f64,
+    /// Base SM clock in GHz: what Nsight Compute locks the clock to by default
+    /// (`--clock-control base`), hence the clock of measured kernel times.
+    #[serde(default)]
+    pub base_clock_ghz: Option<f64>,
     /// Threads per warp.
     pub warp_size: u32,
     /// Maximum resident threads per SM.
@@ -69,6 +73,9 @@ pub struct SmConfig {
     /// Shared memory the system reserves per block (bytes).
     #[serde(default)]
     pub shared_reserved_per_block: u32,
+    /// FP32 cores ("streaming processors") per SM, for models that count them.
+    #[serde(default)]
+    pub cores: Option<u32>,
 }
 
 /// Block dispatch: the order in which the first wave is spread over the SMs.
@@ -123,6 +130,10 @@ pub struct L1Config {
     pub set_indexing: SetIndexing,
     /// Whether global loads are cached (false on Kepler: they go to L2 directly).
     pub caches_global_loads: bool,
+    /// Kepler's separate read-only data cache per SM (bytes), used by `const __restrict__` /
+    /// `__ldg` loads; only the analytical models read it.
+    #[serde(default)]
+    pub read_only_cache_bytes: Option<u64>,
 }
 
 /// The home-partition function of a split L2.
@@ -178,6 +189,10 @@ pub struct DramConfig {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BandwidthConfig {
+    /// Achievable DRAM bandwidth (GB/s, measured); the time model falls back to the peak in
+    /// `[dram]` when absent.
+    #[serde(default)]
+    pub dram_gbs: Option<f64>,
     /// L2 bandwidth (GB/s).
     #[serde(default)]
     pub l2_gbs: Option<f64>,

@@ -4,7 +4,9 @@
 //! [`launch`]; the [`schedule`] decides which warp instruction issues where and when; the per-SM
 //! stage ([`sm`]) generates lane addresses, [`coalesce`]s them and runs the L1 ([`cache`]); the
 //! [`l2`] and [`dram`] replay the SMs' requests in global order; [`report`] names the counts as
-//! Nsight Compute does. [`sim::simulate`] runs the whole pipeline; [`run`] adds file loading.
+//! Nsight Compute does, and [`timing`] turns volumes into a time per limiter. [`sim::simulate`]
+//! runs the whole pipeline; [`run`] adds file loading. Next to the simulator, [`models`] holds
+//! the closed-form models of the literature, each predicting the same volumes.
 //! The `gputraffic` binary is a thin command line over this.
 
 pub mod cache;
@@ -20,6 +22,7 @@ pub mod report;
 pub mod schedule;
 pub mod sim;
 pub mod sm;
+pub mod timing;
 pub mod trace;
 
 pub use error::{Error, Result};
@@ -51,16 +54,66 @@ pub fn load_kernel(name_or_path: &str) -> Result<trace::Kernel> {
     ))
 }
 
-/// Loads, binds and simulates: the whole of `gputraffic simulate`.
+/// A kernel and a GPU, loaded and bound with the user's choices.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    /// The kernel trace.
+    pub kernel: trace::Kernel,
+    /// The GPU.
+    pub hw: hw::HwConfig,
+    /// The launch.
+    pub launch: launch::Launch,
+}
+
+impl Bound {
+    /// Binds an already loaded kernel to the GPU named `hw` (shipped name or path).
+    pub fn new(kernel: trace::Kernel, hw: &str, req: &launch::LaunchRequest) -> Result<Bound> {
+        let hw = hw::HwConfig::load(hw)?;
+        let launch = launch::Launch::new(&kernel, &hw, req)?;
+        Ok(Bound { kernel, hw, launch })
+    }
+
+    /// Simulates the launch; the report includes the time model at `clock_ghz` (boost when
+    /// `None`).
+    pub fn simulate(
+        &self,
+        opts: &sim::SimOptions,
+        clock_ghz: Option<f64>,
+    ) -> Result<report::Report> {
+        let counts = sim::simulate(&self.launch, &self.hw, opts)?;
+        let inputs = timing::inputs_from_counts(&counts, &self.kernel, &self.launch);
+        let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
+        Ok(report::Report::new(&self.launch, &self.hw, counts).with_time(time))
+    }
+
+    /// Runs `model` with its constants `params` on the launch; also returns the time model
+    /// applied to the predicted volumes.
+    pub fn predict(
+        &self,
+        model: &models::ModelInfo,
+        params: &std::collections::BTreeMap<String, f64>,
+        clock_ghz: Option<f64>,
+    ) -> Result<(models::Prediction, timing::TimeEstimate)> {
+        let input = models::ModelInput {
+            kernel: &self.kernel,
+            hw: &self.hw,
+            launch: &self.launch,
+            params,
+        };
+        let prediction = (model.predict)(&input)?;
+        let mut inputs = prediction.volumes.time_inputs();
+        inputs.flops = timing::launch_flops(&self.kernel, &self.launch);
+        let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
+        Ok((prediction, time))
+    }
+}
+
+/// Loads, binds and simulates: the whole of `gputraffic simulate` (time model at the boost clock).
 pub fn run(
     kernel: &str,
     hw: &str,
     req: &launch::LaunchRequest,
     opts: &sim::SimOptions,
 ) -> Result<report::Report> {
-    let kernel = load_kernel(kernel)?;
-    let hw = hw::HwConfig::load(hw)?;
-    let launch = launch::Launch::new(&kernel, &hw, req)?;
-    let counts = sim::simulate(&launch, &hw, opts)?;
-    Ok(report::Report::new(&launch, &hw, counts))
+    Bound::new(load_kernel(kernel)?, hw, req)?.simulate(opts, None)
 }

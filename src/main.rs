@@ -1,7 +1,9 @@
 //! The `gputraffic` command line: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
+use gputraffic::Bound;
 use gputraffic::launch::LaunchRequest;
+use gputraffic::models::{self, ModelInfo};
 use gputraffic::report::Format;
 use gputraffic::sim::SimOptions;
 use gputraffic::{Error, Result};
@@ -22,7 +24,9 @@ struct Cli {
 enum Command {
     /// Simulate one kernel launch and report the traffic at every level.
     Simulate(SimulateArgs),
-    /// List the shipped kernels and hardware configurations.
+    /// Evaluate a closed-form model from the literature on one kernel launch.
+    Predict(PredictArgs),
+    /// List the shipped kernels, hardware configurations and models.
     List,
 }
 
@@ -40,12 +44,18 @@ struct SimulateArgs {
     /// Domain XxYxZ: sets the parameters nx, ny, nz.
     #[arg(long)]
     domain: Option<String>,
-    /// Set a kernel parameter, NAME=VALUE (repeatable).
+    /// Set a kernel parameter or a constant of the --compare model, NAME=VALUE (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
+    #[arg(long, value_name = "MODEL")]
+    compare: Option<String>,
+    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
+    #[arg(long, default_value = "boost")]
+    clock: String,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
@@ -58,6 +68,34 @@ struct SimulateArgs {
     /// Skip tracking the compulsory volumes (a little faster).
     #[arg(long)]
     no_compulsory: bool,
+}
+
+#[derive(clap::Args)]
+struct PredictArgs {
+    /// Model name (see `gputraffic list`).
+    #[arg(long)]
+    model: String,
+    /// Kernel trace: a path, or the name of a shipped trace (e.g. su-7pt-1).
+    #[arg(long)]
+    kernel: String,
+    /// GPU: a shipped configuration name (e.g. k20) or a path to one.
+    #[arg(long, default_value = "h200")]
+    hw: String,
+    /// Block shape XxYxZ (default: the trace's).
+    #[arg(long)]
+    block: Option<String>,
+    /// Domain XxYxZ: sets the parameters nx, ny, nz.
+    #[arg(long)]
+    domain: Option<String>,
+    /// Set a kernel parameter or a model constant, NAME=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
+    #[arg(long, default_value = "boost")]
+    clock: String,
 }
 
 fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
@@ -81,8 +119,8 @@ fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
     Ok(out)
 }
 
-fn simulate(a: &SimulateArgs) -> Result<String> {
-    let block = match &a.block {
+fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
+    match block {
         Some(b) => {
             let d = parse_dims("--block", b)?;
             if d.iter().any(|&v| v > 1024) {
@@ -91,35 +129,72 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
                     format!("'{b}': a block dimension above 1024"),
                 ));
             }
-            Some(d.map(|v| v as u32))
+            Ok(Some(d.map(|v| v as u32)))
         }
-        None => None,
-    };
-    let domain = a
-        .domain
+        None => Ok(None),
+    }
+}
+
+/// The clock in GHz for `--clock`, or `None` for the config's boost clock.
+fn parse_clock(clock: &str, hw: &gputraffic::hw::HwConfig) -> Result<Option<f64>> {
+    match clock {
+        "boost" => Ok(None),
+        "base" => hw.sm.base_clock_ghz.map(Some).ok_or_else(|| {
+            Error::new(
+                "--clock",
+                format!("hw config '{}' has no sm.base_clock_ghz", hw.name),
+            )
+        }),
+        ghz => match ghz.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
+            _ => Err(Error::new(
+                "--clock",
+                format!("'{ghz}' is neither boost, base nor a positive number of GHz"),
+            )),
+        },
+    }
+}
+
+/// Loads the kernel and binds it, splitting `--set` between the kernel and `model`.
+fn bind(
+    kernel: &str,
+    hw: &str,
+    block: &Option<String>,
+    domain: &Option<String>,
+    set: &[String],
+    model: Option<&ModelInfo>,
+) -> Result<(Bound, std::collections::BTreeMap<String, f64>)> {
+    let block = parse_block(block)?;
+    let domain = domain
         .as_deref()
         .map(|d| parse_dims("--domain", d))
         .transpose()?;
-    let mut set = Vec::new();
-    for s in &a.set {
-        let Some((name, value)) = s.split_once('=') else {
-            return Err(Error::new("--set", format!("'{s}' is not NAME=VALUE")));
-        };
-        let value: i64 = value
-            .trim()
-            .parse()
-            .map_err(|_| Error::new("--set", format!("'{s}': '{value}' is not an integer")))?;
-        set.push((name.trim().to_string(), value));
-    }
-    let req = LaunchRequest { block, domain, set };
+    let kernel = gputraffic::load_kernel(kernel)?;
+    let sets = models::split_sets(&kernel, model, set)?;
+    let req = LaunchRequest {
+        block,
+        domain,
+        set: sets.kernel,
+    };
+    Ok((Bound::new(kernel, hw, &req)?, sets.model))
+}
+
+fn simulate(a: &SimulateArgs) -> Result<String> {
+    let model = a.compare.as_deref().map(models::find).transpose()?;
+    let (bound, model_params) = bind(&a.kernel, &a.hw, &a.block, &a.domain, &a.set, model)?;
+    let clock = parse_clock(&a.clock, &bound.hw)?;
+    // The model runs first: a model error should not cost a simulation.
+    let predicted = model
+        .map(|m| bound.predict(m, &model_params, clock))
+        .transpose()?;
     let opts = SimOptions {
         infinite_l1: a.infinite_l1,
         infinite_l2: a.infinite_l2,
         compulsory: !a.no_compulsory,
         ..SimOptions::default()
     };
-    let run = || gputraffic::run(&a.kernel, &a.hw, &req, &opts);
-    let report = match a.threads {
+    let run = || bound.simulate(&opts, clock);
+    let mut report = match a.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
@@ -127,7 +202,24 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
             .install(run)?,
         None => run()?,
     };
+    if let Some((p, t)) = predicted {
+        report.compare(p, t);
+    }
     Ok(report.render(a.format))
+}
+
+fn predict(a: &PredictArgs) -> Result<String> {
+    let model = models::find(&a.model)?;
+    let (bound, model_params) = bind(&a.kernel, &a.hw, &a.block, &a.domain, &a.set, Some(model))?;
+    let clock = parse_clock(&a.clock, &bound.hw)?;
+    let (p, t) = bound.predict(model, &model_params, clock)?;
+    Ok(gputraffic::report::render_prediction(
+        &bound.launch,
+        &bound.hw,
+        &p,
+        &t,
+        a.format,
+    ))
 }
 
 fn list() -> String {
@@ -145,6 +237,13 @@ fn list() -> String {
             .unwrap_or_default();
         s += &format!("  {name:<22} {desc}\n");
     }
+    s += "models (--model, --compare):\n";
+    for m in models::MODELS {
+        s += &format!("  {:<22} {}\n", m.name, m.summary);
+        for p in m.params {
+            s += &format!("      --set {:<18} {}\n", format!("{}=", p.name), p.doc);
+        }
+    }
     s
 }
 
@@ -152,6 +251,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Simulate(a) => simulate(a),
+        Command::Predict(a) => predict(a),
         Command::List => Ok(list()),
     };
     match result {

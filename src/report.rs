@@ -3,7 +3,9 @@
 
 use crate::hw::HwConfig;
 use crate::launch::Launch;
+use crate::models::Prediction;
 use crate::sim::Counts;
+use crate::timing::TimeEstimate;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -99,6 +101,60 @@ pub struct Report {
     pub launch: LaunchSummary,
     /// The counts.
     pub counts: Counts,
+    /// The time model applied to the simulated volumes.
+    pub time: Option<TimeEstimate>,
+    /// A model's prediction next to the simulation (`simulate --compare`).
+    pub comparison: Option<Comparison>,
+}
+
+/// One volume, simulated and predicted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparisonRow {
+    /// The model's quantity (`dram_load_bytes`, …).
+    pub quantity: &'static str,
+    /// The simulator metric it is compared with.
+    pub metric: &'static str,
+    /// Simulated bytes.
+    pub simulated_bytes: f64,
+    /// Predicted bytes.
+    pub predicted_bytes: f64,
+    /// (predicted − simulated) / simulated; `None` when nothing was simulated.
+    pub rel_diff: Option<f64>,
+}
+
+/// A model's prediction next to the simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The prediction.
+    pub prediction: Prediction,
+    /// Volumes side by side.
+    pub rows: Vec<ComparisonRow>,
+    /// The time model applied to the predicted volumes.
+    pub predicted_time: TimeEstimate,
+}
+
+impl Comparison {
+    fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "quantity": r.quantity,
+                    "metric": r.metric,
+                    "simulated_bytes": r.simulated_bytes,
+                    "predicted_bytes": r.predicted_bytes,
+                    "rel_diff": r.rel_diff,
+                })
+            })
+            .collect();
+        json!({
+            "model": self.prediction.model,
+            "volumes": rows,
+            "time": self.predicted_time.to_json(),
+            "prediction": Value::Object(self.prediction.fields.clone()),
+        })
+    }
 }
 
 impl Report {
@@ -123,7 +179,40 @@ impl Report {
                 sms: hw.sm.count,
             },
             counts,
+            time: None,
+            comparison: None,
         }
+    }
+
+    /// Adds the time model applied to the simulated volumes.
+    pub fn with_time(mut self, time: TimeEstimate) -> Report {
+        self.time = Some(time);
+        self
+    }
+
+    /// Puts `prediction` (with its time estimate) next to the simulated volumes.
+    pub fn compare(&mut self, prediction: Prediction, predicted_time: TimeEstimate) {
+        let rows = prediction
+            .volumes
+            .named()
+            .into_iter()
+            .map(|(quantity, metric, predicted_bytes)| {
+                let simulated_bytes = self.metric(metric).unwrap_or(0) as f64 * SECTOR_BYTES;
+                ComparisonRow {
+                    quantity,
+                    metric,
+                    simulated_bytes,
+                    predicted_bytes,
+                    rel_diff: (simulated_bytes > 0.0)
+                        .then(|| (predicted_bytes - simulated_bytes) / simulated_bytes),
+                }
+            })
+            .collect();
+        self.comparison = Some(Comparison {
+            prediction,
+            rows,
+            predicted_time,
+        });
     }
 
     /// The metric counts in [`metric::ALL`] order.
@@ -237,7 +326,10 @@ impl Report {
                 "ticks": c.ticks,
                 "warp_instructions": c.warp_instructions,
                 "thread_accesses": c.thread_accesses,
+                "l1_wavefronts": c.l1.wavefronts,
             },
+            "time": self.time.as_ref().map(|t| t.to_json()),
+            "compare": self.comparison.as_ref().map(|c| c.to_json()),
         })
     }
 
@@ -279,6 +371,36 @@ impl Report {
             cols.push((
                 format!("compulsory_{n}"),
                 v.map_or(String::new(), |v| v.to_string()),
+            ));
+        }
+        cols.push((
+            "l1_wavefronts".into(),
+            self.counts.l1.wavefronts.to_string(),
+        ));
+        if let Some(t) = &self.time {
+            for l in &t.limiters {
+                cols.push((format!("time_{}_s", l.name), l.seconds.to_string()));
+            }
+            cols.push(("time_s".into(), t.time_s.to_string()));
+            cols.push(("time_limiter".into(), t.limiter.to_string()));
+            cols.push(("time_adjusted_s".into(), t.time_adjusted_s.to_string()));
+            cols.push(("lups_per_s".into(), t.lups_per_s.to_string()));
+        }
+        if let Some(c) = &self.comparison {
+            cols.push(("model".into(), c.prediction.model.to_string()));
+            for r in &c.rows {
+                cols.push((
+                    format!("predicted_{}", r.quantity),
+                    r.predicted_bytes.to_string(),
+                ));
+                cols.push((
+                    format!("rel_diff_{}", r.quantity),
+                    r.rel_diff.map_or(String::new(), |d| d.to_string()),
+                ));
+            }
+            cols.push((
+                "predicted_time_s".into(),
+                c.predicted_time.time_s.to_string(),
             ));
         }
         let header: Vec<String> = cols.iter().map(|(k, _)| csv_field(k)).collect();
@@ -349,6 +471,42 @@ impl Report {
                 );
             }
         }
+        if let Some(t) = &self.time {
+            let _ = writeln!(s, "\n{}", time_table(t, "time model (simulated volumes)"));
+        }
+        if let Some(c) = &self.comparison {
+            let _ = writeln!(
+                s,
+                "\n{:<18} {:<52} {:>16} {:>16} {:>9}",
+                format!("vs {}", c.prediction.model),
+                "simulator metric",
+                "simulated B",
+                "predicted B",
+                "diff"
+            );
+            for r in &c.rows {
+                let d = r
+                    .rel_diff
+                    .map_or("-".to_string(), |d| format!("{:+.1}%", d * 100.0));
+                let _ = writeln!(
+                    s,
+                    "{:<18} {:<52} {:>16.0} {:>16.0} {:>9}",
+                    r.quantity, r.metric, r.simulated_bytes, r.predicted_bytes, d
+                );
+            }
+            let _ = writeln!(
+                s,
+                "\n{}",
+                time_table(&c.predicted_time, "time model (predicted volumes)")
+            );
+            if let Some(t) = &self.time {
+                let _ = writeln!(
+                    s,
+                    "predicted / simulated time: {:.3}",
+                    c.predicted_time.time_s / t.time_s
+                );
+            }
+        }
         s
     }
 
@@ -365,10 +523,141 @@ impl Report {
     }
 }
 
+/// A time estimate as aligned text.
+pub fn time_table(t: &TimeEstimate, title: &str) -> String {
+    use std::fmt::Write;
+    let mut s = format!("{title}, clock {:.2} GHz\n", t.clock_ghz);
+    for l in &t.limiters {
+        let mark = if l.name == t.limiter {
+            "  <- limiter"
+        } else {
+            ""
+        };
+        let _ = writeln!(s, "  {:<6} {:>12.3} us{mark}", l.name, l.seconds * 1e6);
+    }
+    let _ = writeln!(
+        s,
+        "  predicted {:.3} us ({}), {:.3} GLUP/s; Su et al. (18) adjusted {:.3} us ({} waves, occupancy efficiency {:.2})",
+        t.time_s * 1e6,
+        t.limiter,
+        t.lups_per_s / 1e9,
+        t.time_adjusted_s * 1e6,
+        t.waves,
+        t.occupancy_efficiency
+    );
+    s.trim_end().to_string()
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+/// `gputraffic predict`'s output: the launch, the model's fields at top level (the names the
+/// papers use), the comparable volumes and the time model on them.
+pub fn prediction_json(launch: &Launch, hw: &HwConfig, p: &Prediction, t: &TimeEstimate) -> Value {
+    let mut m = Map::new();
+    m.insert("model".into(), json!(p.model));
+    m.insert("kernel".into(), json!(launch.kernel));
+    m.insert("hw".into(), json!(hw.name));
+    m.insert("block".into(), json!(launch.block));
+    m.insert("grid".into(), json!(launch.grid));
+    m.insert("domain".into(), json!(launch.domain()));
+    m.insert("lattice_updates".into(), json!(launch.lattice_updates));
+    for (k, v) in &p.fields {
+        m.insert(k.clone(), v.clone());
+    }
+    let mut vols = Map::new();
+    for (q, _, v) in p.volumes.named() {
+        vols.insert(q.into(), json!(v));
+    }
+    if let Some(w) = p.volumes.l1_wavefronts {
+        vols.insert("l1_wavefronts".into(), json!(w));
+    }
+    m.insert("volumes".into(), Value::Object(vols));
+    m.insert("time".into(), t.to_json());
+    Value::Object(m)
+}
+
+/// Renders [`prediction_json`] as a table, JSON or CSV.
+pub fn render_prediction(
+    launch: &Launch,
+    hw: &HwConfig,
+    p: &Prediction,
+    t: &TimeEstimate,
+    format: Format,
+) -> String {
+    let v = prediction_json(launch, hw, p, t);
+    match format {
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&v).expect("a JSON value serialises")
+        ),
+        Format::Csv => {
+            let mut cols = Vec::new();
+            flatten("", &v, &mut cols);
+            let header: Vec<String> = cols.iter().map(|(k, _)| csv_field(k)).collect();
+            let row: Vec<String> = cols.iter().map(|(_, v)| csv_field(v)).collect();
+            format!("{}\n{}\n", header.join(","), row.join(","))
+        }
+        Format::Table => {
+            use std::fmt::Write;
+            let b = launch.block;
+            let mut s = format!(
+                "model {} for kernel {} on {}, block {}x{}x{}",
+                p.model, launch.kernel, hw.name, b[0], b[1], b[2]
+            );
+            if let Some(d) = launch.domain() {
+                let _ = write!(s, ", domain {}x{}x{}", d[0], d[1], d[2]);
+            }
+            s.push_str("\n\n");
+            for (k, v) in &p.fields {
+                let _ = writeln!(s, "  {k:<32} {}", scalar(v));
+            }
+            let named = p.volumes.named();
+            if !named.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "\n  {:<18} {:<52} {:>16}",
+                    "volume", "comparable simulator metric", "bytes"
+                );
+                for (q, metric, v) in named {
+                    let _ = writeln!(s, "  {q:<18} {metric:<52} {v:>16.0}");
+                }
+            }
+            let _ = writeln!(s, "\n{}", time_table(t, "time model (predicted volumes)"));
+            s
+        }
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}_{k}")
+                };
+                flatten(&name, x, out);
+            }
+        }
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            let parts: Vec<String> = a.iter().map(scalar).collect();
+            out.push((prefix.to_string(), parts.join("x")));
+        }
+        other => out.push((prefix.to_string(), scalar(other))),
     }
 }

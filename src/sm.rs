@@ -43,6 +43,9 @@ pub struct L1Counters {
     pub store_sectors: u64,
     /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1 volume).
     pub block_unique_load_sectors: u64,
+    /// L1 data-stage wavefronts, estimated as one per distinct 128 B line a warp instruction
+    /// touches (loads and stores): the L1 moves at most one line per cycle.
+    pub wavefronts: u64,
 }
 
 impl L1Counters {
@@ -54,6 +57,7 @@ impl L1Counters {
         self.store_requests += o.store_requests;
         self.store_sectors += o.store_sectors;
         self.block_unique_load_sectors += o.block_unique_load_sectors;
+        self.wavefronts += o.wavefronts;
     }
 }
 
@@ -478,6 +482,7 @@ impl SmWorker {
             self.coalescer.lines = lines;
         }
         let c = &mut self.counters;
+        c.wavefronts += self.coalescer.lines.len() as u64;
         for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
             c.load_sectors += sectors.count_ones() as u64;
             let missing = if !self.caches_loads {
@@ -514,6 +519,7 @@ impl SmWorker {
         // sectors stay valid); a store never allocates.
         let c = &mut self.counters;
         c.store_requests += 1;
+        c.wavefronts += self.coalescer.lines.len() as u64;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
             self.out.push(L2Request {

@@ -7,6 +7,7 @@
 //! the volumes that the simulator also measures ([`PredictedVolumes`]), so `simulate --compare`
 //! can line the two up.
 
+pub mod analysis;
 pub mod ernst2023;
 pub mod krotkiewski2013;
 pub mod layer_condition;
@@ -78,10 +79,51 @@ pub struct PredictedVolumes {
     pub dram_load_bytes: Option<f64>,
     /// L2 → DRAM store bytes.
     pub dram_store_bytes: Option<f64>,
+    /// L1 data-stage wavefronts (cycles of one SM's L1), summed over SMs.
+    pub l1_wavefronts: Option<f64>,
+}
+
+impl PredictedVolumes {
+    /// The volumes as time-model inputs (a level is known when any of its parts is).
+    pub fn time_inputs(&self) -> crate::timing::TimeInputs {
+        let sum = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        crate::timing::TimeInputs {
+            dram_bytes: sum(self.dram_load_bytes, self.dram_store_bytes),
+            l2_bytes: sum(self.l2_load_bytes, self.l2_store_bytes),
+            // Stores pass through L1 with the same bytes they bring to L2.
+            l1_bytes: self
+                .l1_load_bytes
+                .map(|l| l + self.l2_store_bytes.unwrap_or(0.0)),
+            l1_wavefronts: self.l1_wavefronts,
+            flops: None,
+        }
+    }
+
+    /// `(quantity, simulator metric, predicted bytes)` for every volume the model predicts.
+    pub fn named(&self) -> Vec<(&'static str, &'static str, f64)> {
+        use crate::report::metric;
+        [
+            ("l1_load_bytes", metric::L1_LD_SECTORS, self.l1_load_bytes),
+            ("l2_load_bytes", metric::L2_READ, self.l2_load_bytes),
+            ("l2_store_bytes", metric::L2_WRITE, self.l2_store_bytes),
+            ("dram_load_bytes", metric::DRAM_READ, self.dram_load_bytes),
+            (
+                "dram_store_bytes",
+                metric::DRAM_WRITE,
+                self.dram_store_bytes,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(q, m, v)| v.map(|v| (q, m, v)))
+        .collect()
+    }
 }
 
 /// What a model says about one launch.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
     /// The model's name.
     pub model: &'static str,
@@ -131,6 +173,66 @@ pub const MODELS: &[ModelInfo] = &[
     ernst2023::MODEL,
     layer_condition::MODEL,
 ];
+
+/// Splits `--set NAME=VALUE` pairs into kernel parameters (integers, for the launch) and
+/// constants of `model` (reals). A name that is neither is an error naming both lists.
+pub fn split_sets(
+    kernel: &Kernel,
+    model: Option<&ModelInfo>,
+    sets: &[String],
+) -> Result<SplitSets> {
+    let mut split = SplitSets::default();
+    for s in sets {
+        let Some((name, value)) = s.split_once('=') else {
+            return Err(Error::new("--set", format!("'{s}' is not NAME=VALUE")));
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let model = match model {
+            Some(m) if !kernel.params.contains_key(name) => m,
+            // Kernel parameters (and, with no model, any name: the launch reports unknown ones).
+            _ => {
+                let v: i64 = value.parse().map_err(|_| {
+                    Error::new(
+                        "--set",
+                        format!("'{s}': kernel parameter values are integers, '{value}' is not"),
+                    )
+                })?;
+                split.kernel.push((name.to_string(), v));
+                continue;
+            }
+        };
+        if !model.params.iter().any(|p| p.name == name) {
+            let kernel_names: Vec<&str> = kernel.params.keys().map(|k| k.as_str()).collect();
+            let model_names: Vec<&str> = model.params.iter().map(|p| p.name).collect();
+            return Err(Error::new(
+                "--set",
+                format!(
+                    "'{name}' is neither a parameter of kernel '{}' ({}) nor of model '{}' ({})",
+                    kernel.name,
+                    kernel_names.join(", "),
+                    model.name,
+                    model_names.join(", ")
+                ),
+            ));
+        }
+        let v: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| Error::new("--set", format!("'{s}': '{value}' is not a number")))?;
+        split.model.insert(name.to_string(), v);
+    }
+    Ok(split)
+}
+
+/// `--set` pairs split by [`split_sets`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SplitSets {
+    /// Kernel parameters, for the launch.
+    pub kernel: Vec<(String, i64)>,
+    /// Model constants.
+    pub model: BTreeMap<String, f64>,
+}
 
 /// The model called `name`.
 pub fn find(name: &str) -> Result<&'static ModelInfo> {
