@@ -22,6 +22,7 @@ pub mod report;
 pub mod schedule;
 pub mod sim;
 pub mod sm;
+pub mod stats;
 pub mod timing;
 pub mod trace;
 
