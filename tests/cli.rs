@@ -100,6 +100,59 @@ fn bad_hardware_and_options_are_rejected() {
         &["simulate", "--kernel", "star1", "--set", "nx"],
         &["--set", "NAME=VALUE"],
     );
+    rejects(
+        &["simulate", "--kernel", "star1", "--clock", "fast"],
+        &["--clock", "'fast'"],
+    );
+    rejects(
+        &[
+            "simulate", "--kernel", "star1", "--hw", "k20", "--clock", "base",
+        ],
+        &["--clock", "base_clock_ghz"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--compare", "nobody2020"],
+        &["--model", "unknown model 'nobody2020'"],
+    );
+    rejects(
+        &[
+            "simulate",
+            "--kernel",
+            "star1",
+            "--compare",
+            "su2015",
+            "--set",
+            "cz=4",
+        ],
+        &["--set", "'cz'", "star1", "su2015"],
+    );
+}
+
+#[test]
+fn the_time_model_follows_the_simulated_volumes() {
+    // 64³ star1 on the H200 at the base clock: the DRAM time is the DRAM bytes over the measured
+    // stream bandwidth, the L1 time the wavefronts over 132 SMs × 1.5 GHz.
+    let (code, out, err) = gputraffic(&[
+        "simulate", "--kernel", "star1", "--hw", "h200", "--domain", "64x64x64", "--clock", "base",
+        "--format", "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = |k: &str| v["metrics"][k].as_f64().unwrap();
+    let t = &v["time"];
+    let dram = (m("dram__sectors_read.sum") + m("dram__sectors_write.sum")) * 32.0 / 3850e9;
+    assert!((t["dram_s"].as_f64().unwrap() - dram).abs() < 1e-15);
+    let wavefronts = v["simulation"]["l1_wavefronts"].as_f64().unwrap();
+    assert!((t["l1_s"].as_f64().unwrap() - wavefronts / (132.0 * 1.5e9)).abs() < 1e-15);
+    // 64³ points × 8 flops / (33454 GFLOP/s × 1.5 / 1.98).
+    let fp = 262144.0 * 8.0 / (33454e9 * 1.5 / 1.98);
+    assert!((t["fp_s"].as_f64().unwrap() - fp).abs() < 1e-15);
+    let largest = ["dram_s", "l2_s", "l1_s", "fp_s"]
+        .iter()
+        .map(|k| t[k].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(t["time_s"].as_f64().unwrap(), largest);
+    assert_eq!(t["clock_ghz"], 1.5);
 }
 
 #[test]
