@@ -445,11 +445,11 @@ pub fn eq10_active_blocks(
 ) -> Result<u64> {
     check("threads per block", threads_per_block, 1)?;
     let mut blocks = sm.blocks.min(sm.threads / threads_per_block);
-    if registers_per_block > 0 {
-        blocks = blocks.min(sm.registers / registers_per_block);
+    if let Some(b) = sm.registers.checked_div(registers_per_block) {
+        blocks = blocks.min(b);
     }
-    if shared_bytes_per_block > 0 {
-        blocks = blocks.min(sm.shared_bytes / shared_bytes_per_block);
+    if let Some(b) = sm.shared_bytes.checked_div(shared_bytes_per_block) {
+        blocks = blocks.min(b);
     }
     Ok(blocks)
 }
@@ -525,7 +525,9 @@ impl Stencil {
         if self.shared_reads == 0 {
             0
         } else {
-            (bx + self.hx) * (by + self.hy) * self.element_bytes
+            (bx.saturating_add(self.hx))
+                .saturating_mul(by.saturating_add(self.hy))
+                .saturating_mul(self.element_bytes)
         }
     }
 
@@ -534,12 +536,12 @@ impl Stencil {
     /// Blk.x ≥ H.x as Blk.x ≥ H.x / halo_sides (the threads of one side load that side's halo:
     /// Table IX has ST at Blk.x = 1, Tables X–XI the FDDs at Blk.x = 8 < H.x).
     pub fn invalid_reason(&self, bx: u64, by: u64) -> Option<&'static str> {
-        let t = bx * by;
+        let t = bx.saturating_mul(by);
         let w = self.sm.warp_size;
-        let regs = self.registers_per_thread * t;
+        let regs = self.registers_per_thread.saturating_mul(t);
         if t < w {
             Some("fewer threads than a warp")
-        } else if t % w != 0 {
+        } else if !t.is_multiple_of(w) {
             Some("threads not a multiple of the warp size")
         } else if t > self.sm.threads_per_block {
             Some("more threads than a block may have")
@@ -549,9 +551,11 @@ impl Stencil {
             Some("registers of a block exceed the SM's")
         } else if bx > self.n[0] || by > self.n[1] {
             Some("block larger than the input")
-        } else if self.n[0] % bx != 0 || self.n[1] % by != 0 {
+        } else if !self.n[0].is_multiple_of(bx) || !self.n[1].is_multiple_of(by) {
             Some("input size not divisible by the block")
-        } else if bx * self.halo_sides < self.hx || by * self.halo_sides < self.hy {
+        } else if bx.saturating_mul(self.halo_sides) < self.hx
+            || by.saturating_mul(self.halo_sides) < self.hy
+        {
             Some("block narrower than the halo it loads")
         } else {
             None
@@ -675,8 +679,11 @@ impl Groups {
     }
 }
 
-/// The valid shapes of `space` with their groups (Sect. 4.6 / Figure 10).
-pub fn optimal_set(space: &[Evaluation]) -> Vec<(Evaluation, Groups)> {
+/// The valid shapes of `space` with their groups (Sect. 4.6 / Figure 10). A kernel that does not
+/// `synchronize` (GZ, no shared tile) has no thread-block efficiency issue (Sects. 4.5 and 5: "all
+/// the configurations that provide the best occupancy have a good thread-block efficiency"), so
+/// every shape is in the efficiency group.
+pub fn optimal_set(space: &[Evaluation], synchronizes: bool) -> Vec<(Evaluation, Groups)> {
     let valid: Vec<&Evaluation> = space.iter().filter(|e| e.invalid.is_none()).collect();
     let g = best_half(&valid.iter().map(|e| e.global.total()).collect::<Vec<_>>());
     let s = best_half(&valid.iter().map(|e| e.shared.total()).collect::<Vec<_>>());
@@ -692,7 +699,7 @@ pub fn optimal_set(space: &[Evaluation]) -> Vec<(Evaluation, Groups)> {
                     global: g[i],
                     shared: s[i],
                     occupancy: e.occupancy >= max_occ,
-                    efficiency: e.active_blocks > min_active,
+                    efficiency: !synchronizes || e.active_blocks > min_active,
                 },
             )
         })
@@ -802,7 +809,7 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     let [bx, by, bz] = launch.block.map(|b| b as u64);
     let e = stencil.evaluate(bx, by)?;
     let space = stencil.space()?;
-    let groups = optimal_set(&space);
+    let groups = optimal_set(&space, stencil.shared_reads > 0);
     let mine = groups.iter().find(|(g, _)| g.bx == bx && g.by == by);
     let invalid = if bz != 1 {
         Some("Blk.z must be 1 (2D tiles marching along z, Sect. 4.2.1)")
@@ -876,18 +883,39 @@ mod tests {
     fn eq1_counts_elements_with_halo() {
         // 4x4x1 domain, 2x2x1 blocks, halo 2 in x: 4 blocks x (4 stores, 4x2 loads).
         let t = eq1_data_transfers([4, 4, 1], [2, 2, 1], [2, 0, 0], 0).unwrap();
-        assert_eq!(t, Traffic { stores: 16, loads: 32 });
+        assert_eq!(
+            t,
+            Traffic {
+                stores: 16,
+                loads: 32
+            }
+        );
     }
 
     #[test]
     fn eq2_and_eq3_agree_from_a_warp_up_and_differ_below() {
         // Figure 4(a): warp 8, H.x = 2, Blk.x = 16: 2 data + 1 halo transaction per row loaded.
         let t = eq2_global_transactions(16, 1, 1, 16, 1, 2, 0, 8).unwrap();
-        assert_eq!(t, Traffic { stores: 2.0, loads: 3.0 });
-        assert_eq!(eq3_global_transactions_gx(16, 1, 1, 16, 1, 2, 8).unwrap(), 5);
+        assert_eq!(
+            t,
+            Traffic {
+                stores: 2.0,
+                loads: 3.0
+            }
+        );
+        assert_eq!(
+            eq3_global_transactions_gx(16, 1, 1, 16, 1, 2, 8).unwrap(),
+            5
+        );
         // Blk.x = 4 < warp 8, Blk.y = 2 (one warp): eq. (2) store 1, loads 2 + 1; eq. (3) 3 per row.
         let t = eq2_global_transactions(4, 2, 1, 4, 2, 2, 0, 8).unwrap();
-        assert_eq!(t, Traffic { stores: 1.0, loads: 3.0 });
+        assert_eq!(
+            t,
+            Traffic {
+                stores: 1.0,
+                loads: 3.0
+            }
+        );
         assert_eq!(eq3_global_transactions_gx(4, 2, 1, 4, 2, 2, 8).unwrap(), 6);
         // H.y adds Blk.x/w of a transaction per halo row below a warp.
         let t = eq2_global_transactions(4, 2, 1, 4, 2, 0, 2, 8).unwrap();
@@ -898,7 +926,13 @@ mod tests {
     fn global_transactions_keep_halo_rows() {
         // Blk 32x4, H.y = 2: per block 1x4 stores, 1x6 + 0 loads; 2 blocks.
         let t = global_transactions(64, 4, 1, 32, 4, 0, 2, 32).unwrap();
-        assert_eq!(t, Traffic { stores: 8, loads: 12 });
+        assert_eq!(
+            t,
+            Traffic {
+                stores: 8,
+                loads: 12
+            }
+        );
     }
 
     #[test]
@@ -911,7 +945,6 @@ mod tests {
         assert_eq!(bank_conflict_degree(4, 2, 6, 0, 4, 8, 8).unwrap(), 2);
         assert_eq!(bank_conflict_degree(4, 2, 6, 2, 4, 8, 8).unwrap(), 1);
         // (d) Blk.x = 2: data and halo both degree 2.
-        assert_eq!(bank_conflict_degree(2, 4, 4, 0, 2, 8, 8).unwrap(), 2);
         assert_eq!(bank_conflict_degree(2, 4, 4, 0, 2, 8, 8).unwrap(), 2);
         // Nobody takes part: degree 0.
         assert_eq!(bank_conflict_degree(8, 1, 10, 8, 8, 8, 8).unwrap(), 0);
@@ -937,11 +970,34 @@ mod tests {
         // Blk 8x4 = one warp of 32, GX, 1 block, 1 plane: stores 2 + 1, loads 3 x 2.
         let f = computed_conflict_factors(8, 4, 2, 1, 32, 32).unwrap();
         let t = shared_transactions(8, 4, 1, 8, 4, 2, 0, 3, 32, f).unwrap();
-        assert_eq!(t, Traffic { stores: 3, loads: 6 });
+        assert_eq!(
+            t,
+            Traffic {
+                stores: 3,
+                loads: 6
+            }
+        );
         // The printed eqs. (5)-(9) count 4 rows with 2+2 stores and 3x(1+2) loads each.
-        let t = eq4_shared_transactions(8, 4, 1, 8, 4, 2, 0, 3, 32, published_conflict_factors(8, 32))
-            .unwrap();
-        assert_eq!(t, Traffic { stores: 16, loads: 36 });
+        let t = eq4_shared_transactions(
+            8,
+            4,
+            1,
+            8,
+            4,
+            2,
+            0,
+            3,
+            32,
+            published_conflict_factors(8, 32),
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            Traffic {
+                stores: 16,
+                loads: 36
+            }
+        );
     }
 
     #[test]
@@ -967,7 +1023,10 @@ mod tests {
         assert_eq!(eq12_block_efficiency(0.0, 0.0), None);
         assert_eq!(eq12_block_efficiency(-1.0, 1.0), None);
         // 5 values: the two 1s and the 2 make 3 > 2.5, so only the 1s are in.
-        assert_eq!(best_half(&[1, 2, 1, 3, 4]), [true, false, true, false, false]);
+        assert_eq!(
+            best_half(&[1, 2, 1, 3, 4]),
+            [true, false, true, false, false]
+        );
         // A single best group larger than half is still in.
         assert_eq!(best_half(&[1, 1, 1, 2]), [true, true, true, false]);
         assert!(best_half(&[]).is_empty());
