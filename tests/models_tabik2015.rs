@@ -438,6 +438,12 @@ fn every_tabik_trace_predicts() {
             assert!(p.fields.contains_key(name), "{k}: {name}");
         }
     }
+    // ST stores six tensor elements per point (Sect. 3): six times the store term of eq. (2).
+    let st = predict("tabik-st", "gtx-titan", 32, 4);
+    assert_eq!(
+        field_u64(&st, "global_store_transactions"),
+        6 * 4 * 8 * 64 * 256
+    );
     // GZ has no shared tile (Table II).
     assert_eq!(
         field_u64(

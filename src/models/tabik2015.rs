@@ -54,6 +54,11 @@ const PARAMS: &[ParamSpec] = &[
         doc: "num_reads of eq. (8): shared-memory reads per output point; 0 = no shared tile (GZ); default: the trace's shared_reads",
     },
     ParamSpec {
+        name: "stores_per_point",
+        default: None,
+        doc: "output values stored per point (ST stores six tensor elements, Sect. 3); multiplies eq. (2)'s store term; default: the trace's store instructions",
+    },
+    ParamSpec {
         name: "transaction_bytes",
         default: Some(128.0),
         doc: "bytes of one global transaction (a warp's 32 floats; Table I: 32/128 B on Kepler), turns transactions into volumes",
@@ -830,10 +835,23 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
             format!("transaction_bytes = {bytes} must be positive"),
         ));
     }
+    // Eq. (2) has one output image; a kernel storing several (ST) repeats the store term.
+    let store_steps = count_stores(&input.kernel.body) as f64;
+    let outputs = input.param_or(PARAMS, "stores_per_point", store_steps);
+    if !(outputs.is_finite() && outputs >= 0.0 && outputs.fract() == 0.0 && outputs <= 1024.0) {
+        return Err(Error::new(
+            "--set",
+            format!("stores_per_point = {outputs} must be a whole number in 0..=1024"),
+        ));
+    }
+    let global = Traffic {
+        stores: e.global.stores * outputs as u64,
+        loads: e.global.loads,
+    };
     let mut p = Prediction::new(MODEL.name);
-    p.field("global_transactions", e.global.total())
-        .field("global_load_transactions", e.global.loads)
-        .field("global_store_transactions", e.global.stores)
+    p.field("global_transactions", global.total())
+        .field("global_load_transactions", global.loads)
+        .field("global_store_transactions", global.stores)
         .field("global_transactions_eq2", e.global_eq2.total())
         .field("shared_transactions", e.shared.total())
         .field("shared_store_transactions", e.shared.stores)
@@ -857,9 +875,20 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     }
     p.field("valid_configurations", groups.len() as u64)
         .field("optimal_set", Value::Array(optimal));
-    p.volumes.l2_load_bytes = Some(e.global.loads as f64 * bytes);
-    p.volumes.l2_store_bytes = Some(e.global.stores as f64 * bytes);
+    p.volumes.l2_load_bytes = Some(global.loads as f64 * bytes);
+    p.volumes.l2_store_bytes = Some(global.stores as f64 * bytes);
     Ok(p)
+}
+
+/// Store instructions in a trace body (a loop's counted once: one per point and plane).
+fn count_stores(steps: &[crate::trace::Step]) -> usize {
+    steps
+        .iter()
+        .map(|s| match s {
+            crate::trace::Step::Access(a) => (a.kind == crate::trace::AccessKind::Store) as usize,
+            crate::trace::Step::Loop(l) => count_stores(&l.body),
+        })
+        .sum()
 }
 
 #[cfg(test)]
