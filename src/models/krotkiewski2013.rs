@@ -168,9 +168,8 @@ pub fn read_instructions(tile: TileValues, threads: u64) -> Result<u64> {
 /// Sect. 6.2: the effective footprint of a kernel from its throughput relative to copycube's,
 /// `BpP_eff = copy_throughput / kernel_throughput · copy_bpp` (13.3 / 12.4 · 8 ≈ 8.6 on the C2050).
 pub fn bpp_effective(copy_throughput: f64, kernel_throughput: f64, copy_bpp: f64) -> Result<f64> {
-    if !(copy_throughput > 0.0 && kernel_throughput > 0.0 && copy_bpp > 0.0)
-        || !(copy_throughput.is_finite() && kernel_throughput.is_finite() && copy_bpp.is_finite())
-    {
+    let ok = |x: f64| x.is_finite() && x > 0.0;
+    if !(ok(copy_throughput) && ok(kernel_throughput) && ok(copy_bpp)) {
         return Err(Error::new(
             NAME,
             "throughputs and the copy footprint must be positive finite numbers",
@@ -182,9 +181,8 @@ pub fn bpp_effective(copy_throughput: f64, kernel_throughput: f64, copy_bpp: f64
 /// Eq. (10): effective bandwidth in GB/s of a kernel that processes `points` grid points with
 /// footprint `bpp` in `seconds`.
 pub fn effective_bandwidth_gbs(points: f64, bpp: f64, seconds: f64) -> Result<f64> {
-    if !(points >= 0.0 && bpp >= 0.0 && seconds > 0.0)
-        || !(points.is_finite() && bpp.is_finite() && seconds.is_finite())
-    {
+    let ok = |x: f64| x.is_finite() && x >= 0.0;
+    if !(ok(points) && ok(bpp) && ok(seconds) && seconds > 0.0) {
         return Err(Error::new(
             NAME,
             "points and BpP must be non-negative and the time positive",
