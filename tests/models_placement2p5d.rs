@@ -27,8 +27,11 @@ fn predict(kernel: &str, hw: &str, block: [u32; 3], n: i64) -> gputraffic::Resul
     })
 }
 
+/// Grid size n (an n^3 grid) and the tuned optimal block bx x by.
+type Optimum = (i64, [u32; 2]);
+
 /// Table I: optimal thread block configurations on GTX 780, per data placement and grid size.
-const TABLE_I: &[(&str, [(i64, [u32; 2]); 3])] = &[
+const TABLE_I: &[(&str, [Optimum; 3])] = &[
     (
         "placement-baseline",
         [(128, [64, 2]), (256, [128, 1]), (512, [256, 4])],
