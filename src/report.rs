@@ -499,7 +499,7 @@ impl Report {
                 "\n{}",
                 time_table(&c.predicted_time, "time model (predicted volumes)")
             );
-            if let Some(t) = &self.time {
+            if let Some(t) = self.time.as_ref().filter(|_| c.predicted_time.time_s > 0.0) {
                 let _ = writeln!(
                     s,
                     "predicted / simulated time: {:.3}",
@@ -527,6 +527,10 @@ impl Report {
 pub fn time_table(t: &TimeEstimate, title: &str) -> String {
     use std::fmt::Write;
     let mut s = format!("{title}, clock {:.2} GHz\n", t.clock_ghz);
+    if t.limiters.is_empty() {
+        s.push_str("  no limiter: the volumes, or the bandwidths the config gives, do not overlap");
+        return s;
+    }
     for l in &t.limiters {
         let mark = if l.name == t.limiter {
             "  <- limiter"
