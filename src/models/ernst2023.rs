@@ -856,3 +856,72 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     p.volumes.dram_store_bytes = Some(dram_store * n);
     Ok(p)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wavefronts_by_hand() {
+        // 16 consecutive doubles: 16 banks, one wavefront.
+        let a: Vec<u64> = (0..16).map(|i| 4096 + 8 * i).collect();
+        assert_eq!(half_warp_wavefronts(&a, 8), 1);
+        // Two rows of 8 doubles 5184 B apart: no bank conflict, but far apart: 2.
+        let b: Vec<u64> = (0..16).map(|i| (i / 8) * 5184 + 8 * (i % 8)).collect();
+        assert_eq!(half_warp_wavefronts(&b, 8), 2);
+        // 16 floats share 8 words: one wavefront; 16 B per lane: 32 words, 2 per bank.
+        let c: Vec<u64> = (0..16).map(|i| 4 * i).collect();
+        assert_eq!(half_warp_wavefronts(&c, 4), 1);
+        let d: Vec<u64> = (0..16).map(|i| 16 * i).collect();
+        assert_eq!(half_warp_wavefronts(&d, 16), 2);
+        // The same address in every lane: one word.
+        assert_eq!(half_warp_wavefronts(&[64; 16], 8), 1);
+        assert_eq!(half_warp_wavefronts(&[], 8), 0);
+    }
+
+    #[test]
+    fn wave_boxes_by_hand() {
+        // star4 640x512x512, block 64x4x4, 216 blocks per wave.
+        let w = wave_boxes([10, 128, 128], 216);
+        assert_eq!(w.extent, [10, 22, 1]);
+        assert_eq!(w.current, [0..10, 106..128, 64..65]);
+        assert_eq!(w.x, None);
+        assert_eq!(w.y, Some([0..10, 84..106, 64..65]));
+        assert_eq!(w.z, Some([0..10, 0..128, 63..64]));
+        // A wave shorter than a row of blocks has an x set.
+        let w = wave_boxes([100, 4, 4], 30);
+        assert_eq!(w.current, [70..100, 3..4, 2..3]);
+        assert_eq!(w.x, Some([40..70, 3..4, 2..3]));
+        // A wave deeper than the grid covers all of it and has no sets.
+        let w = wave_boxes([2, 2, 2], 3456);
+        assert_eq!(
+            (w.current, w.x, w.y, w.z),
+            ([0..2, 0..2, 0..2], None, None, None)
+        );
+    }
+
+    #[test]
+    fn fits_and_capacity_volume() {
+        let z = RateFit {
+            a: 1.0,
+            b: -0.0036,
+            c: 3.97,
+            o0: 0.0,
+        };
+        assert_eq!(z.eval(0.0), Some((-0.0036f64).exp()));
+        assert_eq!(z.eval(1e9), Some(0.0));
+        let bad = RateFit {
+            a: 0.0,
+            b: 1.0,
+            c: 1.0,
+            o0: 0.0,
+        };
+        assert_eq!(bad.eval(1e6), None);
+        // A rate above one is clamped.
+        let up = RateFit { a: 2.0, ..z };
+        assert_eq!(up.eval(0.0), Some(1.0));
+        assert_eq!(capacity_volume(0.25, 10.0, 6.0), 3.0);
+        assert_eq!(capacity_volume(0.25, 5.0, 6.0), 0.0);
+        assert_eq!(oversubscription(30.0, 20.0), 1.5);
+    }
+}

@@ -129,7 +129,7 @@ fn source_offsets(launch: &Launch) -> Option<(usize, Vec<i64>)> {
     let offsets = accesses
         .iter()
         .filter(|a| a.kind == AccessKind::Load && a.array == src)
-        .map(|a| Some(a.index.as_affine()?.c0.checked_sub(centre)?))
+        .map(|a| a.index.as_affine()?.c0.checked_sub(centre))
         .collect::<Option<Vec<i64>>>()?;
     Some((src, offsets))
 }
