@@ -10,8 +10,28 @@ use gputraffic::sim::SimOptions;
 /// Kernel, GPU, block shape and parameter settings of one case.
 type Case = (&'static str, &'static str, [u32; 3], Vec<(String, i64)>);
 
-/// Every shipped trace on a small domain, with a block shape and parameters that exercise it.
+/// Every shipped trace on a small domain: the hand-picked cases below, then every other shipped
+/// trace with its default block on the H200 (64³ where the trace has a domain).
 fn cases() -> Vec<Case> {
+    let mut cases = picked_cases();
+    for (name, _) in gputraffic::trace::SHIPPED {
+        // The store probe loads nothing and streams 2 GiB; tests/h200_partial_stores.rs covers it.
+        if *name == "partial-store" || cases.iter().any(|c| c.0 == *name) {
+            continue;
+        }
+        let k = gputraffic::load_kernel(name).unwrap();
+        let domain = ["nx", "ny", "nz"]
+            .iter()
+            .filter(|p| k.params.contains_key(**p))
+            .map(|p| (p.to_string(), 64))
+            .collect();
+        cases.push((name, "h200", k.default_block, domain));
+    }
+    cases
+}
+
+/// Cases with a block shape, GPU and parameters chosen to exercise the trace.
+fn picked_cases() -> Vec<Case> {
     let set = |v: &[(&str, i64)]| {
         v.iter()
             .map(|(k, x)| (k.to_string(), *x))

@@ -854,6 +854,8 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     p.volumes.l2_store_bytes = Some(l2_store * n);
     p.volumes.dram_load_bytes = Some(dram_load * n);
     p.volumes.dram_store_bytes = Some(dram_store * n);
+    // Sect. 4.2's cycles are L1 data-stage wavefronts: per 32 updates, so this many in all.
+    p.volumes.l1_wavefronts = Some(l1_cycles * n / 32.0);
     Ok(p)
 }
 
