@@ -1,10 +1,11 @@
 //! Predicted kernel time (the time model on simulated volumes, at the base clock Nsight Compute
 //! measures at) against the measured `gpu__time_duration.sum` of the H200 dev set.
 //!
-//! `cargo run --release --example time_vs_measured -- [KERNEL...] > rows.csv` simulates every dev-set
-//! row of the given kernels (default star4), prints one CSV row per launch as it finishes, and
-//! ends with Spearman's rank correlation and the median predicted/measured ratio per kernel on
-//! stderr. Each star4 launch takes about half a minute on two cores.
+//! `cargo run --release --example time_vs_measured -- [--model NAME] [KERNEL...] > rows.csv`
+//! simulates every dev-set row of the given kernels (default star4) — or, with `--model`, evaluates
+//! that closed-form model instead — prints one CSV row per launch as it finishes, and ends with
+//! Spearman's rank correlation and the median predicted/measured ratio per kernel on stderr. Each
+//! star4 simulation takes about half a minute on two cores; a model takes under a second.
 
 use gputraffic::Bound;
 use gputraffic::launch::LaunchRequest;
@@ -13,7 +14,16 @@ use gputraffic::stats;
 use std::collections::BTreeMap;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    let mut wanted: Vec<String> = std::env::args().skip(1).collect();
+    let model = match wanted.iter().position(|a| a == "--model") {
+        Some(i) if i + 1 < wanted.len() => {
+            let name = wanted.remove(i + 1);
+            wanted.remove(i);
+            Some(gputraffic::models::find(&name)?)
+        }
+        Some(_) => return Err("--model needs a model name".into()),
+        None => None,
+    };
     let wanted = if wanted.is_empty() {
         vec!["star4".to_string()]
     } else {
@@ -54,8 +64,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let bound = Bound::new(gputraffic::load_kernel(&kernel)?, "h200", &req)?;
         let clock = bound.hw.sm.base_clock_ghz;
-        let report = bound.simulate(&SimOptions::default(), clock)?;
-        let t = report.time.as_ref().expect("simulate adds the time model");
+        let t = match model {
+            Some(m) => bound.predict(m, &BTreeMap::new(), clock)?.1,
+            None => {
+                let report = bound.simulate(&SimOptions::default(), clock)?;
+                report.time.expect("simulate adds the time model")
+            }
+        };
         let part = |n: &str| {
             t.limiters
                 .iter()

@@ -4,9 +4,9 @@
 //! lattice updates per second.
 //!
 //! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
-//! some; the DRAM peak of `[dram]` otherwise). The L1 and L2 run in the SM clock domain, so their
-//! rates scale with the clock the kernel runs at (boost by default; Nsight Compute measures at
-//! the base clock). The L1 limiter counts wavefronts at one per SM per cycle when the config
+//! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
+//! their rates scale with the clock the kernel runs at (boost by default; Nsight Compute measures
+//! at the base clock); the measured DRAM and L2 bandwidths are used as they are. The L1 limiter counts wavefronts at one per SM per cycle when the config
 //! gives no L1 bandwidth, else bytes over `l1_gbs` (the Kepler configs carry Su et al.'s measured
 //! on-SMX bandwidth).
 
@@ -124,10 +124,12 @@ pub fn estimate(
             seconds: b / (dram_gbs * 1e9),
         });
     }
+    // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
+    // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock).
     if let (Some(b), Some(gbs)) = (inputs.l2_bytes, hw.bandwidth.l2_gbs) {
         limiters.push(LimiterTime {
             name: "l2",
-            seconds: b / (gbs * clock_scale * 1e9),
+            seconds: b / (gbs * 1e9),
         });
     }
     match (hw.bandwidth.l1_gbs, inputs.l1_bytes, inputs.l1_wavefronts) {

@@ -131,7 +131,8 @@ pub struct SuInputs {
     pub epsilon: f64,
     /// η.
     pub eta: f64,
-    /// Realistic bandwidths BW_SMX, BW_L2, BW_GM (bytes per second).
+    /// Realistic bandwidths BW_SMX, BW_L2, BW_GM (bytes per second); an unknown one (`NaN`)
+    /// leaves its term out of (2).
     pub bandwidth: [f64; 3],
 }
 
@@ -247,6 +248,7 @@ pub fn evaluate(i: &SuInputs) -> SuOutputs {
         v_l2_bytes / i.bandwidth[1],
         v_gm_bytes / i.bandwidth[2],
     ];
+    // f64::max skips NaN: a level without a known bandwidth does not bound the time.
     let time_s = times_s.iter().copied().fold(0.0, f64::max);
     // (18)
     let occupancy_efficiency = i.occupancy / i.max_occupancy;
@@ -323,14 +325,7 @@ pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
             "su2015 needs sm.cores (streaming processors per SM) for formula (17)",
         )
     })?;
-    let bw = |v: Option<f64>, what: &str| -> Result<f64> {
-        v.map(|g| g * 1e9).ok_or_else(|| {
-            Error::new(
-                format!("hw-configs/{}.toml", hw.name),
-                format!("su2015 needs bandwidth.{what} for the time of formula (2)"),
-            )
-        })
-    };
+    let bw = |v: Option<f64>| v.map_or(f64::NAN, |g| g * 1e9);
     let inputs = SuInputs {
         n: n.map(|v| v as u64),
         block: launch.block.map(|v| v as u64),
@@ -360,9 +355,9 @@ pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
         epsilon: p("epsilon", 0.0),
         eta: p("eta", 0.0),
         bandwidth: [
-            bw(hw.bandwidth.l1_gbs, "l1_gbs")?,
-            bw(hw.bandwidth.l2_gbs, "l2_gbs")?,
-            Ok(hw.bandwidth.dram_gbs.unwrap_or(hw.dram.bandwidth_gbs) * 1e9)?,
+            bw(hw.bandwidth.l1_gbs),
+            bw(hw.bandwidth.l2_gbs),
+            bw(Some(hw.bandwidth.dram_gbs.unwrap_or(hw.dram.bandwidth_gbs))),
         ],
     };
     Ok((inputs, code))
@@ -403,15 +398,14 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
         .field("v_smx_bytes", o.v_smx_bytes)
         .field("v_l2_bytes", o.v_l2_bytes)
         .field("v_gm_bytes", o.v_gm_bytes)
+        // NaN (no bandwidth in the config) becomes JSON null.
         .field("time_smx_s", o.times_s[0])
         .field("time_l2_s", o.times_s[1])
         .field("time_gm_s", o.times_s[2])
         .field("time_s", o.time_s)
         .field(
             "limiter",
-            ["smx", "l2", "gm"][o.times_s.iter().enumerate().fold(0, |best, (k, &t)| {
-                if t > o.times_s[best] { k } else { best }
-            })],
+            ["smx", "l2", "gm"][(0..3).find(|&k| o.times_s[k] == o.time_s).unwrap_or(2)],
         )
         .field("occupancy_efficiency", o.occupancy_efficiency)
         .field("time_adjusted_s", o.time_adjusted_s)

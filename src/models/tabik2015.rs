@@ -14,7 +14,7 @@
 //! `halo_sides`, `shared_reads`, registers per thread, element size, the GPU's limits).
 //! Where the published equations and the published figures disagree, the field that the issue
 //! names reproduces the figure and the literal equation is reported beside it
-//! (docs/models/tabik2015.md says which and why).
+//! (docs/models.md, tabik2015 section says which and why).
 
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
