@@ -281,25 +281,6 @@ pub fn evaluate(i: &SuInputs) -> SuOutputs {
     }
 }
 
-/// The largest occupancy the kernel reaches over all block sizes that are multiples of the
-/// warp size (the denominator of (18)'s occupancy efficiency).
-pub fn max_occupancy(input: &ModelInput) -> f64 {
-    let hw = input.hw;
-    let k = input.kernel;
-    (1..=hw.sm.max_threads_per_block / hw.sm.warp_size)
-        .filter_map(|w| {
-            crate::launch::occupancy(
-                hw,
-                w * hw.sm.warp_size,
-                k.registers_per_thread,
-                k.shared_bytes_per_block,
-            )
-            .ok()
-        })
-        .map(|o| o.occupancy)
-        .fold(0.0, f64::max)
-}
-
 /// Derives [`SuInputs`] from the launch, the hardware config, code analysis and `--set`.
 pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
     let launch = input.launch;
@@ -335,7 +316,7 @@ pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
         blocks_per_smx: launch.occupancy.blocks_per_sm as u64,
         smxs: hw.sm.count as u64,
         occupancy: p("occupancy", launch.occupancy.occupancy),
-        max_occupancy: max_occupancy(input),
+        max_occupancy: crate::timing::max_occupancy(hw, input.kernel),
         max_threads_per_smx: hw.sm.max_threads as u64,
         cores_per_smx: cores as u64,
         warp_size: hw.sm.warp_size as u64,
