@@ -30,8 +30,9 @@ enum Command {
     List,
 }
 
+/// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
 #[derive(clap::Args)]
-struct SimulateArgs {
+struct LaunchArgs {
     /// Kernel trace: a path, or the name of a shipped trace (e.g. star1).
     #[arg(long)]
     kernel: String,
@@ -44,18 +45,25 @@ struct SimulateArgs {
     /// Domain XxYxZ: sets the parameters nx, ny, nz.
     #[arg(long)]
     domain: Option<String>,
-    /// Set a kernel parameter or a constant of the --compare model, NAME=VALUE (repeatable).
+    /// Set a kernel parameter or a constant of the model (--model / --compare), NAME=VALUE
+    /// (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
-    #[arg(long, value_name = "MODEL")]
-    compare: Option<String>,
     /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
     #[arg(long, default_value = "boost")]
     clock: String,
+}
+
+#[derive(clap::Args)]
+struct SimulateArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
+    #[arg(long, value_name = "MODEL")]
+    compare: Option<String>,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
@@ -75,27 +83,8 @@ struct PredictArgs {
     /// Model name (see `gputraffic list`).
     #[arg(long)]
     model: String,
-    /// Kernel trace: a path, or the name of a shipped trace (e.g. su-7pt-1).
-    #[arg(long)]
-    kernel: String,
-    /// GPU: a shipped configuration name (e.g. k20) or a path to one.
-    #[arg(long, default_value = "h200")]
-    hw: String,
-    /// Block shape XxYxZ (default: the trace's).
-    #[arg(long)]
-    block: Option<String>,
-    /// Domain XxYxZ: sets the parameters nx, ny, nz.
-    #[arg(long)]
-    domain: Option<String>,
-    /// Set a kernel parameter or a model constant, NAME=VALUE (repeatable).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
-    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
-    #[arg(long, default_value = "boost")]
-    clock: String,
+    #[command(flatten)]
+    launch: LaunchArgs,
 }
 
 fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
@@ -155,34 +144,45 @@ fn parse_clock(clock: &str, hw: &gputraffic::hw::HwConfig) -> Result<Option<f64>
     }
 }
 
+/// A launch ready for `simulate` and `predict`: the bound kernel, the model constants from
+/// `--set`, and the clock for the time model.
+struct Prepared {
+    bound: Bound,
+    model_params: std::collections::BTreeMap<String, f64>,
+    clock: Option<f64>,
+}
+
 /// Loads the kernel and binds it, splitting `--set` between the kernel and `model`.
-fn bind(
-    kernel: &str,
-    hw: &str,
-    block: &Option<String>,
-    domain: &Option<String>,
-    set: &[String],
-    model: Option<&ModelInfo>,
-) -> Result<(Bound, std::collections::BTreeMap<String, f64>)> {
-    let block = parse_block(block)?;
-    let domain = domain
+fn prepare(a: &LaunchArgs, model: Option<&ModelInfo>) -> Result<Prepared> {
+    let block = parse_block(&a.block)?;
+    let domain = a
+        .domain
         .as_deref()
         .map(|d| parse_dims("--domain", d))
         .transpose()?;
-    let kernel = gputraffic::load_kernel(kernel)?;
-    let sets = models::split_sets(&kernel, model, set)?;
+    let kernel = gputraffic::load_kernel(&a.kernel)?;
+    let sets = models::split_sets(&kernel, model, &a.set)?;
     let req = LaunchRequest {
         block,
         domain,
         set: sets.kernel,
     };
-    Ok((Bound::new(kernel, hw, &req)?, sets.model))
+    let bound = Bound::new(kernel, &a.hw, &req)?;
+    let clock = parse_clock(&a.clock, &bound.hw)?;
+    Ok(Prepared {
+        bound,
+        model_params: sets.model,
+        clock,
+    })
 }
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
     let model = a.compare.as_deref().map(models::find).transpose()?;
-    let (bound, model_params) = bind(&a.kernel, &a.hw, &a.block, &a.domain, &a.set, model)?;
-    let clock = parse_clock(&a.clock, &bound.hw)?;
+    let Prepared {
+        bound,
+        model_params,
+        clock,
+    } = prepare(&a.launch, model)?;
     // The model runs first: a model error should not cost a simulation.
     let predicted = model
         .map(|m| bound.predict(m, &model_params, clock))
@@ -205,20 +205,23 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
     if let Some((p, t)) = predicted {
         report.compare(p, t);
     }
-    Ok(report.render(a.format))
+    Ok(report.render(a.launch.format))
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
     let model = models::find(&a.model)?;
-    let (bound, model_params) = bind(&a.kernel, &a.hw, &a.block, &a.domain, &a.set, Some(model))?;
-    let clock = parse_clock(&a.clock, &bound.hw)?;
+    let Prepared {
+        bound,
+        model_params,
+        clock,
+    } = prepare(&a.launch, Some(model))?;
     let (p, t) = bound.predict(model, &model_params, clock)?;
     Ok(gputraffic::report::render_prediction(
         &bound.launch,
         &bound.hw,
         &p,
         &t,
-        a.format,
+        a.launch.format,
     ))
 }
 
