@@ -1,10 +1,10 @@
 //! The ernst2023 estimator against the numbers Ernst et al. 2023 print and against small cases
 //! counted by hand.
 
-use gputraffic::hw::HwConfig;
-use gputraffic::launch::{Launch, LaunchRequest};
+use gputraffic::Bound;
+use gputraffic::launch::LaunchRequest;
+use gputraffic::models::Prediction;
 use gputraffic::models::ernst2023::{self, half_warp_wavefronts};
-use gputraffic::models::{ModelInput, Prediction};
 use gputraffic::trace::Kernel;
 use std::collections::BTreeMap;
 
@@ -16,25 +16,16 @@ fn run(
     set: &[(&str, i64)],
     params: &[(&str, f64)],
 ) -> gputraffic::error::Result<Prediction> {
-    let k = Kernel::load(std::path::Path::new(trace)).unwrap();
-    let hw = HwConfig::load(hw).unwrap();
-    let l = Launch::new(
-        &k,
-        &hw,
-        &LaunchRequest {
-            block: Some(block),
-            domain,
-            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-        },
-    )
-    .unwrap();
+    let req = LaunchRequest {
+        block: Some(block),
+        domain,
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+    };
+    let bound = Bound::new(Kernel::load(std::path::Path::new(trace)).unwrap(), hw, &req).unwrap();
     let params: BTreeMap<String, f64> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    (ernst2023::MODEL.predict)(&ModelInput {
-        kernel: &k,
-        hw: &hw,
-        launch: &l,
-        params: &params,
-    })
+    bound
+        .predict(&ernst2023::MODEL, &params, None)
+        .map(|(p, _)| p)
 }
 
 fn f(p: &Prediction, name: &str) -> f64 {

@@ -2,32 +2,23 @@
 //! (shared/papers/krotkiewski2013-efficient-3d-stencils-cuda.txt), and its volumes against the
 //! simulator where the paper's assumptions hold exactly.
 
-use gputraffic::hw::HwConfig;
-use gputraffic::launch::{Launch, LaunchRequest};
+use gputraffic::Bound;
+use gputraffic::launch::LaunchRequest;
 use gputraffic::models::krotkiewski2013::{
     bpp, bpp_effective, bpp_optimal, bpp_read, m_condition, read_instructions, tile_values,
     x_halo_values_per_side,
 };
-use gputraffic::models::{self, ModelInput, Prediction};
-use gputraffic::report::Report;
-use gputraffic::sim::{SimOptions, simulate};
+use gputraffic::models::{self, Prediction};
+use gputraffic::sim::SimOptions;
 use std::collections::BTreeMap;
 
-fn launch(
-    kernel: &str,
-    hw: &str,
-    block: [u32; 3],
-    domain: [i64; 3],
-) -> (gputraffic::trace::Kernel, HwConfig, Launch) {
-    let k = gputraffic::load_kernel(kernel).unwrap();
-    let h = HwConfig::load(hw).unwrap();
+fn launch(kernel: &str, hw: &str, block: [u32; 3], domain: [i64; 3]) -> Bound {
     let req = LaunchRequest {
         block: Some(block),
         domain: Some(domain),
         set: vec![],
     };
-    let l = Launch::new(&k, &h, &req).unwrap();
-    (k, h, l)
+    Bound::new(gputraffic::load_kernel(kernel).unwrap(), hw, &req).unwrap()
 }
 
 fn predict_with(
@@ -35,15 +26,10 @@ fn predict_with(
     block: [u32; 3],
     set: &[(&str, f64)],
 ) -> gputraffic::Result<Prediction> {
-    let (k, h, l) = launch(kernel, "tesla-c2050", block, [256, 252, 256]);
+    let bound = launch(kernel, "tesla-c2050", block, [256, 252, 256]);
     let params: BTreeMap<String, f64> = set.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let model = models::find("krotkiewski2013")?;
-    (model.predict)(&ModelInput {
-        kernel: &k,
-        hw: &h,
-        launch: &l,
-        params: &params,
-    })
+    bound.predict(model, &params, None).map(|(p, _)| p)
 }
 
 fn f(p: &Prediction, name: &str) -> f64 {
@@ -164,17 +150,10 @@ fn requested_load_volume_is_eq_7_exactly_in_the_simulator() {
     // L2 reads are the eq. (7) values per tile and plane: the 48-wide remapped rows are 32 B
     // aligned and span whole sectors. Small domain (multiples of the block, as in the paper).
     for kernel in ["krotkiewski-copycube-halo", "krotkiewski-copycube"] {
-        let (k, h, l) = launch(kernel, "k20", [32, 6, 1], [64, 60, 8]);
-        let counts = simulate(&l, &h, &SimOptions::default()).unwrap();
-        let report = Report::new(&l, &h, counts);
-        let params = BTreeMap::new();
-        let p = (models::find("krotkiewski2013").unwrap().predict)(&ModelInput {
-            kernel: &k,
-            hw: &h,
-            launch: &l,
-            params: &params,
-        })
-        .unwrap();
+        let bound = launch(kernel, "k20", [32, 6, 1], [64, 60, 8]);
+        let report = bound.simulate(&SimOptions::default(), None).unwrap();
+        let model = models::find("krotkiewski2013").unwrap();
+        let (p, _) = bound.predict(model, &BTreeMap::new(), None).unwrap();
         let l1 = report
             .metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
             .unwrap() as f64

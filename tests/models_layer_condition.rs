@@ -1,9 +1,9 @@
 //! The layer-condition model against Ernst et al. 2023, Sect. 5.7.
 
-use gputraffic::hw::HwConfig;
-use gputraffic::launch::{Launch, LaunchRequest};
+use gputraffic::Bound;
+use gputraffic::launch::LaunchRequest;
+use gputraffic::models::Prediction;
 use gputraffic::models::layer_condition::{self, dram_bytes_per_lup, layers, max_plane_points};
-use gputraffic::models::{ModelInput, Prediction};
 use gputraffic::trace::Kernel;
 use std::collections::BTreeMap;
 
@@ -14,25 +14,16 @@ fn run(
     set: &[(&str, i64)],
     params: &[(&str, f64)],
 ) -> gputraffic::error::Result<Prediction> {
-    let k = Kernel::load(std::path::Path::new(trace)).unwrap();
-    let hw = HwConfig::load(hw).unwrap();
-    let l = Launch::new(
-        &k,
-        &hw,
-        &LaunchRequest {
-            block: Some(block),
-            domain: None,
-            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-        },
-    )
-    .unwrap();
+    let req = LaunchRequest {
+        block: Some(block),
+        domain: None,
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+    };
+    let bound = Bound::new(Kernel::load(std::path::Path::new(trace)).unwrap(), hw, &req).unwrap();
     let params: BTreeMap<String, f64> = params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    (layer_condition::MODEL.predict)(&ModelInput {
-        kernel: &k,
-        hw: &hw,
-        launch: &l,
-        params: &params,
-    })
+    bound
+        .predict(&layer_condition::MODEL, &params, None)
+        .map(|(p, _)| p)
 }
 
 fn f(p: &Prediction, name: &str) -> f64 {
@@ -175,15 +166,9 @@ body = [{ load = "a", index = "x" }, { load = "a", index = "x + 2" }]
         "loads-only.toml",
     )
     .unwrap();
-    let hw = HwConfig::load("a100-40gb").unwrap();
-    let l = Launch::new(&k, &hw, &LaunchRequest::default()).unwrap();
-    let params = BTreeMap::new();
-    let e = (layer_condition::MODEL.predict)(&ModelInput {
-        kernel: &k,
-        hw: &hw,
-        launch: &l,
-        params: &params,
-    })
-    .unwrap_err();
+    let e = Bound::new(k, "a100-40gb", &LaunchRequest::default())
+        .unwrap()
+        .predict(&layer_condition::MODEL, &BTreeMap::new(), None)
+        .unwrap_err();
     assert!(e.message.contains("--set r"), "{e}");
 }

@@ -3,28 +3,22 @@
 //! Table I (GTX 780) must lie in the space the heuristic keeps, the trend of Sect. V, and the
 //! flop-to-byte ratio of Sect. I.
 
+use gputraffic::Bound;
 use gputraffic::hw::HwConfig;
-use gputraffic::launch::{Launch, LaunchRequest};
+use gputraffic::launch::LaunchRequest;
 use gputraffic::models::placement2p5d::{candidates, flops_per_byte, rank};
-use gputraffic::models::{self, ModelInput, Prediction};
+use gputraffic::models::{self, Prediction};
 use std::collections::BTreeMap;
 
 fn predict(kernel: &str, hw: &str, block: [u32; 3], n: i64) -> gputraffic::Result<Prediction> {
-    let k = gputraffic::load_kernel(kernel)?;
-    let h = HwConfig::load(hw)?;
     let req = LaunchRequest {
         block: Some(block),
         domain: Some([n, n, n]),
         set: vec![],
     };
-    let l = Launch::new(&k, &h, &req)?;
-    let params = BTreeMap::new();
-    (models::find("placement2p5d")?.predict)(&ModelInput {
-        kernel: &k,
-        hw: &h,
-        launch: &l,
-        params: &params,
-    })
+    let bound = Bound::new(gputraffic::load_kernel(kernel)?, hw, &req)?;
+    let model = models::find("placement2p5d")?;
+    bound.predict(model, &BTreeMap::new(), None).map(|(p, _)| p)
 }
 
 /// Grid size n (an n^3 grid) and the tuned optimal block bx x by.

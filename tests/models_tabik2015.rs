@@ -5,10 +5,10 @@
 //! Figures 5 and 7; Figure 9's minimum of active blocks; Table IV's fastest shapes lying in the
 //! predicted optimal set.
 
-use gputraffic::hw::HwConfig;
-use gputraffic::launch::{Launch, LaunchRequest};
+use gputraffic::Bound;
+use gputraffic::launch::LaunchRequest;
+use gputraffic::models::Prediction;
 use gputraffic::models::tabik2015::{self, ConflictFactors};
-use gputraffic::models::{ModelInput, Prediction};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -216,22 +216,17 @@ const FIGURE_7: [[Option<u64>; 10]; 10] = {
 
 /// The model's prediction for a shipped trace on a shipped GPU with block `bx` × `by` × 1.
 fn predict(kernel: &str, hw: &str, bx: u32, by: u32) -> Prediction {
-    let kernel = gputraffic::load_kernel(kernel).expect("shipped trace");
-    let hw = HwConfig::load(hw).expect("shipped config");
     let req = LaunchRequest {
         block: Some([bx, by, 1]),
         domain: None,
         set: Vec::new(),
     };
-    let launch = Launch::new(&kernel, &hw, &req).expect("launch");
-    let params = BTreeMap::new();
-    let input = ModelInput {
-        kernel: &kernel,
-        hw: &hw,
-        launch: &launch,
-        params: &params,
-    };
-    (tabik2015::MODEL.predict)(&input).expect("prediction")
+    let kernel = gputraffic::load_kernel(kernel).expect("shipped trace");
+    Bound::new(kernel, hw, &req)
+        .expect("launch")
+        .predict(&tabik2015::MODEL, &BTreeMap::new(), None)
+        .expect("prediction")
+        .0
 }
 
 fn field_u64(p: &Prediction, name: &str) -> u64 {
