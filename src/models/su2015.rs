@@ -145,8 +145,12 @@ pub struct SuOutputs {
     pub n_ld_net_l2_b: f64,
     /// SMX miss ratio divided by its constant: (8) without δ; for (17), its total over δ.
     pub smx_miss_ratio_per_delta: f64,
-    /// SMX miss ratio, (8) or (17).
+    /// SMX miss ratio, (8) or (17): `δ · smx_capacity_term + η · smx_scheduling_term`.
     pub smx_miss_ratio: f64,
+    /// The factor of δ in the SMX miss ratio: (8) without δ, or the first term of (17).
+    pub smx_capacity_term: f64,
+    /// The factor of η in (17), log2(chunk_z · warps per block / (cores / warp size)); 0 under (8).
+    pub smx_scheduling_term: f64,
     /// Whether (17) applied (the active blocks' net data exceeds the on-SMX storage).
     pub uses_formula_17: bool,
     /// n^ld_L2,B, (7).
@@ -210,17 +214,15 @@ pub fn evaluate(i: &SuInputs) -> SuOutputs {
     // itself has 16 × 704 × 8 B > 48 KB and uses (8).
     let uses_formula_17 = i.chunk_z > 1
         && i.blocks_per_smx as f64 * n_ld_net_l2_b * i.value_bytes > i.smx_storage_bytes;
-    let (smx_miss_ratio, smx_miss_ratio_per_delta) = if uses_formula_17 {
+    let (smx_capacity_term, smx_scheduling_term) = if uses_formula_17 {
         let warps_per_block = (threads_per_block / i.warp_size as f64).ceil();
         let sched = (cz * warps_per_block / (i.cores_per_smx as f64 / i.warp_size as f64)).log2();
-        let first = base_ratio * (1.0 + halo) / (cz + halo);
-        (
-            first * i.delta + sched * i.eta,
-            first + sched * i.eta / i.delta,
-        )
+        (base_ratio * (1.0 + halo) / (cz + halo), sched)
     } else {
-        (base_ratio * i.delta, base_ratio)
+        (base_ratio, 0.0)
     };
+    let smx_miss_ratio = smx_capacity_term * i.delta + smx_scheduling_term * i.eta;
+    let smx_miss_ratio_per_delta = smx_capacity_term + smx_scheduling_term * i.eta / i.delta;
     // (7) and row 19
     let n_ld_l2_b = n_ld_net_l2_b * (1.0 + smx_miss_ratio);
     let n_st_l2_b = threads_per_block * i.stores_per_thread;
@@ -259,6 +261,8 @@ pub fn evaluate(i: &SuInputs) -> SuOutputs {
         n_ld_net_l2_b,
         smx_miss_ratio_per_delta,
         smx_miss_ratio,
+        smx_capacity_term,
+        smx_scheduling_term,
         uses_formula_17,
         n_ld_l2_b,
         n_st_l2_b,
@@ -357,6 +361,7 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
         .field("misaligned_loads_t", i.misaligned_loads)
         .field("n_ld_smx_t", o.n_ld_smx_t)
         .field("n_st_smx_t", i.stores_per_thread)
+        .field("value_bytes", i.value_bytes)
         .field("chunk_z", i.chunk_z)
         .field("halo_width", i.halo_width)
         .field("n_ld_net_l2_b", o.n_ld_net_l2_b)
@@ -366,6 +371,8 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
         )
         .field("smx_miss_ratio_per_delta", o.smx_miss_ratio_per_delta)
         .field("smx_miss_ratio", o.smx_miss_ratio)
+        .field("smx_capacity_term", o.smx_capacity_term)
+        .field("smx_scheduling_term", o.smx_scheduling_term)
         .field("n_ld_l2_b", o.n_ld_l2_b)
         .field("n_st_l2_b", o.n_st_l2_b)
         .field("groups", o.groups)
