@@ -234,6 +234,41 @@ impl HwConfig {
         Ok(hw)
     }
 
+    /// The same GPU with its L1 and L2 capacities multiplied by `l1_scale` and `l2_scale`
+    /// (`sweep --l1-scale/--l2-scale`: oversubscription varied independently of the kernel). Sizes
+    /// round to the nearest whole number of sets (per partition); the ways stay.
+    pub fn with_cache_scale(&self, l1_scale: f64, l2_scale: f64) -> Result<HwConfig> {
+        let source = format!("hw-configs/{}.toml", self.name);
+        let scaled = |what: &str, size: u64, unit: u64, scale: f64| -> Result<u64> {
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(Error::new(
+                    &source,
+                    format!("{what} scale {scale} must be a positive number"),
+                ));
+            }
+            let units = (size as f64 * scale / unit as f64).round();
+            if units < 1.0 || units * unit as f64 > (1u64 << 40) as f64 {
+                return Err(Error::new(
+                    &source,
+                    format!(
+                        "{what} of {size} B scaled by {scale} leaves no whole set (or is absurdly large)"
+                    ),
+                ));
+            }
+            Ok(units as u64 * unit)
+        };
+        let mut hw = self.clone();
+        let l1_set = hw.l1.line_bytes as u64 * hw.l1.ways as u64;
+        hw.l1.size_bytes = scaled("l1", hw.l1.size_bytes, l1_set, l1_scale)?;
+        if let Some(ro) = hw.l1.read_only_cache_bytes {
+            hw.l1.read_only_cache_bytes = Some(scaled("l1.read_only_cache", ro, l1_set, l1_scale)?);
+        }
+        let l2_unit = hw.l2.line_bytes as u64 * hw.l2.ways as u64 * hw.l2.partitions.max(1) as u64;
+        hw.l2.size_bytes = scaled("l2", hw.l2.size_bytes, l2_unit, l2_scale)?;
+        hw.check().map_err(|m| Error::new(&source, m))?;
+        Ok(hw)
+    }
+
     /// Checks that the numbers describe a buildable machine.
     fn check(&self) -> std::result::Result<(), String> {
         let s = &self.sm;
@@ -459,6 +494,28 @@ fn check_cache(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_scaling_rounds_to_whole_sets() {
+        let hw = HwConfig::load("h200").unwrap();
+        let half = hw.with_cache_scale(1.0, 0.5).unwrap();
+        assert_eq!(half.l2.size_bytes * 2, hw.l2.size_bytes);
+        assert_eq!(half.l1.size_bytes, hw.l1.size_bytes);
+        // One L1 set is ways × 128 B; a scale that leaves a third of a set rounds to zero sets.
+        let set = (hw.l1.ways * hw.l1.line_bytes) as f64;
+        let tiny = set / 3.0 / hw.l1.size_bytes as f64;
+        assert!(hw.with_cache_scale(tiny, 1.0).is_err());
+        let e = hw.with_cache_scale(1.0, -1.0).unwrap_err().to_string();
+        assert!(
+            e.contains("hw-configs/h200.toml") && e.contains("positive"),
+            "{e}"
+        );
+        // 1.3 × the L1 rounds to the nearest whole number of sets.
+        let l1 = hw.with_cache_scale(1.3, 1.0).unwrap().l1.size_bytes as f64;
+        assert!(
+            (l1 / set).fract() == 0.0 && (l1 - 1.3 * hw.l1.size_bytes as f64).abs() <= set / 2.0
+        );
+    }
 
     #[test]
     fn every_shipped_config_parses() {

@@ -19,6 +19,28 @@ pub const SLOT_LOOP: usize = 6;
 /// Number of slots used.
 pub const SLOTS: usize = 7;
 
+/// Parses `AxBxC` into three positive integers.
+pub fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
+    let parts: Vec<&str> = s.split('x').collect();
+    let bad = || {
+        Error::new(
+            option,
+            format!("'{s}' is not of the form AxBxC with positive integers"),
+        )
+    };
+    if parts.len() != 3 {
+        return Err(bad());
+    }
+    let mut out = [0i64; 3];
+    for (o, p) in out.iter_mut().zip(parts) {
+        *o = p.trim().parse().map_err(|_| bad())?;
+        if *o <= 0 {
+            return Err(bad());
+        }
+    }
+    Ok(out)
+}
+
 /// What the user chose on top of the trace's defaults.
 #[derive(Debug, Clone, Default)]
 pub struct LaunchRequest {

@@ -23,6 +23,7 @@ pub mod schedule;
 pub mod sim;
 pub mod sm;
 pub mod stats;
+pub mod sweep;
 pub mod table;
 pub mod timing;
 pub mod trace;

@@ -26,6 +26,9 @@ enum Command {
     Simulate(SimulateArgs),
     /// Evaluate a closed-form model from the literature on one kernel launch.
     Predict(PredictArgs),
+    /// Simulate many configurations (block shapes, domains, parameters, GPUs, cache sizes) into
+    /// one CSV or JSONL file, with derived cache quantities and model predictions.
+    Sweep(SweepArgs),
     /// List the shipped kernels, hardware configurations and models.
     List,
 }
@@ -87,31 +90,119 @@ struct PredictArgs {
     launch: LaunchArgs,
 }
 
-fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
-    let parts: Vec<&str> = s.split('x').collect();
-    let bad = || {
-        Error::new(
-            option,
-            format!("'{s}' is not of the form AxBxC with positive integers"),
-        )
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// Kernel trace: a path, or the name of a shipped trace (e.g. star4).
+    #[arg(long)]
+    kernel: String,
+    /// GPUs, comma-separated shipped names or paths.
+    #[arg(long, default_value = "h200", value_delimiter = ',')]
+    hw: Vec<String>,
+    /// Block shapes: AxBxC, all-N (every power-of-two shape of N threads), ernst-1024,
+    /// ernst-512, tabik-2d; comma-separated.
+    #[arg(long, required = true)]
+    blocks: Vec<String>,
+    /// Domains: AxBxC, or square-xy:total=T:from=A:to=B[:points=K] (square XY planes at
+    /// constant total size); comma-separated.
+    #[arg(long)]
+    domains: Vec<String>,
+    /// A kernel parameter or model constant and its values, NAME=V1,V2,… (repeatable; every
+    /// combination runs).
+    #[arg(long = "set", value_name = "NAME=V1,V2,…")]
+    set: Vec<String>,
+    /// Factors for the L1 capacity, comma-separated.
+    #[arg(long = "l1-scale", value_delimiter = ',')]
+    l1_scale: Vec<f64>,
+    /// Factors for the L2 capacity, comma-separated.
+    #[arg(long = "l2-scale", value_delimiter = ',')]
+    l2_scale: Vec<f64>,
+    /// Models whose predictions go into every row: names, `all` or `none`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    models: Vec<String>,
+    /// Clock for the time model: boost, base, or GHz.
+    #[arg(long, default_value = "boost")]
+    clock: String,
+    /// Output file: .jsonl gives JSON lines, anything else CSV.
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// Continue an interrupted sweep: keep the rows already in --out, run the rest.
+    #[arg(long)]
+    resume: bool,
+    /// Replace an existing --out.
+    #[arg(long, conflicts_with = "resume")]
+    force: bool,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn sweep(a: &SweepArgs) -> Result<String> {
+    let models: Vec<&'static ModelInfo> = match a.models.as_slice() {
+        [m] if m == "all" => models::MODELS.iter().collect(),
+        [m] if m == "none" => Vec::new(),
+        names => names
+            .iter()
+            .map(|n| models::find(n))
+            .collect::<Result<_>>()?,
     };
-    if parts.len() != 3 {
-        return Err(bad());
+    let spec = gputraffic::sweep::SweepSpec {
+        kernel: a.kernel.clone(),
+        hws: a.hw.clone(),
+        blocks: a.blocks.clone(),
+        domains: a.domains.clone(),
+        sets: a.set.clone(),
+        l1_scales: a.l1_scale.clone(),
+        l2_scales: a.l2_scale.clone(),
+        models,
+        clock: a.clock.clone(),
+    };
+    let out_name = a.out.display().to_string();
+    if a.out.exists() && !a.resume && !a.force {
+        return Err(Error::new(
+            &out_name,
+            "exists: add --resume to continue that sweep or --force to replace it",
+        ));
     }
-    let mut out = [0i64; 3];
-    for (o, p) in out.iter_mut().zip(parts) {
-        *o = p.trim().parse().map_err(|_| bad())?;
-        if *o <= 0 {
-            return Err(bad());
-        }
+    let plan = gputraffic::sweep::Sweep::plan(&spec)?;
+    if !plan.skipped.is_empty() {
+        eprintln!(
+            "note: {} shape(s) of the named block sets cannot launch and are left out: {}",
+            plan.skipped.len(),
+            plan.skipped.join("; ")
+        );
     }
-    Ok(out)
+    let bar = indicatif::ProgressBar::new(plan.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} configurations, {elapsed} elapsed, about {eta} left",
+        )
+        .expect("a valid progress template"),
+    );
+    let tick = || bar.inc(1);
+    let summary = on_threads(a.threads, || plan.run(&a.out, a.resume, &tick))?;
+    bar.finish_and_clear();
+    eprintln!(
+        "{out_name}: {} configurations ({} kept from before, {} simulated)",
+        summary.total, summary.kept, summary.simulated
+    );
+    Ok(String::new())
+}
+
+/// Runs `f` on a pool of `threads` workers (`--threads`), or on the global pool.
+fn on_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| Error::new("--threads", e.to_string()))?
+            .install(f),
+        None => f(),
+    }
 }
 
 fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
     match block {
         Some(b) => {
-            let d = parse_dims("--block", b)?;
+            let d = gputraffic::launch::parse_dims("--block", b)?;
             if d.iter().any(|&v| v > 1024) {
                 return Err(Error::new(
                     "--block",
@@ -121,26 +212,6 @@ fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
             Ok(Some(d.map(|v| v as u32)))
         }
         None => Ok(None),
-    }
-}
-
-/// The clock in GHz for `--clock`, or `None` for the config's boost clock.
-fn parse_clock(clock: &str, hw: &gputraffic::hw::HwConfig) -> Result<Option<f64>> {
-    match clock {
-        "boost" => Ok(None),
-        "base" => hw.sm.base_clock_ghz.map(Some).ok_or_else(|| {
-            Error::new(
-                "--clock",
-                format!("hw config '{}' has no sm.base_clock_ghz", hw.name),
-            )
-        }),
-        ghz => match ghz.parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
-            _ => Err(Error::new(
-                "--clock",
-                format!("'{ghz}' is neither boost, base nor a positive number of GHz"),
-            )),
-        },
     }
 }
 
@@ -158,17 +229,17 @@ fn prepare(a: &LaunchArgs, model: Option<&ModelInfo>) -> Result<Prepared> {
     let domain = a
         .domain
         .as_deref()
-        .map(|d| parse_dims("--domain", d))
+        .map(|d| gputraffic::launch::parse_dims("--domain", d))
         .transpose()?;
     let kernel = gputraffic::load_kernel(&a.kernel)?;
-    let sets = models::split_sets(&kernel, model, &a.set)?;
+    let sets = models::split_sets(&kernel, model.as_slice(), &a.set)?;
     let req = LaunchRequest {
         block,
         domain,
         set: sets.kernel,
     };
     let bound = Bound::new(kernel, &a.hw, &req)?;
-    let clock = parse_clock(&a.clock, &bound.hw)?;
+    let clock = gputraffic::timing::clock_choice(&a.clock, &bound.hw)?;
     Ok(Prepared {
         bound,
         model_params: sets.model,
@@ -193,15 +264,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         compulsory: !a.no_compulsory,
         ..SimOptions::default()
     };
-    let run = || bound.simulate(&opts, clock);
-    let mut report = match a.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .map_err(|e| Error::new("--threads", e.to_string()))?
-            .install(run)?,
-        None => run()?,
-    };
+    let mut report = on_threads(a.threads, || bound.simulate(&opts, clock))?;
     if let Some((p, t)) = predicted {
         report.compare(p, t);
     }
@@ -255,6 +318,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Simulate(a) => simulate(a),
         Command::Predict(a) => predict(a),
+        Command::Sweep(a) => sweep(a),
         Command::List => Ok(list()),
     };
     match result {

@@ -333,8 +333,10 @@ impl Report {
         })
     }
 
-    /// The report as a header line and one row.
-    pub fn to_csv(&self) -> String {
+    /// The report as (column, value) pairs: the row of `--format csv` and of a sweep. The
+    /// columns depend only on the kernel's parameters and on whether a model is compared (every
+    /// time limiter has its column, empty where the config gives it no bandwidth).
+    pub fn columns(&self) -> Vec<(String, String)> {
         let mut cols: Vec<(String, String)> = vec![
             ("kernel".into(), self.kernel.clone()),
             ("hw".into(), self.hw.clone()),
@@ -378,8 +380,12 @@ impl Report {
             self.counts.l1.wavefronts.to_string(),
         ));
         if let Some(t) = &self.time {
-            for l in &t.limiters {
-                cols.push((format!("time_{}_s", l.name), l.seconds.to_string()));
+            for name in crate::timing::LIMITERS {
+                let seconds = t.limiters.iter().find(|l| l.name == name);
+                cols.push((
+                    format!("time_{name}_s"),
+                    seconds.map_or(String::new(), |l| l.seconds.to_string()),
+                ));
             }
             cols.push(("time_s".into(), t.time_s.to_string()));
             cols.push(("time_limiter".into(), t.limiter.to_string()));
@@ -403,6 +409,12 @@ impl Report {
                 c.predicted_time.time_s.to_string(),
             ));
         }
+        cols
+    }
+
+    /// The report as a header line and one row.
+    pub fn to_csv(&self) -> String {
+        let cols = self.columns();
         let header: Vec<String> = cols.iter().map(|(k, _)| csv_field(k)).collect();
         let row: Vec<String> = cols.iter().map(|(_, v)| csv_field(v)).collect();
         format!("{}\n{}\n", header.join(","), row.join(","))
@@ -552,7 +564,8 @@ pub fn time_table(t: &TimeEstimate, title: &str) -> String {
     s.trim_end().to_string()
 }
 
-fn csv_field(s: &str) -> String {
+/// One CSV field, quoted when it must be.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -43,6 +43,9 @@ pub struct L1Counters {
     pub store_sectors: u64,
     /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1 volume).
     pub block_unique_load_sectors: u64,
+    /// Sum over blocks of the distinct 128 B lines each block loads (what a block allocates in
+    /// L1).
+    pub block_unique_load_lines: u64,
     /// L1 data-stage wavefronts, estimated as one per distinct 128 B line a warp instruction
     /// touches (loads and stores): the L1 moves at most one line per cycle.
     pub wavefronts: u64,
@@ -57,6 +60,7 @@ impl L1Counters {
         self.store_requests += o.store_requests;
         self.store_sectors += o.store_sectors;
         self.block_unique_load_sectors += o.block_unique_load_sectors;
+        self.block_unique_load_lines += o.block_unique_load_lines;
         self.wavefronts += o.wavefronts;
     }
 }
@@ -129,8 +133,9 @@ impl BlockFootprint {
         }
     }
 
-    /// Distinct sectors recorded; empties the table for the next block.
-    fn take_sectors(&mut self) -> u64 {
+    /// Distinct (sectors, lines) recorded; empties the table for the next block.
+    fn take(&mut self) -> (u64, u64) {
+        let lines = self.len as u64;
         let mut n = 0;
         for (k, m) in self.keys.iter_mut().zip(self.masks.iter_mut()) {
             if *k != 0 {
@@ -141,7 +146,7 @@ impl BlockFootprint {
         }
         self.len = 0;
         self.block = u32::MAX;
-        n
+        (n, lines)
     }
 }
 
@@ -331,7 +336,9 @@ impl SmWorker {
     /// Ends compulsory tracking of a block that finished on this SM.
     pub fn block_finished(&mut self, block: u32) {
         if let Some(f) = self.footprints.iter_mut().find(|f| f.block == block) {
-            self.counters.block_unique_load_sectors += f.take_sectors();
+            let (sectors, lines) = f.take();
+            self.counters.block_unique_load_sectors += sectors;
+            self.counters.block_unique_load_lines += lines;
         }
     }
 
@@ -339,7 +346,9 @@ impl SmWorker {
     pub fn finish(&mut self) {
         for f in &mut self.footprints {
             if f.block != u32::MAX {
-                self.counters.block_unique_load_sectors += f.take_sectors();
+                let (sectors, lines) = f.take();
+                self.counters.block_unique_load_sectors += sectors;
+                self.counters.block_unique_load_lines += lines;
             }
         }
     }

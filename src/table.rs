@@ -190,8 +190,11 @@ mod tests {
 
     #[test]
     fn csv_columns_numbers_and_empty_cells() {
-        let t = Table::parse_csv("a,b,block_x,block_y,block_z\n1,,32,8,4\n2.5,x,1,1,1\n", "t.csv")
-            .unwrap();
+        let t = Table::parse_csv(
+            "a,b,block_x,block_y,block_z\n1,,32,8,4\n2.5,x,1,1,1\n",
+            "t.csv",
+        )
+        .unwrap();
         assert_eq!(t.columns, ["a", "b", "block_x", "block_y", "block_z"]);
         assert_eq!(t.numbers("a").unwrap(), [Some(1.0), Some(2.5)]);
         let e = t.numbers("b").unwrap_err();
@@ -201,7 +204,10 @@ mod tests {
         );
         assert_eq!(t.block_shapes().unwrap(), [[32, 8, 4], [1, 1, 1]]);
         let e = t.column("block").unwrap_err().to_string();
-        assert!(e.contains("no column 'block'") && e.contains("block_x"), "{e}");
+        assert!(
+            e.contains("no column 'block'") && e.contains("block_x"),
+            "{e}"
+        );
     }
 
     #[test]

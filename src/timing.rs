@@ -30,6 +30,9 @@ pub struct TimeInputs {
     pub flops: Option<f64>,
 }
 
+/// Every limiter's name, in report order.
+pub const LIMITERS: [&str; 4] = ["dram", "l2", "l1", "fp"];
+
 /// One limiter's time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimiterTime {
@@ -96,6 +99,27 @@ pub fn max_occupancy(hw: &HwConfig, kernel: &Kernel) -> f64 {
         })
         .map(|o| o.occupancy)
         .fold(0.0, f64::max)
+}
+
+/// The clock in GHz for `--clock` (`boost`, `base` or a number of GHz), or `None` for the
+/// config's boost clock.
+pub fn clock_choice(clock: &str, hw: &HwConfig) -> crate::Result<Option<f64>> {
+    match clock {
+        "boost" => Ok(None),
+        "base" => hw.sm.base_clock_ghz.map(Some).ok_or_else(|| {
+            crate::Error::new(
+                "--clock",
+                format!("hw config '{}' has no sm.base_clock_ghz", hw.name),
+            )
+        }),
+        ghz => match ghz.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
+            _ => Err(crate::Error::new(
+                "--clock",
+                format!("'{ghz}' is neither boost, base nor a positive number of GHz"),
+            )),
+        },
+    }
 }
 
 /// Floating-point operations of the launch, if the trace gives its flops per update.

@@ -175,43 +175,44 @@ pub const MODELS: &[ModelInfo] = &[
 ];
 
 /// Splits `--set NAME=VALUE` pairs into kernel parameters (integers, for the launch) and
-/// constants of `model` (reals). A name that is neither is an error naming both lists.
-pub fn split_sets(
-    kernel: &Kernel,
-    model: Option<&ModelInfo>,
-    sets: &[String],
-) -> Result<SplitSets> {
+/// constants of `models` (reals). A name that is neither is an error naming both lists.
+pub fn split_sets(kernel: &Kernel, models: &[&ModelInfo], sets: &[String]) -> Result<SplitSets> {
     let mut split = SplitSets::default();
     for s in sets {
         let Some((name, value)) = s.split_once('=') else {
             return Err(Error::new("--set", format!("'{s}' is not NAME=VALUE")));
         };
         let (name, value) = (name.trim(), value.trim());
-        let model = match model {
-            Some(m) if !kernel.params.contains_key(name) => m,
+        if models.is_empty() || kernel.params.contains_key(name) {
             // Kernel parameters (and, with no model, any name: the launch reports unknown ones).
-            _ => {
-                let v: i64 = value.parse().map_err(|_| {
-                    Error::new(
-                        "--set",
-                        format!("'{s}': kernel parameter values are integers, '{value}' is not"),
-                    )
-                })?;
-                split.kernel.push((name.to_string(), v));
-                continue;
-            }
-        };
-        if !model.params.iter().any(|p| p.name == name) {
+            let v: i64 = value.parse().map_err(|_| {
+                Error::new(
+                    "--set",
+                    format!("'{s}': kernel parameter values are integers, '{value}' is not"),
+                )
+            })?;
+            split.kernel.push((name.to_string(), v));
+            continue;
+        }
+        if !models
+            .iter()
+            .any(|m| m.params.iter().any(|p| p.name == name))
+        {
             let kernel_names: Vec<&str> = kernel.params.keys().map(|k| k.as_str()).collect();
-            let model_names: Vec<&str> = model.params.iter().map(|p| p.name).collect();
+            let model_names: Vec<String> = models
+                .iter()
+                .map(|m| {
+                    let names: Vec<&str> = m.params.iter().map(|p| p.name).collect();
+                    format!("model '{}' ({})", m.name, names.join(", "))
+                })
+                .collect();
             return Err(Error::new(
                 "--set",
                 format!(
-                    "'{name}' is neither a parameter of kernel '{}' ({}) nor of model '{}' ({})",
+                    "'{name}' is neither a parameter of kernel '{}' ({}) nor of {}",
                     kernel.name,
                     kernel_names.join(", "),
-                    model.name,
-                    model_names.join(", ")
+                    model_names.join(" or ")
                 ),
             ));
         }
