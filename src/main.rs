@@ -177,8 +177,11 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         )
         .expect("a valid progress template"),
     );
-    let tick = || bar.inc(1);
-    let summary = on_threads(a.threads, || plan.run(&a.out, a.resume, &tick))?;
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let summary = on_threads(a.threads, || plan.run(&a.out, a.resume, &progress))?;
     bar.finish_and_clear();
     eprintln!(
         "{out_name}: {} configurations ({} kept from before, {} simulated)",

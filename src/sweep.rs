@@ -500,9 +500,14 @@ impl Sweep {
 
     /// Runs the sweep into `out`. Without `resume` an existing file is replaced; with it, the
     /// complete rows of this same sweep are kept and only the missing configurations run.
-    /// `on_row` is called after each row is written (progress). The finished file is in
-    /// configuration order.
-    pub fn run(&self, out: &Path, resume: bool, on_row: &(dyn Fn() + Sync)) -> Result<RunSummary> {
+    /// `progress(done, total)` is called once the existing rows are counted and after each row
+    /// is written. The finished file is in configuration order.
+    pub fn run(
+        &self,
+        out: &Path,
+        resume: bool,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<RunSummary> {
         let format = OutputFormat::for_path(out);
         let name = out.display().to_string();
         let io = |e: std::io::Error| Error::new(&name, format!("cannot write: {e}"));
@@ -534,6 +539,8 @@ impl Sweep {
             .map_err(io)?;
         let file = Mutex::new(file);
         let todo: Vec<usize> = (0..self.len()).filter(|&i| !done[i]).collect();
+        let finished = std::sync::atomic::AtomicUsize::new(kept);
+        progress(kept, self.len());
         todo.par_iter()
             .with_max_len(1)
             .try_for_each(|&i| -> Result<()> {
@@ -544,7 +551,8 @@ impl Sweep {
                     .and_then(|_| f.flush())
                     .map_err(io)?;
                 drop(f);
-                on_row();
+                let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, self.len());
                 Ok(())
             })?;
         drop(file);
