@@ -271,10 +271,11 @@ pub fn solve3(m: [[f64; 3]; 3], rhs: [f64; 3]) -> Option<[f64; 3]> {
             return None;
         }
         a.swap(col, pivot);
-        for row in col + 1..3 {
-            let f = a[row][col] / a[col][col];
-            for k in col..4 {
-                a[row][k] -= f * a[col][k];
+        let pivot_row = a[col];
+        for row in a.iter_mut().skip(col + 1) {
+            let f = row[col] / pivot_row[col];
+            for (r, p) in row.iter_mut().zip(pivot_row).skip(col) {
+                *r -= f * p;
             }
         }
     }
@@ -291,7 +292,7 @@ pub fn solve3(m: [[f64; 3]; 3], rhs: [f64; 3]) -> Option<[f64; 3]> {
 pub fn solve2(m: [[f64; 2]; 2], rhs: [f64; 2]) -> Option<[f64; 2]> {
     let det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
     let size = (m[0][0] * m[1][1]).abs().max((m[0][1] * m[1][0]).abs());
-    if !(det.abs() > size * 1e-12) {
+    if det.is_nan() || det.abs() <= size * 1e-12 {
         return None;
     }
     let v = [
@@ -316,7 +317,7 @@ pub fn line_fit(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
         .zip(&y[..n])
         .map(|(a, b)| (a - mx) * (b - my))
         .sum();
-    if !(sxx > 0.0) {
+    if sxx.is_nan() || sxx <= 0.0 {
         return None;
     }
     let slope = sxy / sxx;
@@ -841,7 +842,7 @@ pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
     let r17: Vec<f64> = rows.formula17.iter().map(|p| p.0).collect();
     let smx: Vec<f64> = r8.iter().chain(&r17).copied().collect();
     let sst_total = sst(&smx) + sst(&r2s);
-    if !(sst_total > 0.0) {
+    if sst_total.is_nan() || sst_total <= 0.0 {
         return Err(no_variation(format!(
             "{SMX_RATIO} and {L2_RATIO} are each constant, r2 is undefined"
         )));
