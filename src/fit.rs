@@ -178,12 +178,18 @@ fn significant(v: f64, digits: usize) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
-    let magnitude = v.abs().log10().floor() as i32;
+    // The exponent after rounding to `digits` (0.9999999 is 1.00000e0, not 9.99999e-1).
+    let scientific = format!("{v:.prec$e}", prec = digits - 1);
+    let magnitude: i32 = scientific
+        .rsplit('e')
+        .next()
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(0);
     if (-4..6).contains(&magnitude) {
         let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
         format!("{v:.decimals$}")
     } else {
-        format!("{v:.prec$e}", prec = digits - 1)
+        scientific
     }
 }
 
@@ -1085,5 +1091,7 @@ mod tests {
         assert_eq!(significant(-1.5, 6), "-1.50000");
         assert_eq!(significant(1234567.0, 6), "1.23457e6");
         assert_eq!(significant(0.0000123456, 3), "1.23e-5");
+        assert_eq!(significant(0.9999999954, 6), "1.00000");
+        assert_eq!(significant(999999.7, 6), "1.00000e6");
     }
 }
