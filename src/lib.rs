@@ -6,7 +6,8 @@
 //! [`l2`] and [`dram`] replay the SMs' requests in global order; [`report`] names the counts as
 //! Nsight Compute does, and [`timing`] turns volumes into a time per limiter. [`sim::simulate`]
 //! runs the whole pipeline; [`run`] adds file loading. Next to the simulator, [`models`] holds
-//! the closed-form models of the literature, each predicting the same volumes.
+//! the closed-form models of the literature, each predicting the same volumes; [`fit`] fits
+//! model constants (a Gompertz hit-rate curve, Su et al.'s δ, ε, η) to sweep results.
 //! The `gputraffic` binary is a thin command line over this.
 
 pub mod cache;
@@ -14,6 +15,7 @@ pub mod coalesce;
 pub mod dram;
 pub mod error;
 pub mod expr;
+pub mod fit;
 pub mod hw;
 pub mod l2;
 pub mod launch;

@@ -31,6 +31,8 @@ enum Command {
     Sweep(SweepArgs),
     /// List the shipped kernels, hardware configurations and models.
     List,
+    /// Fit a model's constants to sweep results (gompertz: y = a*exp(b*exp(c*x)); su2015).
+    Fit(FitArgs),
 }
 
 /// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
@@ -316,6 +318,46 @@ fn list() -> String {
     s
 }
 
+// ---- fit ---------------------------------------------------------------------------------
+
+#[derive(clap::Args)]
+struct FitArgs {
+    /// Model: gompertz (y = a*exp(b*exp(c*x)) on --x, --y) or su2015 (delta, epsilon, eta).
+    #[arg(long)]
+    model: String,
+    /// Sweep results: a CSV file with a header line, or .jsonl.
+    #[arg(long)]
+    input: std::path::PathBuf,
+    /// Column of the independent variable (gompertz), e.g. l2_oversubscription.
+    #[arg(long)]
+    x: Option<String>,
+    /// Column of the dependent variable (gompertz), e.g. l2_redundant_hit_rate.
+    #[arg(long)]
+    y: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    format: gputraffic::fit::FitFormat,
+    /// Write the fit to this file instead of stdout (only when the fit succeeds).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+}
+
+fn fit(a: &FitArgs) -> Result<String> {
+    let request = gputraffic::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
+    let table = gputraffic::table::Table::load(&a.input)?;
+    let text = request.fit(&table)?.render(a.format);
+    match &a.out {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .map_err(|e| Error::in_file(path, format!("cannot write: {e}")))?;
+            Ok(String::new())
+        }
+        None => Ok(text),
+    }
+}
+
+// ---- end fit -------------------------------------------------------------------------------
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -323,6 +365,7 @@ fn main() -> ExitCode {
         Command::Predict(a) => predict(a),
         Command::Sweep(a) => sweep(a),
         Command::List => Ok(list()),
+        Command::Fit(a) => fit(a),
     };
     match result {
         Ok(out) => {

@@ -1,0 +1,1097 @@
+//! Fitting model constants to sweep results: the library behind `gputraffic fit`.
+//!
+//! Two models. `gompertz` fits y = a·exp(b·exp(c·x)) (Ernst et al.'s hit-rate curve, the form of
+//! [`crate::models::ernst2023::RateFit`] without the shift) to two columns of a table by
+//! Levenberg–Marquardt, started from linearisations ln(±ln(y/a)) = ln(±b) + c·x at a few
+//! candidate amplitudes. `su2015` fits Su et al.'s miss-ratio constants δ, ε and η by linear
+//! least squares through the origin, from the effective miss ratios and the model factors a sweep
+//! records (`su_smx_miss_ratio` = δ·`su_smx_capacity_term` + η·`su_smx_scheduling_term`,
+//! `su_l2_miss_ratio` = ε·`su_l2_capacity_term`).
+//!
+//! Everything is deterministic. Bad data (fewer points than constants, NaN or infinite cells, no
+//! variation, no convergence) is one [`Error`] naming the input file and the problem.
+
+use crate::error::{Error, Result};
+use crate::table::Table;
+use serde_json::{Map, Value};
+
+/// The models `fit` knows, with one line each (for error messages and `--help`).
+pub const MODELS: &[(&str, &str)] = &[
+    (
+        "gompertz",
+        "y = a*exp(b*exp(c*x)) on two columns (--x, --y), Levenberg-Marquardt",
+    ),
+    (
+        "su2015",
+        "Su et al. 2015 miss-ratio constants delta (8), epsilon (15), eta (17), linear least squares",
+    ),
+];
+
+/// The columns `su2015` reads (all written by `gputraffic sweep`).
+pub const SU_COLUMNS: [&str; 5] = [
+    SMX_RATIO,
+    SMX_CAPACITY,
+    SMX_SCHEDULING,
+    L2_RATIO,
+    L2_CAPACITY,
+];
+const SMX_RATIO: &str = "su_smx_miss_ratio";
+const SMX_CAPACITY: &str = "su_smx_capacity_term";
+const SMX_SCHEDULING: &str = "su_smx_scheduling_term";
+const L2_RATIO: &str = "su_l2_miss_ratio";
+const L2_CAPACITY: &str = "su_l2_capacity_term";
+
+/// How a fit is written out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FitFormat {
+    /// One pretty-printed JSON object (what `plot --fit` reads).
+    Json,
+    /// Aligned `name value` lines for people.
+    Table,
+}
+
+/// What to fit: the model and, for `gompertz`, the two columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// y = a·exp(b·exp(c·x)) on columns `x` and `y`.
+    Gompertz {
+        /// Column of the independent variable.
+        x: String,
+        /// Column of the dependent variable.
+        y: String,
+    },
+    /// Su et al. 2015's δ, ε, η from the [`SU_COLUMNS`].
+    Su2015,
+}
+
+impl Request {
+    /// Checks the command-line choices before any file is read: a known model, and `--x`/`--y`
+    /// exactly when the model takes columns.
+    pub fn new(model: &str, x: Option<&str>, y: Option<&str>) -> Result<Request> {
+        match model {
+            "gompertz" => match (x, y) {
+                (Some(x), Some(y)) => Ok(Request::Gompertz {
+                    x: x.to_string(),
+                    y: y.to_string(),
+                }),
+                (None, _) => Err(Error::new(
+                    "--x",
+                    "gompertz needs --x COLUMN (the independent variable)",
+                )),
+                (_, None) => Err(Error::new(
+                    "--y",
+                    "gompertz needs --y COLUMN (the dependent variable)",
+                )),
+            },
+            "su2015" => match (x, y) {
+                (None, None) => Ok(Request::Su2015),
+                (Some(_), _) => Err(Error::new(
+                    "--x",
+                    format!(
+                        "su2015 reads fixed columns ({}); drop --x",
+                        SU_COLUMNS.join(", ")
+                    ),
+                )),
+                (_, Some(_)) => Err(Error::new(
+                    "--y",
+                    format!(
+                        "su2015 reads fixed columns ({}); drop --y",
+                        SU_COLUMNS.join(", ")
+                    ),
+                )),
+            },
+            other => {
+                let known: Vec<&str> = MODELS.iter().map(|(n, _)| *n).collect();
+                Err(Error::new(
+                    "--model",
+                    format!("unknown model '{other}' (known: {})", known.join(", ")),
+                ))
+            }
+        }
+    }
+
+    /// Fits the model to `table`.
+    pub fn fit(&self, table: &Table) -> Result<Fitted> {
+        match self {
+            Request::Gompertz { x, y } => {
+                let points = Points::from_table(table, x, y)?;
+                Ok(Fitted::Gompertz(fit_gompertz(&points)?))
+            }
+            Request::Su2015 => Ok(Fitted::Su2015(fit_su2015(&SuRows::from_table(table)?)?)),
+        }
+    }
+}
+
+/// A finished fit of either model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fitted {
+    /// A Gompertz curve.
+    Gompertz(GompertzFit),
+    /// Su et al.'s constants.
+    Su2015(Su2015Fit),
+}
+
+impl Fitted {
+    /// The fit as one flat JSON object, starting with `"model"`; undefined values are `null`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Fitted::Gompertz(f) => f.to_json(),
+            Fitted::Su2015(f) => f.to_json(),
+        }
+    }
+
+    /// The fit written in `format`, ending with a newline.
+    pub fn render(&self, format: FitFormat) -> String {
+        let json = self.to_json();
+        match format {
+            FitFormat::Json => {
+                let mut s = serde_json::to_string_pretty(&json).unwrap_or_default();
+                s.push('\n');
+                s
+            }
+            FitFormat::Table => render_table(&json),
+        }
+    }
+}
+
+/// `name  value` lines, the names padded to one width; numbers with 6 significant digits.
+fn render_table(json: &Value) -> String {
+    let Value::Object(map) = json else {
+        return String::new();
+    };
+    let width = map.keys().map(|k| k.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for (k, v) in map {
+        let text = match v {
+            Value::Null => "-".to_string(),
+            Value::String(t) => t.clone(),
+            Value::Number(n) if n.is_f64() => significant(n.as_f64().unwrap_or(f64::NAN), 6),
+            other => other.to_string(),
+        };
+        s += &format!("{k:<width$}  {text}\n");
+    }
+    s
+}
+
+/// `v` with `digits` significant digits: fixed notation for moderate magnitudes, else scientific.
+fn significant(v: f64, digits: usize) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    // The exponent after rounding to `digits` (0.9999999 is 1.00000e0, not 9.99999e-1).
+    let scientific = format!("{v:.prec$e}", prec = digits - 1);
+    let magnitude: i32 = scientific
+        .rsplit('e')
+        .next()
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(0);
+    if (-4..6).contains(&magnitude) {
+        let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        scientific
+    }
+}
+
+/// The numbers of column `name`, with `None` for an empty cell; a NaN or infinite cell is an
+/// error naming the file, the row (1 = the first data row) and the column.
+fn finite_column(table: &Table, name: &str) -> Result<Vec<Option<f64>>> {
+    let values = table.numbers(name)?;
+    if let Some((i, v)) = values
+        .iter()
+        .enumerate()
+        .find_map(|(i, v)| v.filter(|v| !v.is_finite()).map(|v| (i, v)))
+    {
+        return Err(Error::new(
+            &table.source,
+            format!("row {}, column '{name}': {v} is not a finite number", i + 1),
+        ));
+    }
+    Ok(values)
+}
+
+/// Paired (x, y) data from two columns of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Points {
+    /// The table it came from (for error messages).
+    pub source: String,
+    /// Name of the x column.
+    pub x_name: String,
+    /// Name of the y column.
+    pub y_name: String,
+    /// Independent variable.
+    pub x: Vec<f64>,
+    /// Dependent variable.
+    pub y: Vec<f64>,
+    /// Rows left out because the x or the y cell is empty.
+    pub skipped: usize,
+}
+
+impl Points {
+    /// The rows of `table` where both columns have a value. An empty cell skips its row (sweeps
+    /// leave a quantity empty where it is undefined); a NaN or infinite cell is an error.
+    pub fn from_table(table: &Table, x: &str, y: &str) -> Result<Points> {
+        let xs = finite_column(table, x)?;
+        let ys = finite_column(table, y)?;
+        let mut points = Points {
+            source: table.source.clone(),
+            x_name: x.to_string(),
+            y_name: y.to_string(),
+            x: Vec::new(),
+            y: Vec::new(),
+            skipped: 0,
+        };
+        for (xv, yv) in xs.into_iter().zip(ys) {
+            match (xv, yv) {
+                (Some(xv), Some(yv)) => {
+                    points.x.push(xv);
+                    points.y.push(yv);
+                }
+                _ => points.skipped += 1,
+            }
+        }
+        Ok(points)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small linear least squares
+// ---------------------------------------------------------------------------------------------
+
+/// Solves the 3×3 system `m · v = rhs` by Gaussian elimination with partial pivoting; `None`
+/// when `m` is singular (a pivot vanishes relative to the largest entry) or the result is not
+/// finite.
+pub fn solve3(m: [[f64; 3]; 3], rhs: [f64; 3]) -> Option<[f64; 3]> {
+    let mut a = [[0.0; 4]; 3];
+    for i in 0..3 {
+        a[i][..3].copy_from_slice(&m[i]);
+        a[i][3] = rhs[i];
+    }
+    let scale = m.iter().flatten().fold(0.0f64, |s, v| s.max(v.abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return None;
+    }
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() <= scale * 1e-14 {
+            return None;
+        }
+        a.swap(col, pivot);
+        let pivot_row = a[col];
+        for row in a.iter_mut().skip(col + 1) {
+            let f = row[col] / pivot_row[col];
+            for (r, p) in row.iter_mut().zip(pivot_row).skip(col) {
+                *r -= f * p;
+            }
+        }
+    }
+    let mut v = [0.0; 3];
+    for i in (0..3).rev() {
+        let tail: f64 = (i + 1..3).map(|k| a[i][k] * v[k]).sum();
+        v[i] = (a[i][3] - tail) / a[i][i];
+    }
+    v.iter().all(|x| x.is_finite()).then_some(v)
+}
+
+/// Solves the 2×2 system `m · v = rhs` by Cramer's rule; `None` when the determinant vanishes
+/// relative to the products it is made of (the columns are proportional).
+pub fn solve2(m: [[f64; 2]; 2], rhs: [f64; 2]) -> Option<[f64; 2]> {
+    let det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+    let size = (m[0][0] * m[1][1]).abs().max((m[0][1] * m[1][0]).abs());
+    if det.is_nan() || det.abs() <= size * 1e-12 {
+        return None;
+    }
+    let v = [
+        (rhs[0] * m[1][1] - m[0][1] * rhs[1]) / det,
+        (m[0][0] * rhs[1] - m[1][0] * rhs[0]) / det,
+    ];
+    v.iter().all(|x| x.is_finite()).then_some(v)
+}
+
+/// Ordinary least squares of y = intercept + slope·x; `None` with fewer than two distinct x.
+/// Returns (intercept, slope). Centred sums, so large offsets in x do not cancel digits.
+pub fn line_fit(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
+    let n = x.len().min(y.len());
+    if n < 2 {
+        return None;
+    }
+    let mx = x[..n].iter().sum::<f64>() / n as f64;
+    let my = y[..n].iter().sum::<f64>() / n as f64;
+    let sxx: f64 = x[..n].iter().map(|v| (v - mx) * (v - mx)).sum();
+    let sxy: f64 = x[..n]
+        .iter()
+        .zip(&y[..n])
+        .map(|(a, b)| (a - mx) * (b - my))
+        .sum();
+    if sxx.is_nan() || sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let intercept = my - slope * mx;
+    (slope.is_finite() && intercept.is_finite()).then_some((intercept, slope))
+}
+
+/// Least squares of y = k·x through the origin: k = Σxy / Σx²; `None` when every x is 0.
+pub fn through_origin(x: &[f64], y: &[f64]) -> Option<f64> {
+    let sxx: f64 = x.iter().map(|v| v * v).sum();
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| a * b).sum();
+    let k = sxy / sxx;
+    (sxx > 0.0 && k.is_finite()).then_some(k)
+}
+
+/// Σ(y − ȳ)², the total sum of squares about the mean.
+fn sst(y: &[f64]) -> f64 {
+    if y.is_empty() {
+        return 0.0;
+    }
+    let m = y.iter().sum::<f64>() / y.len() as f64;
+    y.iter().map(|v| (v - m) * (v - m)).sum()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gompertz
+// ---------------------------------------------------------------------------------------------
+
+/// A fitted Gompertz curve y = a·exp(b·exp(c·x)) and how well it fits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GompertzFit {
+    /// The x column.
+    pub x: String,
+    /// The y column.
+    pub y: String,
+    /// Amplitude (the limit of y where b·exp(c·x) → 0).
+    pub a: f64,
+    /// Inner factor.
+    pub b: f64,
+    /// Rate in x.
+    pub c: f64,
+    /// Coefficient of determination 1 − SSE/SST.
+    pub r2: f64,
+    /// Root mean squared residual sqrt(SSE/n).
+    pub rmse: f64,
+    /// Points fitted.
+    pub n: usize,
+    /// Rows skipped for an empty cell.
+    pub skipped: usize,
+}
+
+impl GompertzFit {
+    /// `{"model":"gompertz","x":…,"y":…,"a":…,"b":…,"c":…,"r2":…,"rmse":…,"n":…,"skipped":…}`.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("model".into(), "gompertz".into());
+        m.insert("x".into(), self.x.clone().into());
+        m.insert("y".into(), self.y.clone().into());
+        m.insert("a".into(), self.a.into());
+        m.insert("b".into(), self.b.into());
+        m.insert("c".into(), self.c.into());
+        m.insert("r2".into(), self.r2.into());
+        m.insert("rmse".into(), self.rmse.into());
+        m.insert("n".into(), self.n.into());
+        m.insert("skipped".into(), self.skipped.into());
+        Value::Object(m)
+    }
+
+    /// The curve at `x`.
+    pub fn eval(&self, x: f64) -> f64 {
+        gompertz(&[self.a, self.b, self.c], x)
+    }
+}
+
+/// y = a·exp(b·exp(c·x)) with `p` = [a, b, c]. Overflow gives ±∞ or NaN, which the fit treats
+/// as a step that does not reduce the error.
+pub fn gompertz(p: &[f64; 3], x: f64) -> f64 {
+    p[0] * (p[1] * (p[2] * x).exp()).exp()
+}
+
+/// The sum of squared residuals of `p` on the data (∞ when any value is not finite).
+fn gompertz_sse(p: &[f64; 3], x: &[f64], y: &[f64]) -> f64 {
+    let s: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(&xi, &yi)| (yi - gompertz(p, xi)).powi(2))
+        .sum();
+    if s.is_finite() { s } else { f64::INFINITY }
+}
+
+/// Margins, as fractions of the y range, between the extreme y and a candidate amplitude.
+/// One close start suits data that nearly reach their asymptote; the wider ones suit data that
+/// stop well short of it (a hit rate still falling at the largest x).
+pub const START_MARGINS: [f64; 3] = [0.01, 0.1, 0.5];
+
+/// The starting parameters for Levenberg–Marquardt: for each candidate amplitude a with the sign
+/// σ of b it implies, the ordinary least squares line ln(σ·ln(y/a)) = ln(σ·b) + c·x over the
+/// points where the left side is defined. The candidates, for each margin d = m·(max y − min y)
+/// of [`START_MARGINS`]:
+/// - a = max y + d when max y > 0: every positive y has 0 < y/a < 1, so b < 0 (σ = −1), the
+///   form of a hit rate falling towards 0 and of a miss fraction rising towards a;
+/// - a = min y − min(d, m·min y) when min y > 0 (below every y, yet positive): y/a > 1, b > 0;
+/// - their mirrors for negative y: a = min y − d (σ = −1) when min y < 0, and
+///   a = max y + min(d, m·|max y|) when max y < 0 (σ = +1).
+///
+/// Returns [a, b, c] per candidate whose line is defined (two distinct x at least), in the order
+/// above; the order only breaks exact ties in the final SSE.
+pub fn gompertz_starts(x: &[f64], y: &[f64]) -> Vec<[f64; 3]> {
+    let ymax = y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let ymin = y.iter().copied().fold(f64::INFINITY, f64::min);
+    let range = ymax - ymin;
+    let mut candidates: Vec<(f64, f64)> = Vec::new();
+    for m in START_MARGINS {
+        let d = m * range;
+        if ymax > 0.0 {
+            candidates.push((ymax + d, -1.0));
+        }
+        if ymin > 0.0 {
+            candidates.push((ymin - d.min(m * ymin), 1.0));
+        }
+        if ymin < 0.0 {
+            candidates.push((ymin - d, -1.0));
+        }
+        if ymax < 0.0 {
+            candidates.push((ymax + d.min(-m * ymax), 1.0));
+        }
+    }
+    candidates
+        .into_iter()
+        .filter_map(|(a, sign)| linearised_start(x, y, a, sign))
+        .collect()
+}
+
+/// The start for amplitude `a` and sign `sign` (±1) of b: the least squares line through
+/// (x, ln(sign·ln(y/a))) over the points where that is defined, giving b = sign·exp(intercept)
+/// and c = slope. `None` when fewer than two distinct x remain or the result is not finite.
+pub fn linearised_start(x: &[f64], y: &[f64], a: f64, sign: f64) -> Option<[f64; 3]> {
+    let (xs, ws): (Vec<f64>, Vec<f64>) = x
+        .iter()
+        .zip(y)
+        .filter_map(|(&xi, &yi)| {
+            let inner = sign * (yi / a).ln();
+            (inner > 0.0 && inner.is_finite()).then(|| (xi, inner.ln()))
+        })
+        .unzip();
+    let (intercept, slope) = line_fit(&xs, &ws)?;
+    let p = [a, sign * intercept.exp(), slope];
+    p.iter().all(|v| v.is_finite()).then_some(p)
+}
+
+/// Upper bound on Levenberg–Marquardt iterations (accepted or not) from one start.
+const MAX_ITERATIONS: usize = 2000;
+/// Converged when every column of the Jacobian is this close to orthogonal to the residual (the
+/// cosine; MINPACK's gtol): the gradient of the SSE vanishes, scale-free.
+const GRADIENT_TOLERANCE: f64 = 1e-10;
+/// When no step reduces the SSE any more (the damping grew past [`MAX_DAMPING`]), rounding has
+/// the last word; the point still counts as a minimum if the cosine is below this.
+const STALLED_GRADIENT_TOLERANCE: f64 = 1e-6;
+/// Damping beyond which a step is a vanishing gradient step: nothing left to gain.
+const MAX_DAMPING: f64 = 1e16;
+/// A root mean squared residual below this fraction of max |y| is an exact fit (noise-free data);
+/// the cosine test is meaningless there, the residual being rounding noise.
+const EXACT_FIT: f64 = 1e-13;
+
+/// JᵀJ, Jᵀr and the residual at `p`, with J the analytic Jacobian of the model:
+/// ∂f/∂a = g, ∂f/∂b = a·g·E, ∂f/∂c = a·g·b·E·x with E = exp(c·x), g = exp(b·E).
+fn normal_equations(p: &[f64; 3], x: &[f64], y: &[f64]) -> ([[f64; 3]; 3], [f64; 3]) {
+    let mut jtj = [[0.0; 3]; 3];
+    let mut jtr = [0.0; 3];
+    for (&xi, &yi) in x.iter().zip(y) {
+        let e = (p[2] * xi).exp();
+        let g = (p[1] * e).exp();
+        let f = p[0] * g;
+        let j = [g, p[0] * g * e, p[0] * g * p[1] * e * xi];
+        let r = yi - f;
+        for k in 0..3 {
+            jtr[k] += j[k] * r;
+            for l in 0..3 {
+                jtj[k][l] += j[k] * j[l];
+            }
+        }
+    }
+    (jtj, jtr)
+}
+
+/// The largest |cos| between a Jacobian column and the residual vector.
+fn gradient_cosine(jtj: &[[f64; 3]; 3], jtr: &[f64; 3], sse: f64) -> f64 {
+    (0..3)
+        .filter(|&k| jtj[k][k] > 0.0)
+        .map(|k| jtr[k].abs() / (jtj[k][k].sqrt() * sse.sqrt()))
+        .fold(0.0, f64::max)
+}
+
+/// The Levenberg–Marquardt step: (JᵀJ + λ·diag(JᵀJ)) δ = Jᵀr, solved in the scaled variables
+/// u = D^½ δ (D = diag JᵀJ) so the three parameters' very different magnitudes do not spoil the
+/// elimination.
+fn damped_step(jtj: &[[f64; 3]; 3], jtr: &[f64; 3], lambda: f64) -> Option<[f64; 3]> {
+    // A zero column (e.g. ∂f/∂c when b = 0) gets unit scale: its row becomes λ·u = 0.
+    let s: [f64; 3] = std::array::from_fn(|k| {
+        if jtj[k][k] > 0.0 {
+            1.0 / jtj[k][k].sqrt()
+        } else {
+            1.0
+        }
+    });
+    let m: [[f64; 3]; 3] = std::array::from_fn(|i| {
+        std::array::from_fn(|j| jtj[i][j] * s[i] * s[j] + if i == j { lambda } else { 0.0 })
+    });
+    let rhs: [f64; 3] = std::array::from_fn(|k| jtr[k] * s[k]);
+    let u = solve3(m, rhs)?;
+    Some(std::array::from_fn(|k| u[k] * s[k]))
+}
+
+/// Refines `start` by Levenberg–Marquardt. Returns the parameters and their SSE, or why it did
+/// not converge.
+pub fn levenberg_marquardt(
+    x: &[f64],
+    y: &[f64],
+    start: [f64; 3],
+) -> std::result::Result<([f64; 3], f64), String> {
+    let mut p = start;
+    let mut sse = gompertz_sse(&p, x, y);
+    if !sse.is_finite() {
+        return Err("the curve is not finite at the start".into());
+    }
+    let scale = y.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    let exact = (EXACT_FIT * scale).powi(2) * x.len() as f64;
+    let mut lambda = 1e-3;
+    for _ in 0..MAX_ITERATIONS {
+        if sse <= exact {
+            return Ok((p, sse));
+        }
+        let (jtj, jtr) = normal_equations(&p, x, y);
+        let cosine = gradient_cosine(&jtj, &jtr, sse);
+        if cosine <= GRADIENT_TOLERANCE {
+            return Ok((p, sse));
+        }
+        // Raise the damping until a step lowers the SSE (NaN and ∞ never do).
+        loop {
+            if let Some(d) = damped_step(&jtj, &jtr, lambda) {
+                let q = [p[0] + d[0], p[1] + d[1], p[2] + d[2]];
+                let s = gompertz_sse(&q, x, y);
+                if s < sse {
+                    p = q;
+                    sse = s;
+                    lambda = (lambda / 10.0).max(1e-12);
+                    break;
+                }
+            }
+            lambda *= 10.0;
+            if lambda > MAX_DAMPING {
+                return if cosine <= STALLED_GRADIENT_TOLERANCE {
+                    Ok((p, sse))
+                } else {
+                    Err(format!(
+                        "no step reduces the squared error at a = {}, b = {}, c = {}, where the gradient does not vanish",
+                        p[0], p[1], p[2]
+                    ))
+                };
+            }
+        }
+    }
+    Err(format!(
+        "{MAX_ITERATIONS} iterations without convergence (last a = {}, b = {}, c = {})",
+        p[0], p[1], p[2]
+    ))
+}
+
+/// Fits y = a·exp(b·exp(c·x)) to `points`: every start of [`gompertz_starts`] refined by
+/// [`levenberg_marquardt`], keeping the converged one with the smallest SSE.
+pub fn fit_gompertz(points: &Points) -> Result<GompertzFit> {
+    let src = points.source.as_str();
+    let (x, y) = (&points.x, &points.y);
+    let n = x.len();
+    let columns = format!("'{}' and '{}'", points.x_name, points.y_name);
+    if n < 3 {
+        return Err(Error::new(
+            src,
+            format!(
+                "gompertz has 3 parameters but only {n} rows have both {columns} ({} skipped for an empty cell)",
+                points.skipped
+            ),
+        ));
+    }
+    for (name, v) in [(&points.x_name, x), (&points.y_name, y)] {
+        if v.iter().all(|&e| e == v[0]) {
+            return Err(Error::new(
+                src,
+                format!("no variation: column '{name}' is {} on all {n} rows", v[0]),
+            ));
+        }
+    }
+    let starts = gompertz_starts(x, y);
+    let mut best: Option<([f64; 3], f64)> = None;
+    let mut why = String::from("no start: ln(±ln(y/a)) is defined at fewer than two distinct x");
+    for start in starts {
+        match levenberg_marquardt(x, y, start) {
+            Ok((p, s)) => {
+                if best.is_none_or(|(_, b)| s < b) {
+                    best = Some((p, s));
+                }
+            }
+            Err(e) => why = e,
+        }
+    }
+    let no_convergence = |why: &str| {
+        Error::new(
+            src,
+            format!("gompertz fit of {columns} did not converge: {why}"),
+        )
+    };
+    let (p, sse) = best.ok_or_else(|| no_convergence(&why))?;
+    let r2 = 1.0 - sse / sst(y);
+    let rmse = (sse / n as f64).sqrt();
+    if !(p.iter().all(|v| v.is_finite()) && r2.is_finite() && rmse.is_finite()) {
+        return Err(no_convergence("the parameters or r2 are not finite"));
+    }
+    Ok(GompertzFit {
+        x: points.x_name.clone(),
+        y: points.y_name.clone(),
+        a: p[0],
+        b: p[1],
+        c: p[2],
+        r2,
+        rmse,
+        n,
+        skipped: points.skipped,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Su et al. 2015
+// ---------------------------------------------------------------------------------------------
+
+/// The rows of a sweep that su2015 can use, split by equation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SuRows {
+    /// The table it came from (for error messages).
+    pub source: String,
+    /// (SMX miss ratio, capacity term) of the rows where formula (8) applies (scheduling term 0).
+    pub formula8: Vec<(f64, f64)>,
+    /// (SMX miss ratio, capacity term, scheduling term) of the rows under formula (17).
+    pub formula17: Vec<(f64, f64, f64)>,
+    /// (L2 miss ratio, L2 capacity term) of the rows with L2 data, formula (15).
+    pub l2: Vec<(f64, f64)>,
+    /// Rows that feed neither level (an empty cell in each).
+    pub skipped: usize,
+}
+
+impl SuRows {
+    /// Splits `table` by equation: a row feeds the SMX level when its three SMX cells are all
+    /// filled, the L2 level when its two L2 cells are; a row feeding neither counts as skipped.
+    /// NaN or infinite cells are errors.
+    pub fn from_table(table: &Table) -> Result<SuRows> {
+        let [r, cap, sched, r2, cap2] = SU_COLUMNS.map(|c| finite_column(table, c));
+        let (r, cap, sched, r2, cap2) = (r?, cap?, sched?, r2?, cap2?);
+        let mut rows = SuRows {
+            source: table.source.clone(),
+            ..SuRows::default()
+        };
+        for i in 0..table.rows.len() {
+            let mut used = false;
+            if let (Some(r), Some(c), Some(s)) = (r[i], cap[i], sched[i]) {
+                if s == 0.0 {
+                    rows.formula8.push((r, c));
+                } else {
+                    rows.formula17.push((r, c, s));
+                }
+                used = true;
+            }
+            if let (Some(r), Some(c)) = (r2[i], cap2[i]) {
+                rows.l2.push((r, c));
+                used = true;
+            }
+            if !used {
+                rows.skipped += 1;
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Su et al.'s fitted constants and how well they fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Su2015Fit {
+    /// δ of (8) and (17).
+    pub delta: f64,
+    /// ε of (15).
+    pub epsilon: f64,
+    /// η of (17); `None` without formula-(17) rows.
+    pub eta: Option<f64>,
+    /// Coefficient of determination over both levels: 1 − (SSE_SMX + SSE_L2)/(SST_SMX + SST_L2),
+    /// each SST about its own level's mean.
+    pub r2: f64,
+    /// R² of (8) on its rows; `None` without rows or without variation in the ratio.
+    pub r2_delta: Option<f64>,
+    /// R² of (15).
+    pub r2_epsilon: Option<f64>,
+    /// R² of (17) on its rows (δ and η together).
+    pub r2_eta: Option<f64>,
+    /// Formula-(8) rows.
+    pub n_delta: usize,
+    /// L2 rows.
+    pub n_epsilon: usize,
+    /// Formula-(17) rows.
+    pub n_eta: usize,
+    /// Rows that fed neither level.
+    pub skipped: usize,
+}
+
+impl Su2015Fit {
+    /// `{"model":"su2015","delta":…,"epsilon":…,"eta":…,"r2":…,"r2_delta":…,…,"skipped":…}`.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("model".into(), "su2015".into());
+        m.insert("delta".into(), self.delta.into());
+        m.insert("epsilon".into(), self.epsilon.into());
+        m.insert("eta".into(), self.eta.into());
+        m.insert("r2".into(), self.r2.into());
+        m.insert("r2_delta".into(), self.r2_delta.into());
+        m.insert("r2_epsilon".into(), self.r2_epsilon.into());
+        m.insert("r2_eta".into(), self.r2_eta.into());
+        m.insert("n_delta".into(), self.n_delta.into());
+        m.insert("n_epsilon".into(), self.n_epsilon.into());
+        m.insert("n_eta".into(), self.n_eta.into());
+        m.insert("skipped".into(), self.skipped.into());
+        Value::Object(m)
+    }
+}
+
+/// 1 − SSE/SST, or `None` when SST is 0 (no variation, or no rows).
+fn r_squared(sse: f64, sst: f64) -> Option<f64> {
+    (sst > 0.0).then(|| 1.0 - sse / sst)
+}
+
+/// Fits δ, ε, η (see the module doc and docs/fitting-cli.md):
+/// - δ through the origin on the formula-(8) rows: ratio = δ·capacity;
+/// - ε through the origin on the L2 rows: ratio = ε·capacity;
+/// - η on the formula-(17) rows with δ fixed: ratio − δ·capacity = η·scheduling; without
+///   formula-(8) rows, δ and η together on the formula-(17) rows (two-parameter least squares).
+pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
+    let src = rows.source.as_str();
+    let too_few = |what: &str| Error::new(src, what.to_string());
+    let (n8, n17, nl2) = (rows.formula8.len(), rows.formula17.len(), rows.l2.len());
+    if n8 == 0 && n17 < 2 {
+        return Err(too_few(&format!(
+            "su2015 needs a row with {SMX_SCHEDULING} = 0 (formula 8) for delta, or two formula-17 rows to fit delta and eta together; found {n8} and {n17} ({} rows fed neither level)",
+            rows.skipped
+        )));
+    }
+    if nl2 == 0 {
+        return Err(too_few(&format!(
+            "su2015 needs at least 1 row with {L2_RATIO} and {L2_CAPACITY} for epsilon; found 0 ({} rows fed neither level)",
+            rows.skipped
+        )));
+    }
+    let no_variation = |what: String| Error::new(src, format!("no variation: {what}"));
+
+    // δ and η.
+    let (delta, eta) = if n8 > 0 {
+        let (r, c): (Vec<f64>, Vec<f64>) = rows.formula8.iter().copied().unzip();
+        let delta = through_origin(&c, &r).ok_or_else(|| {
+            no_variation(format!(
+                "{SMX_CAPACITY} is 0 on all {n8} formula-8 rows, delta is undetermined"
+            ))
+        })?;
+        let eta = (n17 > 0).then(|| {
+            let (t, s): (Vec<f64>, Vec<f64>) = rows
+                .formula17
+                .iter()
+                .map(|&(r, c, s)| (r - delta * c, s))
+                .unzip();
+            // The scheduling term is nonzero on every formula-17 row, so Σs² > 0; only an
+            // overflow gives None, which the finiteness check below reports.
+            through_origin(&s, &t).unwrap_or(f64::NAN)
+        });
+        (delta, eta)
+    } else {
+        let (mut m, mut v) = ([[0.0; 2]; 2], [0.0; 2]);
+        for &(r, c, s) in &rows.formula17 {
+            m[0][0] += c * c;
+            m[0][1] += c * s;
+            m[1][0] += s * c;
+            m[1][1] += s * s;
+            v[0] += c * r;
+            v[1] += s * r;
+        }
+        let [d, e] = solve2(m, v).ok_or_else(|| {
+            no_variation(format!(
+                "without formula-8 rows delta and eta come from the {n17} formula-17 rows together, but there {SMX_CAPACITY} and {SMX_SCHEDULING} are proportional"
+            ))
+        })?;
+        (d, Some(e))
+    };
+
+    // ε.
+    let (r2s, c2s): (Vec<f64>, Vec<f64>) = rows.l2.iter().copied().unzip();
+    let epsilon = through_origin(&c2s, &r2s).ok_or_else(|| {
+        no_variation(format!(
+            "{L2_CAPACITY} is 0 on all {nl2} L2 rows, epsilon is undetermined"
+        ))
+    })?;
+
+    // Goodness of fit per equation and per level.
+    let sse8: f64 = rows
+        .formula8
+        .iter()
+        .map(|&(r, c)| (r - delta * c).powi(2))
+        .sum();
+    let eta_value = eta.unwrap_or(0.0);
+    let sse17: f64 = rows
+        .formula17
+        .iter()
+        .map(|&(r, c, s)| (r - delta * c - eta_value * s).powi(2))
+        .sum();
+    let sse_l2: f64 = rows
+        .l2
+        .iter()
+        .map(|&(r, c)| (r - epsilon * c).powi(2))
+        .sum();
+    let r8: Vec<f64> = rows.formula8.iter().map(|p| p.0).collect();
+    let r17: Vec<f64> = rows.formula17.iter().map(|p| p.0).collect();
+    let smx: Vec<f64> = r8.iter().chain(&r17).copied().collect();
+    let sst_total = sst(&smx) + sst(&r2s);
+    if sst_total.is_nan() || sst_total <= 0.0 {
+        return Err(no_variation(format!(
+            "{SMX_RATIO} and {L2_RATIO} are each constant, r2 is undefined"
+        )));
+    }
+    let r2 = 1.0 - (sse8 + sse17 + sse_l2) / sst_total;
+    let fit = Su2015Fit {
+        delta,
+        epsilon,
+        eta,
+        r2,
+        r2_delta: r_squared(sse8, sst(&r8)),
+        r2_epsilon: r_squared(sse_l2, sst(&r2s)),
+        r2_eta: r_squared(sse17, sst(&r17)),
+        n_delta: n8,
+        n_epsilon: nl2,
+        n_eta: n17,
+        skipped: rows.skipped,
+    };
+    let finite = [delta, epsilon, eta_value, r2]
+        .iter()
+        .all(|v| v.is_finite());
+    if !finite {
+        return Err(Error::new(
+            src,
+            "su2015 fit did not converge: delta, epsilon, eta or r2 is not finite (values too large?)",
+        ));
+    }
+    Ok(fit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn solve3_by_hand_with_pivoting_and_singularity() {
+        // Solution [1, 2, 3]: rhs = m · [1, 2, 3].
+        let v = solve3(
+            [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]],
+            [4.0, 10.0, 14.0],
+        )
+        .unwrap();
+        assert!(
+            v.iter()
+                .zip([1.0, 2.0, 3.0])
+                .all(|(a, b)| close(*a, b, 1e-14)),
+            "{v:?}"
+        );
+        // A zero first pivot needs a row swap: x1 = 5, x0 = 7, 2 x2 = 8.
+        let v = solve3(
+            [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]],
+            [5.0, 7.0, 8.0],
+        )
+        .unwrap();
+        assert_eq!(v, [7.0, 5.0, 4.0]);
+        // Row 2 is twice row 1.
+        assert!(
+            solve3(
+                [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]],
+                [1.0, 2.0, 3.0]
+            )
+            .is_none()
+        );
+        assert!(solve3([[0.0; 3]; 3], [0.0; 3]).is_none());
+    }
+
+    #[test]
+    fn solve2_by_hand() {
+        // Solution [1, -1].
+        assert_eq!(
+            solve2([[2.0, 1.0], [1.0, 3.0]], [1.0, -2.0]),
+            Some([1.0, -1.0])
+        );
+        assert!(solve2([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn line_and_origin_fits_by_hand() {
+        assert_eq!(
+            line_fit(&[0.0, 1.0, 2.0, 3.0], &[1.0, 3.0, 5.0, 7.0]),
+            Some((1.0, 2.0))
+        );
+        // x̄ = 1, ȳ = 1, Sxx = 2, Sxy = (−1)(−1) + 0 + (1)(0) = 1: slope 1/2, intercept 1/2.
+        assert_eq!(
+            line_fit(&[0.0, 1.0, 2.0], &[0.0, 2.0, 1.0]),
+            Some((0.5, 0.5))
+        );
+        assert_eq!(line_fit(&[2.0, 2.0], &[0.0, 1.0]), None);
+        assert_eq!(line_fit(&[2.0], &[1.0]), None);
+        // (1·2 + 2·5) / (1 + 4) = 12/5.
+        assert_eq!(through_origin(&[1.0, 2.0], &[2.0, 5.0]), Some(2.4));
+        assert_eq!(through_origin(&[0.0, 0.0], &[2.0, 5.0]), None);
+    }
+
+    #[test]
+    fn linearised_start_is_exact_at_the_true_amplitude() {
+        // y = exp(−2^x) = 1·exp(−1·exp(ln 2 · x)): ln(−ln y) = x·ln 2, so b = −1, c = ln 2.
+        let x = [0.0, 1.0, 2.0];
+        let y = x.map(|v: f64| (-(2f64.powf(v))).exp());
+        let [a, b, c] = linearised_start(&x, &y, 1.0, -1.0).unwrap();
+        assert_eq!(a, 1.0);
+        assert!(
+            close(b, -1.0, 1e-14) && close(c, 2f64.ln(), 1e-14),
+            "{b} {c}"
+        );
+        // With b > 0 assumed nothing is defined (every ln(y/1) < 0).
+        assert!(linearised_start(&x, &y, 1.0, 1.0).is_none());
+    }
+
+    #[test]
+    fn start_amplitudes_bracket_the_data() {
+        let x = [0.0, 1.0, 2.0];
+        // Range 0.4, margins d = 0.004, 0.04, 0.2: above the max by d (b < 0); below the min
+        // by min(d, m·0.2) = 0.002, 0.02, 0.1, so a stays positive (b > 0).
+        let starts = gompertz_starts(&x, &[0.2, 0.4, 0.6]);
+        let expected = [
+            (0.604, -1.0),
+            (0.198, 1.0),
+            (0.64, -1.0),
+            (0.18, 1.0),
+            (0.8, -1.0),
+            (0.1, 1.0),
+        ];
+        assert_eq!(starts.len(), expected.len());
+        for (s, (a, sign)) in starts.iter().zip(expected) {
+            assert!(close(s[0], a, 1e-12), "{starts:?}");
+            assert_eq!(s[1].signum(), sign, "{starts:?}");
+        }
+        // The mirror image for negative data: a beyond the most negative y with b < 0, and a
+        // between the least negative y and 0 with b > 0.
+        let starts = gompertz_starts(&x, &[-0.2, -0.4, -0.6]);
+        let expected = [
+            (-0.604, -1.0),
+            (-0.198, 1.0),
+            (-0.64, -1.0),
+            (-0.18, 1.0),
+            (-0.8, -1.0),
+            (-0.1, 1.0),
+        ];
+        for (s, (a, sign)) in starts.iter().zip(expected) {
+            assert!(close(s[0], a, 1e-12), "{starts:?}");
+            assert_eq!(s[1].signum(), sign, "{starts:?}");
+        }
+    }
+
+    #[test]
+    fn levenberg_marquardt_refines_and_guards() {
+        let x: Vec<f64> = (0..21).map(|i| i as f64 * 0.15).collect();
+        let y: Vec<f64> = x.iter().map(|&v| gompertz(&[0.9, -0.5, 1.1], v)).collect();
+        let (p, sse) = levenberg_marquardt(&x, &y, [1.0, -0.3, 0.8]).unwrap();
+        assert!(sse < 1e-25, "{sse}");
+        assert!(
+            p.iter()
+                .zip([0.9, -0.5, 1.1])
+                .all(|(a, b)| close(*a, b, 1e-9)),
+            "{p:?}"
+        );
+        // exp(exp(400·3)) overflows: no finite curve to start from.
+        let e = levenberg_marquardt(&x, &y, [1.0, 1.0, 400.0]).unwrap_err();
+        assert!(e.contains("not finite"), "{e}");
+    }
+
+    #[test]
+    fn exponential_data_has_no_finite_gompertz_minimum() {
+        // y = e^{x/2} is only the limit b → ∞, c → 0 (b·c = 1/2) of the family, so every start
+        // runs away and the fit reports no convergence instead of returning a runaway point.
+        let x: Vec<f64> = (0..31).map(|i| i as f64 * 0.1).collect();
+        let y: Vec<f64> = x.iter().map(|&v| (0.5 * v).exp()).collect();
+        for s in gompertz_starts(&x, &y) {
+            assert!(levenberg_marquardt(&x, &y, s).is_err());
+        }
+        let points = Points {
+            source: "exp.csv".into(),
+            x_name: "x".into(),
+            y_name: "y".into(),
+            x,
+            y,
+            skipped: 0,
+        };
+        let e = fit_gompertz(&points).unwrap_err().to_string();
+        assert!(
+            e.starts_with("exp.csv: ") && e.contains("did not converge"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn su2015_by_hand() {
+        let rows = SuRows {
+            source: "t.csv".into(),
+            // δ = (2·0.02 + 3·0.031) / (4 + 9) = 0.133 / 13.
+            formula8: vec![(0.02, 2.0), (0.031, 3.0)],
+            // With δ fixed: t = 0.05 − 4δ, η = t / 2 (one row).
+            formula17: vec![(0.05, 4.0, 2.0)],
+            // ε = (1·0.01 + 2·0.02) / (1 + 4) = 0.01, exact.
+            l2: vec![(0.01, 1.0), (0.02, 2.0)],
+            skipped: 0,
+        };
+        let f = fit_su2015(&rows).unwrap();
+        let delta = 0.133 / 13.0;
+        assert!(close(f.delta, delta, 1e-15));
+        assert!(close(f.eta.unwrap(), (0.05 - 4.0 * delta) / 2.0, 1e-15));
+        assert!(close(f.epsilon, 0.01, 1e-15));
+        assert_eq!(f.r2_epsilon, Some(1.0));
+        // One formula-17 row: its equation is exact, but there is no variation to explain.
+        assert_eq!(f.r2_eta, None);
+        assert_eq!((f.n_delta, f.n_epsilon, f.n_eta), (2, 2, 1));
+    }
+
+    #[test]
+    fn requests_check_model_and_columns() {
+        let e = Request::new("weibull", None, None).unwrap_err().to_string();
+        assert!(
+            e.contains("--model") && e.contains("gompertz, su2015"),
+            "{e}"
+        );
+        assert!(
+            Request::new("gompertz", None, Some("y"))
+                .unwrap_err()
+                .to_string()
+                .starts_with("--x")
+        );
+        assert!(
+            Request::new("gompertz", Some("x"), None)
+                .unwrap_err()
+                .to_string()
+                .starts_with("--y")
+        );
+        assert!(Request::new("su2015", Some("x"), None).is_err());
+        assert_eq!(Request::new("su2015", None, None), Ok(Request::Su2015));
+    }
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(significant(0.98, 6), "0.980000");
+        assert_eq!(significant(-1.5, 6), "-1.50000");
+        assert_eq!(significant(1234567.0, 6), "1.23457e6");
+        assert_eq!(significant(0.0000123456, 3), "1.23e-5");
+        assert_eq!(significant(0.9999999954, 6), "1.00000");
+        assert_eq!(significant(999999.7, 6), "1.00000e6");
+    }
+}
