@@ -337,6 +337,9 @@ struct FitArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     format: gputraffic::fit::FitFormat,
+    /// Use only the rows where COLUMN equals VALUE (repeatable), e.g. --where hw=k20-rodc.
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    where_: Vec<String>,
     /// Write the fit to this file instead of stdout (only when the fit succeeds).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
@@ -344,7 +347,7 @@ struct FitArgs {
 
 fn fit(a: &FitArgs) -> Result<String> {
     let request = gputraffic::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
-    let table = gputraffic::table::Table::load(&a.input)?;
+    let table = gputraffic::table::Table::load(&a.input)?.filtered(&a.where_)?;
     let text = request.fit(&table)?.render(a.format);
     match &a.out {
         Some(path) => {

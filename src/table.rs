@@ -153,6 +153,43 @@ impl Table {
             .collect()
     }
 
+    /// The rows whose cells equal the given values, each condition `COLUMN=VALUE` (as
+    /// `--where` takes them); values compare as text, or as numbers when both parse (so `1`
+    /// matches `1.0`). No row left is an error.
+    pub fn filtered(&self, conditions: &[String]) -> Result<Table> {
+        if conditions.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut tests = Vec::new();
+        for c in conditions {
+            let (col, value) = c
+                .split_once('=')
+                .ok_or_else(|| Error::new("--where", format!("'{c}' is not COLUMN=VALUE")))?;
+            tests.push((self.column(col.trim())?, value.trim().to_string()));
+        }
+        let same = |cell: &str, want: &str| {
+            cell == want
+                || matches!((cell.parse::<f64>(), want.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+        };
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .filter(|r| tests.iter().all(|(i, v)| same(&r[*i], v)))
+            .cloned()
+            .collect();
+        if rows.is_empty() {
+            return Err(Error::new(
+                &self.source,
+                format!("no row has {}", conditions.join(" and ")),
+            ));
+        }
+        Ok(Table {
+            source: self.source.clone(),
+            columns: self.columns.clone(),
+            rows,
+        })
+    }
+
     /// The block shape of every row, from the columns `block_x`, `block_y`, `block_z`.
     pub fn block_shapes(&self) -> Result<Vec<[u32; 3]>> {
         let cols = ["block_x", "block_y", "block_z"].map(|n| self.numbers(n));
@@ -218,6 +255,16 @@ mod tests {
         assert_eq!(t.numbers("a").unwrap(), [Some(1.0), Some(2.0)]);
         assert_eq!(t.text("c").unwrap(), ["", "s"]);
         assert!(Table::parse_jsonl("[1]\n", "t.jsonl").is_err());
+    }
+
+    #[test]
+    fn where_conditions_keep_matching_rows() {
+        let t = Table::parse_csv("hw,s\nk20,1\nh200,1.0\nh200,2\n", "t.csv").unwrap();
+        let f = t.filtered(&["hw=h200".into(), "s=1".into()]).unwrap();
+        assert_eq!(f.rows, [vec!["h200".to_string(), "1.0".to_string()]]);
+        assert!(t.filtered(&["hw=v100".into()]).is_err());
+        assert!(t.filtered(&["nope=1".into()]).is_err());
+        assert!(t.filtered(&["hw".into()]).is_err());
     }
 
     #[test]
