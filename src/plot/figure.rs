@@ -5,6 +5,7 @@
 //! drawing lets new plot kinds (e.g. measured vs simulated validation) reuse the same drawing code
 //! and lets tests check the data without looking at pixels.
 
+use super::bitmap::CrispText;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 
 /// The bundled font (DejaVu Sans, licence in assets/fonts/LICENSE-DejaVu.txt): plots must render
 /// on machines without system fonts.
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+pub(super) static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 /// The family name every text in a figure asks for; it resolves to [`FONT`].
 const FAMILY: &str = "sans-serif";
@@ -211,7 +212,9 @@ pub fn encode(figure: &Figure, format: Format, size: (u32, u32)) -> Result<Vec<u
             let (w, h) = (size.0 as usize, size.1 as usize);
             let mut pixels = vec![255u8; w * h * 3];
             {
-                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+                let root = CrispText::new(BitMapBackend::with_buffer(&mut pixels, size), FONT)
+                    .map_err(fail)?
+                    .into_drawing_area();
                 draw(figure, &root)?;
                 root.present().map_err(fail)?;
             }
@@ -230,9 +233,8 @@ pub fn encode(figure: &Figure, format: Format, size: (u32, u32)) -> Result<Vec<u
 fn register_font() -> Result<(), String> {
     // plotters keeps fonts in a global table: register once per process.
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let ok = *REGISTERED.get_or_init(|| {
-        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok()
-    });
+    let ok = *REGISTERED
+        .get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     if ok {
         Ok(())
     } else {
@@ -367,9 +369,10 @@ fn draw_xy<DB: DrawingBackend>(
         if matches!(s.style, SeriesStyle::Markers | SeriesStyle::LineAndMarkers) {
             // Every point gets a filled circle and a thin dark ring, so that white (large
             // blocks) and pale markers stay visible on the white background.
-            let shown = points.iter().flatten().filter(|&&(x, y)| {
-                (x0..=x1).contains(&x) && (y0..=y1).contains(&y)
-            });
+            let shown = points
+                .iter()
+                .flatten()
+                .filter(|&&(x, y)| (x0..=x1).contains(&x) && (y0..=y1).contains(&y));
             chart
                 .draw_series(shown.map(|&p| {
                     EmptyElement::at(p)
@@ -458,7 +461,7 @@ fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
 
 /// Multiples of a 1, 2, 2.5 or 5 × 10ᵏ step inside `lo..=hi`, about `target` of them.
 fn linear_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if !lo.is_finite() || !hi.is_finite() || hi <= lo {
         return Vec::new();
     }
     let raw = (hi - lo) / target as f64;
@@ -541,7 +544,10 @@ fn draw_legend<DB: DrawingBackend>(
                 // A thin filled bar, not a path: the legend must not add curves to the plot.
                 let mid = y + box_size / 2;
                 area.draw(&Rectangle::new(
-                    [(x - m.px(2.0), mid - m.px(1.5)), (x + box_size + m.px(2.0), mid + m.px(1.5))],
+                    [
+                        (x - m.px(2.0), mid - m.px(1.5)),
+                        (x + box_size + m.px(2.0), mid + m.px(1.5)),
+                    ],
                     colour.filled(),
                 ))
                 .map_err(fail)?;
@@ -575,7 +581,11 @@ fn value_colour(t: f64) -> Rgb {
         (122, 209, 81),
         (253, 231, 37),
     ];
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let pos = t * (STOPS.len() - 1) as f64;
     let i = (pos.floor() as usize).min(STOPS.len() - 2);
     let f = pos - i as f64;
@@ -636,7 +646,10 @@ fn draw_heat<DB: DrawingBackend>(
     let (pw, ph) = chart.plotting_area().dim_in_pixel();
     let cell_w = pw as f64 / nx.max(1) as f64;
     let cell_h = ph as f64 / ny.max(1) as f64;
-    let text_size = (cell_w / 4.5).min(cell_h / 2.2).min(20.0 * m.scale).max(8.0);
+    let text_size = (cell_w / 4.5)
+        .min(cell_h / 2.2)
+        .min(20.0 * m.scale)
+        .max(8.0);
     for (j, row) in f.values.iter().enumerate() {
         for (i, v) in row.iter().enumerate() {
             let (cx, cy) = (i as f64, j as f64);
@@ -651,7 +664,11 @@ fn draw_heat<DB: DrawingBackend>(
                 continue;
             };
             let fill = value_colour(fraction(*v));
-            let ink = if fill.brightness() > 0.55 { BLACK } else { WHITE };
+            let ink = if fill.brightness() > 0.55 {
+                BLACK
+            } else {
+                WHITE
+            };
             chart
                 .draw_series([
                     Rectangle::new(corners, fill.plotters().filled()),
@@ -759,7 +776,12 @@ fn draw_bars<DB: DrawingBackend>(
     let top = totals.iter().copied().fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.08 } else { 1.0 };
     // Many or long category names are turned upright so they do not overlap.
-    let longest = f.categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
+    let longest = f
+        .categories
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0);
     let upright = n > 8 || (n > 4 && longest > 9);
     let x_area = if upright {
         m.px(40.0 + 10.0 * longest as f64)
@@ -775,15 +797,16 @@ fn draw_bars<DB: DrawingBackend>(
             Ticked::new(0.0, top, linear_ticks(0.0, top, 8)),
         )
         .map_err(fail)?;
-    let x_fmt = |p: &f64| category_tick(&f.categories, *p);
-    let y_fmt = |p: &f64| format_number(*p);
-    let x_style = if upright {
-        m.font(15.0)
-            .transform(FontTransform::Rotate90)
-            .pos(Pos::new(HPos::Left, VPos::Center))
-    } else {
-        m.font(16.0)
+    // plotters centres every x label on its tick, which puts turned labels across the axis:
+    // turned labels are drawn below, not by the mesh.
+    let x_fmt = |p: &f64| {
+        if upright {
+            String::new()
+        } else {
+            category_tick(&f.categories, *p)
+        }
     };
+    let y_fmt = |p: &f64| format_number(*p);
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -792,12 +815,26 @@ fn draw_bars<DB: DrawingBackend>(
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .label_style(m.font(16.0))
-        .x_label_style(x_style)
         .axis_desc_style(m.font(19.0))
         .bold_line_style(RGBColor(215, 215, 215))
         .light_line_style(RGBColor(242, 242, 242))
         .draw()
         .map_err(fail)?;
+    if upright {
+        // Shrink the labels when the bars are narrower than a line of text.
+        let (width, _) = chart.plotting_area().dim_in_pixel();
+        let spacing = width as f64 / n.max(1) as f64;
+        let size = (15.0 * m.scale).min(spacing * 0.95).max(6.0);
+        let style = TextStyle::from((FAMILY, size).into_font())
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        chart
+            .draw_series(f.categories.iter().enumerate().map(|(i, name)| {
+                EmptyElement::at((i as f64, 0.0))
+                    + Text::new(name.clone(), (0, m.px(8.0)), style.clone())
+            }))
+            .map_err(fail)?;
+    }
     let half = 0.35;
     for (i, _) in f.categories.iter().enumerate() {
         let mut base = 0.0;
@@ -902,14 +939,23 @@ mod tests {
     #[test]
     fn ticks_are_round_numbers_inside_the_range() {
         let labels = |t: Vec<f64>| t.into_iter().map(format_number).collect::<Vec<_>>();
-        assert_eq!(labels(linear_ticks(0.0, 1.0, 8)), ["0", "0.2", "0.4", "0.6", "0.8", "1"]);
+        assert_eq!(
+            labels(linear_ticks(0.0, 1.0, 8)),
+            ["0", "0.2", "0.4", "0.6", "0.8", "1"]
+        );
         assert_eq!(
             labels(linear_ticks(0.63, 2.47, 8)),
             ["0.75", "1", "1.25", "1.5", "1.75", "2", "2.25"]
         );
         // Whole powers when the log range spans several.
-        assert_eq!(ticks(Scale::Log2, 13.7, 20.3), [14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0]);
-        assert_eq!(ticks(Scale::Log10, -0.5, 25.0), [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]);
+        assert_eq!(
+            ticks(Scale::Log2, 13.7, 20.3),
+            [14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0]
+        );
+        assert_eq!(
+            ticks(Scale::Log10, -0.5, 25.0),
+            [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]
+        );
         // Round values when it spans less than two.
         let narrow = ticks(Scale::Log10, 8.2, 8.43);
         let values: Vec<String> = narrow.iter().map(|&p| Scale::Log10.tick(p)).collect();

@@ -7,11 +7,11 @@
 //! with Ernst et al.'s scheme ([`block_colour`]). [`scatter_with_diagonal`] is the reusable
 //! "A vs B with y = x" figure (predicted or measured vs simulated).
 
+mod bitmap;
 pub mod figure;
 
 pub use figure::{
-    Axis, BarLayer, Figure, Format, HeatMap, Rgb, Scale, Series, SeriesStyle, StackedBars,
-    XyFigure,
+    Axis, BarLayer, Figure, Format, HeatMap, Rgb, Scale, Series, SeriesStyle, StackedBars, XyFigure,
 };
 
 use crate::error::{Error, Result};
@@ -146,7 +146,10 @@ impl PlotKind {
         {
             return Err(Error::new(
                 *option,
-                format!("not an option of 'plot {kind_text}' (it takes {})", allowed.join(", ")),
+                format!(
+                    "not an option of 'plot {kind_text}' (it takes {})",
+                    allowed.join(", ")
+                ),
             ));
         }
         let required = |v: &Option<String>, option: &str| {
@@ -307,7 +310,9 @@ impl Gompertz {
             number(key)?.ok_or_else(|| {
                 Error::new(
                     source,
-                    format!("no key '{key}' (expected the output of gputraffic fit --model gompertz)"),
+                    format!(
+                        "no key '{key}' (expected the output of gputraffic fit --model gompertz)"
+                    ),
                 )
             })
         };
@@ -364,7 +369,8 @@ pub fn write_figure(figure: &Figure, size: (u32, u32), out: &Path) -> Result<()>
         name.to_string_lossy(),
         std::process::id()
     ));
-    let written = std::fs::write(&temporary, &bytes).and_then(|()| std::fs::rename(&temporary, out));
+    let written =
+        std::fs::write(&temporary, &bytes).and_then(|()| std::fs::rename(&temporary, out));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&temporary);
         Error::in_file(out, format!("cannot write the plot: {e}"))
@@ -619,20 +625,31 @@ impl Data<'_> {
     /// The configuration columns in which table rows `a` and `b` differ (for telling the user
     /// what to filter on).
     fn differing_identity(&self, a: usize, b: usize, except: &[&str]) -> Vec<(String, String)> {
-        let identity = |c: &str| {
-            ["kernel", "hw", "l1_scale", "l2_scale"].contains(&c)
-                || ["block_", "grid_", "param_", "set_"]
-                    .iter()
-                    .any(|p| c.starts_with(p))
+        // The columns a user sets, most useful to filter on first (the grid follows from the
+        // block and the domain, so it comes last).
+        let rank = |c: &str| -> Option<u8> {
+            Some(match c {
+                "block_z" => 0,
+                _ if c.starts_with("param_") => 1,
+                _ if c.starts_with("set_") => 2,
+                "kernel" | "hw" => 3,
+                "l1_scale" | "l2_scale" => 4,
+                _ if c.starts_with("block_") => 5,
+                _ if c.starts_with("grid_") => 6,
+                _ => return None,
+            })
         };
-        self.table
+        let mut differ: Vec<(u8, String, String)> = self
+            .table
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| identity(c) && !except.contains(&c.as_str()))
+            .filter(|(_, c)| !except.contains(&c.as_str()))
             .filter(|&(i, _)| self.table.rows[a][i] != self.table.rows[b][i])
-            .map(|(i, c)| (c.clone(), self.table.rows[a][i].clone()))
-            .collect()
+            .filter_map(|(i, c)| Some((rank(c)?, c.clone(), self.table.rows[a][i].clone())))
+            .collect();
+        differ.sort_by_key(|d| d.0);
+        differ.into_iter().map(|(_, c, v)| (c, v)).collect()
     }
 
     /// The error for two selected rows (positions `a` < `b` in `self.rows`) that land on the same
@@ -696,12 +713,12 @@ const CATEGORICAL: [Rgb; 10] = [
     Rgb(23, 190, 207),
 ];
 
+/// A point (x, y) and the block shape of its row, if the table has block shapes.
+type ShapedPoint = ((f64, f64), Option<[u32; 3]>);
+
 /// Points grouped into one series per block shape (in order of first appearance), coloured with
 /// [`block_colour`]; without block shapes one series "data".
-fn series_by_shape(
-    points: Vec<((f64, f64), Option<[u32; 3]>)>,
-    style: SeriesStyle,
-) -> Vec<Series> {
+fn series_by_shape(points: Vec<ShapedPoint>, style: SeriesStyle) -> Vec<Series> {
     let mut series: Vec<(Option<[u32; 3]>, Series)> = Vec::new();
     for (p, shape) in points {
         match series.iter_mut().find(|(s, _)| *s == shape) {
@@ -722,12 +739,7 @@ fn series_by_shape(
 }
 
 /// The rows where both `x` and `y` are numbers, with their block shapes; notes the rest.
-fn xy_points(
-    data: &Data,
-    x: &str,
-    y: &str,
-    notes: &mut Vec<String>,
-) -> Result<Vec<((f64, f64), Option<[u32; 3]>)>> {
+fn xy_points(data: &Data, x: &str, y: &str, notes: &mut Vec<String>) -> Result<Vec<ShapedPoint>> {
     let xs = data.numbers(x)?;
     let ys = data.numbers(y)?;
     let shapes = data.shapes_if_any()?;
@@ -815,13 +827,7 @@ fn hit_rate(
     }))
 }
 
-fn scatter(
-    data: &Data,
-    x: &str,
-    y: &str,
-    log: bool,
-    notes: &mut Vec<String>,
-) -> Result<Figure> {
+fn scatter(data: &Data, x: &str, y: &str, log: bool, notes: &mut Vec<String>) -> Result<Figure> {
     let scale = if log { Scale::Log10 } else { Scale::Linear };
     let points = xy_points(data, x, y, notes)?;
     let coloured = points.iter().any(|(_, s)| s.is_some());
@@ -837,7 +843,10 @@ fn scatter(
             total - positive
         ));
     }
-    data.require_points(positive, &format!("positive numbers in both '{x}' and '{y}'"))?;
+    data.require_points(
+        positive,
+        &format!("positive numbers in both '{x}' and '{y}'"),
+    )?;
     let groups = series_by_shape(points, SeriesStyle::Markers);
     let mut f = scatter_with_diagonal(
         format!("{}{y} vs {x}", data.subject()),
@@ -1094,7 +1103,10 @@ mod tests {
     #[test]
     fn gompertz_file_and_curve() {
         let g = Gompertz::parse(r#"{"a":0.9,"b":-2,"c":0.5,"r2":0.97,"n":12}"#, "f.json").unwrap();
-        assert_eq!((g.a, g.b, g.c, g.o0, g.r2), (0.9, -2.0, 0.5, 0.0, Some(0.97)));
+        assert_eq!(
+            (g.a, g.b, g.c, g.o0, g.r2),
+            (0.9, -2.0, 0.5, 0.0, Some(0.97))
+        );
         assert!((g.eval(0.0) - 0.9 * (-2f64).exp()).abs() < 1e-12);
         let e = Gompertz::parse(r#"{"a":1,"b":2}"#, "f.json").unwrap_err();
         assert!(e.to_string().starts_with("f.json: no key 'c'"), "{e}");
@@ -1128,9 +1140,8 @@ mod tests {
 
     #[test]
     fn scatter_ranges_are_equal_and_hold_every_point() {
-        let t = table(
-            "block_x,block_y,block_z,sim,pred\n32,8,1,10,12\n64,4,1,20,15\n32,8,1,30,31\n",
-        );
+        let t =
+            table("block_x,block_y,block_z,sim,pred\n32,8,1,10,12\n64,4,1,20,15\n32,8,1,30,31\n");
         let p = build(
             &spec(PlotKind::Scatter {
                 x: "sim".into(),
@@ -1155,11 +1166,7 @@ mod tests {
             "block_x,block_y,block_z,lattice_updates,l2_v_comp_bytes,l2_v_down_bytes\n\
              32,8,1,100,800,1200\n64,4,1,100,800,700\n",
         );
-        let p = build(
-            &spec(PlotKind::Composition { level: Level::L2 }),
-            &t,
-        )
-        .unwrap();
+        let p = build(&spec(PlotKind::Composition { level: Level::L2 }), &t).unwrap();
         let Figure::Bars(b) = p.figure else { panic!() };
         assert_eq!(b.categories, ["32x8x1", "64x4x1"]);
         assert_eq!(b.layers[0].values, [8.0, 8.0]);
