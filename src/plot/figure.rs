@@ -275,9 +275,15 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), Stri
         Figure::Heat(f) => &f.title,
         Figure::Bars(f) => &f.title,
     };
+    // A long title (metric names, --where conditions) shrinks to fit the width; DejaVu Sans
+    // letters average about 0.6 of the font size.
+    let width = root.dim_in_pixel().0 as f64;
+    let title_size = (26.0 * m.scale)
+        .min(0.95 * width / (0.6 * title.chars().count().max(1) as f64))
+        .max(8.0);
     let body = root
         .margin(m.px(8.0), 0, 0, 0)
-        .titled(title, m.font(26.0))
+        .titled(title, TextStyle::from((FAMILY, title_size).into_font()))
         .map_err(fail)?;
     let (w, _) = body.dim_in_pixel();
     // The legend / colour key gets its own column on the right so it never hides data.
