@@ -20,6 +20,7 @@ pub mod hw;
 pub mod l2;
 pub mod launch;
 pub mod models;
+pub mod plot;
 pub mod report;
 pub mod schedule;
 pub mod sim;

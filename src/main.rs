@@ -29,10 +29,12 @@ enum Command {
     /// Simulate many configurations (block shapes, domains, parameters, GPUs, cache sizes) into
     /// one CSV or JSONL file, with derived cache quantities and model predictions.
     Sweep(SweepArgs),
-    /// List the shipped kernels, hardware configurations and models.
-    List,
     /// Fit a model's constants to sweep results (gompertz: y = a*exp(b*exp(c*x)); su2015).
     Fit(FitArgs),
+    /// Draw a sweep's results as a PNG or SVG picture.
+    Plot(PlotArgs),
+    /// List the shipped kernels, hardware configurations and models.
+    List,
 }
 
 /// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
@@ -360,6 +362,75 @@ fn fit(a: &FitArgs) -> Result<String> {
 }
 
 // ---- end fit -------------------------------------------------------------------------------
+// ---- plot ----------------------------------------------------------------------------------
+
+#[derive(clap::Args)]
+struct PlotArgs {
+    /// What to draw.
+    #[arg(value_enum)]
+    kind: gputraffic::plot::KindName,
+    /// The sweep's output (CSV with a header, or .jsonl).
+    #[arg(long)]
+    input: std::path::PathBuf,
+    /// The picture to write: a .png or .svg name.
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// Caption (default: made from the columns).
+    #[arg(long)]
+    title: Option<String>,
+    /// Picture size WIDTHxHEIGHT in pixels.
+    #[arg(long, default_value = "1024x768")]
+    size: String,
+    /// Only rows whose column COL equals VALUE (repeatable; all must hold).
+    #[arg(long = "where", value_name = "COL=VALUE")]
+    filters: Vec<String>,
+    /// Column on the x axis (hit-rate: default l2_oversubscription; scatter).
+    #[arg(long, value_name = "COL")]
+    x: Option<String>,
+    /// Column on the y axis (hit-rate: default l2_redundant_hit_rate; scatter;
+    /// layer-condition: default dram__sectors_read.sum_bytes_per_lup).
+    #[arg(long, value_name = "COL")]
+    y: Option<String>,
+    /// hit-rate: draw the curve from `gputraffic fit --model gompertz --format json`.
+    #[arg(long, value_name = "FILE")]
+    fit: Option<std::path::PathBuf>,
+    /// scatter: logarithmic axes.
+    #[arg(long)]
+    log: bool,
+    /// block-table: the column shown in the cells.
+    #[arg(long, value_name = "COL")]
+    metric: Option<String>,
+    /// composition: the cache level (default l2).
+    #[arg(long, value_enum)]
+    level: Option<gputraffic::plot::Level>,
+}
+
+fn plot(a: &PlotArgs) -> Result<String> {
+    use gputraffic::plot;
+    // Check the cheap things (output name, options) before reading anything.
+    plot::format_of(&a.out)?;
+    let options = plot::PlotOptions {
+        x: a.x.clone(),
+        y: a.y.clone(),
+        fit: a.fit.clone(),
+        log: a.log,
+        metric: a.metric.clone(),
+        level: a.level,
+    };
+    let spec = plot::PlotSpec {
+        kind: plot::PlotKind::from_options(a.kind, &options)?,
+        title: a.title.clone(),
+        size: plot::parse_size(&a.size)?,
+        filters: a.filters.clone(),
+    };
+    let table = gputraffic::table::Table::load(&a.input)?;
+    for note in plot::render(&spec, &table, &a.out)? {
+        eprintln!("note: {note}");
+    }
+    Ok(String::new())
+}
+
+// ---- end plot ------------------------------------------------------------------------------
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -369,6 +440,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => sweep(a),
         Command::List => Ok(list()),
         Command::Fit(a) => fit(a),
+        Command::Plot(a) => plot(a),
     };
     match result {
         Ok(out) => {

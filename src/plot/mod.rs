@@ -1,0 +1,1113 @@
+//! `gputraffic plot`: pictures of a sweep's results (PNG or SVG), after Ernst et al. 2023 and
+//! Tabik et al. 2015.
+//!
+//! Each plot kind turns the rows of a [`Table`] into a backend-independent [`Figure`]
+//! ([`build`]); [`figure::encode`] draws it with plotters and the bundled font, and
+//! [`write_figure`] writes the file only once the drawing has succeeded. Block shapes are coloured
+//! with Ernst et al.'s scheme ([`block_colour`]). [`scatter_with_diagonal`] is the reusable
+//! "A vs B with y = x" figure (predicted or measured vs simulated).
+
+mod bitmap;
+pub mod figure;
+
+pub use figure::{
+    Axis, BarLayer, Figure, Format, HeatMap, Rgb, Scale, Series, SeriesStyle, StackedBars, XyFigure,
+};
+
+use crate::error::{Error, Result};
+use crate::table::Table;
+use std::path::{Path, PathBuf};
+
+/// The kinds of plot, as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindName {
+    /// Redundant hit rate against oversubscription, optionally with a Gompertz fit.
+    HitRate,
+    /// Any two columns against each other with the diagonal y = x.
+    Scatter,
+    /// A volume per lattice update against the XY plane size, one line per block shape.
+    LayerCondition,
+    /// A metric as a Blk.x × Blk.y table.
+    BlockTable,
+    /// Compulsory and capacity volume stacked per block shape.
+    Composition,
+}
+
+/// A cache level whose volumes `composition` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Level {
+    /// The L1 (volume between L1 and L2).
+    L1,
+    /// The L2 (volume between L2 and DRAM).
+    L2,
+}
+
+impl Level {
+    /// The column prefix (`l1`, `l2`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Level::L1 => "l1",
+            Level::L2 => "l2",
+        }
+    }
+
+    /// Where the volume `<level>_v_down_bytes` flows.
+    fn flow(self) -> &'static str {
+        match self {
+            Level::L1 => "L1 → L2",
+            Level::L2 => "L2 → DRAM",
+        }
+    }
+}
+
+/// A plot kind with its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlotKind {
+    /// Scatter of `y` against `x`, coloured by block shape, with the fitted curve if given.
+    HitRate {
+        /// Column on the x axis.
+        x: String,
+        /// Column on the y axis.
+        y: String,
+        /// The curve from `gputraffic fit --model gompertz`.
+        fit: Option<Gompertz>,
+    },
+    /// `y` against `x` with y = x and equal axis ranges.
+    Scatter {
+        /// Column on the x axis (e.g. simulated).
+        x: String,
+        /// Column on the y axis (e.g. predicted).
+        y: String,
+        /// Logarithmic axes.
+        log: bool,
+    },
+    /// `y` against `param_nx·param_ny` (log2 axis), one series per block shape.
+    LayerCondition {
+        /// Column on the y axis.
+        y: String,
+    },
+    /// `metric` on a block_x × block_y grid.
+    BlockTable {
+        /// The column shown in the cells.
+        metric: String,
+    },
+    /// Compulsory and capacity volume of `level` per block shape, in bytes per lattice update.
+    Composition {
+        /// The cache level.
+        level: Level,
+    },
+}
+
+/// The options of `gputraffic plot` that only some kinds take.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlotOptions {
+    /// `--x COL`.
+    pub x: Option<String>,
+    /// `--y COL`.
+    pub y: Option<String>,
+    /// `--fit FILE`.
+    pub fit: Option<PathBuf>,
+    /// `--log`.
+    pub log: bool,
+    /// `--metric COL`.
+    pub metric: Option<String>,
+    /// `--level l1|l2`.
+    pub level: Option<Level>,
+}
+
+/// Default columns: the L2 redundant hit rate against the L2 oversubscription (Ernst Figs. 16–18).
+const HIT_RATE_X: &str = "l2_oversubscription";
+const HIT_RATE_Y: &str = "l2_redundant_hit_rate";
+/// Default layer-condition metric: DRAM read volume per lattice update (Ernst Fig. 23).
+const LAYER_CONDITION_Y: &str = "dram__sectors_read.sum_bytes_per_lup";
+
+impl PlotKind {
+    /// The kind `name` with the options it takes; an option it does not take is an error naming
+    /// that option (so a typo in the kind does not silently drop the user's settings).
+    pub fn from_options(name: KindName, o: &PlotOptions) -> Result<PlotKind> {
+        let given = [
+            ("--x", o.x.is_some()),
+            ("--y", o.y.is_some()),
+            ("--fit", o.fit.is_some()),
+            ("--log", o.log),
+            ("--metric", o.metric.is_some()),
+            ("--level", o.level.is_some()),
+        ];
+        let (kind_text, allowed): (&str, &[&str]) = match name {
+            KindName::HitRate => ("hit-rate", &["--x", "--y", "--fit"]),
+            KindName::Scatter => ("scatter", &["--x", "--y", "--log"]),
+            KindName::LayerCondition => ("layer-condition", &["--y"]),
+            KindName::BlockTable => ("block-table", &["--metric"]),
+            KindName::Composition => ("composition", &["--level"]),
+        };
+        if let Some((option, _)) = given
+            .iter()
+            .find(|(option, set)| *set && !allowed.contains(option))
+        {
+            return Err(Error::new(
+                *option,
+                format!(
+                    "not an option of 'plot {kind_text}' (it takes {})",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let required = |v: &Option<String>, option: &str| {
+            v.clone().ok_or_else(|| {
+                Error::new(option, format!("'plot {kind_text}' needs {option} COLUMN"))
+            })
+        };
+        Ok(match name {
+            KindName::HitRate => PlotKind::HitRate {
+                x: o.x.clone().unwrap_or_else(|| HIT_RATE_X.into()),
+                y: o.y.clone().unwrap_or_else(|| HIT_RATE_Y.into()),
+                fit: o.fit.as_deref().map(Gompertz::load).transpose()?,
+            },
+            KindName::Scatter => PlotKind::Scatter {
+                x: required(&o.x, "--x")?,
+                y: required(&o.y, "--y")?,
+                log: o.log,
+            },
+            KindName::LayerCondition => PlotKind::LayerCondition {
+                y: o.y.clone().unwrap_or_else(|| LAYER_CONDITION_Y.into()),
+            },
+            KindName::BlockTable => PlotKind::BlockTable {
+                metric: required(&o.metric, "--metric")?,
+            },
+            KindName::Composition => PlotKind::Composition {
+                level: o.level.unwrap_or(Level::L2),
+            },
+        })
+    }
+}
+
+/// Everything `gputraffic plot` needs besides the table and the output name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotSpec {
+    /// What to draw.
+    pub kind: PlotKind,
+    /// The caption; `None` for one made from the columns.
+    pub title: Option<String>,
+    /// Width and height in pixels (an SVG's nominal size).
+    pub size: (u32, u32),
+    /// Only rows matching all of these `COLUMN=VALUE` conditions are drawn
+    /// ([`Table::filtered`]).
+    pub filters: Vec<String>,
+}
+
+/// The default picture size.
+pub const DEFAULT_SIZE: (u32, u32) = (1024, 768);
+
+/// Parses `--size WxH` (each 200 to 10000 pixels).
+pub fn parse_size(s: &str) -> Result<(u32, u32)> {
+    let bad = || {
+        Error::new(
+            "--size",
+            format!("'{s}' is not WIDTHxHEIGHT in pixels, each 200 to 10000"),
+        )
+    };
+    let (w, h) = s.split_once('x').ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if !(200..=10000).contains(&w) || !(200..=10000).contains(&h) {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+/// The format for output file `out`: `.png` or `.svg` (any case); anything else is an error
+/// naming the file.
+pub fn format_of(out: &Path) -> Result<Format> {
+    let ext = out
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("png") => Ok(Format::Png),
+        Some("svg") => Ok(Format::Svg),
+        _ => Err(Error::in_file(
+            out,
+            "unknown output format: the name must end in .png or .svg",
+        )),
+    }
+}
+
+/// The curve y = a·exp(b·exp(c·(x − o0))) written by `gputraffic fit --model gompertz` (the form
+/// of [`crate::models::ernst2023::RateFit`]; `o0` is 0 unless the file gives it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gompertz {
+    /// Amplitude.
+    pub a: f64,
+    /// Inner factor.
+    pub b: f64,
+    /// Rate in x.
+    pub c: f64,
+    /// Shift of x.
+    pub o0: f64,
+    /// The fit's coefficient of determination, shown in the legend when the file has it.
+    pub r2: Option<f64>,
+}
+
+impl Gompertz {
+    /// Reads the fit's JSON object (keys `a`, `b`, `c`; optional `o0`, `r2`; others ignored).
+    pub fn load(path: &Path) -> Result<Gompertz> {
+        Gompertz::parse(&crate::error::read_file(path)?, &path.display().to_string())
+    }
+
+    /// Parses the fit's JSON text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Gompertz> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::new(source, format!("JSON: {e}")))?;
+        let number = |key: &str| -> Result<Option<f64>> {
+            match v.get(key) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(x) => match x.as_f64() {
+                    Some(f) if f.is_finite() => Ok(Some(f)),
+                    _ => Err(Error::new(
+                        source,
+                        format!("key '{key}' is {x}, not a finite number"),
+                    )),
+                },
+            }
+        };
+        let required = |key: &str| {
+            number(key)?.ok_or_else(|| {
+                Error::new(
+                    source,
+                    format!(
+                        "no key '{key}' (expected the output of gputraffic fit --model gompertz)"
+                    ),
+                )
+            })
+        };
+        if !v.is_object() {
+            return Err(Error::new(source, "not a JSON object"));
+        }
+        Ok(Gompertz {
+            a: required("a")?,
+            b: required("b")?,
+            c: required("c")?,
+            o0: number("o0")?.unwrap_or(0.0),
+            r2: number("r2")?,
+        })
+    }
+
+    /// The curve at `x` (not clamped: the fit may be of any quantity, not only a rate).
+    pub fn eval(&self, x: f64) -> f64 {
+        // Clamp the inner exponent so a large x gives 0 or ∞ outside, never NaN from ∞ · 0.
+        let inner = (self.c * (x - self.o0)).clamp(-700.0, 700.0).exp();
+        self.a * (self.b * inner).exp()
+    }
+}
+
+/// A figure and the remarks made while building it (rows skipped, values clipped), for stderr.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    /// What will be drawn.
+    pub figure: Figure,
+    /// One line each.
+    pub notes: Vec<String>,
+}
+
+/// Builds the figure for `spec` from `table`, draws it and writes `out` (PNG or SVG by its
+/// extension). Returns the notes for the user. On any error no file is written.
+pub fn render(spec: &PlotSpec, table: &Table, out: &Path) -> Result<Vec<String>> {
+    format_of(out)?;
+    let plot = build(spec, table)?;
+    write_figure(&plot.figure, spec.size, out)?;
+    Ok(plot.notes)
+}
+
+/// Draws `figure` at `size` and writes it to `out` (format by extension). The picture is made in
+/// memory and written to a temporary name beside `out`, then renamed, so a failure never leaves a
+/// partial file.
+pub fn write_figure(figure: &Figure, size: (u32, u32), out: &Path) -> Result<()> {
+    let format = format_of(out)?;
+    let bytes = figure::encode(figure, format, size)
+        .map_err(|e| Error::in_file(out, format!("cannot draw the plot: {e}")))?;
+    let name = out
+        .file_name()
+        .ok_or_else(|| Error::in_file(out, "not a file name"))?;
+    let temporary = out.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written =
+        std::fs::write(&temporary, &bytes).and_then(|()| std::fs::rename(&temporary, out));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        Error::in_file(out, format!("cannot write the plot: {e}"))
+    })
+}
+
+/// Builds the figure for `spec` from the rows of `table` that pass its filters.
+pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
+    if table.rows.is_empty() {
+        return Err(Error::new(&table.source, "no data rows"));
+    }
+    let table = &table.filtered(&spec.filters)?;
+    let data = Data {
+        table,
+        rows: (0..table.rows.len()).collect(),
+    };
+    let mut notes = Vec::new();
+    let figure = match &spec.kind {
+        PlotKind::HitRate { x, y, fit } => hit_rate(&data, x, y, fit.as_ref(), &mut notes)?,
+        PlotKind::Scatter { x, y, log } => scatter(&data, x, y, *log, &mut notes)?,
+        PlotKind::LayerCondition { y } => layer_condition(&data, y, &mut notes)?,
+        PlotKind::BlockTable { metric } => block_table(&data, metric, &spec.filters, &mut notes)?,
+        PlotKind::Composition { level } => composition(&data, *level, &mut notes)?,
+    };
+    let figure = match (&spec.title, figure) {
+        (None, f) => f,
+        (Some(t), Figure::Xy(mut f)) => {
+            f.title = t.clone();
+            Figure::Xy(f)
+        }
+        (Some(t), Figure::Heat(mut f)) => {
+            f.title = t.clone();
+            Figure::Heat(f)
+        }
+        (Some(t), Figure::Bars(mut f)) => {
+            f.title = t.clone();
+            Figure::Bars(f)
+        }
+    };
+    Ok(Plot { figure, notes })
+}
+
+/// Ernst et al.'s block-shape colour (Figs. 13, 14, 16–20): red, green and blue are
+/// log2 x / log2 256, log2 y / log2 256 and log2 z / log2 64, each clamped to 0..1.
+pub fn block_colour(shape: [u32; 3]) -> Rgb {
+    let channel = |v: u32, max_log2: f64| {
+        let t = (v.max(1) as f64).log2() / max_log2;
+        (t.clamp(0.0, 1.0) * 255.0).round() as u8
+    };
+    Rgb(
+        channel(shape[0], 8.0),
+        channel(shape[1], 8.0),
+        channel(shape[2], 6.0),
+    )
+}
+
+/// The legend lines that explain [`block_colour`].
+fn block_colour_notes() -> Vec<String> {
+    vec![
+        "colour = block shape:".into(),
+        "red = log2 x / 8".into(),
+        "green = log2 y / 8".into(),
+        "blue = log2 z / 6".into(),
+    ]
+}
+
+/// A block shape as the legend writes it.
+pub fn shape_name(s: [u32; 3]) -> String {
+    format!("{}x{}x{}", s[0], s[1], s[2])
+}
+
+/// A column name with its unit, guessed from the suffix, for an axis description.
+pub fn describe(column: &str) -> String {
+    let unit = if column.ends_with("_bytes_per_lup") {
+        Some("B/LUP")
+    } else if column.ends_with("_bytes") {
+        Some("B")
+    } else if column == "lups_per_s" {
+        Some("LUP/s")
+    } else if column.ends_with("_s") || column.starts_with("time_") {
+        Some("s")
+    } else {
+        None
+    };
+    match unit {
+        Some(u) => format!("{column} [{u}]"),
+        None => column.to_string(),
+    }
+}
+
+/// A rate or ratio: shown on a 0..1 axis when its values allow.
+fn is_rate(column: &str) -> bool {
+    column.contains("rate") || column.contains("ratio")
+}
+
+/// `scatter` and (later) validation plots: the points of `groups` (one series per block shape or
+/// other group, drawn as markers) on equal x and y ranges with the diagonal y = x drawn under
+/// them. `scale` applies to both axes; points it cannot show (≤ 0 on a log axis) are left out.
+/// `None` when no point can be shown.
+pub fn scatter_with_diagonal(
+    title: String,
+    x_label: String,
+    y_label: String,
+    groups: Vec<Series>,
+    scale: Scale,
+) -> Option<XyFigure> {
+    let shown = |v: f64| scale.to_axis(v).is_some();
+    let values: Vec<f64> = groups
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|&&(x, y)| shown(x) && shown(y))
+        .flat_map(|&(x, y)| [x, y])
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let range = padded_range(&values, scale);
+    let diagonal = Series {
+        label: "y = x".into(),
+        colour: Rgb(110, 110, 110),
+        points: vec![(range.0, range.0), (range.1, range.1)],
+        style: SeriesStyle::Line,
+        details: Vec::new(),
+    };
+    let mut series = vec![diagonal];
+    series.extend(groups.into_iter().map(|mut s| {
+        s.points.retain(|&(x, y)| shown(x) && shown(y));
+        s
+    }));
+    Some(XyFigure {
+        title,
+        x: Axis {
+            label: x_label,
+            scale,
+            range,
+        },
+        y: Axis {
+            label: y_label,
+            scale,
+            range,
+        },
+        series,
+        legend_title: String::new(),
+        legend_notes: Vec::new(),
+    })
+}
+
+/// The range of `values` widened by 5 % on each side (in log space on a log scale); a single
+/// value gets a range around it.
+fn padded_range(values: &[f64], scale: Scale) -> (f64, f64) {
+    let positions: Vec<f64> = values.iter().filter_map(|&v| scale.to_axis(v)).collect();
+    let lo = positions.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if hi > lo {
+        let pad = (hi - lo) * 0.05;
+        (lo - pad, hi + pad)
+    } else {
+        let pad = match scale {
+            Scale::Linear if lo != 0.0 => lo.abs() * 0.1,
+            Scale::Linear => 1.0,
+            _ => 0.5,
+        };
+        (lo - pad, hi + pad)
+    };
+    let from_axis = |p: f64| match scale {
+        Scale::Linear => p,
+        Scale::Log2 => p.exp2(),
+        Scale::Log10 => 10f64.powf(p),
+    };
+    (from_axis(lo), from_axis(hi))
+}
+
+/// A range from 0 to a little above the largest value, for volumes (all ≥ 0).
+fn zero_based_range(values: &[f64]) -> (f64, f64) {
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    (0.0, if hi > 0.0 { hi * 1.08 } else { 1.0 })
+}
+
+/// The y range for `column`: 0..1 for a rate whose values all lie there, 0-based for
+/// non-negative volumes, else the padded data range.
+fn value_range(column: &str, values: &[f64]) -> (f64, f64) {
+    if is_rate(column) && values.iter().all(|v| (0.0..=1.0).contains(v)) {
+        (0.0, 1.0)
+    } else if !is_rate(column) && column.contains("bytes") && values.iter().all(|&v| v >= 0.0) {
+        zero_based_range(values)
+    } else {
+        padded_range(values, Scale::Linear)
+    }
+}
+
+/// The table with the rows the filters selected (indices into `table.rows`).
+struct Data<'a> {
+    table: &'a Table,
+    rows: Vec<usize>,
+}
+
+impl Data<'_> {
+    fn error(&self, message: impl Into<String>) -> Error {
+        Error::new(&self.table.source, message)
+    }
+
+    /// The finite numbers of `column` on the selected rows (`None` for empty or non-finite).
+    fn numbers(&self, column: &str) -> Result<Vec<Option<f64>>> {
+        let all = self.table.numbers(column)?;
+        Ok(self
+            .rows
+            .iter()
+            .map(|&r| all[r].filter(|v| v.is_finite()))
+            .collect())
+    }
+
+    /// The block shapes of the selected rows.
+    fn shapes(&self) -> Result<Vec<[u32; 3]>> {
+        let all = self.table.block_shapes()?;
+        Ok(self.rows.iter().map(|&r| all[r]).collect())
+    }
+
+    /// The block shapes when the table has the columns (any plot can be drawn without them, in
+    /// one colour).
+    fn shapes_if_any(&self) -> Result<Option<Vec<[u32; 3]>>> {
+        if ["block_x", "block_y", "block_z"]
+            .iter()
+            .all(|c| self.table.has(c))
+        {
+            self.shapes().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// "star4 on h200: " when all selected rows share one kernel (and one GPU).
+    fn subject(&self) -> String {
+        let single = |column: &str| -> Option<String> {
+            let cells = self.table.text(column).ok()?;
+            let first = cells[*self.rows.first()?];
+            (!first.is_empty() && self.rows.iter().all(|&r| cells[r] == first))
+                .then(|| first.to_string())
+        };
+        match (single("kernel"), single("hw")) {
+            (Some(k), Some(h)) => format!("{k} on {h}: "),
+            (Some(k), None) => format!("{k}: "),
+            _ => String::new(),
+        }
+    }
+
+    /// Fails with an error naming the input file when no selected row had the data.
+    fn require_points(&self, found: usize, what: &str) -> Result<()> {
+        if found == 0 {
+            Err(self.error(format!(
+                "no row has {what} ({} row(s) looked at)",
+                self.rows.len()
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The configuration columns in which table rows `a` and `b` differ (for telling the user
+    /// what to filter on).
+    fn differing_identity(&self, a: usize, b: usize, except: &[&str]) -> Vec<(String, String)> {
+        // The columns a user sets, most useful to filter on first (the grid follows from the
+        // block and the domain, so it comes last).
+        let rank = |c: &str| -> Option<u8> {
+            Some(match c {
+                "block_z" => 0,
+                _ if c.starts_with("param_") => 1,
+                _ if c.starts_with("set_") => 2,
+                "kernel" | "hw" => 3,
+                "l1_scale" | "l2_scale" => 4,
+                _ if c.starts_with("block_") => 5,
+                _ if c.starts_with("grid_") => 6,
+                _ => return None,
+            })
+        };
+        let mut differ: Vec<(u8, String, String)> = self
+            .table
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !except.contains(&c.as_str()))
+            .filter(|&(i, _)| self.table.rows[a][i] != self.table.rows[b][i])
+            .filter_map(|(i, c)| Some((rank(c)?, c.clone(), self.table.rows[a][i].clone())))
+            .collect();
+        differ.sort_by_key(|d| d.0);
+        differ.into_iter().map(|(_, c, v)| (c, v)).collect()
+    }
+
+    /// The error for two selected rows (positions `a` < `b` in `self.rows`) that land on the same
+    /// place of a plot that has room for one.
+    fn ambiguous(&self, a: usize, b: usize, place: &str, except: &[&str]) -> Error {
+        let (ra, rb) = (self.rows[a], self.rows[b]);
+        let differ = self.differing_identity(ra, rb, except);
+        let detail = match differ.first() {
+            Some((column, value)) => format!(
+                " (they differ in {}); add --where to pick one, e.g. --where {column}={value}",
+                differ
+                    .iter()
+                    .map(|(c, _)| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => " (the same configuration twice); add --where to pick one".to_string(),
+        };
+        self.error(format!(
+            "rows {} and {} both fall into {place}{detail}",
+            ra + 1,
+            rb + 1
+        ))
+    }
+}
+
+/// Ten well-separated colours (Tableau 10) for line plots with few series.
+const CATEGORICAL: [Rgb; 10] = [
+    Rgb(31, 119, 180),
+    Rgb(255, 127, 14),
+    Rgb(44, 160, 44),
+    Rgb(214, 39, 40),
+    Rgb(148, 103, 189),
+    Rgb(140, 86, 75),
+    Rgb(227, 119, 194),
+    Rgb(127, 127, 127),
+    Rgb(188, 189, 34),
+    Rgb(23, 190, 207),
+];
+
+/// A point (x, y) and the block shape of its row, if the table has block shapes.
+type ShapedPoint = ((f64, f64), Option<[u32; 3]>);
+
+/// Points grouped into one series per block shape (in order of first appearance), coloured with
+/// [`block_colour`]; without block shapes one series "data".
+fn series_by_shape(points: Vec<ShapedPoint>, style: SeriesStyle) -> Vec<Series> {
+    let mut series: Vec<(Option<[u32; 3]>, Series)> = Vec::new();
+    for (p, shape) in points {
+        match series.iter_mut().find(|(s, _)| *s == shape) {
+            Some((_, s)) => s.points.push(p),
+            None => series.push((
+                shape,
+                Series {
+                    label: shape.map_or_else(|| "data".to_string(), shape_name),
+                    colour: shape.map_or(Rgb(31, 119, 180), block_colour),
+                    points: vec![p],
+                    style,
+                    details: Vec::new(),
+                },
+            )),
+        }
+    }
+    series.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The rows where both `x` and `y` are numbers, with their block shapes; notes the rest.
+fn xy_points(data: &Data, x: &str, y: &str, notes: &mut Vec<String>) -> Result<Vec<ShapedPoint>> {
+    let xs = data.numbers(x)?;
+    let ys = data.numbers(y)?;
+    let shapes = data.shapes_if_any()?;
+    let points: Vec<_> = (0..data.rows.len())
+        .filter_map(|i| Some(((xs[i]?, ys[i]?), shapes.as_ref().map(|s| s[i]))))
+        .collect();
+    data.require_points(points.len(), &format!("numbers in both '{x}' and '{y}'"))?;
+    let skipped = data.rows.len() - points.len();
+    if skipped > 0 {
+        notes.push(format!(
+            "{}: skipped {skipped} of {} rows without a number in '{x}' or '{y}'",
+            data.table.source,
+            data.rows.len()
+        ));
+    }
+    Ok(points)
+}
+
+fn hit_rate(
+    data: &Data,
+    x: &str,
+    y: &str,
+    fit: Option<&Gompertz>,
+    notes: &mut Vec<String>,
+) -> Result<Figure> {
+    let points = xy_points(data, x, y, notes)?;
+    let coloured = points.iter().any(|(_, s)| s.is_some());
+    let xs: Vec<f64> = points.iter().map(|((x, _), _)| *x).collect();
+    let ys: Vec<f64> = points.iter().map(|((_, y), _)| *y).collect();
+    let x_range = padded_range(&xs, Scale::Linear);
+    let y_range = value_range(y, &ys);
+    let mut series = series_by_shape(points, SeriesStyle::Markers);
+    if let Some(g) = fit {
+        let samples = 400;
+        let curve = (0..=samples)
+            .map(|i| {
+                let x = x_range.0 + (x_range.1 - x_range.0) * i as f64 / samples as f64;
+                (x, g.eval(x))
+            })
+            .collect();
+        let mut details = vec![
+            "y = a·exp(b·exp(c·x))".to_string(),
+            format!("a = {}", figure::format_number(g.a)),
+            format!("b = {}", figure::format_number(g.b)),
+            format!("c = {}", figure::format_number(g.c)),
+        ];
+        if g.o0 != 0.0 {
+            details[0] = "y = a·exp(b·exp(c·(x−o0)))".into();
+            details.push(format!("o0 = {}", figure::format_number(g.o0)));
+        }
+        if let Some(r2) = g.r2 {
+            details.push(format!("R² = {}", figure::format_number(r2)));
+        }
+        series.push(Series {
+            label: "Gompertz fit".into(),
+            colour: Rgb(0, 0, 0),
+            points: curve,
+            style: SeriesStyle::Line,
+            details,
+        });
+    }
+    Ok(Figure::Xy(XyFigure {
+        title: format!("{}{y} vs {x}", data.subject()),
+        x: Axis {
+            label: describe(x),
+            scale: Scale::Linear,
+            range: x_range,
+        },
+        y: Axis {
+            label: describe(y),
+            scale: Scale::Linear,
+            range: y_range,
+        },
+        series,
+        legend_title: if coloured {
+            "block x×y×z".into()
+        } else {
+            String::new()
+        },
+        legend_notes: if coloured {
+            block_colour_notes()
+        } else {
+            Vec::new()
+        },
+    }))
+}
+
+fn scatter(data: &Data, x: &str, y: &str, log: bool, notes: &mut Vec<String>) -> Result<Figure> {
+    let scale = if log { Scale::Log10 } else { Scale::Linear };
+    let points = xy_points(data, x, y, notes)?;
+    let coloured = points.iter().any(|(_, s)| s.is_some());
+    let total = points.len();
+    let positive = points
+        .iter()
+        .filter(|((x, y), _)| scale.to_axis(*x).is_some() && scale.to_axis(*y).is_some())
+        .count();
+    if positive < total {
+        notes.push(format!(
+            "{}: left out {} point(s) with a value ≤ 0, which a log axis cannot show",
+            data.table.source,
+            total - positive
+        ));
+    }
+    data.require_points(
+        positive,
+        &format!("positive numbers in both '{x}' and '{y}'"),
+    )?;
+    let groups = series_by_shape(points, SeriesStyle::Markers);
+    let mut f = scatter_with_diagonal(
+        format!("{}{y} vs {x}", data.subject()),
+        describe(x),
+        describe(y),
+        groups,
+        scale,
+    )
+    .ok_or_else(|| data.error("no point to plot"))?;
+    if coloured {
+        f.legend_title = "block x×y×z".into();
+        f.legend_notes = block_colour_notes();
+    }
+    Ok(Figure::Xy(f))
+}
+
+fn layer_condition(data: &Data, y: &str, notes: &mut Vec<String>) -> Result<Figure> {
+    let nx = data.numbers("param_nx")?;
+    let ny = data.numbers("param_ny")?;
+    let ys = data.numbers(y)?;
+    let shapes = data.shapes()?;
+    let mut points = Vec::new();
+    for i in 0..data.rows.len() {
+        if let (Some(a), Some(b), Some(v)) = (nx[i], ny[i], ys[i])
+            && a > 0.0
+            && b > 0.0
+        {
+            points.push(((a * b, v), Some(shapes[i])));
+        }
+    }
+    data.require_points(
+        points.len(),
+        &format!("positive param_nx, param_ny and a number in '{y}'"),
+    )?;
+    let skipped = data.rows.len() - points.len();
+    if skipped > 0 {
+        notes.push(format!(
+            "{}: skipped {skipped} of {} rows without positive param_nx, param_ny or a number in '{y}'",
+            data.table.source,
+            data.rows.len()
+        ));
+    }
+    let xs: Vec<f64> = points.iter().map(|((x, _), _)| *x).collect();
+    let values: Vec<f64> = points.iter().map(|((_, v), _)| *v).collect();
+    let mut series = series_by_shape(points, SeriesStyle::LineAndMarkers);
+    // Few lines are told apart better by distinct colours than by the block-shape scheme.
+    let distinct = series.len() <= CATEGORICAL.len();
+    for (i, s) in series.iter_mut().enumerate() {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if distinct {
+            s.colour = CATEGORICAL[i];
+        }
+    }
+    Ok(Figure::Xy(XyFigure {
+        title: format!("{}{y} vs XY plane size", data.subject()),
+        x: Axis {
+            label: "XY plane size param_nx·param_ny [elements]".into(),
+            scale: Scale::Log2,
+            range: padded_range(&xs, Scale::Log2),
+        },
+        y: Axis {
+            label: describe(y),
+            scale: Scale::Linear,
+            range: value_range(y, &values),
+        },
+        series,
+        legend_title: "block x×y×z".into(),
+        legend_notes: if distinct {
+            Vec::new()
+        } else {
+            block_colour_notes()
+        },
+    }))
+}
+
+/// The categories of one block dimension: the values present, with the powers of two between
+/// them filled in when all are powers of two (so the table reads like Tabik et al.'s).
+fn block_axis(values: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    if let (Some(&lo), Some(&hi)) = (v.first(), v.last())
+        && v.iter().all(|x| x.is_power_of_two())
+    {
+        return (lo.trailing_zeros()..=hi.trailing_zeros())
+            .map(|k| 1u32 << k)
+            .collect();
+    }
+    v
+}
+
+fn block_table(
+    data: &Data,
+    metric: &str,
+    filters: &[String],
+    notes: &mut Vec<String>,
+) -> Result<Figure> {
+    let values = data.numbers(metric)?;
+    let shapes = data.shapes()?;
+    let present: Vec<usize> = (0..data.rows.len())
+        .filter(|&i| values[i].is_some())
+        .collect();
+    data.require_points(present.len(), &format!("a number in '{metric}'"))?;
+    let skipped = data.rows.len() - present.len();
+    if skipped > 0 {
+        notes.push(format!(
+            "{}: skipped {skipped} of {} rows without a number in '{metric}'",
+            data.table.source,
+            data.rows.len()
+        ));
+    }
+    let xs = block_axis(present.iter().map(|&i| shapes[i][0]));
+    let ys = block_axis(present.iter().map(|&i| shapes[i][1]));
+    let mut cells: Vec<Vec<Option<(f64, usize)>>> = vec![vec![None; xs.len()]; ys.len()];
+    for &i in &present {
+        let [bx, by, _] = shapes[i];
+        let cx = xs.iter().position(|&v| v == bx).unwrap_or_default();
+        let cy = ys.iter().position(|&v| v == by).unwrap_or_default();
+        if let Some((_, first)) = cells[cy][cx] {
+            return Err(data.ambiguous(
+                first,
+                i,
+                &format!("the cell block_x={bx}, block_y={by}"),
+                &["block_x", "block_y"],
+            ));
+        }
+        cells[cy][cx] = values[i].map(|v| (v, i));
+    }
+    let condition = if filters.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", filters.join(", "))
+    };
+    Ok(Figure::Heat(HeatMap {
+        title: format!("{}{metric} per block shape{condition}", data.subject()),
+        x_label: "Blk.x = block_x [threads]".into(),
+        y_label: "Blk.y = block_y [threads]".into(),
+        xs: xs.iter().map(u32::to_string).collect(),
+        ys: ys.iter().map(u32::to_string).collect(),
+        values: cells
+            .into_iter()
+            .map(|row| row.into_iter().map(|c| c.map(|(v, _)| v)).collect())
+            .collect(),
+        value_label: describe(metric),
+    }))
+}
+
+fn composition(data: &Data, level: Level, notes: &mut Vec<String>) -> Result<Figure> {
+    let p = level.prefix();
+    let comp = data.numbers(&format!("{p}_v_comp_bytes"))?;
+    let down = data.numbers(&format!("{p}_v_down_bytes"))?;
+    let lups = data.numbers("lattice_updates")?;
+    let shapes = data.shapes()?;
+    let mut categories: Vec<([u32; 3], usize)> = Vec::new();
+    let (mut compulsory, mut capacity) = (Vec::new(), Vec::new());
+    let mut clipped = Vec::new();
+    for i in 0..data.rows.len() {
+        let (Some(c), Some(d), Some(n)) = (comp[i], down[i], lups[i]) else {
+            continue;
+        };
+        if n <= 0.0 {
+            continue;
+        }
+        if let Some(&(_, first)) = categories.iter().find(|(s, _)| *s == shapes[i]) {
+            return Err(data.ambiguous(
+                first,
+                i,
+                &format!("block shape {}", shape_name(shapes[i])),
+                &["block_x", "block_y", "block_z"],
+            ));
+        }
+        categories.push((shapes[i], i));
+        compulsory.push((c / n).max(0.0));
+        let cap = (d - c) / n;
+        if cap < 0.0 {
+            clipped.push(shape_name(shapes[i]));
+        }
+        capacity.push(cap.max(0.0));
+    }
+    data.require_points(
+        categories.len(),
+        &format!("numbers in {p}_v_comp_bytes, {p}_v_down_bytes and a positive lattice_updates"),
+    )?;
+    let skipped = data.rows.len() - categories.len();
+    if skipped > 0 {
+        notes.push(format!(
+            "{}: skipped {skipped} of {} rows without {p}_v_comp_bytes, {p}_v_down_bytes or a positive lattice_updates",
+            data.table.source,
+            data.rows.len()
+        ));
+    }
+    if !clipped.is_empty() {
+        notes.push(format!(
+            "{}: {} block shape(s) have {p}_v_down_bytes < {p}_v_comp_bytes; their capacity part is drawn as 0: {}",
+            data.table.source,
+            clipped.len(),
+            clipped.join(", ")
+        ));
+    }
+    Ok(Figure::Bars(StackedBars {
+        title: format!(
+            "{}{} volume composition per block shape",
+            data.subject(),
+            p.to_uppercase()
+        ),
+        x_label: "block shape x×y×z".into(),
+        y_label: format!("{} volume [B/LUP]", level.flow()),
+        categories: categories.iter().map(|(s, _)| shape_name(*s)).collect(),
+        layers: vec![
+            BarLayer {
+                label: "compulsory".into(),
+                colour: Rgb(31, 119, 180),
+                values: compulsory,
+            },
+            BarLayer {
+                label: "capacity".into(),
+                colour: Rgb(255, 127, 14),
+                values: capacity,
+            },
+        ],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(csv: &str) -> Table {
+        Table::parse_csv(csv, "t.csv").unwrap()
+    }
+
+    fn spec(kind: PlotKind) -> PlotSpec {
+        PlotSpec {
+            kind,
+            title: None,
+            size: DEFAULT_SIZE,
+            filters: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ernst_colours_of_block_shapes() {
+        assert_eq!(block_colour([1, 1, 1]), Rgb(0, 0, 0));
+        assert_eq!(block_colour([256, 256, 64]), Rgb(255, 255, 255));
+        assert_eq!(block_colour([16, 4, 8]), Rgb(128, 64, 128));
+        // Beyond the scheme's range the channel saturates.
+        assert_eq!(block_colour([1024, 1, 1]), Rgb(255, 0, 0));
+    }
+
+    #[test]
+    fn gompertz_file_and_curve() {
+        let g = Gompertz::parse(r#"{"a":0.9,"b":-2,"c":0.5,"r2":0.97,"n":12}"#, "f.json").unwrap();
+        assert_eq!(
+            (g.a, g.b, g.c, g.o0, g.r2),
+            (0.9, -2.0, 0.5, 0.0, Some(0.97))
+        );
+        assert!((g.eval(0.0) - 0.9 * (-2f64).exp()).abs() < 1e-12);
+        let e = Gompertz::parse(r#"{"a":1,"b":2}"#, "f.json").unwrap_err();
+        assert!(e.to_string().starts_with("f.json: no key 'c'"), "{e}");
+        assert!(Gompertz::parse(r#"{"a":1,"b":"x","c":1}"#, "f.json").is_err());
+    }
+
+    #[test]
+    fn options_foreign_to_a_kind_are_refused() {
+        let o = PlotOptions {
+            log: true,
+            ..PlotOptions::default()
+        };
+        let e = PlotKind::from_options(KindName::HitRate, &o).unwrap_err();
+        assert_eq!(e.source_name, "--log");
+        let e = PlotKind::from_options(KindName::Scatter, &PlotOptions::default()).unwrap_err();
+        assert_eq!(e.source_name, "--x");
+    }
+
+    #[test]
+    fn block_axis_fills_missing_powers_of_two() {
+        assert_eq!(block_axis([8, 32, 2].into_iter()), [2, 4, 8, 16, 32]);
+        assert_eq!(block_axis([96, 32].into_iter()), [32, 96]);
+    }
+
+    #[test]
+    fn scatter_ranges_are_equal_and_hold_every_point() {
+        let t =
+            table("block_x,block_y,block_z,sim,pred\n32,8,1,10,12\n64,4,1,20,15\n32,8,1,30,31\n");
+        let p = build(
+            &spec(PlotKind::Scatter {
+                x: "sim".into(),
+                y: "pred".into(),
+                log: false,
+            }),
+            &t,
+        )
+        .unwrap();
+        let Figure::Xy(f) = p.figure else { panic!() };
+        assert_eq!(f.x.range, f.y.range);
+        assert!(f.x.range.0 < 10.0 && f.x.range.1 > 31.0);
+        // Diagonal first, then one series per shape in order of appearance.
+        let labels: Vec<&str> = f.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["y = x", "32x8x1", "64x4x1"]);
+        assert_eq!(f.series[1].points, [(10.0, 12.0), (30.0, 31.0)]);
+    }
+
+    #[test]
+    fn composition_splits_compulsory_and_capacity_per_lup() {
+        let t = table(
+            "block_x,block_y,block_z,lattice_updates,l2_v_comp_bytes,l2_v_down_bytes\n\
+             32,8,1,100,800,1200\n64,4,1,100,800,700\n",
+        );
+        let p = build(&spec(PlotKind::Composition { level: Level::L2 }), &t).unwrap();
+        let Figure::Bars(b) = p.figure else { panic!() };
+        assert_eq!(b.categories, ["32x8x1", "64x4x1"]);
+        assert_eq!(b.layers[0].values, [8.0, 8.0]);
+        assert_eq!(b.layers[1].values, [4.0, 0.0]);
+        assert_eq!(p.notes.len(), 1);
+        assert!(p.notes[0].contains("64x4x1"), "{:?}", p.notes);
+    }
+}

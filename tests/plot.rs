@@ -1,0 +1,490 @@
+//! `gputraffic plot` as a user meets it: every kind rendered from small sweep fixtures
+//! (tests/data/plot/) to SVG and checked for its content (title, axis labels, one marker per row,
+//! curves, legend, cell values), PNG output of the requested size, byte-identical reruns, and
+//! one clear message with exit code 2 and no output file for every kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const STAR4: &str = "tests/data/plot/star4.csv";
+const LAYERS: &str = "tests/data/plot/layers.csv";
+const FIT: &str = "tests/data/plot/fit.json";
+
+fn gputraffic(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A fresh, empty directory for one test's output files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gputraffic-plot-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `plot` with `args` and `--out <dir>/<file>`; returns the file's bytes and stderr.
+fn plot(dir: &Path, file: &str, args: &[&str]) -> (Vec<u8>, String) {
+    let out = dir.join(file);
+    let mut all: Vec<&str> = vec!["plot"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    let (code, stdout, stderr) = gputraffic(&all);
+    assert_eq!(code, 0, "{all:?}: {stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    (std::fs::read(&out).unwrap(), stderr)
+}
+
+fn svg(dir: &Path, args: &[&str]) -> String {
+    String::from_utf8(plot(dir, "plot.svg", args).0).unwrap()
+}
+
+/// The elements `<tag .../>` or `<tag ...>` of an SVG, as their attribute text.
+fn elements<'a>(svg: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} ");
+    svg.match_indices(&open)
+        .map(|(i, _)| {
+            let rest = &svg[i + open.len()..];
+            &rest[..rest.find('>').unwrap()]
+        })
+        .collect()
+}
+
+fn attribute<'a>(element: &'a str, name: &str) -> &'a str {
+    let key = format!(" {name}=\"");
+    let start = format!(" {element}")
+        .find(&key)
+        .map(|i| i + key.len() - 1)
+        .unwrap_or_else(|| panic!("no {name} in {element}"));
+    let rest = &element[start..];
+    &rest[..rest.find('"').unwrap()]
+}
+
+/// The text of every `<text>` element.
+fn texts(svg: &str) -> Vec<String> {
+    svg.match_indices("<text ")
+        .map(|(i, _)| {
+            let rest = &svg[i..];
+            let start = rest.find('>').unwrap() + 1;
+            let end = rest.find("</text>").unwrap();
+            rest[start..end]
+                .trim()
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        })
+        .collect()
+}
+
+/// Filled circles: the data markers (the legend uses squares, and each marker's ring is an
+/// unfilled circle).
+fn markers(svg: &str) -> Vec<&str> {
+    elements(svg, "circle")
+        .into_iter()
+        .filter(|c| attribute(c, "fill") != "none")
+        .collect()
+}
+
+/// The points of every polyline.
+fn polylines(svg: &str) -> Vec<(String, Vec<(i32, i32)>)> {
+    elements(svg, "polyline")
+        .into_iter()
+        .map(|p| {
+            let points = attribute(p, "points")
+                .split_whitespace()
+                .map(|xy| {
+                    let (x, y) = xy.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect();
+            (attribute(p, "stroke").to_string(), points)
+        })
+        .collect()
+}
+
+/// The cells of a fixture column, by reading the CSV the same way as the binary.
+fn column(file: &str, name: &str) -> Vec<Option<f64>> {
+    gputraffic::table::Table::load(Path::new(file))
+        .unwrap()
+        .numbers(name)
+        .unwrap()
+}
+
+fn shapes(file: &str) -> Vec<String> {
+    gputraffic::table::Table::load(Path::new(file))
+        .unwrap()
+        .block_shapes()
+        .unwrap()
+        .into_iter()
+        .map(gputraffic::plot::shape_name)
+        .collect()
+}
+
+fn has_text(texts: &[String], wanted: &str) -> bool {
+    texts.iter().any(|t| t.contains(wanted))
+}
+
+#[test]
+fn hit_rate_has_one_marker_per_row_with_data_the_shapes_and_the_fitted_curve() {
+    let dir = scratch("hit-rate");
+    let rates = column(STAR4, "l2_redundant_hit_rate");
+    let with_data = rates.iter().filter(|r| r.is_some()).count();
+    assert!(
+        with_data < rates.len(),
+        "the fixture should have a row without a rate"
+    );
+
+    let (bytes, stderr) = plot(
+        &dir,
+        "hit.svg",
+        &["hit-rate", "--input", STAR4, "--fit", FIT],
+    );
+    let s = String::from_utf8(bytes).unwrap();
+    let t = texts(&s);
+    assert!(
+        has_text(&t, "l2_redundant_hit_rate vs l2_oversubscription"),
+        "{t:?}"
+    );
+    assert!(
+        t.iter().any(|x| x == "l2_oversubscription"),
+        "x axis label: {t:?}"
+    );
+    assert!(
+        t.iter().any(|x| x == "l2_redundant_hit_rate"),
+        "y axis label: {t:?}"
+    );
+    assert_eq!(markers(&s).len(), with_data);
+    // The legend names every block shape that has a point, and no other.
+    for (shape, rate) in shapes(STAR4).iter().zip(&rates) {
+        assert_eq!(t.contains(shape), rate.is_some(), "{shape}: {t:?}");
+    }
+    // The skipped row is reported.
+    assert!(stderr.contains("skipped 1 of 8 rows"), "{stderr}");
+    // Ernst et al.'s colour: 128x1x1 is red 7/8 (223), no green or blue.
+    assert!(
+        markers(&s)
+            .iter()
+            .any(|m| attribute(m, "fill") == "#DF0000")
+    );
+    // The fitted curve: a long polyline, absent without --fit, and the parameters in the legend.
+    let long = |s: &str| polylines(s).iter().filter(|(_, p)| p.len() > 100).count();
+    assert_eq!(long(&s), 1);
+    assert!(has_text(&t, "Gompertz fit") && has_text(&t, "a = 0.95") && has_text(&t, "R² = 0.991"));
+    let without = svg(&dir, &["hit-rate", "--input", STAR4]);
+    assert_eq!(long(&without), 0);
+    assert!(!has_text(&texts(&without), "Gompertz"));
+    // The rate axis runs from 0 to 1.
+    assert!(
+        t.iter().any(|x| x == "0") && t.iter().any(|x| x == "1"),
+        "{t:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn scatter_draws_every_point_and_the_diagonal() {
+    let dir = scratch("scatter");
+    for log in [false, true] {
+        let mut args = vec![
+            "scatter",
+            "--input",
+            STAR4,
+            "--x",
+            "l2_v_down_bytes",
+            "--y",
+            "ernst2023_dram_load_bytes",
+            "--title",
+            "predicted vs simulated",
+        ];
+        if log {
+            args.push("--log");
+        }
+        let s = svg(&dir, &args);
+        let t = texts(&s);
+        assert!(t.iter().any(|x| x == "predicted vs simulated"), "{t:?}");
+        assert!(t.iter().any(|x| x == "l2_v_down_bytes [B]"), "{t:?}");
+        assert!(
+            t.iter().any(|x| x == "ernst2023_dram_load_bytes [B]"),
+            "{t:?}"
+        );
+        assert_eq!(markers(&s).len(), 8);
+        for shape in shapes(STAR4) {
+            assert!(t.contains(&shape), "{shape}: {t:?}");
+        }
+        assert!(t.iter().any(|x| x == "y = x"));
+        // The diagonal: a two-point coloured line from bottom left to top right (SVG's y grows
+        // downwards), at 45° because both axes have the same range and the plot is square in
+        // data units only if the pixels are: check the direction only.
+        let diagonal: Vec<_> = polylines(&s)
+            .into_iter()
+            .filter(|(stroke, p)| stroke != "#000000" && p.len() == 2)
+            .collect();
+        assert_eq!(diagonal.len(), 1, "log = {log}");
+        let p = &diagonal[0].1;
+        assert!(p[1].0 > p[0].0 && p[1].1 < p[0].1, "{p:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn layer_condition_draws_one_line_with_markers_per_block_shape() {
+    let dir = scratch("layer-condition");
+    let s = svg(&dir, &["layer-condition", "--input", LAYERS]);
+    let t = texts(&s);
+    assert!(has_text(
+        &t,
+        "dram__sectors_read.sum_bytes_per_lup vs XY plane size"
+    ));
+    assert!(has_text(&t, "XY plane size"));
+    assert!(
+        t.iter()
+            .any(|x| x == "dram__sectors_read.sum_bytes_per_lup [B/LUP]")
+    );
+    assert_eq!(markers(&s).len(), 8);
+    assert!(t.contains(&"32x8x1".to_string()) && t.contains(&"64x4x1".to_string()));
+    // Powers of two on the x axis: 128² = 2¹⁴ up to 1024² = 2²⁰.
+    assert!(
+        t.contains(&"2¹⁴".to_string()) && t.contains(&"2²⁰".to_string()),
+        "{t:?}"
+    );
+    // One coloured line per shape with one vertex per plane size, left to right.
+    let lines: Vec<_> = polylines(&s)
+        .into_iter()
+        .filter(|(stroke, _)| stroke != "#000000")
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for (_, p) in lines {
+        assert_eq!(p.len(), 4);
+        assert!(p.windows(2).all(|w| w[0].0 < w[1].0), "{p:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn block_table_prints_every_value_in_its_cell() {
+    let dir = scratch("block-table");
+    let metric = "dram__sectors_read.sum_bytes_per_lup";
+    let s = svg(&dir, &["block-table", "--input", STAR4, "--metric", metric]);
+    let t = texts(&s);
+    assert!(has_text(&t, &format!("{metric} per block shape")));
+    assert!(has_text(&t, "block_x") && has_text(&t, "block_y"));
+    for v in column(STAR4, metric).into_iter().flatten() {
+        let shown = gputraffic::plot::figure::format_number(v);
+        assert!(t.contains(&shown), "{shown}: {t:?}");
+    }
+    // Block sizes on both axes, powers of two: 32, 64, 128 and 1, 2, 4, 8.
+    for tick in ["32", "64", "128", "1", "2", "4", "8"] {
+        assert!(t.iter().any(|x| x == tick), "{tick}: {t:?}");
+    }
+    // Several domains per cell: pick one with --where; the title says which.
+    let s = svg(
+        &dir,
+        &[
+            "block-table",
+            "--input",
+            LAYERS,
+            "--metric",
+            metric,
+            "--where",
+            "param_nx=1024",
+        ],
+    );
+    let t = texts(&s);
+    assert!(has_text(&t, "(param_nx=1024)"));
+    let values = column(LAYERS, metric);
+    let nx = column(LAYERS, "param_nx");
+    for (v, n) in values.iter().zip(&nx) {
+        let shown = gputraffic::plot::figure::format_number(v.unwrap());
+        assert_eq!(t.contains(&shown), *n == Some(1024.0), "{shown}: {t:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn composition_stacks_compulsory_and_capacity_per_shape() {
+    let dir = scratch("composition");
+    let s = svg(&dir, &["composition", "--input", STAR4, "--level", "l2"]);
+    let t = texts(&s);
+    assert!(has_text(&t, "L2 volume composition per block shape"));
+    assert!(t.iter().any(|x| x == "L2 → DRAM volume [B/LUP]"), "{t:?}");
+    assert!(t.iter().any(|x| x == "compulsory") && t.iter().any(|x| x == "capacity"));
+    let names = shapes(STAR4);
+    // The shapes along the x axis in file order.
+    let order: Vec<usize> = names
+        .iter()
+        .map(|n| t.iter().position(|x| x == n).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    // One compulsory and one capacity box per shape (same fill), plus one legend swatch each.
+    let rects = elements(&s, "rect");
+    let fills = |colour: &str| {
+        rects
+            .iter()
+            .filter(|r| attribute(r, "fill") == colour)
+            .count()
+    };
+    assert_eq!(fills("#1F77B4"), names.len() + 1);
+    assert_eq!(fills("#FF7F0E"), names.len() + 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn png_has_the_signature_and_the_requested_size_for_every_kind() {
+    let dir = scratch("png");
+    let metric = "dram__sectors_read.sum_bytes_per_lup";
+    let runs: [&[&str]; 5] = [
+        &["hit-rate", "--input", STAR4, "--fit", FIT],
+        &[
+            "scatter",
+            "--input",
+            STAR4,
+            "--x",
+            "l2_v_down_bytes",
+            "--y",
+            "ernst2023_dram_load_bytes",
+        ],
+        &["layer-condition", "--input", LAYERS],
+        &["block-table", "--input", STAR4, "--metric", metric],
+        &["composition", "--input", STAR4],
+    ];
+    for (args, (w, h)) in
+        runs.iter()
+            .zip([(640, 480), (1024, 768), (800, 800), (1600, 900), (300, 200)])
+    {
+        let size = format!("{w}x{h}");
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--size", &size]);
+        let (png, _) = plot(&dir, "plot.png", &all);
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{args:?}");
+        assert_eq!(&png[12..16], b"IHDR");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((width, height), (w, h), "{args:?}");
+    }
+    // The default size.
+    let (png, _) = plot(&dir, "default.PNG", &["composition", "--input", STAR4]);
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 1024);
+    assert_eq!(u32::from_be_bytes(png[20..24].try_into().unwrap()), 768);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_same_input_gives_the_same_bytes() {
+    let dir = scratch("deterministic");
+    for file in ["a.svg", "a.png"] {
+        let args = ["hit-rate", "--input", STAR4, "--fit", FIT];
+        let (first, _) = plot(&dir, file, &args);
+        let (second, _) = plot(&dir, file, &args);
+        assert!(first == second, "{file} differs between runs");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Bad input: exit 2, one stderr line containing every `expected` piece, no output file (nor a
+/// temporary one) left in the directory.
+fn rejects(name: &str, args: &[&str], out_file: &str, expected: &[&str]) {
+    let dir = scratch(name);
+    let out = dir.join(out_file);
+    let mut all = vec!["plot"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    let (code, stdout, stderr) = gputraffic(&all);
+    assert_eq!(code, 2, "{all:?}: {stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    for e in expected {
+        assert!(stderr.contains(e), "{all:?}: '{stderr}' lacks '{e}'");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "{all:?} left {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_names_the_file_and_writes_nothing() {
+    rejects(
+        "missing-column",
+        &[
+            "scatter",
+            "--input",
+            STAR4,
+            "--x",
+            "no_such_column",
+            "--y",
+            "l2_v_down_bytes",
+        ],
+        "p.svg",
+        &[STAR4, "no column 'no_such_column'"],
+    );
+    rejects(
+        "text-output",
+        &["composition", "--input", STAR4],
+        "p.txt",
+        &["p.txt", ".png or .svg"],
+    );
+    rejects(
+        "ambiguous-cell",
+        &[
+            "block-table",
+            "--input",
+            LAYERS,
+            "--metric",
+            "dram__sectors_read.sum_bytes_per_lup",
+        ],
+        "p.png",
+        &[LAYERS, "block_x=32, block_y=8", "--where param_nx="],
+    );
+    rejects(
+        "composition-without-volumes",
+        &["composition", "--input", LAYERS],
+        "p.svg",
+        &[LAYERS, "no column 'l2_v_comp_bytes'"],
+    );
+    rejects(
+        "empty-input",
+        &["hit-rate", "--input", "tests/data/plot/header-only.csv"],
+        "p.svg",
+        &["tests/data/plot/header-only.csv", "no data rows"],
+    );
+    rejects(
+        "no-row-matches",
+        &["layer-condition", "--input", LAYERS, "--where", "block_z=3"],
+        "p.svg",
+        &[LAYERS, "no row has block_z=3"],
+    );
+    rejects(
+        "missing-input",
+        &["hit-rate", "--input", "tests/data/plot/nonexistent.csv"],
+        "p.svg",
+        &["tests/data/plot/nonexistent.csv", "cannot read"],
+    );
+    rejects(
+        "option-of-another-kind",
+        &[
+            "scatter", "--input", STAR4, "--x", "a", "--y", "b", "--fit", FIT,
+        ],
+        "p.svg",
+        &["--fit", "not an option of 'plot scatter'"],
+    );
+    rejects(
+        "bad-size",
+        &["composition", "--input", STAR4, "--size", "10x10"],
+        "p.png",
+        &["--size", "10x10"],
+    );
+    rejects(
+        "bad-fit",
+        &["hit-rate", "--input", STAR4, "--fit", STAR4],
+        "p.svg",
+        &[STAR4, "JSON"],
+    );
+}
