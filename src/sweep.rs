@@ -513,8 +513,13 @@ impl Sweep {
         let io = |e: std::io::Error| Error::new(&name, format!("cannot write: {e}"));
         let mut done = vec![false; self.len()];
         let mut kept = 0;
-        if resume && out.exists() {
-            let text = crate::error::read_file(out)?;
+        let existing = match resume && out.exists() {
+            true => crate::error::read_file(out)?,
+            false => String::new(),
+        };
+        // A file killed before its first line was complete holds nothing to keep.
+        if existing.contains('\n') {
+            let text = existing;
             let keep = self.check_existing(&text, format, &name, &mut done)?;
             kept = done.iter().filter(|d| **d).count();
             // Drop a torn last line (the sweep was killed mid-write).
@@ -635,10 +640,6 @@ impl Sweep {
             let header = lines.next().unwrap_or("").trim_end_matches('\n');
             let expected: Vec<String> = self.columns.iter().map(|c| csv_field(c)).collect();
             if header != expected.join(",") {
-                if header.is_empty() && complete == 0 {
-                    // Killed before even the header was complete: start over.
-                    return Err(Error::new(name, "has no header line; run without --resume"));
-                }
                 return Err(different("its columns differ".into()));
             }
         }
