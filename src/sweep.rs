@@ -324,8 +324,8 @@ impl Sweep {
                 .collect()
         };
         let scales = |v: &[f64]| if v.is_empty() { vec![1.0] } else { v.to_vec() };
-        let mut configs = Vec::new();
-        let mut skipped = Vec::new();
+        // Each GPU at each cache scale, with its clock and its block shapes.
+        let mut machines = Vec::new();
         for hw_name in &spec.hws {
             let base = HwConfig::load(hw_name)?;
             for &l1_scale in &scales(&spec.l1_scales) {
@@ -333,38 +333,48 @@ impl Sweep {
                     let hw = base.with_cache_scale(l1_scale, l2_scale)?;
                     let clock = timing::clock_choice(&spec.clock, &hw)?;
                     let blocks = expand_blocks(&spec.blocks, &hw)?;
-                    for domain in &domains {
-                        for combo in &combos {
-                            let pairs: Vec<String> =
-                                combo.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                            let split = models::split_sets(&kernel, &spec.models, &pairs)?;
-                            for &(block, named) in &blocks {
-                                let req = LaunchRequest {
-                                    block: Some(block),
-                                    domain: *domain,
-                                    set: split.kernel.clone(),
-                                };
-                                match Launch::new(&kernel, &hw, &req) {
-                                    Ok(launch) => configs.push(Planned {
-                                        bound: Bound {
-                                            kernel: kernel.clone(),
-                                            hw: hw.clone(),
-                                            launch,
-                                        },
-                                        l1_scale,
-                                        l2_scale,
-                                        sets: combo.clone(),
-                                        model_params: split.model.clone(),
-                                        clock,
-                                    }),
-                                    Err(e) if named => skipped.push(format!(
-                                        "{}x{}x{} on {hw_name}: {}",
-                                        block[0], block[1], block[2], e.message
-                                    )),
-                                    Err(e) => return Err(e),
-                                }
+                    machines.push((hw, l1_scale, l2_scale, clock, blocks));
+                }
+            }
+        }
+        let mut configs = Vec::new();
+        let mut skipped = Vec::new();
+        for (hw, l1_scale, l2_scale, clock, blocks) in &machines {
+            for (domain, combo) in domains
+                .iter()
+                .flat_map(|d| combos.iter().map(move |c| (d, c)))
+            {
+                let pairs: Vec<String> = combo.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                let split = models::split_sets(&kernel, &spec.models, &pairs)?;
+                for &(block, named) in blocks {
+                    let req = LaunchRequest {
+                        block: Some(block),
+                        domain: *domain,
+                        set: split.kernel.clone(),
+                    };
+                    match Launch::new(&kernel, hw, &req) {
+                        Ok(launch) => configs.push(Planned {
+                            bound: Bound {
+                                kernel: kernel.clone(),
+                                hw: hw.clone(),
+                                launch,
+                            },
+                            l1_scale: *l1_scale,
+                            l2_scale: *l2_scale,
+                            sets: combo.clone(),
+                            model_params: split.model.clone(),
+                            clock: *clock,
+                        }),
+                        Err(e) if named => {
+                            let why = format!(
+                                "{}x{}x{} on {}: {}",
+                                block[0], block[1], block[2], hw.name, e.message
+                            );
+                            if !skipped.contains(&why) {
+                                skipped.push(why);
                             }
                         }
+                        Err(e) => return Err(e),
                     }
                 }
             }
