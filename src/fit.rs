@@ -759,7 +759,7 @@ fn r_squared(sse: f64, sst: f64) -> Option<f64> {
     (sst > 0.0).then(|| 1.0 - sse / sst)
 }
 
-/// Fits δ, ε, η (see the module doc and docs/fitting-cli.md):
+/// Fits δ, ε, η (see the module doc and docs/fitting.md):
 /// - δ through the origin on the formula-(8) rows: ratio = δ·capacity;
 /// - ε through the origin on the L2 rows: ratio = ε·capacity;
 /// - η on the formula-(17) rows with δ fixed: ratio − δ·capacity = η·scheduling; without
