@@ -1,31 +1,8 @@
 //! The command line as a user meets it: output formats, determinism across thread counts, and one
 //! clear message with exit code 2 for every kind of bad input.
 
-use std::process::Command;
-
-fn gputraffic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// Bad input: exit 2, nothing on stdout, one line on stderr containing every `expected` piece.
-fn rejects(args: &[&str], expected: &[&str]) {
-    let (code, stdout, stderr) = gputraffic(args);
-    assert_eq!(code, 2, "{args:?}: {stderr}");
-    assert!(stdout.is_empty(), "{args:?} printed {stdout}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    for e in expected {
-        assert!(stderr.contains(e), "{args:?}: '{stderr}' lacks '{e}'");
-    }
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
+mod common;
+use common::{gputraffic, rejects};
 
 #[test]
 fn bad_kernel_files_name_the_file_and_the_problem() {

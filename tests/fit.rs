@@ -2,11 +2,12 @@
 //! the constants, within a few standard errors of the estimate computed from the noise level and
 //! the design; every kind of bad data is one error line naming the file, with exit code 2.
 
+mod common;
+use common::{gputraffic, rejects, scratch};
+
 use gputraffic::fit::{FitFormat, Fitted, Request, solve2, solve3};
 use gputraffic::models::su2015::{SuInputs, evaluate};
 use gputraffic::table::Table;
-use std::path::PathBuf;
-use std::process::Command;
 
 /// xorshift64*: deterministic noise without a dependency.
 struct Noise(u64);
@@ -413,42 +414,10 @@ fn su2015_without_formula_17_rows_has_no_eta() {
 
 // ---- command line ----------------------------------------------------------------------------
 
-fn gputraffic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// A fresh directory for this test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gputraffic-fit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
-}
-
-/// Bad input: exit 2, nothing on stdout, one line on stderr containing every `expected` piece.
-fn rejects(args: &[&str], expected: &[&str]) {
-    let (code, stdout, stderr) = gputraffic(args);
-    assert_eq!(code, 2, "{args:?}: {stderr}");
-    assert!(stdout.is_empty(), "{args:?} printed {stdout}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    for e in expected {
-        assert!(stderr.contains(e), "{args:?}: '{stderr}' lacks '{e}'");
-    }
-    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 fn gompertz_args<'a>(input: &'a str, x: &'a str, y: &'a str) -> Vec<&'a str> {

@@ -1,20 +1,10 @@
 //! Su et al. 2015, Table 2 (7PT-1 baseline on a K20, 256³, 32×4×1, δ = ε = 0.01), rows 1–29,
 //! through the command the issue gives, plus the z-blocked extension and `simulate --compare`.
 
-use serde_json::Value;
-use std::process::Command;
+mod common;
+use common::gputraffic;
 
-fn gputraffic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use serde_json::Value;
 
 fn predict_json(extra: &[&str]) -> Value {
     let mut args = vec![

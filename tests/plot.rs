@@ -3,32 +3,14 @@
 //! curves, legend, cell values), PNG output of the requested size, byte-identical reruns, and
 //! one clear message with exit code 2 and no output file for every kind of bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::{gputraffic, rejects, scratch};
+
+use std::path::Path;
 
 const STAR4: &str = "tests/data/plot/star4.csv";
 const LAYERS: &str = "tests/data/plot/layers.csv";
 const FIT: &str = "tests/data/plot/fit.json";
-
-fn gputraffic(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// A fresh, empty directory for one test's output files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gputraffic-plot-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Runs `plot` with `args` and `--out <dir>/<file>`; returns the file's bytes and stderr.
 fn plot(dir: &Path, file: &str, args: &[&str]) -> (Vec<u8>, String) {
@@ -389,21 +371,15 @@ fn the_same_input_gives_the_same_bytes() {
 
 /// Bad input: exit 2, one stderr line containing every `expected` piece, no output file (nor a
 /// temporary one) left in the directory.
-fn rejects(name: &str, args: &[&str], out_file: &str, expected: &[&str]) {
+fn rejects_plot(name: &str, args: &[&str], out_file: &str, expected: &[&str]) {
     let dir = scratch(name);
     let out = dir.join(out_file);
     let mut all = vec!["plot"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--out", out.to_str().unwrap()]);
-    let (code, stdout, stderr) = gputraffic(&all);
-    assert_eq!(code, 2, "{all:?}: {stderr}");
-    assert!(stdout.is_empty(), "{stdout}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    for e in expected {
-        assert!(stderr.contains(e), "{all:?}: '{stderr}' lacks '{e}'");
-    }
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    let mut with_prefix = vec!["error: "];
+    with_prefix.extend_from_slice(expected);
+    rejects(&all, &with_prefix);
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "{all:?} left {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -411,7 +387,7 @@ fn rejects(name: &str, args: &[&str], out_file: &str, expected: &[&str]) {
 
 #[test]
 fn bad_input_names_the_file_and_writes_nothing() {
-    rejects(
+    rejects_plot(
         "missing-column",
         &[
             "scatter",
@@ -425,13 +401,13 @@ fn bad_input_names_the_file_and_writes_nothing() {
         "p.svg",
         &[STAR4, "no column 'no_such_column'"],
     );
-    rejects(
+    rejects_plot(
         "text-output",
         &["composition", "--input", STAR4],
         "p.txt",
         &["p.txt", ".png or .svg"],
     );
-    rejects(
+    rejects_plot(
         "ambiguous-cell",
         &[
             "block-table",
@@ -443,31 +419,31 @@ fn bad_input_names_the_file_and_writes_nothing() {
         "p.png",
         &[LAYERS, "block_x=32, block_y=8", "--where param_nx="],
     );
-    rejects(
+    rejects_plot(
         "composition-without-volumes",
         &["composition", "--input", LAYERS],
         "p.svg",
         &[LAYERS, "no column 'l2_v_comp_bytes'"],
     );
-    rejects(
+    rejects_plot(
         "empty-input",
         &["hit-rate", "--input", "tests/data/plot/header-only.csv"],
         "p.svg",
         &["tests/data/plot/header-only.csv", "no data rows"],
     );
-    rejects(
+    rejects_plot(
         "no-row-matches",
         &["layer-condition", "--input", LAYERS, "--where", "block_z=3"],
         "p.svg",
         &[LAYERS, "no row has block_z=3"],
     );
-    rejects(
+    rejects_plot(
         "missing-input",
         &["hit-rate", "--input", "tests/data/plot/nonexistent.csv"],
         "p.svg",
         &["tests/data/plot/nonexistent.csv", "cannot read"],
     );
-    rejects(
+    rejects_plot(
         "option-of-another-kind",
         &[
             "scatter", "--input", STAR4, "--x", "a", "--y", "b", "--fit", FIT,
@@ -475,13 +451,13 @@ fn bad_input_names_the_file_and_writes_nothing() {
         "p.svg",
         &["--fit", "not an option of 'plot scatter'"],
     );
-    rejects(
+    rejects_plot(
         "bad-size",
         &["composition", "--input", STAR4, "--size", "10x10"],
         "p.png",
         &["--size", "10x10"],
     );
-    rejects(
+    rejects_plot(
         "bad-fit",
         &["hit-rate", "--input", STAR4, "--fit", STAR4],
         "p.svg",

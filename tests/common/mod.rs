@@ -24,3 +24,15 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Bad input: exit 2, nothing on stdout, one line on stderr containing every `expected` piece.
+pub fn rejects(args: &[&str], expected: &[&str]) {
+    let (code, stdout, stderr) = gputraffic(args);
+    assert_eq!(code, 2, "{args:?}: {stderr}");
+    assert!(stdout.is_empty(), "{args:?} printed {stdout}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    for e in expected {
+        assert!(stderr.contains(e), "{args:?}: '{stderr}' lacks '{e}'");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
