@@ -581,6 +581,20 @@ impl Data<'_> {
     }
 
     /// Fails with an error naming the input file when no selected row had the data.
+    /// Checks that `used` rows had `what`, and notes how many did not.
+    fn used_rows(&self, used: usize, what: &str, notes: &mut Vec<String>) -> Result<()> {
+        self.require_points(used, what)?;
+        let skipped = self.rows.len() - used;
+        if skipped > 0 {
+            notes.push(format!(
+                "{}: skipped {skipped} of {} rows without {what}",
+                self.table.source,
+                self.rows.len()
+            ));
+        }
+        Ok(())
+    }
+
     fn require_points(&self, found: usize, what: &str) -> Result<()> {
         if found == 0 {
             Err(self.error(format!(
@@ -693,15 +707,11 @@ fn xy_points(data: &Data, x: &str, y: &str, notes: &mut Vec<String>) -> Result<V
     let points: Vec<_> = (0..data.rows.len())
         .filter_map(|i| Some(((xs[i]?, ys[i]?), shapes.as_ref().map(|s| s[i]))))
         .collect();
-    data.require_points(points.len(), &format!("numbers in both '{x}' and '{y}'"))?;
-    let skipped = data.rows.len() - points.len();
-    if skipped > 0 {
-        notes.push(format!(
-            "{}: skipped {skipped} of {} rows without a number in '{x}' or '{y}'",
-            data.table.source,
-            data.rows.len()
-        ));
-    }
+    data.used_rows(
+        points.len(),
+        &format!("numbers in both '{x}' and '{y}'"),
+        notes,
+    )?;
     Ok(points)
 }
 
@@ -824,18 +834,11 @@ fn layer_condition(data: &Data, y: &str, notes: &mut Vec<String>) -> Result<Figu
             points.push(((a * b, v), Some(shapes[i])));
         }
     }
-    data.require_points(
+    data.used_rows(
         points.len(),
         &format!("positive param_nx, param_ny and a number in '{y}'"),
+        notes,
     )?;
-    let skipped = data.rows.len() - points.len();
-    if skipped > 0 {
-        notes.push(format!(
-            "{}: skipped {skipped} of {} rows without positive param_nx, param_ny or a number in '{y}'",
-            data.table.source,
-            data.rows.len()
-        ));
-    }
     let xs: Vec<f64> = points.iter().map(|((x, _), _)| *x).collect();
     let values: Vec<f64> = points.iter().map(|((_, v), _)| *v).collect();
     let mut series = series_by_shape(points, SeriesStyle::LineAndMarkers);
@@ -896,15 +899,7 @@ fn block_table(
     let present: Vec<usize> = (0..data.rows.len())
         .filter(|&i| values[i].is_some())
         .collect();
-    data.require_points(present.len(), &format!("a number in '{metric}'"))?;
-    let skipped = data.rows.len() - present.len();
-    if skipped > 0 {
-        notes.push(format!(
-            "{}: skipped {skipped} of {} rows without a number in '{metric}'",
-            data.table.source,
-            data.rows.len()
-        ));
-    }
+    data.used_rows(present.len(), &format!("a number in '{metric}'"), notes)?;
     let xs = block_axis(present.iter().map(|&i| shapes[i][0]));
     let ys = block_axis(present.iter().map(|&i| shapes[i][1]));
     let mut cells: Vec<Vec<Option<(f64, usize)>>> = vec![vec![None; xs.len()]; ys.len()];
@@ -973,18 +968,11 @@ fn composition(data: &Data, level: Level, notes: &mut Vec<String>) -> Result<Fig
         }
         capacity.push(cap.max(0.0));
     }
-    data.require_points(
+    data.used_rows(
         categories.len(),
         &format!("numbers in {p}_v_comp_bytes, {p}_v_down_bytes and a positive lattice_updates"),
+        notes,
     )?;
-    let skipped = data.rows.len() - categories.len();
-    if skipped > 0 {
-        notes.push(format!(
-            "{}: skipped {skipped} of {} rows without {p}_v_comp_bytes, {p}_v_down_bytes or a positive lattice_updates",
-            data.table.source,
-            data.rows.len()
-        ));
-    }
     if !clipped.is_empty() {
         notes.push(format!(
             "{}: {} block shape(s) have {p}_v_down_bytes < {p}_v_comp_bytes; their capacity part is drawn as 0: {}",
