@@ -141,14 +141,6 @@ struct SweepArgs {
 }
 
 fn sweep(a: &SweepArgs) -> Result<String> {
-    let models: Vec<&'static ModelInfo> = match a.models.as_slice() {
-        [m] if m == "all" => models::MODELS.iter().collect(),
-        [m] if m == "none" => Vec::new(),
-        names => names
-            .iter()
-            .map(|n| models::find(n))
-            .collect::<Result<_>>()?,
-    };
     let spec = gputraffic::sweep::SweepSpec {
         kernel: a.kernel.clone(),
         hws: a.hw.clone(),
@@ -157,7 +149,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         sets: a.set.clone(),
         l1_scales: a.l1_scale.clone(),
         l2_scales: a.l2_scale.clone(),
-        models,
+        models: models::select(&a.models)?,
         clock: a.clock.clone(),
     };
     let out_name = a.out.display().to_string();
@@ -320,8 +312,6 @@ fn list() -> String {
     s
 }
 
-// ---- fit ---------------------------------------------------------------------------------
-
 #[derive(clap::Args)]
 struct FitArgs {
     /// Model: gompertz (y = a*exp(b*exp(c*x)) on --x, --y) or su2015 (delta, epsilon, eta).
@@ -360,9 +350,6 @@ fn fit(a: &FitArgs) -> Result<String> {
         None => Ok(text),
     }
 }
-
-// ---- end fit -------------------------------------------------------------------------------
-// ---- plot ----------------------------------------------------------------------------------
 
 #[derive(clap::Args)]
 struct PlotArgs {
@@ -430,17 +417,15 @@ fn plot(a: &PlotArgs) -> Result<String> {
     Ok(String::new())
 }
 
-// ---- end plot ------------------------------------------------------------------------------
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Simulate(a) => simulate(a),
         Command::Predict(a) => predict(a),
         Command::Sweep(a) => sweep(a),
-        Command::List => Ok(list()),
         Command::Fit(a) => fit(a),
         Command::Plot(a) => plot(a),
+        Command::List => Ok(list()),
     };
     match result {
         Ok(out) => {

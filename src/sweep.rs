@@ -536,14 +536,7 @@ impl Sweep {
             std::fs::write(out, &text[..keep]).map_err(io)?;
         } else {
             let header = match format {
-                OutputFormat::Csv => format!(
-                    "{}\n",
-                    self.columns
-                        .iter()
-                        .map(|c| csv_field(c))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ),
+                OutputFormat::Csv => self.encode(&self.columns, format),
                 OutputFormat::Jsonl => String::new(),
             };
             std::fs::write(out, header).map_err(io)?;
@@ -647,9 +640,8 @@ impl Sweep {
             )
         };
         if format == OutputFormat::Csv {
-            let header = lines.next().unwrap_or("").trim_end_matches('\n');
-            let expected: Vec<String> = self.columns.iter().map(|c| csv_field(c)).collect();
-            if header != expected.join(",") {
+            let header = lines.next().unwrap_or("");
+            if header != self.encode(&self.columns, format) {
                 return Err(different("its columns differ".into()));
             }
         }

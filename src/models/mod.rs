@@ -235,6 +235,15 @@ pub struct SplitSets {
     pub model: BTreeMap<String, f64>,
 }
 
+/// The models a command line names: `all`, `none`, or a list of names.
+pub fn select(names: &[String]) -> Result<Vec<&'static ModelInfo>> {
+    match names {
+        [m] if m == "all" => Ok(MODELS.iter().collect()),
+        [m] if m == "none" => Ok(Vec::new()),
+        names => names.iter().map(|n| find(n)).collect(),
+    }
+}
+
 /// The model called `name`.
 pub fn find(name: &str) -> Result<&'static ModelInfo> {
     MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
