@@ -38,6 +38,25 @@ pub fn read_file(path: &std::path::Path) -> Result<String> {
         .map_err(|e| Error::in_file(path, format!("cannot read file: {e}")))
 }
 
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so that a failure
+/// never leaves a partial file under the final name.
+pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::in_file(path, "not a file name"))?;
+    let temporary = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&temporary, bytes)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            Error::in_file(path, format!("cannot write: {e}"))
+        })
+}
+
 /// Converts a byte offset in `text` to a 1-based (line, column).
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());

@@ -204,7 +204,10 @@ fn finite_column(table: &Table, name: &str) -> Result<Vec<Option<f64>>> {
     {
         return Err(Error::new(
             &table.source,
-            format!("row {}, column '{name}': {v} is not a finite number", i + 1),
+            format!(
+                "row {}, column '{name}': {v} is not a finite number",
+                table.row_number(i)
+            ),
         ));
     }
     Ok(values)
@@ -497,7 +500,11 @@ fn normal_equations(p: &[f64; 3], x: &[f64], y: &[f64]) -> ([[f64; 3]; 3], [f64;
         let e = (p[2] * xi).exp();
         let g = (p[1] * e).exp();
         let f = p[0] * g;
-        let j = [g, p[0] * g * e, p[0] * g * p[1] * e * xi];
+        // g·E as one exponential: where E overflows and g underflows to 0 the product is 0, not
+        // the NaN of 0·∞.
+        let ge = (p[1] * e + p[2] * xi).exp();
+        let ge = if g == 0.0 { 0.0 } else { ge };
+        let j = [g, p[0] * ge, p[0] * p[1] * ge * xi];
         let r = yi - f;
         for k in 0..3 {
             jtr[k] += j[k] * r;
@@ -885,6 +892,28 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn gompertz_fits_points_where_exp_c_x_overflows() {
+        // At x = 1500 and 2000, exp(0.5 x) overflows and g = exp(b·E) underflows to 0: the
+        // Jacobian must be 0 there, not NaN (0·∞), or no step is ever accepted.
+        let truth = [0.9, -0.3, 0.5];
+        let x: Vec<f64> = (0..=10).map(f64::from).chain([1500.0, 2000.0]).collect();
+        let y: Vec<f64> = x.iter().map(|&v| gompertz(&truth, v)).collect();
+        let points = Points {
+            source: "t.csv".into(),
+            x_name: "x".into(),
+            y_name: "y".into(),
+            x,
+            y,
+            skipped: 0,
+        };
+        let f = fit_gompertz(&points).unwrap();
+        assert!(
+            close(f.a, 0.9, 1e-6) && close(f.b, -0.3, 1e-6) && close(f.c, 0.5, 1e-6),
+            "{f:?}"
+        );
     }
 
     #[test]

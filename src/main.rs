@@ -343,8 +343,7 @@ fn fit(a: &FitArgs) -> Result<String> {
     let text = request.fit(&table)?.render(a.format);
     match &a.out {
         Some(path) => {
-            std::fs::write(path, &text)
-                .map_err(|e| Error::in_file(path, format!("cannot write: {e}")))?;
+            gputraffic::error::write_file_atomically(path, text.as_bytes())?;
             Ok(String::new())
         }
         None => Ok(text),
@@ -366,7 +365,7 @@ struct PlotArgs {
     #[arg(long)]
     title: Option<String>,
     /// Picture size WIDTHxHEIGHT in pixels.
-    #[arg(long, default_value = "1024x768")]
+    #[arg(long, default_value = gputraffic::plot::DEFAULT_SIZE_TEXT)]
     size: String,
     /// Only rows whose column COL equals VALUE (repeatable; all must hold).
     #[arg(long = "where", value_name = "COL=VALUE")]

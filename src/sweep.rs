@@ -564,7 +564,7 @@ impl Sweep {
                 Ok(())
             })?;
         drop(file);
-        self.sort_file(out, format, &name)?;
+        self.sort_file(out, format)?;
         Ok(RunSummary {
             total: self.len(),
             kept,
@@ -672,7 +672,7 @@ impl Sweep {
     }
 
     /// Rewrites the finished file in configuration order (via a temporary file and a rename).
-    fn sort_file(&self, out: &Path, format: OutputFormat, name: &str) -> Result<()> {
+    fn sort_file(&self, out: &Path, format: OutputFormat) -> Result<()> {
         let text = crate::error::read_file(out)?;
         let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
         let header = match format {
@@ -689,10 +689,7 @@ impl Sweep {
         let mut sorted = String::with_capacity(text.len());
         sorted.extend(header);
         sorted.extend(keyed.iter().map(|(_, l)| *l));
-        let tmp = out.with_extension("partial-sort");
-        let io = |e: std::io::Error| Error::new(name, format!("cannot write: {e}"));
-        std::fs::write(&tmp, sorted).map_err(io)?;
-        std::fs::rename(&tmp, out).map_err(io)
+        crate::error::write_file_atomically(out, sorted.as_bytes())
     }
 }
 

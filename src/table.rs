@@ -15,6 +15,9 @@ pub struct Table {
     pub columns: Vec<String>,
     /// Rows of cells, one per column (an empty string for a missing value).
     pub rows: Vec<Vec<String>>,
+    /// Each row's number in the file (1 = the first data row), kept through [`Table::filtered`]
+    /// so that messages name the row the user can find.
+    pub row_numbers: Vec<usize>,
 }
 
 impl Table {
@@ -49,11 +52,22 @@ impl Table {
             let rec = rec.map_err(|e| Error::new(source, format!("CSV row {}: {e}", i + 1)))?;
             rows.push(rec.iter().map(str::to_string).collect());
         }
-        Ok(Table {
+        Ok(Table::new(source, columns, rows))
+    }
+
+    /// A table whose rows are numbered 1, 2, … in order.
+    pub fn new(source: &str, columns: Vec<String>, rows: Vec<Vec<String>>) -> Table {
+        Table {
             source: source.to_string(),
             columns,
+            row_numbers: (1..=rows.len()).collect(),
             rows,
-        })
+        }
+    }
+
+    /// The file's number for row `i` of this table (1 = the first data row of the file).
+    pub fn row_number(&self, i: usize) -> usize {
+        self.row_numbers.get(i).copied().unwrap_or(i + 1)
     }
 
     /// Parses JSON Lines: every line one flat object; the columns are the keys in order of first
@@ -93,11 +107,7 @@ impl Table {
                     .collect()
             })
             .collect();
-        Ok(Table {
-            source: source.to_string(),
-            columns,
-            rows,
-        })
+        Ok(Table::new(source, columns, rows))
     }
 
     /// The index of column `name`; the error lists the columns that contain it as a part.
@@ -146,7 +156,10 @@ impl Table {
                 s.parse::<f64>().map(Some).map_err(|_| {
                     Error::new(
                         &self.source,
-                        format!("row {}, column '{name}': '{s}' is not a number", i + 1),
+                        format!(
+                            "row {}, column '{name}': '{s}' is not a number",
+                            self.row_number(i)
+                        ),
                     )
                 })
             })
@@ -171,13 +184,10 @@ impl Table {
             cell == want
                 || matches!((cell.parse::<f64>(), want.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
         };
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .filter(|r| tests.iter().all(|(i, v)| same(&r[*i], v)))
-            .cloned()
+        let keep: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| tests.iter().all(|(c, v)| same(&self.rows[i][*c], v)))
             .collect();
-        if rows.is_empty() {
+        if keep.is_empty() {
             return Err(Error::new(
                 &self.source,
                 format!("no row has {}", conditions.join(" and ")),
@@ -186,7 +196,8 @@ impl Table {
         Ok(Table {
             source: self.source.clone(),
             columns: self.columns.clone(),
-            rows,
+            rows: keep.iter().map(|&i| self.rows[i].clone()).collect(),
+            row_numbers: keep.iter().map(|&i| self.row_number(i)).collect(),
         })
     }
 
@@ -208,7 +219,7 @@ impl Table {
                                 &self.source,
                                 format!(
                                     "row {}: block_{} is not a positive integer",
-                                    i + 1,
+                                    self.row_number(i),
                                     ["x", "y", "z"][d]
                                 ),
                             ));
@@ -262,6 +273,14 @@ mod tests {
         let t = Table::parse_csv("hw,s\nk20,1\nh200,1.0\nh200,2\n", "t.csv").unwrap();
         let f = t.filtered(&["hw=h200".into(), "s=1".into()]).unwrap();
         assert_eq!(f.rows, [vec!["h200".to_string(), "1.0".to_string()]]);
+        // Messages keep naming the row as the file numbers it.
+        assert_eq!(f.row_numbers, [2]);
+        let g = t
+            .filtered(&["hw=h200".into()])
+            .unwrap()
+            .filtered(&["s=2".into()])
+            .unwrap();
+        assert_eq!(g.row_number(0), 3);
         assert!(t.filtered(&["hw=v100".into()]).is_err());
         assert!(t.filtered(&["nope=1".into()]).is_err());
         assert!(t.filtered(&["hw".into()]).is_err());

@@ -387,6 +387,30 @@ fn rejects_plot(name: &str, args: &[&str], out_file: &str, expected: &[&str]) {
 
 #[test]
 fn bad_input_names_the_file_and_writes_nothing() {
+    // A fit of other columns is refused, not drawn over the wrong data.
+    let dir = scratch("other-fit");
+    let other = dir.join("l1-fit.json");
+    std::fs::write(
+        &other,
+        r#"{"model":"gompertz","x":"l1_oversubscription","y":"l1_redundant_hit_rate","a":1,"b":-0.1,"c":1}"#,
+    )
+    .unwrap();
+    rejects_plot(
+        "other-fit-out",
+        &[
+            "hit-rate",
+            "--input",
+            STAR4,
+            "--fit",
+            other.to_str().unwrap(),
+        ],
+        "hit.png",
+        &[
+            "l1-fit.json",
+            "x = 'l1_oversubscription'",
+            "l2_oversubscription",
+        ],
+    );
     rejects_plot(
         "missing-column",
         &[

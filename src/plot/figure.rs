@@ -874,7 +874,7 @@ fn draw_bars<DB: DrawingBackend>(
 }
 
 /// A number for a label: at most four significant digits, trailing zeros dropped, scientific
-/// notation outside 0.001..100000.
+/// notation outside 0.001..100000; magnitudes below 1e-12 print as 0.
 pub fn format_number(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();

@@ -158,11 +158,15 @@ impl PlotKind {
             })
         };
         Ok(match name {
-            KindName::HitRate => PlotKind::HitRate {
-                x: o.x.clone().unwrap_or_else(|| HIT_RATE_X.into()),
-                y: o.y.clone().unwrap_or_else(|| HIT_RATE_Y.into()),
-                fit: o.fit.as_deref().map(Gompertz::load).transpose()?,
-            },
+            KindName::HitRate => {
+                let x = o.x.clone().unwrap_or_else(|| HIT_RATE_X.into());
+                let y = o.y.clone().unwrap_or_else(|| HIT_RATE_Y.into());
+                let fit = match o.fit.as_deref() {
+                    Some(path) => Some(Gompertz::load_for(path, &x, &y)?),
+                    None => None,
+                };
+                PlotKind::HitRate { x, y, fit }
+            }
             KindName::Scatter => PlotKind::Scatter {
                 x: required(&o.x, "--x")?,
                 y: required(&o.y, "--y")?,
@@ -195,8 +199,8 @@ pub struct PlotSpec {
     pub filters: Vec<String>,
 }
 
-/// The default picture size.
-pub const DEFAULT_SIZE: (u32, u32) = (1024, 768);
+/// The default picture size, as `--size` spells it.
+pub const DEFAULT_SIZE_TEXT: &str = "1024x768";
 
 /// Parses `--size WxH` (each 200 to 10000 pixels).
 pub fn parse_size(s: &str) -> Result<(u32, u32)> {
@@ -249,9 +253,25 @@ pub struct Gompertz {
 }
 
 impl Gompertz {
-    /// Reads the fit's JSON object (keys `a`, `b`, `c`; optional `o0`, `r2`; others ignored).
-    pub fn load(path: &Path) -> Result<Gompertz> {
-        Gompertz::parse(&crate::error::read_file(path)?, &path.display().to_string())
+    /// Reads a fit for the columns `x` and `y`: a file that names other columns (keys `x`, `y`
+    /// of `gputraffic fit`) is an error rather than a curve drawn over the wrong data.
+    pub fn load_for(path: &Path, x: &str, y: &str) -> Result<Gompertz> {
+        let source = path.display().to_string();
+        let text = crate::error::read_file(path)?;
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        for (key, want) in [("x", x), ("y", y)] {
+            if let Some(got) = v.get(key).and_then(|g| g.as_str())
+                && got != want
+            {
+                return Err(Error::new(
+                    &source,
+                    format!(
+                        "is a fit of {key} = '{got}', but the plot's {key} is '{want}' (--{key})"
+                    ),
+                ));
+            }
+        }
+        Gompertz::parse(&text, &source)
     }
 
     /// Parses the fit's JSON text; `source` names it in errors.
@@ -325,20 +345,7 @@ pub fn write_figure(figure: &Figure, size: (u32, u32), out: &Path) -> Result<()>
     let format = format_of(out)?;
     let bytes = figure::encode(figure, format, size)
         .map_err(|e| Error::in_file(out, format!("cannot draw the plot: {e}")))?;
-    let name = out
-        .file_name()
-        .ok_or_else(|| Error::in_file(out, "not a file name"))?;
-    let temporary = out.with_file_name(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written =
-        std::fs::write(&temporary, &bytes).and_then(|()| std::fs::rename(&temporary, out));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&temporary);
-        Error::in_file(out, format!("cannot write the plot: {e}"))
-    })
+    crate::error::write_file_atomically(out, &bytes)
 }
 
 /// Builds the figure for `spec` from the rows of `table` that pass its filters.
@@ -580,8 +587,8 @@ impl Data<'_> {
         }
     }
 
-    /// Fails with an error naming the input file when no selected row had the data.
-    /// Checks that `used` rows had `what`, and notes how many did not.
+    /// Checks that `used` rows had `what` (an error naming the input file when none did) and
+    /// notes how many did not.
     fn used_rows(&self, used: usize, what: &str, notes: &mut Vec<String>) -> Result<()> {
         self.require_points(used, what)?;
         let skipped = self.rows.len() - used;
@@ -595,6 +602,7 @@ impl Data<'_> {
         Ok(())
     }
 
+    /// Fails with an error naming the input file when no row had the data.
     fn require_points(&self, found: usize, what: &str) -> Result<()> {
         if found == 0 {
             Err(self.error(format!(
@@ -654,8 +662,8 @@ impl Data<'_> {
         };
         self.error(format!(
             "rows {} and {} both fall into {place}{detail}",
-            ra + 1,
-            rb + 1
+            self.table.row_number(ra),
+            self.table.row_number(rb)
         ))
     }
 }
@@ -1017,7 +1025,7 @@ mod tests {
         PlotSpec {
             kind,
             title: None,
-            size: DEFAULT_SIZE,
+            size: parse_size(DEFAULT_SIZE_TEXT).unwrap(),
             filters: Vec::new(),
         }
     }
