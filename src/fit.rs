@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::table::Table;
 use serde_json::{Map, Value};
 
-/// The models `fit` knows, with one line each (for error messages and `--help`).
+/// The models `fit` knows, with one line each (shown by `gputraffic list`).
 pub const MODELS: &[(&str, &str)] = &[
     (
         "gompertz",

@@ -309,6 +309,10 @@ fn list() -> String {
             s += &format!("      --set {:<18} {}\n", format!("{}=", p.name), p.doc);
         }
     }
+    s += "fits (gputraffic fit --model):\n";
+    for (name, summary) in gputraffic::fit::MODELS {
+        s += &format!("  {name:<22} {summary}\n");
+    }
     s
 }
 

@@ -215,4 +215,14 @@ fn list_names_every_shipped_kernel_and_gpu() {
     ] {
         assert!(out.contains(name), "{name}");
     }
+    // The fits follow the models, one line each.
+    let fits = out
+        .split("fits (gputraffic fit --model):\n")
+        .nth(1)
+        .unwrap();
+    let names: Vec<&str> = fits
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["gompertz", "su2015"]);
 }
