@@ -208,31 +208,16 @@ fn gompertz_skips_rows_with_an_empty_cell() {
 fn su_inputs(block: [u64; 3], chunk_z: u64) -> SuInputs {
     let threads_per_block = block.iter().product::<u64>();
     SuInputs {
-        n: [256, 256, 256],
         block,
         chunk_z,
         threads: 16_777_216 / chunk_z,
         thread_blocks: 16_777_216 / chunk_z / threads_per_block,
         blocks_per_smx: (2048 / threads_per_block).min(16),
-        smxs: 13,
-        occupancy: 1.0,
-        max_occupancy: 1.0,
-        max_threads_per_smx: 2048,
-        cores_per_smx: 192,
-        warp_size: 32,
-        smx_storage_bytes: 48.0 * 1024.0,
-        smx_line_bytes: 256.0,
-        l2_line_bytes: 32.0,
-        l2_bytes: 1.25 * 1024.0 * 1024.0,
-        value_bytes: 8.0,
-        aligned_loads: 5.0,
-        misaligned_loads: 2.0,
         stores_per_thread: chunk_z as f64,
-        halo_width: 2.0,
         delta: 0.0,
         epsilon: 0.0,
         eta: 0.0,
-        bandwidth: [1215.35e9, 367.87e9, 160.88e9],
+        ..SuInputs::table_2()
     }
 }
 

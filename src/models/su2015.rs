@@ -136,6 +136,40 @@ pub struct SuInputs {
     pub bandwidth: [f64; 3],
 }
 
+impl SuInputs {
+    /// The paper's own inputs, Table 2 rows 1–15: 7PT-1 on the K20 at 256³, 32×4×1 blocks,
+    /// δ = ε = 0.01 (η, unpublished, 0.01 as well) and the bandwidths of Table 1.
+    pub fn table_2() -> SuInputs {
+        SuInputs {
+            n: [256, 256, 256],
+            block: [32, 4, 1],
+            chunk_z: 1,
+            threads: 16_777_216,
+            thread_blocks: 131_072,
+            blocks_per_smx: 16,
+            smxs: 13,
+            occupancy: 1.0,
+            max_occupancy: 1.0,
+            max_threads_per_smx: 2048,
+            cores_per_smx: 192,
+            warp_size: 32,
+            smx_storage_bytes: 48.0 * 1024.0,
+            smx_line_bytes: 256.0,
+            l2_line_bytes: 32.0,
+            l2_bytes: 1.25 * 1024.0 * 1024.0,
+            value_bytes: 8.0,
+            aligned_loads: 5.0,
+            misaligned_loads: 2.0,
+            stores_per_thread: 1.0,
+            halo_width: 2.0,
+            delta: 0.01,
+            epsilon: 0.01,
+            eta: 0.01,
+            bandwidth: [1215.35e9, 367.87e9, 160.88e9],
+        }
+    }
+}
+
 /// The model's quantities (Table 2, rows 14–29, plus the time of (2) and (18)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuOutputs {
@@ -414,40 +448,9 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
 mod tests {
     use super::*;
 
-    /// Table 2's inputs, typed in from the paper (rows 1–15, δ = ε = 0.01).
-    fn table2() -> SuInputs {
-        SuInputs {
-            n: [256, 256, 256],
-            block: [32, 4, 1],
-            chunk_z: 1,
-            threads: 16_777_216,
-            thread_blocks: 131_072,
-            blocks_per_smx: 16,
-            smxs: 13,
-            occupancy: 1.0,
-            max_occupancy: 1.0,
-            max_threads_per_smx: 2048,
-            cores_per_smx: 192,
-            warp_size: 32,
-            smx_storage_bytes: 48.0 * 1024.0,
-            smx_line_bytes: 256.0,
-            l2_line_bytes: 32.0,
-            l2_bytes: 1.25 * 1024.0 * 1024.0,
-            value_bytes: 8.0,
-            aligned_loads: 5.0,
-            misaligned_loads: 2.0,
-            stores_per_thread: 1.0,
-            halo_width: 2.0,
-            delta: 0.01,
-            epsilon: 0.01,
-            eta: 0.01,
-            bandwidth: [1215.35e9, 367.87e9, 160.88e9],
-        }
-    }
-
     #[test]
     fn formula_rows_of_table_2() {
-        let o = evaluate(&table2());
+        let o = evaluate(&SuInputs::table_2());
         assert_eq!(o.n_ld_smx_t, 9.0);
         assert_eq!(o.n_ld_net_l2_b, 704.0);
         assert_eq!(format!("{:.2}", o.smx_miss_ratio_per_delta), "1.83");
@@ -463,7 +466,7 @@ mod tests {
     #[test]
     fn chunk_z_one_makes_16_equal_6() {
         // (16) at chunk_z = 1 is (6): the baseline numbers do not move.
-        let mut i = table2();
+        let mut i = SuInputs::table_2();
         i.block = [64, 2, 2];
         let a = evaluate(&i);
         // (6) by hand: 256 + (64*2 + 64*2)*2 + (32*2*2)*2 = 256 + 512 + 256.
@@ -472,7 +475,7 @@ mod tests {
 
     #[test]
     fn formula_17_takes_over_when_the_active_blocks_overflow_the_storage() {
-        let mut i = table2();
+        let mut i = SuInputs::table_2();
         i.chunk_z = 16;
         i.stores_per_thread = 16.0;
         i.threads /= 16;
@@ -490,7 +493,7 @@ mod tests {
 
     #[test]
     fn adjusted_time_follows_18() {
-        let mut i = table2();
+        let mut i = SuInputs::table_2();
         i.occupancy = 0.75;
         i.max_occupancy = 0.875;
         let o = evaluate(&i);
