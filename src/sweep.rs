@@ -480,13 +480,28 @@ impl Sweep {
         for (k, v) in derived(&report, b)? {
             cells.insert(k.to_string(), num(v));
         }
-        for (k, v) in su_ratios(&report, p) {
+        // Every model once; su2015 also feeds the Su ratios, whether or not its volumes are asked
+        // for.
+        let predictions: Vec<_> = self
+            .models
+            .iter()
+            .map(|m| (*m, b.predict(m, &p.model_params, p.clock).ok()))
+            .collect();
+        let su_name = models::su2015::MODEL.name;
+        let su_fields = match predictions.iter().find(|(m, _)| m.name == su_name) {
+            Some((_, prediction)) => prediction.as_ref().map(|(pred, _)| pred.fields.clone()),
+            None => b
+                .predict(&models::su2015::MODEL, &p.model_params, p.clock)
+                .ok()
+                .map(|(pred, _)| pred.fields),
+        };
+        for (k, v) in su_ratios(&report, su_fields.as_ref()) {
             cells.insert(k.to_string(), num(v));
         }
-        for m in &self.models {
+        for (m, prediction) in &predictions {
             let prefix = m.name.replace('-', "_");
             // A model that does not apply to this kernel leaves its cells empty.
-            if let Ok((pred, time)) = b.predict(m, &p.model_params, p.clock) {
+            if let Some((pred, time)) = prediction {
                 let v = &pred.volumes;
                 let values = [
                     v.l1_load_bytes,
@@ -834,20 +849,13 @@ fn derived(report: &Report, bound: &Bound) -> Result<Vec<(String, Option<f64>)>>
 /// Su et al.'s miss ratios from the simulated volumes: formula (7) solved for the SMX miss ratio
 /// (L2 loads per block over n^ld,net_L2,B, minus one) and (11) for the L2 miss ratio (DRAM loads
 /// per group over n^ld,net_GM,G, minus one), next to the model's factors of δ, η and ε — the
-/// inputs of `fit --model su2015`. Empty where su2015 does not apply to the kernel.
-fn su_ratios(report: &Report, p: &Planned) -> Vec<(&'static str, Option<f64>)> {
-    let su = models::su2015::MODEL;
-    let fields = p
-        .bound
-        .predict(&su, &p.model_params, p.clock)
-        .ok()
-        .map(|(pred, _)| pred.fields);
-    let get = |k: &str| {
-        fields
-            .as_ref()
-            .and_then(|f| f.get(k))
-            .and_then(Value::as_f64)
-    };
+/// inputs of `fit --model su2015`, from the su2015 prediction's `fields` (`None` where the model
+/// does not apply to the kernel: empty cells).
+fn su_ratios(
+    report: &Report,
+    fields: Option<&Map<String, Value>>,
+) -> Vec<(&'static str, Option<f64>)> {
+    let get = |k: &str| fields.and_then(|f| f.get(k)).and_then(Value::as_f64);
     let per = |metric: &str, count: &str, net: &str| -> Option<f64> {
         let bytes = report.metric(metric)? as f64 * SECTOR_BYTES;
         Some(bytes / get("value_bytes")? / get(count)? / get(net)? - 1.0)
