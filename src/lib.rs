@@ -7,7 +7,8 @@
 //! Nsight Compute does, and [`timing`] turns volumes into a time per limiter. [`sim::simulate`]
 //! runs the whole pipeline; [`run`] adds file loading. Next to the simulator, [`models`] holds
 //! the closed-form models of the literature, each predicting the same volumes; [`fit`] fits
-//! model constants (a Gompertz hit-rate curve, Su et al.'s δ, ε, η) to sweep results.
+//! model constants (a Gompertz hit-rate curve, Su et al.'s δ, ε, η) to sweep results;
+//! [`validate`] compares simulations with [`measured`] hardware counters.
 //! The `gputraffic` binary is a thin command line over this.
 
 pub mod cache;
@@ -19,6 +20,7 @@ pub mod fit;
 pub mod hw;
 pub mod l2;
 pub mod launch;
+pub mod measured;
 pub mod models;
 pub mod plot;
 pub mod report;
@@ -30,6 +32,7 @@ pub mod sweep;
 pub mod table;
 pub mod timing;
 pub mod trace;
+pub mod validate;
 
 pub use error::{Error, Result};
 

@@ -33,6 +33,8 @@ enum Command {
     Fit(FitArgs),
     /// Draw a sweep's results as a PNG or SVG picture.
     Plot(PlotArgs),
+    /// Simulate measured launches and compare with their hardware counters (Nsight Compute).
+    Validate(ValidateArgs),
     /// List the shipped kernels, hardware configurations and models.
     List,
 }
@@ -167,12 +169,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
             plan.skipped.join("; ")
         );
     }
-    let bar = indicatif::ProgressBar::new(plan.len() as u64).with_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} configurations, {elapsed} elapsed, about {eta} left",
-        )
-        .expect("a valid progress template"),
-    );
+    let bar = progress_bar("configurations");
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
@@ -184,6 +181,16 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         summary.total, summary.kept, summary.simulated
     );
     Ok(String::new())
+}
+
+/// A progress bar on stderr counting `what` (hidden when stderr is no terminal).
+fn progress_bar(what: &str) -> indicatif::ProgressBar {
+    indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}} elapsed, about {{eta}} left"
+        ))
+        .expect("a valid progress template"),
+    )
 }
 
 /// Runs `f` on a pool of `threads` workers (`--threads`), or on the global pool.
@@ -355,6 +362,55 @@ fn fit(a: &FitArgs) -> Result<String> {
 }
 
 #[derive(clap::Args)]
+struct ValidateArgs {
+    /// Measured counters: a wide CSV (kernel,nx,ny,nz,bx,by,bz[,cz], then one column per
+    /// metric) or the export of `ncu --csv --print-units base` (then --manifest).
+    #[arg(long)]
+    measured: std::path::PathBuf,
+    /// TOML file naming the trace, domain and parameters of each launch of an ncu export
+    /// (validation/measure.sh writes one).
+    #[arg(long)]
+    manifest: Option<std::path::PathBuf>,
+    /// GPU: a shipped configuration name (e.g. h200) or a path to one.
+    #[arg(long)]
+    hw: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: gputraffic::validate::ValidateFormat,
+    /// Write the report to this file instead of stdout (only when every launch simulated).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn validate(a: &ValidateArgs) -> Result<String> {
+    let (launches, notes) = gputraffic::measured::load(&a.measured, a.manifest.as_deref())?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    let bar = progress_bar("launches");
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let measured = a.measured.display().to_string();
+    let validation = on_threads(a.threads, || {
+        gputraffic::validate::validate(launches, &a.hw, &measured, &progress)
+    })?;
+    bar.finish_and_clear();
+    let text = validation.render(a.format);
+    match &a.out {
+        Some(path) => {
+            gputraffic::error::write_file_atomically(path, text.as_bytes())?;
+            Ok(String::new())
+        }
+        None => Ok(text),
+    }
+}
+
+#[derive(clap::Args)]
 struct PlotArgs {
     /// What to draw.
     #[arg(value_enum)]
@@ -428,6 +484,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => sweep(a),
         Command::Fit(a) => fit(a),
         Command::Plot(a) => plot(a),
+        Command::Validate(a) => validate(a),
         Command::List => Ok(list()),
     };
     match result {

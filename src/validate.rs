@@ -1,0 +1,483 @@
+//! Validation against hardware: simulates every [measured](crate::measured) launch and compares
+//! the simulated counts with the counters, per metric (n, median / mean / largest relative error,
+//! the worst launch) and by Spearman's rank correlation across the block shapes of one kernel,
+//! domain and parameter set — the question a block-shape autotuner asks of a simulator is the
+//! order, not only the size.
+//!
+//! Relative error is (simulated − measured) / measured; the statistics summarise its size, the
+//! worst launch keeps its sign.
+
+use crate::error::{Error, Result};
+use crate::measured::MeasuredLaunch;
+use crate::report::metric;
+use crate::sim::SimOptions;
+use rayon::prelude::*;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// L1 data-pipe wavefronts, set against the simulator's wavefront estimate.
+pub const WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
+/// Kernel duration in ns, set against the time model at the config's base clock (Nsight Compute
+/// locks clocks to base by default).
+pub const DURATION: &str = "gpu__time_duration.sum";
+
+/// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
+/// estimates.
+pub fn compared_metrics() -> Vec<&'static str> {
+    metric::ALL.iter().copied().chain([WAVEFRONTS, DURATION]).collect()
+}
+
+/// How `gputraffic validate` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValidateFormat {
+    /// Aligned columns for people: per metric, then per kernel.
+    Table,
+    /// One JSON object with the statistics and every launch (what `plot validation` reads).
+    Json,
+}
+
+/// A group needs this many launches for a rank correlation to say anything.
+const MIN_RANKED: usize = 3;
+
+/// One metric of one launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pair {
+    /// The counter value.
+    pub measured: f64,
+    /// The simulator's value.
+    pub simulated: f64,
+}
+
+impl Pair {
+    /// (simulated − measured) / measured; 0 when both are 0, `None` when only measured is.
+    pub fn rel_err(&self) -> Option<f64> {
+        match (self.measured, self.simulated) {
+            (m, s) if m == 0.0 && s == 0.0 => Some(0.0),
+            (m, _) if m == 0.0 => None,
+            (m, s) => Some((s - m) / m),
+        }
+    }
+}
+
+/// A measured launch with its simulated counterpart.
+#[derive(Debug, Clone)]
+pub struct LaunchResult {
+    /// The measurement.
+    pub launch: MeasuredLaunch,
+    /// Metrics that both sides have, in [`compared_metrics`] order.
+    pub pairs: Vec<(&'static str, Pair)>,
+}
+
+/// The summary of one metric over a set of launches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricStats {
+    /// Launches with both values.
+    pub n: usize,
+    /// Median of |relative error| (over launches where it is defined).
+    pub median_rel_err: Option<f64>,
+    /// Mean of |relative error|.
+    pub mean_rel_err: Option<f64>,
+    /// Largest |relative error|.
+    pub max_rel_err: Option<f64>,
+    /// The launch with the largest |relative error|.
+    pub worst: Option<String>,
+    /// Its signed relative error.
+    pub worst_rel_err: Option<f64>,
+    /// Median over groups of the Spearman correlation between measured and simulated values
+    /// across block shapes; `None` where no group has a defined correlation.
+    pub spearman: Option<f64>,
+    /// The correlation of each group (`None`: constant on one side).
+    pub spearman_groups: BTreeMap<String, Option<f64>>,
+}
+
+/// Everything `gputraffic validate` reports.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// GPU config name.
+    pub hw: String,
+    /// The measured file.
+    pub measured: String,
+    /// One result per launch, in input order.
+    pub rows: Vec<LaunchResult>,
+    /// Per metric over all launches, in [`compared_metrics`] order (metrics no launch has are
+    /// left out).
+    pub metrics: Vec<(&'static str, MetricStats)>,
+    /// The same per kernel (trace).
+    pub kernels: BTreeMap<String, Vec<(&'static str, MetricStats)>>,
+}
+
+/// Simulates every launch on the GPU config `hw` (in parallel; `progress(done, total)` after
+/// each) and summarises the comparison. `measured` names the input in the report.
+pub fn validate(
+    launches: Vec<MeasuredLaunch>,
+    hw: &str,
+    measured: &str,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Validation> {
+    let hw_config = crate::hw::HwConfig::load(hw)?;
+    // Bind everything first: a bad launch is reported before minutes of simulation.
+    let bound = launches
+        .iter()
+        .map(|l| bind(l, hw))
+        .collect::<Result<Vec<_>>>()?;
+    let total = launches.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    progress(0, total);
+    let clock = hw_config.sm.base_clock_ghz;
+    let pairs = (0..total)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|i| {
+            let (b, l) = (&bound[i], &launches[i]);
+            let opts = SimOptions {
+                compulsory: false,
+                ..SimOptions::default()
+            };
+            let report = b
+                .simulate(&opts, clock)
+                .map_err(|e| in_launch(l, e))?;
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, total);
+            Ok(paired(l, &report))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let rows: Vec<LaunchResult> = launches
+        .into_iter()
+        .zip(pairs)
+        .map(|(launch, pairs)| LaunchResult { launch, pairs })
+        .collect();
+    let metrics = summarise(&rows.iter().collect::<Vec<_>>());
+    let mut by_kernel: BTreeMap<String, Vec<&LaunchResult>> = BTreeMap::new();
+    for r in &rows {
+        by_kernel
+            .entry(crate::measured::trace_stem(&r.launch.kernel))
+            .or_default()
+            .push(r);
+    }
+    let kernels = by_kernel
+        .into_iter()
+        .map(|(k, rs)| (k, summarise(&rs)))
+        .collect();
+    Ok(Validation {
+        hw: hw_config.name,
+        measured: measured.to_string(),
+        rows,
+        metrics,
+        kernels,
+    })
+}
+
+fn in_launch(l: &MeasuredLaunch, e: Error) -> Error {
+    Error::new(&l.origin, format!("{}: {}", l.label(), e.message))
+}
+
+fn bind(l: &MeasuredLaunch, hw: &str) -> Result<crate::Bound> {
+    let kernel = crate::load_kernel(&l.kernel).map_err(|e| in_launch(l, e))?;
+    let bound = crate::Bound::new(kernel, hw, &l.request).map_err(|e| in_launch(l, e))?;
+    if let Some(grid) = l.grid {
+        let simulated = bound.launch.grid.map(u64::from);
+        if simulated != grid {
+            return Err(Error::new(
+                &l.origin,
+                format!(
+                    "{}: the hardware ran grid {grid:?} but the trace gives {simulated:?} (domain or parameters differ from the measured launch)",
+                    l.label()
+                ),
+            ));
+        }
+    }
+    Ok(bound)
+}
+
+fn paired(l: &MeasuredLaunch, report: &crate::report::Report) -> Vec<(&'static str, Pair)> {
+    let mut simulated: Vec<(&'static str, f64)> = report
+        .metrics()
+        .into_iter()
+        .map(|(m, v)| (m, v as f64))
+        .collect();
+    simulated.push((WAVEFRONTS, report.counts.l1.wavefronts as f64));
+    if let Some(t) = &report.time {
+        simulated.push((DURATION, t.time_s * 1e9));
+    }
+    simulated
+        .into_iter()
+        .filter_map(|(m, s)| {
+            l.counters.get(m).map(|&measured| {
+                (
+                    m,
+                    Pair {
+                        measured,
+                        simulated: s,
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+/// Per-metric statistics over `rows`, in [`compared_metrics`] order.
+pub fn summarise(rows: &[&LaunchResult]) -> Vec<(&'static str, MetricStats)> {
+    compared_metrics()
+        .into_iter()
+        .filter_map(|m| {
+            let have: Vec<(&LaunchResult, Pair)> = rows
+                .iter()
+                .filter_map(|r| r.pairs.iter().find(|(n, _)| *n == m).map(|(_, p)| (*r, *p)))
+                .collect();
+            (!have.is_empty()).then(|| (m, metric_stats(&have)))
+        })
+        .collect()
+}
+
+fn metric_stats(have: &[(&LaunchResult, Pair)]) -> MetricStats {
+    let errors: Vec<(f64, &LaunchResult)> = have
+        .iter()
+        .filter_map(|(r, p)| p.rel_err().map(|e| (e, *r)))
+        .collect();
+    let sizes: Vec<f64> = errors.iter().map(|(e, _)| e.abs()).collect();
+    // The first launch of the largest size, so ties resolve in input order.
+    let worst = errors
+        .iter()
+        .fold(None::<&(f64, &LaunchResult)>, |best, e| match best {
+            Some(b) if b.0.abs() >= e.0.abs() => Some(b),
+            _ => Some(e),
+        });
+    let mut groups: BTreeMap<String, Vec<Pair>> = BTreeMap::new();
+    for (r, p) in have {
+        groups.entry(r.launch.group()).or_default().push(*p);
+    }
+    let spearman_groups: BTreeMap<String, Option<f64>> = groups
+        .into_iter()
+        .filter(|(_, ps)| ps.len() >= MIN_RANKED)
+        .map(|(g, ps)| {
+            let measured: Vec<f64> = ps.iter().map(|p| p.measured).collect();
+            let simulated: Vec<f64> = ps.iter().map(|p| p.simulated).collect();
+            (g, crate::stats::spearman(&measured, &simulated))
+        })
+        .collect();
+    let defined: Vec<f64> = spearman_groups.values().filter_map(|v| *v).collect();
+    MetricStats {
+        n: have.len(),
+        median_rel_err: crate::stats::median(&sizes),
+        mean_rel_err: (!sizes.is_empty()).then(|| sizes.iter().sum::<f64>() / sizes.len() as f64),
+        max_rel_err: worst.map(|w| w.0.abs()),
+        worst: worst.map(|w| w.1.launch.label()),
+        worst_rel_err: worst.map(|w| w.0),
+        spearman: crate::stats::median(&defined),
+        spearman_groups,
+    }
+}
+
+impl MetricStats {
+    fn to_json(&self, with_groups: bool) -> Value {
+        let mut m = Map::new();
+        m.insert("n".into(), json!(self.n));
+        m.insert("median_rel_err".into(), json!(self.median_rel_err));
+        m.insert("mean_rel_err".into(), json!(self.mean_rel_err));
+        m.insert("max_rel_err".into(), json!(self.max_rel_err));
+        m.insert("worst".into(), json!(self.worst));
+        m.insert("worst_rel_err".into(), json!(self.worst_rel_err));
+        m.insert("spearman".into(), json!(self.spearman));
+        if with_groups {
+            m.insert("spearman_groups".into(), json!(self.spearman_groups));
+        }
+        Value::Object(m)
+    }
+}
+
+fn stats_object(stats: &[(&'static str, MetricStats)], with_groups: bool) -> Value {
+    Value::Object(
+        stats
+            .iter()
+            .map(|(m, s)| (m.to_string(), s.to_json(with_groups)))
+            .collect(),
+    )
+}
+
+impl Validation {
+    /// The JSON report: `{"hw", "measured", "metrics": {metric: stats}, "kernels": {kernel:
+    /// {metric: stats}}, "rows": [...]}`.
+    pub fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let l = &r.launch;
+                let metrics: Map<String, Value> = r
+                    .pairs
+                    .iter()
+                    .map(|(m, p)| {
+                        (
+                            m.to_string(),
+                            json!({"measured": p.measured, "simulated": p.simulated, "rel_err": p.rel_err()}),
+                        )
+                    })
+                    .collect();
+                let set: Map<String, Value> =
+                    l.request.set.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                json!({
+                    "id": l.id,
+                    "launch": l.label(),
+                    "kernel": crate::measured::trace_stem(&l.kernel),
+                    "group": l.group(),
+                    "domain": l.request.domain,
+                    "block": l.request.block,
+                    "set": set,
+                    "metrics": metrics,
+                })
+            })
+            .collect();
+        let kernels: Map<String, Value> = self
+            .kernels
+            .iter()
+            .map(|(k, s)| (k.clone(), stats_object(s, false)))
+            .collect();
+        json!({
+            "hw": self.hw,
+            "measured": self.measured,
+            "launches": self.rows.len(),
+            "metrics": stats_object(&self.metrics, true),
+            "kernels": kernels,
+            "rows": rows,
+        })
+    }
+
+    /// The report in `format`, ending with a newline.
+    pub fn render(&self, format: ValidateFormat) -> String {
+        match format {
+            ValidateFormat::Table => self.to_table(),
+            ValidateFormat::Json => format!(
+                "{}\n",
+                serde_json::to_string_pretty(&self.to_json()).expect("JSON of plain values")
+            ),
+        }
+    }
+
+    /// The human-readable report: one line per metric, then the same per kernel.
+    pub fn to_table(&self) -> String {
+        let mut out = format!(
+            "{} launches of {} simulated on {}. Relative error = (simulated - measured) / measured; \
+             median, mean and max of its size; spearman: rank correlation across block shapes \
+             (median over kernel/domain groups).\n\n",
+            self.rows.len(),
+            self.measured,
+            self.hw
+        );
+        out += &stats_table(&self.metrics, None);
+        for (kernel, stats) in &self.kernels {
+            out += &format!("\n{kernel}\n");
+            out += &stats_table(stats, Some(kernel));
+        }
+        out
+    }
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.1}%", 100.0 * v))
+}
+
+fn stats_table(stats: &[(&'static str, MetricStats)], kernel: Option<&str>) -> String {
+    let width = stats.iter().map(|(m, _)| m.len()).max().unwrap_or(6).max(6);
+    let mut out = format!(
+        "{:<width$} {:>4} {:>8} {:>8} {:>8} {:>8}  worst\n",
+        "metric", "n", "median", "mean", "max", "spearman"
+    );
+    for (m, s) in stats {
+        let worst = match (&s.worst, s.worst_rel_err) {
+            (Some(w), Some(e)) if e != 0.0 => {
+                // Within a kernel's table the kernel name is understood.
+                let w = kernel.and_then(|k| w.strip_prefix(k)).unwrap_or(w).trim();
+                format!("{:+.1}% {w}", 100.0 * e)
+            }
+            _ => "-".into(),
+        };
+        out += &format!(
+            "{:<width$} {:>4} {:>8} {:>8} {:>8} {:>8}  {worst}\n",
+            m,
+            s.n,
+            percent(s.median_rel_err),
+            percent(s.mean_rel_err),
+            percent(s.max_rel_err),
+            s.spearman.map_or("-".into(), |r| format!("{r:.3}")),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::LaunchRequest;
+
+    fn launch(kernel: &str, block: [u32; 3], counters: &[(&str, f64)]) -> MeasuredLaunch {
+        MeasuredLaunch {
+            id: None,
+            kernel: kernel.into(),
+            request: LaunchRequest {
+                block: Some(block),
+                domain: Some([64, 64, 64]),
+                set: vec![],
+            },
+            grid: None,
+            counters: counters.iter().map(|(m, v)| (m.to_string(), *v)).collect(),
+            origin: "test".into(),
+        }
+    }
+
+    fn result(block: [u32; 3], measured: f64, simulated: f64) -> LaunchResult {
+        LaunchResult {
+            launch: launch("star1", block, &[]),
+            pairs: vec![(metric::DRAM_READ, Pair { measured, simulated })],
+        }
+    }
+
+    #[test]
+    fn relative_error_is_signed_and_undefined_only_for_a_lone_zero() {
+        let p = |m, s| Pair { measured: m, simulated: s }.rel_err();
+        assert_eq!(p(100.0, 110.0), Some(0.1));
+        assert_eq!(p(100.0, 75.0), Some(-0.25));
+        assert_eq!(p(0.0, 0.0), Some(0.0));
+        assert_eq!(p(0.0, 5.0), None);
+    }
+
+    #[test]
+    fn statistics_by_hand() {
+        // Errors +10%, -20%, +40%, 0%: sizes 0.1, 0.2, 0.4, 0 → median 0.15, mean 0.175, worst
+        // +40% on 4x4x4. Measured order 1,2,3,4; simulated 1.1, 1.6, 4.2, 4 → ranks 1,2,4,3:
+        // Spearman = 1 − 6·(0+0+1+1)/(4·15) = 0.8.
+        let rows = [
+            result([1, 1, 1], 1.0, 1.1),
+            result([2, 2, 2], 2.0, 1.6),
+            result([4, 4, 4], 3.0, 4.2),
+            result([8, 8, 8], 4.0, 4.0),
+        ];
+        let refs: Vec<&LaunchResult> = rows.iter().collect();
+        let stats = summarise(&refs);
+        assert_eq!(stats.len(), 1);
+        let (m, s) = &stats[0];
+        assert_eq!(*m, metric::DRAM_READ);
+        assert_eq!(s.n, 4);
+        assert!((s.median_rel_err.unwrap() - 0.15).abs() < 1e-12);
+        assert!((s.mean_rel_err.unwrap() - 0.175).abs() < 1e-12);
+        assert!((s.max_rel_err.unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(s.worst.as_deref(), Some("star1 64x64x64 4x4x4"));
+        assert!((s.spearman.unwrap() - 0.8).abs() < 1e-12);
+        assert_eq!(s.spearman_groups.len(), 1);
+    }
+
+    #[test]
+    fn small_groups_and_constant_sides_have_no_rank_correlation() {
+        let two = [result([1, 1, 1], 1.0, 1.0), result([2, 2, 2], 2.0, 2.0)];
+        let s = &summarise(&two.iter().collect::<Vec<_>>())[0].1;
+        assert!(s.spearman_groups.is_empty());
+        assert_eq!(s.spearman, None);
+        let constant = [
+            result([1, 1, 1], 1.0, 5.0),
+            result([2, 2, 2], 2.0, 5.0),
+            result([4, 4, 4], 3.0, 5.0),
+        ];
+        let s = &summarise(&constant.iter().collect::<Vec<_>>())[0].1;
+        assert_eq!(s.spearman_groups.values().next(), Some(&None));
+        assert_eq!(s.spearman, None);
+    }
+}
