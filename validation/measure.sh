@@ -9,7 +9,8 @@
 # Needs nvcc and ncu on PATH (and permission to read GPU counters). Caches are flushed before
 # every kernel and clocks locked to base (ncu's defaults, spelled out), as for the H200 dev set.
 # With PROBES=1 it also builds sched.cu and records block-to-SM placement logs and the
-# partial-sector store probe (OUTDIR/sched_*.csv, OUTDIR/probes.csv).
+# partial-sector store probe (OUTDIR/sched_*.csv, OUTDIR/probes.csv), and the DRAM stream rate
+# (OUTDIR/stream.csv).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: measure.sh OUTDIR [LAUNCHES]}
@@ -57,5 +58,9 @@ if [ "${PROBES:-0}" = 1 ]; then
   ncu --metrics dram__sectors_read.sum,dram__sectors_write.sum,lts__t_sectors_srcunit_tex_op_write.sum \
       --kernel-name sparse_store --export "$out/probes" --force-overwrite "$out/sched" > "$out/probes.log" 2>&1
   ncu --import "$out/probes.ncu-rep" --csv --print-units base > "$out/probes.csv"
+  nvcc -O3 -std=c++17 -arch="sm_$cc" -o "$out/stream" "$here/stream.cu"
+  ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
+      --export "$out/stream" --force-overwrite "$out/stream" > "$out/stream.log" 2>&1
+  ncu --import "$out/stream.ncu-rep" --csv --print-units base > "$out/stream.csv"
 fi
 echo "wrote $out/ncu.csv and $out/manifest.toml ($(grep -c '^\[\[launch' "$out/manifest.toml") launches)"
