@@ -387,9 +387,6 @@ struct ValidateArgs {
 
 fn validate(a: &ValidateArgs) -> Result<String> {
     let (launches, notes) = gputraffic::measured::load(&a.measured, a.manifest.as_deref())?;
-    for note in notes {
-        eprintln!("note: {note}");
-    }
     let bar = progress_bar("launches");
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
@@ -400,6 +397,10 @@ fn validate(a: &ValidateArgs) -> Result<String> {
         gputraffic::validate::validate(launches, &a.hw, &measured, &progress)
     })?;
     bar.finish_and_clear();
+    // After the run, so that bad input stays a one-line error.
+    for note in notes {
+        eprintln!("note: {note}");
+    }
     let text = validation.render(a.format);
     match &a.out {
         Some(path) => {

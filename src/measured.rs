@@ -78,7 +78,10 @@ pub fn trace_stem(kernel: &str) -> String {
 /// Reads measured launches from `measured`: an ncu long-format export (then `manifest` is
 /// required) or a wide CSV (then `manifest` must be absent). Also returns notes for the user
 /// (launches of the export that no manifest entry names).
-pub fn load(measured: &Path, manifest: Option<&Path>) -> Result<(Vec<MeasuredLaunch>, Vec<String>)> {
+pub fn load(
+    measured: &Path,
+    manifest: Option<&Path>,
+) -> Result<(Vec<MeasuredLaunch>, Vec<String>)> {
     let text = read_file(measured)?;
     let name = measured.display().to_string();
     let mut reader = csv::ReaderBuilder::new()
@@ -130,7 +133,10 @@ fn counter_value(cell: &str) -> Option<std::result::Result<f64, ()>> {
 
 /// Parses `(1024, 1, 1)`, `[1024, 1, 1]` or `1024x1x1`.
 fn parse_triple(cell: &str) -> Option<[u64; 3]> {
-    let inner = cell.trim().trim_start_matches(['(', '[']).trim_end_matches([')', ']']);
+    let inner = cell
+        .trim()
+        .trim_start_matches(['(', '['])
+        .trim_end_matches([')', ']']);
     let parts: Vec<u64> = inner
         .split([',', 'x'])
         .map(|p| p.trim().parse::<u64>())
@@ -200,13 +206,12 @@ fn wide_launches(
         if let Some(c) = cz {
             let v = rec[c].trim();
             if !v.is_empty() {
-                let v: i64 = v
-                    .parse()
-                    .ok()
-                    .filter(|v| *v > 0)
-                    .ok_or_else(|| Error::new(at("cz"), format!("'{v}' is not a positive integer")))?;
+                let v: i64 = v.parse().ok().filter(|v| *v > 0).ok_or_else(|| {
+                    Error::new(at("cz"), format!("'{v}' is not a positive integer"))
+                })?;
                 // The column is shared by all kernels; only traces that walk z points take it.
-                let trace = crate::load_kernel(&kernel).map_err(|e| Error::new(at("kernel"), e.message))?;
+                let trace =
+                    crate::load_kernel(&kernel).map_err(|e| Error::new(at("kernel"), e.message))?;
                 if trace.params.contains_key("cz") {
                     set.push(("cz".to_string(), v));
                 } else if v != 1 {
@@ -219,7 +224,10 @@ fn wide_launches(
         }
         let grid = match grid {
             Some(c) => Some(parse_triple(&rec[c]).ok_or_else(|| {
-                Error::new(at("grid"), format!("'{}' is not a grid like (1, 256, 256)", rec[c]))
+                Error::new(
+                    at("grid"),
+                    format!("'{}' is not a grid like (1, 256, 256)", rec[c]),
+                )
             })?),
             None => None,
         };
@@ -296,7 +304,9 @@ fn ncu_launches(name: &str, header: &[String], records: &[Vec<String>]) -> Resul
                 if l.function != function || l.block != block || l.grid != grid {
                     return Err(Error::new(
                         &at,
-                        format!("launch ID {id} names another kernel, block or grid than its earlier lines"),
+                        format!(
+                            "launch ID {id} names another kernel, block or grid than its earlier lines"
+                        ),
                     ));
                 }
                 l
@@ -314,14 +324,13 @@ fn ncu_launches(name: &str, header: &[String], records: &[Vec<String>]) -> Resul
         };
         let metric = rec[metric_c].trim().to_string();
         match counter_value(&rec[value_c]) {
-            Some(Ok(v)) => {
-                if launch.counters.insert(metric.clone(), v).is_some() {
-                    return Err(Error::new(
-                        &at,
-                        format!("launch ID {id} has {metric} twice"),
-                    ));
-                }
+            Some(Ok(v)) if launch.counters.insert(metric.clone(), v).is_some() => {
+                return Err(Error::new(
+                    &at,
+                    format!("launch ID {id} has {metric} twice"),
+                ));
             }
+            Some(Ok(_)) => {}
             Some(Err(())) => {
                 return Err(Error::new(
                     &at,
@@ -430,9 +439,10 @@ fn match_manifest(
         let at = format!("{mname}: launch entry {} (trace {})", e + 1, entry.trace);
         let matched: Vec<usize> = match entry.id {
             Some(id) => {
-                let i = launches.iter().position(|l| l.id == id).ok_or_else(|| {
-                    Error::new(&at, format!("id {id} is not a launch of {name}"))
-                })?;
+                let i = launches
+                    .iter()
+                    .position(|l| l.id == id)
+                    .ok_or_else(|| Error::new(&at, format!("id {id} is not a launch of {name}")))?;
                 if !entry.agrees_with(&launches[i]) {
                     return Err(Error::new(
                         &at,
@@ -479,17 +489,17 @@ fn match_manifest(
         }
     }
     let mut notes = vec![];
-    let unnamed: Vec<String> = launches
+    let unnamed: Vec<u64> = launches
         .iter()
         .zip(&owner)
         .filter(|(_, o)| o.is_none())
-        .map(|(l, _)| l.id.to_string())
+        .map(|(l, _)| l.id)
         .collect();
     if !unnamed.is_empty() {
         notes.push(format!(
             "{name}: {} launches have no manifest entry and are left out (ID {})",
             unnamed.len(),
-            unnamed.join(", ")
+            id_ranges(&unnamed)
         ));
     }
     let measured = launches
@@ -512,9 +522,33 @@ fn match_manifest(
     Ok((measured, notes))
 }
 
+/// `0, 1, 2, 5, 7, 8` → `0-2, 5, 7-8`.
+fn id_ranges(ids: &[u64]) -> String {
+    let mut parts: Vec<String> = vec![];
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j > i {
+            true => format!("{}-{}", ids[i], ids[j]),
+            false => ids[i].to_string(),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_lists_are_written_as_ranges() {
+        assert_eq!(id_ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
+        assert_eq!(id_ranges(&[4]), "4");
+    }
 
     #[test]
     fn function_names_lose_return_type_and_arguments() {

@@ -24,7 +24,11 @@ pub const DURATION: &str = "gpu__time_duration.sum";
 /// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
 /// estimates.
 pub fn compared_metrics() -> Vec<&'static str> {
-    metric::ALL.iter().copied().chain([WAVEFRONTS, DURATION]).collect()
+    metric::ALL
+        .iter()
+        .copied()
+        .chain([WAVEFRONTS, DURATION])
+        .collect()
 }
 
 /// How `gputraffic validate` writes its report.
@@ -51,10 +55,11 @@ pub struct Pair {
 impl Pair {
     /// (simulated − measured) / measured; 0 when both are 0, `None` when only measured is.
     pub fn rel_err(&self) -> Option<f64> {
-        match (self.measured, self.simulated) {
-            (m, s) if m == 0.0 && s == 0.0 => Some(0.0),
-            (m, _) if m == 0.0 => None,
-            (m, s) => Some((s - m) / m),
+        let (m, s) = (self.measured, self.simulated);
+        if m != 0.0 {
+            Some((s - m) / m)
+        } else {
+            (s == 0.0).then_some(0.0)
         }
     }
 }
@@ -133,9 +138,7 @@ pub fn validate(
                 compulsory: false,
                 ..SimOptions::default()
             };
-            let report = b
-                .simulate(&opts, clock)
-                .map_err(|e| in_launch(l, e))?;
+            let report = b.simulate(&opts, clock).map_err(|e| in_launch(l, e))?;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, total);
             Ok(paired(l, &report))
@@ -427,13 +430,25 @@ mod tests {
     fn result(block: [u32; 3], measured: f64, simulated: f64) -> LaunchResult {
         LaunchResult {
             launch: launch("star1", block, &[]),
-            pairs: vec![(metric::DRAM_READ, Pair { measured, simulated })],
+            pairs: vec![(
+                metric::DRAM_READ,
+                Pair {
+                    measured,
+                    simulated,
+                },
+            )],
         }
     }
 
     #[test]
     fn relative_error_is_signed_and_undefined_only_for_a_lone_zero() {
-        let p = |m, s| Pair { measured: m, simulated: s }.rel_err();
+        let p = |m, s| {
+            Pair {
+                measured: m,
+                simulated: s,
+            }
+            .rel_err()
+        };
         assert_eq!(p(100.0, 110.0), Some(0.1));
         assert_eq!(p(100.0, 75.0), Some(-0.25));
         assert_eq!(p(0.0, 0.0), Some(0.0));
