@@ -471,12 +471,21 @@ fn draw_grid<DB: DrawingBackend>(
         let pm = Metrics {
             scale: (Metrics::new((w, h)).scale * 1.8).min(m.scale),
         };
-        let lines: Vec<&str> = panel.title.lines().collect();
-        let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
-        // Shrink a long heading (metric names) to the panel's width, as draw does the title.
-        let size = (17.0 * pm.scale)
-            .min(0.95 * w as f64 / (0.6 * longest.max(1) as f64))
+        // A long heading (metric names) first shrinks to the panel's width, as draw does the
+        // title, down to a readable size; below that it breaks at '_' / '.' into more lines.
+        let longest = panel.title.lines().map(|l| l.chars().count()).max();
+        // `wrap` breaks a line when it reaches the width, so a line that just fits needs one more.
+        let fits =
+            |size: f64| (0.95 * w as f64 / (0.6 * size) + 1e-6).floor().max(8.0) as usize + 1;
+        let size = (15.0 * pm.scale)
+            .min(0.95 * w as f64 / (0.6 * longest.unwrap_or(1).max(1) as f64))
+            .max(11.0 * pm.scale)
             .max(7.0);
+        let lines: Vec<String> = panel
+            .title
+            .lines()
+            .flat_map(|l| wrap(l, fits(size)))
+            .collect();
         let line_height = (size * 1.25).round() as i32;
         let top = pm.px(6.0);
         for (i, line) in lines.iter().enumerate() {
