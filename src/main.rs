@@ -416,7 +416,8 @@ struct PlotArgs {
     /// What to draw.
     #[arg(value_enum)]
     kind: gputraffic::plot::KindName,
-    /// The sweep's output (CSV with a header, or .jsonl).
+    /// The sweep's output (CSV with a header, or .jsonl); for validation the JSON of
+    /// `gputraffic validate --format json`.
     #[arg(long)]
     input: std::path::PathBuf,
     /// The picture to write: a .png or .svg name.
@@ -444,9 +445,10 @@ struct PlotArgs {
     /// scatter: logarithmic axes.
     #[arg(long)]
     log: bool,
-    /// block-table: the column shown in the cells.
+    /// block-table: the column shown in the cells; validation: a metric to draw (repeatable,
+    /// one panel each; default every metric in the file).
     #[arg(long, value_name = "COL")]
-    metric: Option<String>,
+    metric: Vec<String>,
     /// composition: the cache level (default l2).
     #[arg(long, value_enum)]
     level: Option<gputraffic::plot::Level>,
@@ -470,7 +472,7 @@ fn plot(a: &PlotArgs) -> Result<String> {
         size: plot::parse_size(&a.size)?,
         filters: a.filters.clone(),
     };
-    let table = gputraffic::table::Table::load(&a.input)?;
+    let table = plot::load_input(a.kind, &a.input)?;
     for note in plot::render(&spec, &table, &a.out)? {
         eprintln!("note: {note}");
     }

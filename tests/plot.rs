@@ -488,3 +488,307 @@ fn bad_input_names_the_file_and_writes_nothing() {
         &[STAR4, "JSON"],
     );
 }
+
+// ---- validation: simulated vs measured per metric, from `gputraffic validate --format json` ----
+
+const VALIDATION: &str = "tests/data/plot/validation.json";
+
+/// (metric, kernel, measured, simulated) of every row and metric of the fixture, read with
+/// serde_json rather than the binary's parser.
+fn validation_points() -> Vec<(String, String, f64, f64)> {
+    let text = std::fs::read_to_string(VALIDATION).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut points = Vec::new();
+    for row in v["rows"].as_array().unwrap() {
+        let kernel = row["kernel"].as_str().unwrap();
+        for (metric, m) in row["metrics"].as_object().unwrap() {
+            points.push((
+                metric.clone(),
+                kernel.to_string(),
+                m["measured"].as_f64().unwrap(),
+                m["simulated"].as_f64().unwrap(),
+            ));
+        }
+    }
+    points
+}
+
+/// The diagonals y = x: two-point lines in the diagonal's grey (the ±10 % guides are lighter).
+fn diagonals(svg: &str) -> Vec<Vec<(i32, i32)>> {
+    polylines(svg)
+        .into_iter()
+        .filter(|(stroke, p)| stroke == "#6E6E6E" && p.len() == 2)
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// How many markers have each fill colour, as sorted counts.
+fn fill_counts(svg: &str) -> Vec<usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for m in markers(svg) {
+        *counts.entry(attribute(m, "fill").to_string()).or_insert(0) += 1;
+    }
+    let mut v: Vec<usize> = counts.into_values().collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn validation_draws_a_panel_per_metric_with_every_point_the_diagonal_and_the_kernels() {
+    let dir = scratch("validation");
+    let points = validation_points();
+    let positive: Vec<_> = points
+        .iter()
+        .filter(|(_, _, m, s)| *m > 0.0 && *s > 0.0)
+        .collect();
+    assert_eq!(
+        points.len() - positive.len(),
+        1,
+        "the fixture should have one point a log axis cannot show"
+    );
+    let mut metrics: Vec<&str> = points.iter().map(|p| p.0.as_str()).collect();
+    metrics.sort_unstable();
+    metrics.dedup();
+    assert_eq!(metrics.len(), 3);
+
+    let (bytes, stderr) = plot(&dir, "v.svg", &["validation", "--input", VALIDATION]);
+    let s = String::from_utf8(bytes).unwrap();
+    let t = texts(&s);
+    // One marker per row and metric with both values > 0; the other one is reported.
+    assert_eq!(markers(&s).len(), positive.len());
+    assert!(
+        stderr.contains("lts__t_sectors_srcunit_tex_op_read.sum: left out 1 of 5 point(s)"),
+        "{stderr}"
+    );
+    // One panel per metric: its heading, in sorted order, and its diagonal running up to the
+    // right (SVG's y grows downwards).
+    let headings: Vec<usize> = metrics
+        .iter()
+        .map(|m| {
+            t.iter()
+                .position(|x| x == m)
+                .unwrap_or_else(|| panic!("{m}: {t:?}"))
+        })
+        .collect();
+    assert!(headings.windows(2).all(|w| w[0] < w[1]), "{headings:?}");
+    let d = diagonals(&s);
+    assert_eq!(d.len(), metrics.len());
+    assert!(
+        d.iter().all(|p| p[1].0 > p[0].0 && p[1].1 < p[0].1),
+        "{d:?}"
+    );
+    // The ±10 % guides are drawn (dashed: many short pieces).
+    let guides = polylines(&s)
+        .into_iter()
+        .filter(|(stroke, _)| stroke == "#A0A0A0")
+        .count();
+    assert!(guides > 2 * metrics.len(), "{guides}");
+    // n and the median |rel err| of the points drawn, by hand from the fixture:
+    // DRAM |errors| 0, 0.00004, 0.01, 0.35, 0.397 → 1 %; L2 (copy left out) 0.02, 0.02, 0.03,
+    // 0.1176 → 2.5 %; time 0.1, 0.1 → 10 %.
+    for heading in [
+        "n = 5, median |rel err| = 1 %",
+        "n = 4, median |rel err| = 2.5 %",
+        "n = 2, median |rel err| = 10 %",
+    ] {
+        assert!(t.iter().any(|x| x == heading), "{heading}: {t:?}");
+    }
+    // The legend names the kernels and the guides; markers are coloured by kernel.
+    for entry in ["kernel", "copy", "star1", "star4", "y = x", "±10 %"] {
+        assert!(t.iter().any(|x| x == entry), "{entry}: {t:?}");
+    }
+    let mut per_kernel: Vec<usize> = ["copy", "star1", "star4"]
+        .iter()
+        .map(|k| positive.iter().filter(|p| p.1 == *k).count())
+        .collect();
+    per_kernel.sort_unstable();
+    assert_eq!(fill_counts(&s), per_kernel);
+    assert!(has_text(&t, "h200: simulated vs measured"), "{t:?}");
+    assert!(t.iter().any(|x| x == "measured") && t.iter().any(|x| x == "simulated"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validation_metric_and_where_choose_panels_and_points() {
+    let dir = scratch("validation-select");
+    let points = validation_points();
+    let dram = "dram__sectors_read.sum";
+    let l2 = "lts__t_sectors_srcunit_tex_op_read.sum";
+    let time = "gpu__time_duration.sum";
+
+    let s = svg(
+        &dir,
+        &["validation", "--input", VALIDATION, "--metric", dram],
+    );
+    let t = texts(&s);
+    assert_eq!(diagonals(&s).len(), 1);
+    assert_eq!(
+        markers(&s).len(),
+        points.iter().filter(|p| p.0 == dram).count()
+    );
+    assert!(t.iter().any(|x| x == dram));
+    assert!(!t.iter().any(|x| x == l2 || x == time), "{t:?}");
+
+    // Several --metric: their panels in the order given.
+    let s = svg(
+        &dir,
+        &[
+            "validation",
+            "--input",
+            VALIDATION,
+            "--metric",
+            l2,
+            "--metric",
+            dram,
+        ],
+    );
+    let t = texts(&s);
+    assert_eq!(diagonals(&s).len(), 2);
+    let at = |m: &str| t.iter().position(|x| x == m).unwrap();
+    assert!(at(l2) < at(dram), "{t:?}");
+    assert!(!t.iter().any(|x| x == time));
+
+    // --where keeps one kernel: only its points, one colour, named in the title.
+    let s = svg(
+        &dir,
+        &[
+            "validation",
+            "--input",
+            VALIDATION,
+            "--where",
+            "kernel=star4",
+            "--title",
+            "dev set",
+        ],
+    );
+    let t = texts(&s);
+    let star4 = points
+        .iter()
+        .filter(|p| p.1 == "star4" && p.2 > 0.0 && p.3 > 0.0)
+        .count();
+    assert_eq!(markers(&s).len(), star4);
+    assert_eq!(fill_counts(&s), [star4]);
+    assert!(t.iter().any(|x| x == "star4") && !t.iter().any(|x| x == "star1"));
+    assert!(t.iter().any(|x| x == "dev set"), "--title: {t:?}");
+    let s = svg(
+        &dir,
+        &[
+            "validation",
+            "--input",
+            VALIDATION,
+            "--where",
+            "kernel=star4",
+        ],
+    );
+    assert!(
+        has_text(
+            &texts(&s),
+            "star4 on h200: simulated vs measured (kernel=star4)"
+        ),
+        "{:?}",
+        texts(&s)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validation_png_has_the_requested_size_and_reruns_are_identical() {
+    let dir = scratch("validation-png");
+    let args = ["validation", "--input", VALIDATION, "--size", "1200x900"];
+    let (png, _) = plot(&dir, "v.png", &args);
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 1200);
+    assert_eq!(u32::from_be_bytes(png[20..24].try_into().unwrap()), 900);
+    assert!(
+        plot(&dir, "v.png", &args).0 == png,
+        "PNG differs between runs"
+    );
+    let first = plot(&dir, "v.svg", &args).0;
+    assert!(
+        plot(&dir, "v.svg", &args).0 == first,
+        "SVG differs between runs"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validation_bad_input_names_the_file_and_writes_nothing() {
+    let dir = scratch("validation-inputs");
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let broken = file("broken.json", r#"{"rows": [ {"kernel": "#);
+    let no_metrics = file("no-metrics.json", r#"{"rows": [{"kernel": "star1"}]}"#);
+    let no_simulated = file(
+        "no-simulated.json",
+        r#"{"rows": [{"kernel": "star1", "metrics": {"m": {"measured": 1}}}]}"#,
+    );
+    let no_rows = file("no-rows.json", r#"{"hw": "h200", "rows": []}"#);
+    let summary_only = file("summary.json", r#"{"hw": "h200", "metrics": {}}"#);
+    let cases: [(&str, Vec<&str>, Vec<&str>); 9] = [
+        ("broken", vec!["--input", &broken], vec![&broken, "JSON"]),
+        (
+            "no-metrics",
+            vec!["--input", &no_metrics],
+            vec![&no_metrics, "rows[0]: no key 'metrics'"],
+        ),
+        (
+            "no-simulated",
+            vec!["--input", &no_simulated],
+            vec![&no_simulated, "no key 'metrics.m.simulated'"],
+        ),
+        (
+            "no-rows",
+            vec!["--input", &no_rows],
+            vec![&no_rows, "no rows"],
+        ),
+        (
+            "summary-only",
+            vec!["--input", &summary_only],
+            vec![&summary_only, "no key 'rows'"],
+        ),
+        (
+            "sweep-csv",
+            vec!["--input", STAR4],
+            vec![STAR4, "JSON", "gputraffic validate"],
+        ),
+        (
+            "unknown-metric",
+            vec!["--input", VALIDATION, "--metric", "nope.sum"],
+            vec![VALIDATION, "no metric 'nope.sum'", "dram__sectors_read.sum"],
+        ),
+        (
+            "no-kernel-left",
+            vec!["--input", VALIDATION, "--where", "kernel=box27"],
+            vec![VALIDATION, "no row has kernel=box27"],
+        ),
+        (
+            "log-option",
+            vec!["--input", VALIDATION, "--log"],
+            vec!["--log", "not an option of 'plot validation'"],
+        ),
+    ];
+    for (name, args, expected) in cases {
+        let mut all = vec!["validation"];
+        all.extend(args);
+        rejects_plot(&format!("validation-{name}"), &all, "v.svg", &expected);
+    }
+    // block-table shows one metric: a second --metric is refused, not ignored.
+    rejects_plot(
+        "block-table-two-metrics",
+        &[
+            "block-table",
+            "--input",
+            STAR4,
+            "--metric",
+            "a",
+            "--metric",
+            "b",
+        ],
+        "p.svg",
+        &["--metric", "not several"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -95,6 +95,8 @@ pub enum SeriesStyle {
     Line,
     /// Both.
     LineAndMarkers,
+    /// A thin dashed line through the points in order (a guide such as ±10 %, not data).
+    Dashed,
 }
 
 /// A named set of points drawn in one colour.
@@ -174,6 +176,24 @@ pub struct StackedBars {
     pub layers: Vec<BarLayer>,
 }
 
+/// Several x–y panels in a grid under one caption, with one legend for all of them (e.g.
+/// measured vs simulated, one panel per metric).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PanelGrid {
+    /// The caption above the grid.
+    pub title: String,
+    /// Panels per row (the last row may be shorter).
+    pub columns: usize,
+    /// Left to right, top to bottom. Each panel's `title` is its heading (one line per `\n`);
+    /// its `legend_title` and `legend_notes` are not drawn.
+    pub panels: Vec<XyFigure>,
+    /// Heading of the shared legend, which lists every series label of the panels once, in
+    /// order of first appearance.
+    pub legend_title: String,
+    /// Lines under the legend.
+    pub legend_notes: Vec<String>,
+}
+
 /// Anything `gputraffic plot` draws.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Figure {
@@ -183,6 +203,8 @@ pub enum Figure {
     Heat(HeatMap),
     /// Volume composition.
     Bars(StackedBars),
+    /// Several scatter plots side by side.
+    Grid(PanelGrid),
 }
 
 /// The file formats a figure is written in.
@@ -274,6 +296,7 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), Stri
         Figure::Xy(f) => &f.title,
         Figure::Heat(f) => &f.title,
         Figure::Bars(f) => &f.title,
+        Figure::Grid(f) => &f.title,
     };
     // A long title (metric names, --where conditions) shrinks to fit the width; DejaVu Sans
     // letters average about 0.6 of the font size.
@@ -293,6 +316,7 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), Stri
         Figure::Xy(f) => draw_xy(f, &plot, &legend, m),
         Figure::Heat(f) => draw_heat(f, &plot, &legend, m),
         Figure::Bars(f) => draw_bars(f, &plot, &legend, m),
+        Figure::Grid(f) => draw_grid(f, &plot, &legend, m),
     }
 }
 
@@ -313,6 +337,31 @@ fn draw_xy<DB: DrawingBackend>(
     f: &XyFigure,
     plot: &Area<DB>,
     legend: &Area<DB>,
+    m: Metrics,
+) -> Result<(), String> {
+    draw_xy_chart(f, plot, m)?;
+    let entries: Vec<LegendEntry> = f.series.iter().map(legend_entry).collect();
+    draw_legend(legend, m, &f.legend_title, &entries, &f.legend_notes)
+}
+
+/// The legend entry of a series: a box for markers, a bar for lines.
+fn legend_entry(s: &Series) -> LegendEntry {
+    LegendEntry {
+        label: s.label.clone(),
+        colour: s.colour,
+        swatch: match s.style {
+            SeriesStyle::Line => Swatch::Line,
+            SeriesStyle::Dashed => Swatch::Dashed,
+            _ => Swatch::Box,
+        },
+        details: s.details.clone(),
+    }
+}
+
+/// The axes, grid and series of `f` on `plot` (no legend, no title).
+fn draw_xy_chart<DB: DrawingBackend>(
+    f: &XyFigure,
+    plot: &Area<DB>,
     m: Metrics,
 ) -> Result<(), String> {
     let (x0, x1) = axis_span(&f.x)?;
@@ -351,7 +400,10 @@ fn draw_xy<DB: DrawingBackend>(
             .iter()
             .map(|&(x, y)| Some((xs.to_axis(x)?, ys.to_axis(y)?)))
             .collect();
-        if matches!(s.style, SeriesStyle::Line | SeriesStyle::LineAndMarkers) {
+        if matches!(
+            s.style,
+            SeriesStyle::Line | SeriesStyle::LineAndMarkers | SeriesStyle::Dashed
+        ) {
             // A curve leaving the shown range (a fit overshooting 0..1) is cut there, not
             // flattened onto the frame.
             let inside = |p: &Option<(f64, f64)>| {
@@ -361,6 +413,15 @@ fn draw_xy<DB: DrawingBackend>(
             for p in points.iter().chain(std::iter::once(&None)) {
                 if inside(p) {
                     run.push(p.unwrap_or_default());
+                } else if !run.is_empty() && s.style == SeriesStyle::Dashed {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            std::mem::take(&mut run),
+                            m.px(6.0),
+                            m.px(6.0),
+                            colour.stroke_width(m.px(1.0) as u32),
+                        ))
+                        .map_err(fail)?;
                 } else if !run.is_empty() {
                     let width = m.px(2.5) as u32;
                     chart
@@ -388,20 +449,64 @@ fn draw_xy<DB: DrawingBackend>(
                 .map_err(fail)?;
         }
     }
+    Ok(())
+}
 
-    let entries: Vec<LegendEntry> = f
-        .series
-        .iter()
-        .map(|s| LegendEntry {
-            label: s.label.clone(),
-            colour: s.colour,
-            swatch: match s.style {
-                SeriesStyle::Line => Swatch::Line,
-                _ => Swatch::Box,
-            },
-            details: s.details.clone(),
-        })
-        .collect();
+/// The panels of `f` in a grid on `plot`, each under its heading, and one legend for all.
+fn draw_grid<DB: DrawingBackend>(
+    f: &PanelGrid,
+    plot: &Area<DB>,
+    legend: &Area<DB>,
+    m: Metrics,
+) -> Result<(), String> {
+    let n = f.panels.len();
+    let columns = f.columns.clamp(1, n.max(1));
+    let rows = n.div_ceil(columns).max(1);
+    let areas = plot.split_evenly((rows, columns));
+    for (panel, area) in f.panels.iter().zip(&areas) {
+        let (w, h) = area.dim_in_pixel();
+        // Text scaled to the whole picture would crowd a small panel, text scaled to the panel
+        // alone would be unreadable: take the panel's scale, enlarged, but never above the
+        // picture's.
+        let pm = Metrics {
+            scale: (Metrics::new((w, h)).scale * 1.8).min(m.scale),
+        };
+        // A long heading (metric names) first shrinks to the panel's width, as draw does the
+        // title, down to a readable size; below that it breaks at '_' / '.' into more lines.
+        let longest = panel.title.lines().map(|l| l.chars().count()).max();
+        // `wrap` breaks a line when it reaches the width, so a line that just fits needs one more.
+        let fits =
+            |size: f64| (0.95 * w as f64 / (0.6 * size) + 1e-6).floor().max(8.0) as usize + 1;
+        let size = (15.0 * pm.scale)
+            .min(0.95 * w as f64 / (0.6 * longest.unwrap_or(1).max(1) as f64))
+            .max(11.0 * pm.scale)
+            .max(7.0);
+        let lines: Vec<String> = panel
+            .title
+            .lines()
+            .flat_map(|l| wrap(l, fits(size)))
+            .collect();
+        let line_height = (size * 1.25).round() as i32;
+        let top = pm.px(6.0);
+        for (i, line) in lines.iter().enumerate() {
+            let style =
+                TextStyle::from((FAMILY, size).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw(&Text::new(
+                line.to_string(),
+                (w as i32 / 2, top + i as i32 * line_height),
+                style,
+            ))
+            .map_err(fail)?;
+        }
+        let heading = top + lines.len() as i32 * line_height;
+        draw_xy_chart(panel, &area.margin(heading, 0, 0, 0), pm)?;
+    }
+    let mut entries: Vec<LegendEntry> = Vec::new();
+    for s in f.panels.iter().flat_map(|p| &p.series) {
+        if !entries.iter().any(|e| e.label == s.label) {
+            entries.push(legend_entry(s));
+        }
+    }
     draw_legend(legend, m, &f.legend_title, &entries, &f.legend_notes)
 }
 
@@ -489,6 +594,7 @@ fn linear_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
 enum Swatch {
     Box,
     Line,
+    Dashed,
 }
 
 struct LegendEntry {
@@ -557,6 +663,18 @@ fn draw_legend<DB: DrawingBackend>(
                     colour.filled(),
                 ))
                 .map_err(fail)?;
+            }
+            Swatch::Dashed => {
+                // Two short bars, read as a dashed line.
+                let mid = y + box_size / 2;
+                let dash = (box_size + m.px(4.0)) * 2 / 5;
+                for start in [x - m.px(2.0), x + box_size + m.px(2.0) - dash] {
+                    area.draw(&Rectangle::new(
+                        [(start, mid - m.px(1.0)), (start + dash, mid + m.px(1.0))],
+                        colour.filled(),
+                    ))
+                    .map_err(fail)?;
+                }
             }
         }
         text(&e.label, (x + box_size + m.px(8.0), y - m.px(1.0)), 16.0)?;

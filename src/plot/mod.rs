@@ -5,13 +5,16 @@
 //! ([`build`]); [`figure::encode`] draws it with plotters and the bundled font, and
 //! [`write_figure`] writes the file only once the drawing has succeeded. Block shapes are coloured
 //! with Ernst et al.'s scheme ([`block_colour`]). [`scatter_with_diagonal`] is the reusable
-//! "A vs B with y = x" figure (predicted or measured vs simulated).
+//! "A vs B with y = x" figure (predicted or measured vs simulated); the `validation` kind
+//! ([`validation`]) draws one per metric from the JSON of `gputraffic validate`.
 
 mod bitmap;
 pub mod figure;
+pub mod validation;
 
 pub use figure::{
-    Axis, BarLayer, Figure, Format, HeatMap, Rgb, Scale, Series, SeriesStyle, StackedBars, XyFigure,
+    Axis, BarLayer, Figure, Format, HeatMap, PanelGrid, Rgb, Scale, Series, SeriesStyle,
+    StackedBars, XyFigure,
 };
 
 use crate::error::{Error, Result};
@@ -31,6 +34,8 @@ pub enum KindName {
     BlockTable,
     /// Compulsory and capacity volume stacked per block shape.
     Composition,
+    /// Measured vs simulated, one log–log panel per metric, from `gputraffic validate`'s JSON.
+    Validation,
 }
 
 /// A cache level whose volumes `composition` shows.
@@ -96,6 +101,13 @@ pub enum PlotKind {
         /// The cache level.
         level: Level,
     },
+    /// Simulated against measured per metric (log axes, y = x and ±10 %), points coloured by
+    /// kernel, on the long table [`validation::load`] makes.
+    Validation {
+        /// The metrics to draw, one panel each, in this order; empty for every metric present
+        /// (sorted by name).
+        metrics: Vec<String>,
+    },
 }
 
 /// The options of `gputraffic plot` that only some kinds take.
@@ -109,8 +121,8 @@ pub struct PlotOptions {
     pub fit: Option<PathBuf>,
     /// `--log`.
     pub log: bool,
-    /// `--metric COL`.
-    pub metric: Option<String>,
+    /// `--metric COL` (repeatable; only `validation` takes more than one).
+    pub metric: Vec<String>,
     /// `--level l1|l2`.
     pub level: Option<Level>,
 }
@@ -130,7 +142,7 @@ impl PlotKind {
             ("--y", o.y.is_some()),
             ("--fit", o.fit.is_some()),
             ("--log", o.log),
-            ("--metric", o.metric.is_some()),
+            ("--metric", !o.metric.is_empty()),
             ("--level", o.level.is_some()),
         ];
         let (kind_text, allowed): (&str, &[&str]) = match name {
@@ -139,6 +151,7 @@ impl PlotKind {
             KindName::LayerCondition => ("layer-condition", &["--y"]),
             KindName::BlockTable => ("block-table", &["--metric"]),
             KindName::Composition => ("composition", &["--level"]),
+            KindName::Validation => ("validation", &["--metric"]),
         };
         if let Some((option, _)) = given
             .iter()
@@ -175,12 +188,30 @@ impl PlotKind {
             KindName::LayerCondition => PlotKind::LayerCondition {
                 y: o.y.clone().unwrap_or_else(|| LAYER_CONDITION_Y.into()),
             },
-            KindName::BlockTable => PlotKind::BlockTable {
-                metric: required(&o.metric, "--metric")?,
-            },
+            KindName::BlockTable => {
+                if o.metric.len() > 1 {
+                    return Err(Error::new(
+                        "--metric",
+                        format!("'plot {kind_text}' shows one --metric COLUMN, not several"),
+                    ));
+                }
+                PlotKind::BlockTable {
+                    metric: required(&o.metric.first().cloned(), "--metric")?,
+                }
+            }
             KindName::Composition => PlotKind::Composition {
                 level: o.level.unwrap_or(Level::L2),
             },
+            KindName::Validation => {
+                // A metric named twice gets one panel.
+                let mut metrics: Vec<String> = Vec::new();
+                for m in &o.metric {
+                    if !metrics.contains(m) {
+                        metrics.push(m.clone());
+                    }
+                }
+                PlotKind::Validation { metrics }
+            }
         })
     }
 }
@@ -320,6 +351,16 @@ impl Gompertz {
     }
 }
 
+/// Reads the input of plot kind `kind`: the long table of [`validation::load`] for
+/// `validation` (whose input is `gputraffic validate`'s JSON), else a sweep's CSV or JSONL
+/// ([`Table::load`]).
+pub fn load_input(kind: KindName, path: &Path) -> Result<Table> {
+    match kind {
+        KindName::Validation => validation::load(path),
+        _ => Table::load(path),
+    }
+}
+
 /// A figure and the remarks made while building it (rows skipped, values clipped), for stderr.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plot {
@@ -365,6 +406,9 @@ pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
         PlotKind::LayerCondition { y } => layer_condition(&data, y, &mut notes)?,
         PlotKind::BlockTable { metric } => block_table(&data, metric, &spec.filters, &mut notes)?,
         PlotKind::Composition { level } => composition(&data, *level, &mut notes)?,
+        PlotKind::Validation { metrics } => {
+            validation::figure(&data, metrics, &spec.filters, &mut notes)?
+        }
     };
     let figure = match (&spec.title, figure) {
         (None, f) => f,
@@ -379,6 +423,10 @@ pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
         (Some(t), Figure::Bars(mut f)) => {
             f.title = t.clone();
             Figure::Bars(f)
+        }
+        (Some(t), Figure::Grid(mut f)) => {
+            f.title = t.clone();
+            Figure::Grid(f)
         }
     };
     Ok(Plot { figure, notes })
