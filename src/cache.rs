@@ -81,6 +81,8 @@ pub struct SetAssoc {
     /// Replacement stamps: last use (LRU) or insertion (FIFO).
     stamps: Vec<u32>,
     clock: u32,
+    /// xorshift state for random replacement.
+    rng: u64,
 }
 
 impl Cache {
@@ -93,6 +95,7 @@ impl Cache {
             states: vec![LineState::default(); n],
             stamps: vec![0; n],
             clock: 0,
+            rng: 0x9E37_79B9_7F4A_7C15,
         })
     }
 
@@ -221,6 +224,12 @@ impl SetAssoc {
         let set = &self.tags[start..start + ways];
         let slot = match set.iter().position(|&t| t == 0) {
             Some(w) => start + w,
+            None if self.geometry.replacement == Replacement::Random => {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                start + (((self.rng >> 32) as usize * ways) >> 32)
+            }
             None => {
                 // Oldest stamp: least recently used (LRU) or first inserted (FIFO).
                 let stamps = &self.stamps[start..start + ways];
@@ -296,6 +305,28 @@ mod tests {
         assert!(c.access(0).is_some()); // stamp u32::MAX
         assert!(c.access(2).is_some()); // wraps: renumbered, 2 newest
         assert_eq!(c.insert(4).1.map(|e| e.line), Some(0));
+    }
+
+    #[test]
+    fn random_replacement_spreads_evictions_and_repeats_itself() {
+        let evictions = || {
+            let mut c = two_way(Replacement::Random);
+            // Even lines all map to set 0; each insert beyond two evicts one of the set's ways.
+            (0..200u64)
+                .filter_map(|i| c.insert(2 * i).1.map(|e| e.line))
+                .collect::<Vec<_>>()
+        };
+        let first = evictions();
+        assert_eq!(first.len(), 198);
+        assert_eq!(first, evictions());
+        // Random, not FIFO or LRU (which always evict the older of the two): eviction i comes
+        // with the insert of line 2(i+2), when the newest line present is 2(i+1).
+        let young = first
+            .iter()
+            .enumerate()
+            .filter(|&(i, &line)| line == 2 * (i as u64 + 1))
+            .count();
+        assert!(young > 40 && young < 160, "{young} of 198 evictions took the newest line");
     }
 
     #[test]

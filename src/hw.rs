@@ -99,6 +99,8 @@ pub enum Replacement {
     Lru,
     /// First in, first out (insertion order).
     Fifo,
+    /// A pseudo-random way of the set (a fixed-seed generator per cache, so runs repeat).
+    Random,
 }
 
 /// How a line address selects its set.

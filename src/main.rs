@@ -31,7 +31,7 @@ enum Command {
     Sweep(SweepArgs),
     /// Fit a model's constants to sweep results (gompertz: y = a*exp(b*exp(c*x)); su2015).
     Fit(FitArgs),
-    /// Draw a sweep's results as a PNG or SVG picture.
+    /// Draw sweep results or a validation report as a PNG or SVG picture.
     Plot(PlotArgs),
     /// Simulate measured launches and compare with their hardware counters (Nsight Compute).
     Validate(ValidateArgs),
