@@ -83,6 +83,9 @@ pub struct SetAssoc {
     clock: u32,
     /// xorshift state for random replacement.
     rng: u64,
+    /// Tree-PLRU bits, one word per set (empty for other policies): node i has children 2i+1 and
+    /// 2i+2; a set bit means "the victim is on the right".
+    tree: Vec<u32>,
 }
 
 impl Cache {
@@ -96,6 +99,10 @@ impl Cache {
             stamps: vec![0; n],
             clock: 0,
             rng: 0x9E37_79B9_7F4A_7C15,
+            tree: match geometry.replacement {
+                Replacement::Plru => vec![0; geometry.sets],
+                _ => vec![],
+            },
         })
     }
 
@@ -121,8 +128,10 @@ impl Cache {
         match self {
             Cache::SetAssoc(c) => {
                 let i = c.find(line)?;
-                if c.geometry.replacement == Replacement::Lru {
-                    c.stamps[i] = c.tick();
+                match c.geometry.replacement {
+                    Replacement::Lru => c.stamps[i] = c.tick(),
+                    Replacement::Plru => c.touch(i),
+                    Replacement::Fifo | Replacement::Random => {}
                 }
                 Some(&mut c.states[i])
             }
@@ -192,6 +201,24 @@ impl SetAssoc {
         self.clock = ways as u32;
     }
 
+    /// Tree-PLRU: points every node on the path to `slot` away from it.
+    #[inline]
+    fn touch(&mut self, slot: usize) {
+        let ways = self.geometry.ways;
+        let (set, way) = (slot / ways, slot % ways);
+        let mut bits = self.tree[set];
+        // Leaves are nodes ways-1 .. 2·ways-2; walk up from the leaf of `way`.
+        let mut node = way + ways - 1;
+        while node > 0 {
+            let parent = (node - 1) / 2;
+            let came_from_right = node == 2 * parent + 2;
+            // Victim goes to the other side: right (1) if we came from the left.
+            bits = (bits & !(1 << parent)) | (u32::from(!came_from_right) << parent);
+            node = parent;
+        }
+        self.tree[set] = bits;
+    }
+
     #[inline]
     fn set_of(&self, line: u64) -> usize {
         let sets = self.geometry.sets;
@@ -224,6 +251,14 @@ impl SetAssoc {
         let set = &self.tags[start..start + ways];
         let slot = match set.iter().position(|&t| t == 0) {
             Some(w) => start + w,
+            None if self.geometry.replacement == Replacement::Plru => {
+                let bits = self.tree[start / ways];
+                let mut node = 0;
+                while node < ways - 1 {
+                    node = 2 * node + 1 + (bits >> node & 1) as usize;
+                }
+                start + node - (ways - 1)
+            }
             None if self.geometry.replacement == Replacement::Random => {
                 self.rng ^= self.rng << 13;
                 self.rng ^= self.rng >> 7;
@@ -249,6 +284,9 @@ impl SetAssoc {
         debug_assert!(line <= MAX_LINE);
         self.tags[slot] = (line + 1) as u32;
         self.stamps[slot] = self.tick();
+        if self.geometry.replacement == Replacement::Plru {
+            self.touch(slot);
+        }
         self.states[slot] = LineState::default();
         (&mut self.states[slot], evicted)
     }
@@ -326,7 +364,34 @@ mod tests {
             .enumerate()
             .filter(|&(i, &line)| line == 2 * (i as u64 + 1))
             .count();
-        assert!(young > 40 && young < 160, "{young} of 198 evictions took the newest line");
+        assert!(
+            young > 40 && young < 160,
+            "{young} of 198 evictions took the newest line"
+        );
+    }
+
+    #[test]
+    fn tree_plru_evicts_away_from_recent_uses() {
+        let mut c = Cache::new(Geometry {
+            sets: 1,
+            ways: 4,
+            replacement: Replacement::Plru,
+            indexing: SetIndexing::Modulo,
+        });
+        for line in 0..4 {
+            c.insert(line);
+        }
+        // Fill order 0,1,2,3: the last touch (3, right half) points the root left, and the left
+        // node away from 1: victim 0.
+        assert_eq!(c.insert(4).1.unwrap().line, 0);
+        // 4 took way 0; using 1 now sends the root right, where 3 was used after 2: victim 2.
+        assert!(c.access(1).is_some());
+        assert_eq!(c.insert(5).1.unwrap().line, 2);
+        // Ways: 4,1,5,3. Using 3 and 5 (right) points the root left, away from 1 (used last on
+        // the left): victim 4.
+        assert!(c.access(3).is_some());
+        assert!(c.access(5).is_some());
+        assert_eq!(c.insert(6).1.unwrap().line, 4);
     }
 
     #[test]

@@ -101,6 +101,9 @@ pub enum Replacement {
     Fifo,
     /// A pseudo-random way of the set (a fixed-seed generator per cache, so runs repeat).
     Random,
+    /// Tree pseudo-LRU: a binary tree of one bit per node points away from the most recent use
+    /// (ways a power of two, at most 32).
+    Plru,
 }
 
 /// How a line address selects its set.
@@ -307,6 +310,16 @@ impl HwConfig {
             self.l1.ways,
             1,
         )?;
+        for (level, ways, policy) in [
+            ("l1", self.l1.ways, self.l1.replacement),
+            ("l2", self.l2.ways, self.l2.replacement),
+        ] {
+            if policy == Replacement::Plru && (!ways.is_power_of_two() || ways > 32) {
+                return Err(format!(
+                    "{level}.replacement = \"plru\" needs a power of two of at most 32 ways (got {ways})"
+                ));
+            }
+        }
         let l2 = &self.l2;
         if l2.partitions != 1 && l2.partitions != 2 {
             return Err(format!(
