@@ -351,8 +351,12 @@ struct FitArgs {
 fn fit(a: &FitArgs) -> Result<String> {
     let request = gputraffic::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
     let table = gputraffic::table::Table::load(&a.input)?.filtered(&a.where_)?;
-    let text = request.fit(&table)?.render(a.format);
-    match &a.out {
+    write_or_print(a.out.as_deref(), request.fit(&table)?.render(a.format))
+}
+
+/// Writes `text` to `out` (all or nothing), or hands it back for stdout when there is no `--out`.
+fn write_or_print(out: Option<&std::path::Path>, text: String) -> Result<String> {
+    match out {
         Some(path) => {
             gputraffic::error::write_file_atomically(path, text.as_bytes())?;
             Ok(String::new())
@@ -401,14 +405,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     for note in notes {
         eprintln!("note: {note}");
     }
-    let text = validation.render(a.format);
-    match &a.out {
-        Some(path) => {
-            gputraffic::error::write_file_atomically(path, text.as_bytes())?;
-            Ok(String::new())
-        }
-        None => Ok(text),
-    }
+    write_or_print(a.out.as_deref(), validation.render(a.format))
 }
 
 #[derive(clap::Args)]
