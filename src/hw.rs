@@ -310,16 +310,6 @@ impl HwConfig {
             self.l1.ways,
             1,
         )?;
-        for (level, ways, policy) in [
-            ("l1", self.l1.ways, self.l1.replacement),
-            ("l2", self.l2.ways, self.l2.replacement),
-        ] {
-            if policy == Replacement::Plru && (!ways.is_power_of_two() || ways > 32) {
-                return Err(format!(
-                    "{level}.replacement = \"plru\" needs a power of two of at most 32 ways (got {ways})"
-                ));
-            }
-        }
         let l2 = &self.l2;
         if l2.partitions != 1 && l2.partitions != 2 {
             return Err(format!(
@@ -335,6 +325,16 @@ impl HwConfig {
             l2.ways,
             l2.partitions,
         )?;
+        for (level, ways, policy) in [
+            ("l1", self.l1.ways, self.l1.replacement),
+            ("l2", l2.ways, l2.replacement),
+        ] {
+            if policy == Replacement::Plru && (!ways.is_power_of_two() || ways > 32) {
+                return Err(format!(
+                    "{level}.replacement = \"plru\" needs a power of two of at most 32 ways (got {ways})"
+                ));
+            }
+        }
         if l2.fill_bytes < l2.sector_bytes
             || !l2.fill_bytes.is_multiple_of(l2.sector_bytes)
             || !l2.line_bytes.is_multiple_of(l2.fill_bytes)
@@ -569,6 +569,16 @@ mod tests {
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert_eq!(err.source_name, "bad.toml");
         assert!(err.message.contains("l2: size"), "{}", err.message);
+    }
+
+    #[test]
+    fn tree_plru_needs_a_power_of_two_of_ways() {
+        // 12 ways divide each 30 MiB partition into whole sets, so only the policy objects.
+        let text = include_str!("../hw-configs/h200.toml").replace("ways = 16", "ways = 12");
+        let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
+        assert!(err.message.contains("power of two"), "{}", err.message);
+        let lru = text.replace("replacement = \"plru\"", "replacement = \"lru\"");
+        assert!(HwConfig::parse(&lru, "ok.toml").is_ok());
     }
 
     #[test]
