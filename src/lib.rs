@@ -77,7 +77,15 @@ pub struct Bound {
 impl Bound {
     /// Binds an already loaded kernel to the GPU named `hw` (shipped name or path).
     pub fn new(kernel: trace::Kernel, hw: &str, req: &launch::LaunchRequest) -> Result<Bound> {
-        let hw = hw::HwConfig::load(hw)?;
+        Bound::with_hw(kernel, hw::HwConfig::load(hw)?, req)
+    }
+
+    /// Binds an already loaded kernel to an already loaded GPU config.
+    pub fn with_hw(
+        kernel: trace::Kernel,
+        hw: hw::HwConfig,
+        req: &launch::LaunchRequest,
+    ) -> Result<Bound> {
         let launch = launch::Launch::new(&kernel, &hw, req)?;
         Ok(Bound { kernel, hw, launch })
     }

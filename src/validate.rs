@@ -123,7 +123,7 @@ pub fn validate(
     // Bind everything first: a bad launch is reported before minutes of simulation.
     let bound = launches
         .iter()
-        .map(|l| bind(l, hw))
+        .map(|l| bind(l, &hw_config))
         .collect::<Result<Vec<_>>>()?;
     let total = launches.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -174,9 +174,10 @@ fn in_launch(l: &MeasuredLaunch, e: Error) -> Error {
     Error::new(&l.origin, format!("{}: {}", l.label(), e.message))
 }
 
-fn bind(l: &MeasuredLaunch, hw: &str) -> Result<crate::Bound> {
+fn bind(l: &MeasuredLaunch, hw: &crate::hw::HwConfig) -> Result<crate::Bound> {
     let kernel = crate::load_kernel(&l.kernel).map_err(|e| in_launch(l, e))?;
-    let bound = crate::Bound::new(kernel, hw, &l.request).map_err(|e| in_launch(l, e))?;
+    let bound =
+        crate::Bound::with_hw(kernel, hw.clone(), &l.request).map_err(|e| in_launch(l, e))?;
     if let Some(grid) = l.grid {
         let simulated = bound.launch.grid.map(u64::from);
         if simulated != grid {
