@@ -298,11 +298,10 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), Stri
         Figure::Bars(f) => &f.title,
         Figure::Grid(f) => &f.title,
     };
-    // A long title (metric names, --where conditions) shrinks to fit the width; DejaVu Sans
-    // letters average about 0.6 of the font size.
+    // A long title (metric names, --where conditions) shrinks to fit the width.
     let width = root.dim_in_pixel().0 as f64;
     let title_size = (26.0 * m.scale)
-        .min(0.95 * width / (0.6 * title.chars().count().max(1) as f64))
+        .min(size_to_fit(width, title.chars().count()))
         .max(8.0);
     let body = root
         .margin(m.px(8.0), 0, 0, 0)
@@ -318,6 +317,16 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), Stri
         Figure::Bars(f) => draw_bars(f, &plot, &legend, m),
         Figure::Grid(f) => draw_grid(f, &plot, &legend, m),
     }
+}
+
+/// Average letter width of DejaVu Sans, as a fraction of the font size.
+const LETTER_WIDTH: f64 = 0.6;
+/// Share of the available width a line of text may fill.
+const LINE_FILL: f64 = 0.95;
+
+/// The largest font size at which `letters` letters fit in `width` pixels.
+fn size_to_fit(width: f64, letters: usize) -> f64 {
+    LINE_FILL * width / (LETTER_WIDTH * letters.max(1) as f64)
 }
 
 /// The axis position range of `axis` (log of the data range on a log axis).
@@ -475,10 +484,14 @@ fn draw_grid<DB: DrawingBackend>(
         // title, down to a readable size; below that it breaks at '_' / '.' into more lines.
         let longest = panel.title.lines().map(|l| l.chars().count()).max();
         // `wrap` breaks a line when it reaches the width, so a line that just fits needs one more.
-        let fits =
-            |size: f64| (0.95 * w as f64 / (0.6 * size) + 1e-6).floor().max(8.0) as usize + 1;
+        let fits = |size: f64| {
+            (LINE_FILL * w as f64 / (LETTER_WIDTH * size) + 1e-6)
+                .floor()
+                .max(8.0) as usize
+                + 1
+        };
         let size = (15.0 * pm.scale)
-            .min(0.95 * w as f64 / (0.6 * longest.unwrap_or(1).max(1) as f64))
+            .min(size_to_fit(w as f64, longest.unwrap_or(1)))
             .max(11.0 * pm.scale)
             .max(7.0);
         let lines: Vec<String> = panel
