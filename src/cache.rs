@@ -283,9 +283,10 @@ impl SetAssoc {
         });
         debug_assert!(line <= MAX_LINE);
         self.tags[slot] = (line + 1) as u32;
-        self.stamps[slot] = self.tick();
-        if self.geometry.replacement == Replacement::Plru {
-            self.touch(slot);
+        match self.geometry.replacement {
+            Replacement::Lru | Replacement::Fifo => self.stamps[slot] = self.tick(),
+            Replacement::Plru => self.touch(slot),
+            Replacement::Random => {}
         }
         self.states[slot] = LineState::default();
         (&mut self.states[slot], evicted)
