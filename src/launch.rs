@@ -630,7 +630,7 @@ fn compile_access(
                     format!("array '{}' dimension: {e}", decl.name),
                 )
             })?;
-            text = format!("({}) + {extent} * {text}", a.index[d]);
+            text = format!("({}) + {extent} * ({text})", a.index[d]);
         }
         expr::parse(&text).map_err(|e| {
             Error::new(
