@@ -4,14 +4,14 @@
 //! samples of a 4.4·10⁹-access kernel); results go in docs/performance.md.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gputraffic::hw::HwConfig;
+use gputraffic::input::hw::HwConfig;
 use gputraffic::launch::{Launch, LaunchRequest};
 use gputraffic::sim::{SimOptions, simulate};
 use std::time::Duration;
 
 fn bench_kernel(c: &mut Criterion, kernel: &str, domain: [i64; 3]) {
     let hw = HwConfig::load("h200").unwrap();
-    let k = gputraffic::load_kernel(kernel).unwrap();
+    let k = gputraffic::input::trace::load(kernel).unwrap();
     let req = LaunchRequest {
         block: Some([32, 8, 4]),
         domain: Some(domain),

@@ -8,9 +8,9 @@
 //! star4 simulation takes about half a minute on two cores; a model takes under a second.
 
 use gputraffic::Bound;
+use gputraffic::analysis::stats;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::SimOptions;
-use gputraffic::stats;
 use std::collections::BTreeMap;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -62,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             domain: Some(domain),
             set: vec![],
         };
-        let bound = Bound::new(gputraffic::load_kernel(&kernel)?, "h200", &req)?;
+        let bound = Bound::new(gputraffic::input::trace::load(&kernel)?, "h200", &req)?;
         let clock = bound.hw.sm.base_clock_ghz;
         let t = match model {
             Some(m) => bound.predict(m, &BTreeMap::new(), clock)?.1,

@@ -1,67 +1,30 @@
 //! gputraffic: a trace-driven simulator of GPU memory traffic.
 //!
-//! The library follows the data: a kernel [`trace`] and a [`hw`] config are bound into a
-//! [`launch`]; the [`schedule`] decides which warp instruction issues where and when; the per-SM
-//! stage ([`sm`]) generates lane addresses, [`coalesce`]s them and runs the L1 ([`cache`]); the
-//! [`l2`] and [`dram`] replay the SMs' requests in global order; [`report`] names the counts as
-//! Nsight Compute does, and [`timing`] turns volumes into a time per limiter. [`sim::simulate`]
-//! runs the whole pipeline; [`run`] adds file loading. Next to the simulator, [`models`] holds
-//! the closed-form models of the literature, each predicting the same volumes; [`fit`] fits
-//! model constants (a Gompertz hit-rate curve, Su et al.'s δ, ε, η) to sweep results;
-//! [`validate`] compares simulations with [`measured`] hardware counters.
-//! The `gputraffic` binary is a thin command line over this.
+//! The library follows the data: a kernel trace and a GPU config ([`input`]) are bound into a
+//! [`launch`]; the [`sim`] pipeline schedules warp instructions, generates and coalesces lane
+//! addresses, runs the per-SM L1s in parallel and replays the L2 and DRAM in global order;
+//! [`report`] names the counts as Nsight Compute does ([`metrics`] spells every name once), and
+//! [`timing`] turns volumes into time. [`Bound`] ties a loaded kernel and GPU together; [`run`]
+//! adds file loading. Next to the simulator, [`models`] holds the closed-form models of the
+//! literature, each predicting the same volumes; [`analysis`] sweeps configurations, fits model
+//! constants and validates simulations against measured hardware counters; [`plot`] draws them.
+//! The `gputraffic` binary is a thin command line over this; enums it offers by name implement
+//! [`choice::Choice`].
 
-pub mod cache;
-pub mod coalesce;
-pub mod dram;
+pub mod analysis;
+pub mod choice;
 pub mod error;
-pub mod expr;
-pub mod fit;
-pub mod hw;
-pub mod l2;
+pub mod input;
 pub mod launch;
-pub mod measured;
+pub mod metrics;
 pub mod models;
 pub mod plot;
 pub mod report;
-pub mod schedule;
 pub mod sim;
-pub mod sm;
-pub mod stats;
-pub mod sweep;
-pub mod table;
 pub mod timing;
-pub mod trace;
-pub mod validate;
 
 pub use error::{Error, Result};
-
-/// Loads a kernel by path, or by the name of a shipped trace (`star1` → `traces/star1.toml`).
-pub fn load_kernel(name_or_path: &str) -> Result<trace::Kernel> {
-    let path = std::path::Path::new(name_or_path);
-    if path.exists() {
-        return trace::Kernel::load(path);
-    }
-    let stem = name_or_path
-        .trim_end_matches(".toml")
-        .rsplit('/')
-        .next()
-        .unwrap_or(name_or_path);
-    if let Some((_, text)) = trace::SHIPPED
-        .iter()
-        .find(|(n, _)| *n == stem || n.replace('-', "_") == stem.replace('-', "_"))
-    {
-        return trace::Kernel::parse(text, &format!("traces/{stem}.toml"));
-    }
-    let names: Vec<&str> = trace::SHIPPED.iter().map(|(n, _)| *n).collect();
-    Err(Error::new(
-        "--kernel",
-        format!(
-            "'{name_or_path}' is neither a file nor a shipped trace ({})",
-            names.join(", ")
-        ),
-    ))
-}
+use input::{hw, trace};
 
 /// A kernel and a GPU, loaded and bound with the user's choices.
 #[derive(Debug, Clone)]
@@ -132,5 +95,5 @@ pub fn run(
     req: &launch::LaunchRequest,
     opts: &sim::SimOptions,
 ) -> Result<report::Report> {
-    Bound::new(load_kernel(kernel)?, hw, req)?.simulate(opts, None)
+    Bound::new(trace::load(kernel)?, hw, req)?.simulate(opts, None)
 }

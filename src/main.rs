@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use gputraffic::Bound;
+use gputraffic::choice::Choice;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::models::{self, ModelInfo};
 use gputraffic::report::Format;
@@ -59,7 +60,7 @@ struct LaunchArgs {
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
     format: Format,
     /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
     #[arg(long, default_value = "boost")]
@@ -142,8 +143,19 @@ struct SweepArgs {
     threads: Option<usize>,
 }
 
+/// A clap parser for a library enum chosen by name: offers exactly its names, with their help.
+fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        T::CHOICES
+            .iter()
+            .map(|(_, name, help)| PossibleValue::new(*name).help(*help)),
+    )
+    .map(|name| T::from_name(&name).expect("clap offers only listed names"))
+}
+
 fn sweep(a: &SweepArgs) -> Result<String> {
-    let spec = gputraffic::sweep::SweepSpec {
+    let spec = gputraffic::analysis::sweep::SweepSpec {
         kernel: a.kernel.clone(),
         hws: a.hw.clone(),
         blocks: a.blocks.clone(),
@@ -161,7 +173,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
             "exists: add --resume to continue that sweep or --force to replace it",
         ));
     }
-    let plan = gputraffic::sweep::Sweep::plan(&spec)?;
+    let plan = gputraffic::analysis::sweep::Sweep::plan(&spec)?;
     if !plan.skipped.is_empty() {
         eprintln!(
             "note: {} shape(s) of the named block sets cannot launch and are left out: {}",
@@ -237,7 +249,7 @@ fn prepare(a: &LaunchArgs, model: Option<&ModelInfo>) -> Result<Prepared> {
         .as_deref()
         .map(|d| gputraffic::launch::parse_dims("--domain", d))
         .transpose()?;
-    let kernel = gputraffic::load_kernel(&a.kernel)?;
+    let kernel = gputraffic::input::trace::load(&a.kernel)?;
     let sets = models::split_sets(&kernel, model.as_slice(), &a.set)?;
     let req = LaunchRequest {
         block,
@@ -296,15 +308,15 @@ fn predict(a: &PredictArgs) -> Result<String> {
 
 fn list() -> String {
     let mut s = String::from("kernels (traces/):\n");
-    for (name, text) in gputraffic::trace::SHIPPED {
-        let desc = gputraffic::trace::Kernel::parse(text, name)
+    for (name, text) in gputraffic::input::trace::SHIPPED {
+        let desc = gputraffic::input::trace::Kernel::parse(text, name)
             .map(|k| k.description)
             .unwrap_or_default();
         s += &format!("  {name:<22} {desc}\n");
     }
     s += "hardware (hw-configs/):\n";
-    for (name, text) in gputraffic::hw::SHIPPED {
-        let desc = gputraffic::hw::HwConfig::parse(text, name)
+    for (name, text) in gputraffic::input::hw::SHIPPED {
+        let desc = gputraffic::input::hw::HwConfig::parse(text, name)
             .map(|h| h.description)
             .unwrap_or_default();
         s += &format!("  {name:<22} {desc}\n");
@@ -317,7 +329,7 @@ fn list() -> String {
         }
     }
     s += "fits (gputraffic fit --model):\n";
-    for (name, summary) in gputraffic::fit::MODELS {
+    for (name, summary) in gputraffic::analysis::fit::MODELS {
         s += &format!("  {name:<22} {summary}\n");
     }
     s
@@ -338,8 +350,8 @@ struct FitArgs {
     #[arg(long)]
     y: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "json")]
-    format: gputraffic::fit::FitFormat,
+    #[arg(long, value_parser = choice::<gputraffic::analysis::fit::FitFormat>(), default_value = "json")]
+    format: gputraffic::analysis::fit::FitFormat,
     /// Use only the rows where COLUMN equals VALUE (repeatable), e.g. --where hw=k20-rodc.
     #[arg(long = "where", value_name = "COLUMN=VALUE")]
     where_: Vec<String>,
@@ -349,8 +361,9 @@ struct FitArgs {
 }
 
 fn fit(a: &FitArgs) -> Result<String> {
-    let request = gputraffic::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
-    let table = gputraffic::table::Table::load(&a.input)?.filtered(&a.where_)?;
+    let request =
+        gputraffic::analysis::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
+    let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
     write_or_print(a.out.as_deref(), request.fit(&table)?.render(a.format))
 }
 
@@ -379,8 +392,8 @@ struct ValidateArgs {
     #[arg(long)]
     hw: String,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    format: gputraffic::validate::ValidateFormat,
+    #[arg(long, value_parser = choice::<gputraffic::analysis::validate::ValidateFormat>(), default_value = "table")]
+    format: gputraffic::analysis::validate::ValidateFormat,
     /// Write the report to this file instead of stdout (only when every launch simulated).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
@@ -390,7 +403,8 @@ struct ValidateArgs {
 }
 
 fn validate(a: &ValidateArgs) -> Result<String> {
-    let (launches, notes) = gputraffic::measured::load(&a.measured, a.manifest.as_deref())?;
+    let (launches, notes) =
+        gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
     let bar = progress_bar("launches");
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
@@ -398,7 +412,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     };
     let measured = a.measured.display().to_string();
     let validation = on_threads(a.threads, || {
-        gputraffic::validate::validate(launches, &a.hw, &measured, &progress)
+        gputraffic::analysis::validate::validate(launches, &a.hw, &measured, &progress)
     })?;
     bar.finish_and_clear();
     // After the run, so that bad input stays a one-line error.
@@ -411,7 +425,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
 #[derive(clap::Args)]
 struct PlotArgs {
     /// What to draw.
-    #[arg(value_enum)]
+    #[arg(value_parser = choice::<gputraffic::plot::KindName>())]
     kind: gputraffic::plot::KindName,
     /// The sweep's output (CSV with a header, or .jsonl); for validation the JSON of
     /// `gputraffic validate --format json`.
@@ -447,7 +461,7 @@ struct PlotArgs {
     #[arg(long, value_name = "COL")]
     metric: Vec<String>,
     /// composition: the cache level (default l2).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<gputraffic::plot::Level>())]
     level: Option<gputraffic::plot::Level>,
 }
 

@@ -1,8 +1,9 @@
 //! Reports: simulated counts under their Nsight Compute metric names, bytes per lattice update,
 //! hit rates and the launch, printed as a table, one JSON object, or CSV.
 
-use crate::hw::HwConfig;
+use crate::input::hw::HwConfig;
 use crate::launch::Launch;
+use crate::metrics::{self, SECTOR_BYTES};
 use crate::models::Prediction;
 use crate::sim::Counts;
 use crate::timing::TimeEstimate;
@@ -11,7 +12,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 /// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Aligned text for people.
     Table,
@@ -21,43 +22,11 @@ pub enum Format {
     Csv,
 }
 
-/// Bytes per sector.
-const SECTOR_BYTES: f64 = 32.0;
-
-/// Metric names, as Nsight Compute spells them.
-pub mod metric {
-    /// Warp-level global load instructions.
-    pub const L1_LD_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
-    /// Sectors touched by global loads.
-    pub const L1_LD_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
-    /// Global load sectors missing in L1.
-    pub const L1_LD_MISS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum";
-    /// Sectors written by global stores.
-    pub const L1_ST_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
-    /// Read sectors arriving at L2 from the SMs.
-    pub const L2_READ: &str = "lts__t_sectors_srcunit_tex_op_read.sum";
-    /// Write sectors arriving at L2 from the SMs.
-    pub const L2_WRITE: &str = "lts__t_sectors_srcunit_tex_op_write.sum";
-    /// L2 read sectors missing in the near partition.
-    pub const L2_READ_MISS: &str = "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum";
-    /// Sectors crossing the fabric between L2 partitions.
-    pub const L2_FABRIC: &str = "lts__t_sectors_srcunit_ltcfabric.sum";
-    /// DRAM sectors read.
-    pub const DRAM_READ: &str = "dram__sectors_read.sum";
-    /// DRAM sectors written.
-    pub const DRAM_WRITE: &str = "dram__sectors_write.sum";
-    /// Every metric the simulator produces, in hierarchy order.
-    pub const ALL: [&str; 10] = [
-        L1_LD_REQUESTS,
-        L1_LD_SECTORS,
-        L1_LD_MISS,
-        L1_ST_SECTORS,
-        L2_READ,
-        L2_WRITE,
-        L2_READ_MISS,
-        L2_FABRIC,
-        DRAM_READ,
-        DRAM_WRITE,
+impl crate::choice::Choice for Format {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (Format::Table, "table", "Aligned text for people"),
+        (Format::Json, "json", "One JSON object"),
+        (Format::Csv, "csv", "A header line and one row"),
     ];
 }
 
@@ -197,7 +166,7 @@ impl Report {
             .named()
             .into_iter()
             .map(|(quantity, metric, predicted_bytes)| {
-                let simulated_bytes = self.metric(metric).unwrap_or(0) as f64 * SECTOR_BYTES;
+                let simulated_bytes = self.metric(metric).unwrap_or(0) as f64 * SECTOR_BYTES as f64;
                 ComparisonRow {
                     quantity,
                     metric,
@@ -215,7 +184,7 @@ impl Report {
         });
     }
 
-    /// The metric counts in [`metric::ALL`] order.
+    /// The metric counts in [`metrics::ALL`] order.
     pub fn metrics(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counts;
         let values = [
@@ -230,7 +199,7 @@ impl Report {
             c.dram.read_sectors,
             c.dram.write_sectors,
         ];
-        metric::ALL.iter().copied().zip(values).collect()
+        metrics::ALL.iter().copied().zip(values).collect()
     }
 
     /// A metric's count by name.
@@ -246,8 +215,8 @@ impl Report {
         let lups = self.lattice_updates as f64;
         self.metrics()
             .into_iter()
-            .filter(|(n, _)| *n != metric::L1_LD_REQUESTS)
-            .map(|(n, v)| (n, v as f64 * SECTOR_BYTES / lups))
+            .filter(|(n, _)| *n != metrics::L1_LD_REQUESTS)
+            .map(|(n, v)| (n, v as f64 * SECTOR_BYTES as f64 / lups))
             .collect()
     }
 
@@ -303,8 +272,8 @@ impl Report {
         for (n, v) in self.compulsory() {
             comp.insert(n.into(), json!(v));
             comp.insert(
-                format!("{}_bytes_per_lup", n.trim_end_matches("_sectors")),
-                json!(v.map(|v| v as f64 * SECTOR_BYTES / lups)),
+                metrics::bytes_per_lup_column(n.trim_end_matches("_sectors")),
+                json!(v.map(|v| v as f64 * SECTOR_BYTES as f64 / lups)),
             );
         }
         let c = &self.counts;
@@ -360,7 +329,7 @@ impl Report {
             cols.push((n.into(), v.to_string()));
         }
         for (n, v) in self.bytes_per_lup() {
-            cols.push((format!("{n}_bytes_per_lup"), v.to_string()));
+            cols.push((metrics::bytes_per_lup_column(n), v.to_string()));
         }
         for (n, v) in self.hit_rates() {
             cols.push((format!("hit_rate_{n}"), v.to_string()));
@@ -472,14 +441,14 @@ impl Report {
         let _ = writeln!(
             s,
             "dirty in L2 at kernel end: {dirty} sectors ({:.3} B/LUP, not counted as DRAM writes)",
-            dirty as f64 * SECTOR_BYTES / lups
+            dirty as f64 * SECTOR_BYTES as f64 / lups
         );
         for (n, v) in self.compulsory() {
             if let Some(v) = v {
                 let _ = writeln!(
                     s,
                     "compulsory {n}: {v} ({:.3} B/LUP)",
-                    v as f64 * SECTOR_BYTES / lups
+                    v as f64 * SECTOR_BYTES as f64 / lups
                 );
             }
         }

@@ -10,9 +10,9 @@
 //! gives no L1 bandwidth, else bytes over `l1_gbs` (the Kepler configs carry Su et al.'s measured
 //! on-SMX bandwidth).
 
-use crate::hw::HwConfig;
+use crate::input::hw::HwConfig;
+use crate::input::trace::Kernel;
 use crate::launch::Launch;
-use crate::trace::Kernel;
 use serde_json::{Map, Value, json};
 
 /// The volumes a time estimate starts from; `None` where unknown (that limiter is skipped).
@@ -235,7 +235,7 @@ mod tests {
 
     fn setup(hw: &str, kernel: &str) -> (HwConfig, Kernel, Launch) {
         let hw = HwConfig::load(hw).unwrap();
-        let k = crate::load_kernel(kernel).unwrap();
+        let k = crate::input::trace::load(kernel).unwrap();
         let l = Launch::new(&k, &hw, &LaunchRequest::default()).unwrap();
         (hw, k, l)
     }

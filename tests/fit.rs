@@ -5,9 +5,9 @@
 mod common;
 use common::{gputraffic, rejects, scratch};
 
-use gputraffic::fit::{FitFormat, Fitted, Request, solve2, solve3};
+use gputraffic::analysis::fit::{FitFormat, Fitted, Request, solve2, solve3};
+use gputraffic::input::table::Table;
 use gputraffic::models::su2015::{SuInputs, evaluate};
-use gputraffic::table::Table;
 
 /// xorshift64*: deterministic noise without a dependency.
 struct Noise(u64);
@@ -73,7 +73,7 @@ fn gompertz_csv(x: &[f64], y: &[f64]) -> String {
     s
 }
 
-fn fit_gompertz_csv(csv: &str) -> gputraffic::fit::GompertzFit {
+fn fit_gompertz_csv(csv: &str) -> gputraffic::analysis::fit::GompertzFit {
     let table = Table::parse_csv(csv, "gen.csv").unwrap();
     let request = Request::new(
         "gompertz",
@@ -270,7 +270,7 @@ fn su_csv(rows: &[SuRow]) -> String {
     s
 }
 
-fn fit_su(csv: &str) -> gputraffic::fit::Su2015Fit {
+fn fit_su(csv: &str) -> gputraffic::analysis::fit::Su2015Fit {
     let table = Table::parse_csv(csv, "su.csv").unwrap();
     match Request::new("su2015", None, None)
         .unwrap()

@@ -9,15 +9,15 @@
 //! otherwise a fixed spread of 6 shapes. `gputraffic validate --measured
 //! tests/data/h200_dev_set.csv --hw h200` reports the full set (docs/validation.md).
 
-use gputraffic::report::metric;
-use gputraffic::validate::{self, LaunchResult};
+use gputraffic::analysis::validate::{self, LaunchResult};
+use gputraffic::metrics;
 use std::path::Path;
 
 const EXACT: [&str; 4] = [
-    metric::L1_LD_REQUESTS,
-    metric::L1_LD_SECTORS,
-    metric::L1_ST_SECTORS,
-    metric::L2_WRITE,
+    metrics::L1_LD_REQUESTS,
+    metrics::L1_LD_SECTORS,
+    metrics::L1_ST_SECTORS,
+    metrics::L2_WRITE,
 ];
 
 fn pair(r: &LaunchResult, m: &str) -> validate::Pair {
@@ -40,7 +40,8 @@ fn simulated_counts_match_the_h200_counters() {
         [64, 4, 1],
     ];
     let (launches, notes) =
-        gputraffic::measured::load(Path::new("tests/data/h200_dev_set.csv"), None).unwrap();
+        gputraffic::analysis::measured::load(Path::new("tests/data/h200_dev_set.csv"), None)
+            .unwrap();
     assert!(notes.is_empty());
     assert_eq!(launches.len(), 77);
     let launches: Vec<_> = launches
@@ -58,7 +59,7 @@ fn simulated_counts_match_the_h200_counters() {
             // sectors (16,776,992 of 16,777,216): the counters disagree with each other there,
             // and the simulator, whose L2 sees every store sector, can only match to 0.002%.
             let self_inconsistent =
-                m == metric::L2_WRITE && p.measured != pair(r, metric::L1_ST_SECTORS).measured;
+                m == metrics::L2_WRITE && p.measured != pair(r, metrics::L1_ST_SECTORS).measured;
             if self_inconsistent {
                 assert!(
                     p.rel_err().unwrap().abs() < 1e-4,
@@ -71,9 +72,9 @@ fn simulated_counts_match_the_h200_counters() {
         }
     }
     let stats = |m: &str| &v.metrics.iter().find(|(n, _)| *n == m).unwrap().1;
-    assert_eq!(stats(metric::L1_LD_SECTORS).n, v.rows.len());
-    let l2 = stats(metric::L2_READ).median_rel_err.unwrap();
-    let dram = stats(metric::DRAM_READ).median_rel_err.unwrap();
+    assert_eq!(stats(metrics::L1_LD_SECTORS).n, v.rows.len());
+    let l2 = stats(metrics::L2_READ).median_rel_err.unwrap();
+    let dram = stats(metrics::DRAM_READ).median_rel_err.unwrap();
     assert!(l2 <= 0.05, "L2 read sectors: median relative error {l2}");
     assert!(
         dram <= 0.10,

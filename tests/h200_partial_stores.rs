@@ -2,10 +2,10 @@
 //! over a 2 GiB buffer. Partial-sector stores cost one DRAM sector read each (when their line is
 //! evicted); full-sector stores cost none; DRAM writes are the written sectors that leave the L2.
 
-use gputraffic::hw::HwConfig;
+use gputraffic::input::hw::HwConfig;
+use gputraffic::input::trace::Kernel;
 use gputraffic::launch::{Launch, LaunchRequest};
 use gputraffic::sim::{SimOptions, simulate};
-use gputraffic::trace::Kernel;
 
 #[test]
 fn dram_traffic_of_strided_partial_stores_matches_the_probe() {

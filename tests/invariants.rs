@@ -14,12 +14,12 @@ type Case = (&'static str, &'static str, [u32; 3], Vec<(String, i64)>);
 /// trace with its default block on the H200 (64³ where the trace has a domain).
 fn cases() -> Vec<Case> {
     let mut cases = picked_cases();
-    for (name, _) in gputraffic::trace::SHIPPED {
+    for (name, _) in gputraffic::input::trace::SHIPPED {
         // The store probe loads nothing and streams 2 GiB; tests/h200_partial_stores.rs covers it.
         if *name == "partial-store" || cases.iter().any(|c| c.0 == *name) {
             continue;
         }
-        let k = gputraffic::load_kernel(name).unwrap();
+        let k = gputraffic::input::trace::load(name).unwrap();
         let domain = ["nx", "ny", "nz"]
             .iter()
             .filter(|p| k.params.contains_key(**p))
@@ -145,7 +145,7 @@ fn infinite_caches_give_exactly_the_compulsory_footprint() {
         assert_eq!(c.dirty_at_end_sectors, c.l1.store_sectors, "{kernel}");
         // An infinite L1 per SM misses each sector once per SM: no more than once per block
         // (Kepler's L1 does not cache global loads: every load sector goes to L2).
-        if gputraffic::hw::HwConfig::load(hw)
+        if gputraffic::input::hw::HwConfig::load(hw)
             .unwrap()
             .l1
             .caches_global_loads

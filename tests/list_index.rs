@@ -3,9 +3,9 @@
 //! ways, give identical counts.
 
 use gputraffic::Bound;
+use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::SimOptions;
-use gputraffic::trace::Kernel;
 use proptest::prelude::*;
 
 /// One kernel: a thread per interior point of a `sizes` grid inside arrays padded by `pads`,

@@ -2,10 +2,10 @@
 //! counted by hand.
 
 use gputraffic::Bound;
+use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::models::Prediction;
 use gputraffic::models::ernst2023::{self, half_warp_wavefronts};
-use gputraffic::trace::Kernel;
 use std::collections::BTreeMap;
 
 fn run(

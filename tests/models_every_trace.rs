@@ -7,8 +7,8 @@ use std::process::Command;
 fn every_model_on_every_trace_predicts_or_says_why_not() {
     let mut predicted = 0;
     for m in gputraffic::models::MODELS {
-        for (kernel, _) in gputraffic::trace::SHIPPED {
-            let k = gputraffic::load_kernel(kernel).unwrap();
+        for (kernel, _) in gputraffic::input::trace::SHIPPED {
+            let k = gputraffic::input::trace::load(kernel).unwrap();
             let mut args = vec![
                 "predict", "--model", m.name, "--kernel", kernel, "--hw", "h200", "--format",
                 "json",

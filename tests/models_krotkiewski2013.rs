@@ -18,7 +18,7 @@ fn launch(kernel: &str, hw: &str, block: [u32; 3], domain: [i64; 3]) -> Bound {
         domain: Some(domain),
         set: vec![],
     };
-    Bound::new(gputraffic::load_kernel(kernel).unwrap(), hw, &req).unwrap()
+    Bound::new(gputraffic::input::trace::load(kernel).unwrap(), hw, &req).unwrap()
 }
 
 fn predict_with(

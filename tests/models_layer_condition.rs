@@ -1,10 +1,10 @@
 //! The layer-condition model against Ernst et al. 2023, Sect. 5.7.
 
 use gputraffic::Bound;
+use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::models::Prediction;
 use gputraffic::models::layer_condition::{self, dram_bytes_per_lup, layers, max_plane_points};
-use gputraffic::trace::Kernel;
 use std::collections::BTreeMap;
 
 fn run(

@@ -4,7 +4,7 @@
 //! flop-to-byte ratio of Sect. I.
 
 use gputraffic::Bound;
-use gputraffic::hw::HwConfig;
+use gputraffic::input::hw::HwConfig;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::models::placement2p5d::{candidates, flops_per_byte, rank};
 use gputraffic::models::{self, Prediction};
@@ -16,7 +16,7 @@ fn predict(kernel: &str, hw: &str, block: [u32; 3], n: i64) -> gputraffic::Resul
         domain: Some([n, n, n]),
         set: vec![],
     };
-    let bound = Bound::new(gputraffic::load_kernel(kernel)?, hw, &req)?;
+    let bound = Bound::new(gputraffic::input::trace::load(kernel)?, hw, &req)?;
     let model = models::find("placement2p5d")?;
     bound.predict(model, &BTreeMap::new(), None).map(|(p, _)| p)
 }

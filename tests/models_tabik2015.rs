@@ -221,7 +221,7 @@ fn predict(kernel: &str, hw: &str, bx: u32, by: u32) -> Prediction {
         domain: None,
         set: Vec::new(),
     };
-    let kernel = gputraffic::load_kernel(kernel).expect("shipped trace");
+    let kernel = gputraffic::input::trace::load(kernel).expect("shipped trace");
     Bound::new(kernel, hw, &req)
         .expect("launch")
         .predict(&tabik2015::MODEL, &BTreeMap::new(), None)

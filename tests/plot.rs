@@ -93,14 +93,14 @@ fn polylines(svg: &str) -> Vec<(String, Vec<(i32, i32)>)> {
 
 /// The cells of a fixture column, by reading the CSV the same way as the binary.
 fn column(file: &str, name: &str) -> Vec<Option<f64>> {
-    gputraffic::table::Table::load(Path::new(file))
+    gputraffic::input::table::Table::load(Path::new(file))
         .unwrap()
         .numbers(name)
         .unwrap()
 }
 
 fn shapes(file: &str) -> Vec<String> {
-    gputraffic::table::Table::load(Path::new(file))
+    gputraffic::input::table::Table::load(Path::new(file))
         .unwrap()
         .block_shapes()
         .unwrap()

@@ -3,7 +3,7 @@
 
 mod common;
 use common::{gputraffic, scratch};
-use gputraffic::table::Table;
+use gputraffic::input::table::Table;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

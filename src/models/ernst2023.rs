@@ -26,9 +26,9 @@
 
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
+use crate::input::trace::AccessKind;
+use crate::launch::geometry::{block_coords, block_warps, thread_coords};
 use crate::launch::{Access, Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
-use crate::schedule::{block_coords, block_warps, thread_coords};
-use crate::trace::AccessKind;
 use std::ops::Range;
 
 /// L1 banks a half warp is served from per cycle (Sect. 4.2: "16 cache banks").

@@ -17,7 +17,7 @@
 
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
-use crate::trace::{AccessKind, Step};
+use crate::input::trace::{AccessKind, Step};
 use serde_json::Value;
 
 /// Name used in error messages from the pure functions.

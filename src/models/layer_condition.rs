@@ -13,8 +13,8 @@
 
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
+use crate::input::trace::AccessKind;
 use crate::launch::Launch;
-use crate::trace::AccessKind;
 
 /// The model as the command line knows it.
 pub const MODEL: ModelInfo = ModelInfo {

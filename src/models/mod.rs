@@ -7,7 +7,6 @@
 //! the volumes that the simulator also measures ([`PredictedVolumes`]), so `simulate --compare`
 //! can line the two up.
 
-pub mod analysis;
 pub mod ernst2023;
 pub mod krotkiewski2013;
 pub mod layer_condition;
@@ -16,9 +15,9 @@ pub mod su2015;
 pub mod tabik2015;
 
 use crate::error::{Error, Result};
-use crate::hw::HwConfig;
+use crate::input::hw::HwConfig;
+use crate::input::trace::Kernel;
 use crate::launch::Launch;
-use crate::trace::Kernel;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -104,15 +103,15 @@ impl PredictedVolumes {
 
     /// `(quantity, simulator metric, predicted bytes)` for every volume the model predicts.
     pub fn named(&self) -> Vec<(&'static str, &'static str, f64)> {
-        use crate::report::metric;
+        use crate::metrics;
         [
-            ("l1_load_bytes", metric::L1_LD_SECTORS, self.l1_load_bytes),
-            ("l2_load_bytes", metric::L2_READ, self.l2_load_bytes),
-            ("l2_store_bytes", metric::L2_WRITE, self.l2_store_bytes),
-            ("dram_load_bytes", metric::DRAM_READ, self.dram_load_bytes),
+            ("l1_load_bytes", metrics::L1_LD_SECTORS, self.l1_load_bytes),
+            ("l2_load_bytes", metrics::L2_READ, self.l2_load_bytes),
+            ("l2_store_bytes", metrics::L2_WRITE, self.l2_store_bytes),
+            ("dram_load_bytes", metrics::DRAM_READ, self.dram_load_bytes),
             (
                 "dram_store_bytes",
-                metric::DRAM_WRITE,
+                metrics::DRAM_WRITE,
                 self.dram_store_bytes,
             ),
         ]

@@ -881,12 +881,14 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
 }
 
 /// Store instructions in a trace body (a loop's counted once: one per point and plane).
-fn count_stores(steps: &[crate::trace::Step]) -> usize {
+fn count_stores(steps: &[crate::input::trace::Step]) -> usize {
     steps
         .iter()
         .map(|s| match s {
-            crate::trace::Step::Access(a) => (a.kind == crate::trace::AccessKind::Store) as usize,
-            crate::trace::Step::Loop(l) => count_stores(&l.body),
+            crate::input::trace::Step::Access(a) => {
+                (a.kind == crate::input::trace::AccessKind::Store) as usize
+            }
+            crate::input::trace::Step::Loop(l) => count_stores(&l.body),
         })
         .sum()
 }

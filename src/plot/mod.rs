@@ -18,11 +18,12 @@ pub use figure::{
 };
 
 use crate::error::{Error, Result};
-use crate::table::Table;
+use crate::input::table::Table;
+use crate::metrics;
 use std::path::{Path, PathBuf};
 
 /// The kinds of plot, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KindName {
     /// Redundant hit rate against oversubscription, optionally with a Gompertz fit.
     HitRate,
@@ -38,13 +39,55 @@ pub enum KindName {
     Validation,
 }
 
+impl crate::choice::Choice for KindName {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            KindName::HitRate,
+            "hit-rate",
+            "Redundant hit rate against oversubscription, optionally with a Gompertz fit",
+        ),
+        (
+            KindName::Scatter,
+            "scatter",
+            "Any two columns against each other with the diagonal y = x",
+        ),
+        (
+            KindName::LayerCondition,
+            "layer-condition",
+            "A volume per lattice update against the XY plane size, one line per block shape",
+        ),
+        (
+            KindName::BlockTable,
+            "block-table",
+            "A metric as a Blk.x × Blk.y table",
+        ),
+        (
+            KindName::Composition,
+            "composition",
+            "Compulsory and capacity volume stacked per block shape",
+        ),
+        (
+            KindName::Validation,
+            "validation",
+            "Measured vs simulated, one log–log panel per metric, from `gputraffic validate`'s JSON",
+        ),
+    ];
+}
+
 /// A cache level whose volumes `composition` shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     /// The L1 (volume between L1 and L2).
     L1,
     /// The L2 (volume between L2 and DRAM).
     L2,
+}
+
+impl crate::choice::Choice for Level {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (Level::L1, "l1", "The L1 (volume between L1 and L2)"),
+        (Level::L2, "l2", "The L2 (volume between L2 and DRAM)"),
+    ];
 }
 
 impl Level {
@@ -128,10 +171,10 @@ pub struct PlotOptions {
 }
 
 /// Default columns: the L2 redundant hit rate against the L2 oversubscription (Ernst Figs. 16–18).
-const HIT_RATE_X: &str = "l2_oversubscription";
-const HIT_RATE_Y: &str = "l2_redundant_hit_rate";
+const HIT_RATE_X: &str = metrics::L2_OVERSUBSCRIPTION;
+const HIT_RATE_Y: &str = metrics::L2_REDUNDANT_HIT_RATE;
 /// Default layer-condition metric: DRAM read volume per lattice update (Ernst Fig. 23).
-const LAYER_CONDITION_Y: &str = "dram__sectors_read.sum_bytes_per_lup";
+const LAYER_CONDITION_Y: &str = metrics::DRAM_READ_BYTES_PER_LUP;
 
 impl PlotKind {
     /// The kind `name` with the options it takes; an option it does not take is an error naming
@@ -463,7 +506,7 @@ pub fn shape_name(s: [u32; 3]) -> String {
 
 /// A column name with its unit, guessed from the suffix, for an axis description.
 pub fn describe(column: &str) -> String {
-    let unit = if column.ends_with("_bytes_per_lup") {
+    let unit = if column.ends_with(metrics::BYTES_PER_LUP_SUFFIX) {
         Some("B/LUP")
     } else if column.ends_with("_bytes") {
         Some("B")
@@ -673,7 +716,7 @@ impl Data<'_> {
                 _ if c.starts_with("param_") => 1,
                 _ if c.starts_with("set_") => 2,
                 "kernel" | "hw" => 3,
-                "l1_scale" | "l2_scale" => 4,
+                metrics::L1_SCALE | metrics::L2_SCALE => 4,
                 _ if c.starts_with("block_") => 5,
                 _ if c.starts_with("grid_") => 6,
                 _ => return None,

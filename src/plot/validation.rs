@@ -8,7 +8,7 @@
 
 use super::{CATEGORICAL, Data, Figure, PanelGrid, Rgb, Scale, Series, SeriesStyle};
 use crate::error::{Error, Result};
-use crate::table::Table;
+use crate::input::table::Table;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -297,7 +297,7 @@ pub(super) fn figure(
             "{metric}\nn = {shown}, median |rel err| = {} %",
             // `shown > 0` and finite errors, so the median exists.
             super::figure::format_number(
-                crate::stats::median(&errors).expect("shown points") * 100.0
+                crate::analysis::stats::median(&errors).expect("shown points") * 100.0
             )
         );
         let Some(mut f) = super::scatter_with_diagonal(

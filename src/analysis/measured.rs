@@ -210,8 +210,8 @@ fn wide_launches(
                     Error::new(at("cz"), format!("'{v}' is not a positive integer"))
                 })?;
                 // The column is shared by all kernels; only traces that walk z points take it.
-                let trace =
-                    crate::load_kernel(&kernel).map_err(|e| Error::new(at("kernel"), e.message))?;
+                let trace = crate::input::trace::load(&kernel)
+                    .map_err(|e| Error::new(at("kernel"), e.message))?;
                 if trace.params.contains_key("cz") {
                     set.push(("cz".to_string(), v));
                 } else if v != 1 {

@@ -2,12 +2,17 @@
 //!
 //! Everything here happens once per simulation: parameters are fixed, expressions are compiled
 //! (affine where possible) over the per-thread free variables, arrays get base addresses, and the
-//! occupancy calculation gives the resident blocks per SM.
+//! occupancy calculation gives the resident blocks per SM. [`geometry`] holds the block, thread
+//! and warp geometry of a bound launch, [`analysis`] the "code analysis" the papers' models read
+//! off it.
+
+pub mod analysis;
+pub mod geometry;
 
 use crate::error::{Error, Result};
-use crate::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr};
-use crate::hw::HwConfig;
-use crate::trace::{AccessKind, Kernel, Step};
+use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr};
+use crate::input::hw::HwConfig;
+use crate::input::trace::{AccessKind, Kernel, Step};
 use std::collections::BTreeMap;
 
 /// Slot of `threadIdx.x` (y and z follow).
@@ -389,7 +394,7 @@ impl Launch {
             });
         }
 
-        if next >> 7 > crate::cache::MAX_LINE {
+        if next >> crate::metrics::LINE_SHIFT > crate::metrics::MAX_LINE {
             return Err(Error::new(
                 src,
                 "the arrays together exceed 2^39 bytes, more than this simulator addresses",
@@ -610,7 +615,7 @@ type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], Option<&str>, &str) -> Res
 
 fn compile_access(
     kernel: &Kernel,
-    a: &crate::trace::AccessDecl,
+    a: &crate::input::trace::AccessDecl,
     params: &BTreeMap<String, i64>,
     lets: &[(String, Expr)],
     loop_var: Option<&str>,

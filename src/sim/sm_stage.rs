@@ -4,29 +4,16 @@
 //! load misses and write-through stores — is queued as [`L2Request`]s with their tick, for the
 //! shared L2 to replay in global order.
 
-use crate::cache::{Cache, Geometry};
-use crate::coalesce::{Coalescer, LineRequest};
 use crate::error::{Error, Result};
-use crate::expr::Compiled;
-use crate::hw::HwConfig;
+use crate::input::expr::Compiled;
+use crate::input::hw::HwConfig;
+use crate::input::trace::AccessKind;
+use crate::launch::geometry::{block_coords, thread_coords};
 use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
-use crate::schedule::{Issue, block_coords, thread_coords};
-use crate::trace::AccessKind;
-
-/// A request from an SM to the L2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct L2Request {
-    /// Tick within the chunk.
-    pub tick: u32,
-    /// Store (true) or load (false).
-    pub write: bool,
-    /// Sectors requested.
-    pub sectors: u8,
-    /// Line address.
-    pub line: u64,
-    /// Bytes written (stores only).
-    pub bytes: u128,
-}
+use crate::sim::cache::{Cache, Geometry};
+use crate::sim::coalesce::{Coalescer, LineRequest};
+use crate::sim::l2::L2Request;
+use crate::sim::schedule::Issue;
 
 /// Counters of one SM's L1.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

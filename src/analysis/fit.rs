@@ -12,7 +12,7 @@
 //! variation, no convergence) is one [`Error`] naming the input file and the problem.
 
 use crate::error::{Error, Result};
-use crate::table::Table;
+use crate::input::table::Table;
 use serde_json::{Map, Value};
 
 /// The models `fit` knows, with one line each (shown by `gputraffic list`).
@@ -35,19 +35,34 @@ pub const SU_COLUMNS: [&str; 5] = [
     L2_RATIO,
     L2_CAPACITY,
 ];
-const SMX_RATIO: &str = "su_smx_miss_ratio";
-const SMX_CAPACITY: &str = "su_smx_capacity_term";
-const SMX_SCHEDULING: &str = "su_smx_scheduling_term";
-const L2_RATIO: &str = "su_l2_miss_ratio";
-const L2_CAPACITY: &str = "su_l2_capacity_term";
+const SMX_RATIO: &str = crate::metrics::SU_SMX_MISS_RATIO;
+const SMX_CAPACITY: &str = crate::metrics::SU_SMX_CAPACITY_TERM;
+const SMX_SCHEDULING: &str = crate::metrics::SU_SMX_SCHEDULING_TERM;
+const L2_RATIO: &str = crate::metrics::SU_L2_MISS_RATIO;
+const L2_CAPACITY: &str = crate::metrics::SU_L2_CAPACITY_TERM;
 
 /// How a fit is written out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FitFormat {
     /// One pretty-printed JSON object (what `plot --fit` reads).
     Json,
     /// Aligned `name value` lines for people.
     Table,
+}
+
+impl crate::choice::Choice for FitFormat {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            FitFormat::Json,
+            "json",
+            "One pretty-printed JSON object (what `plot --fit` reads)",
+        ),
+        (
+            FitFormat::Table,
+            "table",
+            "Aligned `name value` lines for people",
+        ),
+    ];
 }
 
 /// What to fit: the model and, for `gompertz`, the two columns.

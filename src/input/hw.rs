@@ -565,7 +565,7 @@ mod tests {
 
     #[test]
     fn impossible_geometry_is_rejected_with_the_file_name() {
-        let text = include_str!("../hw-configs/h200.toml").replace("ways = 16", "ways = 7");
+        let text = include_str!("../../hw-configs/h200.toml").replace("ways = 16", "ways = 7");
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert_eq!(err.source_name, "bad.toml");
         assert!(err.message.contains("l2: size"), "{}", err.message);
@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn tree_plru_needs_a_power_of_two_of_ways() {
         // 12 ways divide each 30 MiB partition into whole sets, so only the policy objects.
-        let text = include_str!("../hw-configs/h200.toml").replace("ways = 16", "ways = 12");
+        let text = include_str!("../../hw-configs/h200.toml").replace("ways = 16", "ways = 12");
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert!(err.message.contains("power of two"), "{}", err.message);
         let lru = text.replace("replacement = \"plru\"", "replacement = \"lru\"");
@@ -583,7 +583,10 @@ mod tests {
 
     #[test]
     fn unknown_fields_and_shipped_names() {
-        let text = format!("{}\nbogus = 1\n", include_str!("../hw-configs/h200.toml"));
+        let text = format!(
+            "{}\nbogus = 1\n",
+            include_str!("../../hw-configs/h200.toml")
+        );
         let err = HwConfig::parse(&text, "x.toml").unwrap_err();
         assert!(err.message.contains("bogus"), "{}", err.message);
         let err = HwConfig::load("no-such-gpu").unwrap_err();

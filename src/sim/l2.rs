@@ -8,12 +8,27 @@
 //! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
 //! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
 
-use crate::cache::{Cache, Evicted, Geometry};
-use crate::coalesce::full_sectors;
-use crate::dram::{CompulsoryTracker, DramCounters};
-use crate::hw::{HwConfig, PartitionHash};
-use crate::sm::L2Request;
+use crate::input::hw::{HwConfig, PartitionHash};
+use crate::metrics::LINE_SHIFT;
+use crate::sim::cache::{Cache, Evicted, Geometry};
+use crate::sim::coalesce::full_sectors;
+use crate::sim::dram::{CompulsoryTracker, DramCounters};
 use hashbrown::HashMap;
+
+/// A request from an SM to the L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Request {
+    /// Tick within the chunk.
+    pub tick: u32,
+    /// Store (true) or load (false).
+    pub write: bool,
+    /// Sectors requested.
+    pub sectors: u8,
+    /// Line address.
+    pub line: u64,
+    /// Bytes written (stores only).
+    pub bytes: u128,
+}
 
 /// L2 counters under their Nsight Compute meaning.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,7 +102,7 @@ impl L2 {
         match &self.home_hash {
             None => 0,
             Some(h) => {
-                let addr = line << 7;
+                let addr = line << LINE_SHIFT;
                 (((addr >> h.low_bit) & ((1u64 << h.bits) - 1)).count_ones() & 1) as usize
             }
         }
@@ -295,7 +310,7 @@ mod tests {
         hw.sm.count = 2;
         hw.l2.size_bytes = 2 * 2 * 2 * 128;
         hw.l2.ways = 2;
-        hw.l2.set_indexing = crate::hw::SetIndexing::Modulo;
+        hw.l2.set_indexing = crate::input::hw::SetIndexing::Modulo;
         hw.l2.fill_bytes = fill_bytes;
         hw.l2.home_hash = Some(PartitionHash {
             low_bit: 12,

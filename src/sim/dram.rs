@@ -1,5 +1,7 @@
 //! DRAM: sector read/write counters, and the compulsory (infinite-cache) DRAM footprint.
 
+use crate::metrics::SECTOR_SHIFT;
+
 /// Sector traffic between the L2 and device memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DramCounters {
@@ -37,8 +39,8 @@ fn set(bits: &mut [u64], i: u64) {
 impl CompulsoryTracker {
     /// A tracker for byte addresses `lo..hi` with fill units of `fill_bytes`.
     pub fn new(lo: u64, hi: u64, fill_bytes: u32) -> CompulsoryTracker {
-        let first_sector = lo >> 5;
-        let sectors = (hi >> 5) + 1 - first_sector;
+        let first_sector = lo >> SECTOR_SHIFT;
+        let sectors = (hi >> SECTOR_SHIFT) + 1 - first_sector;
         let per_unit = (fill_bytes / 32) as u64;
         CompulsoryTracker {
             first_sector,

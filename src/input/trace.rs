@@ -6,7 +6,7 @@
 //! line and column); binding them to a block shape and a GPU happens in [`crate::launch`].
 
 use crate::error::{Error, Result, line_column};
-use crate::expr::{self, Expr};
+use crate::input::expr::{self, Expr};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -620,3 +620,29 @@ fn parse_steps(
 
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_traces.rs"));
+/// Loads a kernel by path, or by the name of a shipped trace (`star1` → `traces/star1.toml`).
+pub fn load(name_or_path: &str) -> Result<Kernel> {
+    let path = std::path::Path::new(name_or_path);
+    if path.exists() {
+        return Kernel::load(path);
+    }
+    let stem = name_or_path
+        .trim_end_matches(".toml")
+        .rsplit('/')
+        .next()
+        .unwrap_or(name_or_path);
+    if let Some((_, text)) = SHIPPED
+        .iter()
+        .find(|(n, _)| *n == stem || n.replace('-', "_") == stem.replace('-', "_"))
+    {
+        return Kernel::parse(text, &format!("traces/{stem}.toml"));
+    }
+    let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+    Err(crate::Error::new(
+        "--kernel",
+        format!(
+            "'{name_or_path}' is neither a file nor a shipped trace ({})",
+            names.join(", ")
+        ),
+    ))
+}

@@ -11,8 +11,8 @@
 //! the loop variable for z-marching kernels) advance by one.
 
 use crate::error::{Error, Result};
+use crate::input::trace::AccessKind;
 use crate::launch::{Access, Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
-use crate::trace::AccessKind;
 
 /// One memory instruction of the representative thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +53,8 @@ pub struct CodeAnalysis {
 /// Analyses `launch` with cache lines of `line_bytes`.
 pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
     let src = launch.source_name.as_str();
-    let eval_err = |e: crate::expr::EvalError| Error::new(src, format!("code analysis: {e}"));
+    let eval_err =
+        |e: crate::input::expr::EvalError| Error::new(src, format!("code analysis: {e}"));
     let program = &launch.program;
     let mut slots = [0i64; SLOTS];
     for d in 0..3 {
@@ -184,11 +185,11 @@ pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hw::HwConfig;
+    use crate::input::hw::HwConfig;
     use crate::launch::LaunchRequest;
 
     fn analysis(kernel: &str, set: &[(&str, i64)]) -> CodeAnalysis {
-        let k = crate::load_kernel(kernel).unwrap();
+        let k = crate::input::trace::load(kernel).unwrap();
         let hw = HwConfig::load("k20").unwrap();
         let req = LaunchRequest {
             set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),

@@ -1,4 +1,4 @@
-//! Validation against hardware: simulates every [measured](crate::measured) launch and compares
+//! Validation against hardware: simulates every [measured](crate::analysis::measured) launch and compares
 //! the simulated counts with the counters, per metric (n, median / mean / largest relative error,
 //! the worst launch) and by Spearman's rank correlation across the block shapes of one kernel,
 //! domain and parameter set — the question a block-shape autotuner asks of a simulator is the
@@ -7,37 +7,46 @@
 //! Relative error is (simulated − measured) / measured; the statistics summarise its size, the
 //! worst launch keeps its sign.
 
+use crate::analysis::measured::MeasuredLaunch;
 use crate::error::{Error, Result};
-use crate::measured::MeasuredLaunch;
-use crate::report::metric;
+use crate::metrics;
 use crate::sim::SimOptions;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
-/// L1 data-pipe wavefronts, set against the simulator's wavefront estimate.
-pub const WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
-/// Kernel duration in ns, set against the time model at the config's base clock (Nsight Compute
-/// locks clocks to base by default).
-pub const DURATION: &str = "gpu__time_duration.sum";
-
 /// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
 /// estimates.
 pub fn compared_metrics() -> Vec<&'static str> {
-    metric::ALL
+    metrics::ALL
         .iter()
         .copied()
-        .chain([WAVEFRONTS, DURATION])
+        .chain([metrics::L1_WAVEFRONTS, metrics::DURATION])
         .collect()
 }
 
 /// How `gputraffic validate` writes its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValidateFormat {
     /// Aligned columns for people: per metric, then per kernel.
     Table,
     /// One JSON object with the statistics and every launch (what `plot validation` reads).
     Json,
+}
+
+impl crate::choice::Choice for ValidateFormat {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            ValidateFormat::Table,
+            "table",
+            "Aligned columns for people: per metric, then per kernel",
+        ),
+        (
+            ValidateFormat::Json,
+            "json",
+            "One JSON object with the statistics and every launch (what `plot validation` reads)",
+        ),
+    ];
 }
 
 /// A group needs this many launches for a rank correlation to say anything.
@@ -119,7 +128,7 @@ pub fn validate(
     measured: &str,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Validation> {
-    let hw_config = crate::hw::HwConfig::load(hw)?;
+    let hw_config = crate::input::hw::HwConfig::load(hw)?;
     // Bind everything first: a bad launch is reported before minutes of simulation.
     let bound = launches
         .iter()
@@ -153,7 +162,7 @@ pub fn validate(
     let mut by_kernel: BTreeMap<String, Vec<&LaunchResult>> = BTreeMap::new();
     for r in &rows {
         by_kernel
-            .entry(crate::measured::trace_stem(&r.launch.kernel))
+            .entry(crate::analysis::measured::trace_stem(&r.launch.kernel))
             .or_default()
             .push(r);
     }
@@ -174,8 +183,8 @@ fn in_launch(l: &MeasuredLaunch, e: Error) -> Error {
     Error::new(&l.origin, format!("{}: {}", l.label(), e.message))
 }
 
-fn bind(l: &MeasuredLaunch, hw: &crate::hw::HwConfig) -> Result<crate::Bound> {
-    let kernel = crate::load_kernel(&l.kernel).map_err(|e| in_launch(l, e))?;
+fn bind(l: &MeasuredLaunch, hw: &crate::input::hw::HwConfig) -> Result<crate::Bound> {
+    let kernel = crate::input::trace::load(&l.kernel).map_err(|e| in_launch(l, e))?;
     let bound =
         crate::Bound::with_hw(kernel, hw.clone(), &l.request).map_err(|e| in_launch(l, e))?;
     if let Some(grid) = l.grid {
@@ -199,9 +208,10 @@ fn paired(l: &MeasuredLaunch, report: &crate::report::Report) -> Vec<(&'static s
         .into_iter()
         .map(|(m, v)| (m, v as f64))
         .collect();
-    simulated.push((WAVEFRONTS, report.counts.l1.wavefronts as f64));
+    simulated.push((metrics::L1_WAVEFRONTS, report.counts.l1.wavefronts as f64));
     if let Some(t) = &report.time {
-        simulated.push((DURATION, t.time_s * 1e9));
+        // Against the time model at the base clock: Nsight Compute locks clocks to base.
+        simulated.push((metrics::DURATION, t.time_s * 1e9));
     }
     simulated
         .into_iter()
@@ -256,18 +266,18 @@ fn metric_stats(have: &[(&LaunchResult, Pair)]) -> MetricStats {
         .map(|(g, ps)| {
             let measured: Vec<f64> = ps.iter().map(|p| p.measured).collect();
             let simulated: Vec<f64> = ps.iter().map(|p| p.simulated).collect();
-            (g, crate::stats::spearman(&measured, &simulated))
+            (g, crate::analysis::stats::spearman(&measured, &simulated))
         })
         .collect();
     let defined: Vec<f64> = spearman_groups.values().filter_map(|v| *v).collect();
     MetricStats {
         n: have.len(),
-        median_rel_err: crate::stats::median(&sizes),
+        median_rel_err: crate::analysis::stats::median(&sizes),
         mean_rel_err: (!sizes.is_empty()).then(|| sizes.iter().sum::<f64>() / sizes.len() as f64),
         max_rel_err: worst.map(|w| w.0.abs()),
         worst: worst.map(|w| w.1.launch.label()),
         worst_rel_err: worst.map(|w| w.0),
-        spearman: crate::stats::median(&defined),
+        spearman: crate::analysis::stats::median(&defined),
         spearman_groups,
     }
 }
@@ -322,7 +332,7 @@ impl Validation {
                 json!({
                     "id": l.id,
                     "launch": l.label(),
-                    "kernel": crate::measured::trace_stem(&l.kernel),
+                    "kernel": crate::analysis::measured::trace_stem(&l.kernel),
                     "group": l.group(),
                     "domain": l.request.domain,
                     "block": l.request.block,
@@ -432,7 +442,7 @@ mod tests {
         LaunchResult {
             launch: launch("star1", block, &[]),
             pairs: vec![(
-                metric::DRAM_READ,
+                metrics::DRAM_READ,
                 Pair {
                     measured,
                     simulated,
@@ -471,7 +481,7 @@ mod tests {
         let stats = summarise(&refs);
         assert_eq!(stats.len(), 1);
         let (m, s) = &stats[0];
-        assert_eq!(*m, metric::DRAM_READ);
+        assert_eq!(*m, metrics::DRAM_READ);
         assert_eq!(s.n, 4);
         assert!((s.median_rel_err.unwrap() - 0.15).abs() < 1e-12);
         assert!((s.mean_rel_err.unwrap() - 0.175).abs() < 1e-12);

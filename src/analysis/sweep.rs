@@ -10,10 +10,11 @@
 //! same, byte for byte, however the sweep was interrupted and on any number of threads.
 
 use crate::error::{Error, Result};
-use crate::hw::HwConfig;
+use crate::input::hw::HwConfig;
 use crate::launch::{Launch, LaunchRequest};
+use crate::metrics;
 use crate::models::{self, ModelInfo, ernst2023};
-use crate::report::{Report, csv_field, metric};
+use crate::report::{Report, csv_field};
 use crate::sim::{Counts, SimOptions};
 use crate::{Bound, timing};
 use rayon::prelude::*;
@@ -22,9 +23,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
-
-/// Bytes per sector, as every metric counts them.
-const SECTOR_BYTES: f64 = 32.0;
 
 /// CUDA's limit on blockDim.z (every compute capability since 2.0); x and y may reach the
 /// config's threads per block.
@@ -305,7 +303,7 @@ impl Sweep {
     /// values, block shape — the block varies fastest). Any configuration that cannot launch is
     /// an error, except shapes from named block sets, which are listed in `skipped`.
     pub fn plan(spec: &SweepSpec) -> Result<Sweep> {
-        let kernel = crate::load_kernel(&spec.kernel)?;
+        let kernel = crate::input::trace::load(&spec.kernel)?;
         if spec.hws.is_empty() {
             return Err(Error::new("--hw", "no hardware configuration given"));
         }
@@ -389,7 +387,7 @@ impl Sweep {
             ));
         }
         let set_names: Vec<String> = set_lists.iter().map(|(n, _)| format!("set_{n}")).collect();
-        let mut columns: Vec<String> = ["config", "l1_scale", "l2_scale"]
+        let mut columns: Vec<String> = ["config", metrics::L1_SCALE, metrics::L2_SCALE]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -471,8 +469,8 @@ impl Sweep {
         let report = b.simulate(&SimOptions::default(), p.clock)?;
         let mut cells: BTreeMap<String, String> = BTreeMap::new();
         cells.insert("config".into(), i.to_string());
-        cells.insert("l1_scale".into(), p.l1_scale.to_string());
-        cells.insert("l2_scale".into(), p.l2_scale.to_string());
+        cells.insert(metrics::L1_SCALE.into(), p.l1_scale.to_string());
+        cells.insert(metrics::L2_SCALE.into(), p.l2_scale.to_string());
         for (n, v) in &p.sets {
             cells.insert(format!("set_{n}"), v.clone());
         }
@@ -748,13 +746,13 @@ const DERIVED: [&str; 21] = [
     "l2_v_down_bytes",
     "l2_v_alloc_bytes",
     "l2_v_cache_bytes",
-    "l2_oversubscription",
-    "l2_redundant_hit_rate",
-    "su_smx_miss_ratio",
-    "su_l2_miss_ratio",
-    "su_smx_capacity_term",
-    "su_smx_scheduling_term",
-    "su_l2_capacity_term",
+    metrics::L2_OVERSUBSCRIPTION,
+    metrics::L2_REDUNDANT_HIT_RATE,
+    metrics::SU_SMX_MISS_RATIO,
+    metrics::SU_L2_MISS_RATIO,
+    metrics::SU_SMX_CAPACITY_TERM,
+    metrics::SU_SMX_SCHEDULING_TERM,
+    metrics::SU_L2_CAPACITY_TERM,
 ];
 
 /// One cache level's volumes in the terms of Ernst et al. Sect. 4.5 (bytes).
@@ -823,18 +821,18 @@ pub fn level_volumes(report: &Report, bound: &Bound) -> Result<[LevelVolumes; 2]
     let blocks = launch.total_blocks.max(1) as f64;
     let per_sm = launch.occupancy.blocks_per_sm as f64;
     let l1 = LevelVolumes {
-        up: c.l1.load_sectors as f64 * SECTOR_BYTES,
-        comp: c.l1.block_unique_load_sectors as f64 * SECTOR_BYTES,
-        down: c.l1.load_miss_sectors as f64 * SECTOR_BYTES,
+        up: c.l1.load_sectors as f64 * metrics::SECTOR_BYTES as f64,
+        comp: c.l1.block_unique_load_sectors as f64 * metrics::SECTOR_BYTES as f64,
+        down: c.l1.load_miss_sectors as f64 * metrics::SECTOR_BYTES as f64,
         alloc: per_sm * c.l1.block_unique_load_lines as f64 / blocks * hw.l1.line_bytes as f64,
         cache: hw.l1.size_bytes as f64,
     };
     let wave_blocks = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
     let wave = ernst2023::wave_metrics(launch, wave_blocks, hw.l2.line_bytes as u64, None)?;
     let l2 = LevelVolumes {
-        up: c.l2.read_sectors as f64 * SECTOR_BYTES,
-        comp: c.compulsory_dram_read_sectors.unwrap_or(0) as f64 * SECTOR_BYTES,
-        down: c.dram.read_sectors as f64 * SECTOR_BYTES,
+        up: c.l2.read_sectors as f64 * metrics::SECTOR_BYTES as f64,
+        comp: c.compulsory_dram_read_sectors.unwrap_or(0) as f64 * metrics::SECTOR_BYTES as f64,
+        down: c.dram.read_sectors as f64 * metrics::SECTOR_BYTES as f64,
         alloc: wave.load_bytes + wave.store_bytes,
         cache: hw.l2.size_bytes as f64 / hw.l2.partitions.max(1) as f64,
     };
@@ -857,21 +855,24 @@ fn su_ratios(
 ) -> Vec<(&'static str, Option<f64>)> {
     let get = |k: &str| fields.and_then(|f| f.get(k)).and_then(Value::as_f64);
     let per = |metric: &str, count: &str, net: &str| -> Option<f64> {
-        let bytes = report.metric(metric)? as f64 * SECTOR_BYTES;
+        let bytes = report.metric(metric)? as f64 * metrics::SECTOR_BYTES as f64;
         Some(bytes / get("value_bytes")? / get(count)? / get(net)? - 1.0)
     };
     vec![
         (
-            "su_smx_miss_ratio",
-            per(metric::L2_READ, "thread_blocks", "n_ld_net_l2_b"),
+            metrics::SU_SMX_MISS_RATIO,
+            per(metrics::L2_READ, "thread_blocks", "n_ld_net_l2_b"),
         ),
         (
-            "su_l2_miss_ratio",
-            per(metric::DRAM_READ, "groups", "n_ld_net_gm_g"),
+            metrics::SU_L2_MISS_RATIO,
+            per(metrics::DRAM_READ, "groups", "n_ld_net_gm_g"),
         ),
-        ("su_smx_capacity_term", get("smx_capacity_term")),
-        ("su_smx_scheduling_term", get("smx_scheduling_term")),
-        ("su_l2_capacity_term", get("l2_miss_ratio_per_epsilon")),
+        (metrics::SU_SMX_CAPACITY_TERM, get("smx_capacity_term")),
+        (metrics::SU_SMX_SCHEDULING_TERM, get("smx_scheduling_term")),
+        (
+            metrics::SU_L2_CAPACITY_TERM,
+            get("l2_miss_ratio_per_epsilon"),
+        ),
     ]
 }
 

@@ -4,15 +4,10 @@
 //! (tag, valid / dirty sector masks, replacement stamp); what a hit or miss costs is decided by
 //! the level that owns it. An "infinite" variant (a hash map) gives the compulsory behaviour.
 
-use crate::hw::{Replacement, SetIndexing};
+use crate::input::hw::{Replacement, SetIndexing};
 use hashbrown::HashMap;
 
-/// Sectors per line.
-pub const SECTORS: u32 = 4;
-/// Line size in bytes (log2).
-pub const LINE_SHIFT: u32 = 7;
-/// Sector size in bytes (log2).
-pub const SECTOR_SHIFT: u32 = 5;
+use crate::metrics::{LINE_SHIFT, MAX_LINE};
 
 /// The state of one line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,10 +61,6 @@ pub enum Cache {
     /// Never evicts: compulsory misses only.
     Infinite(HashMap<u64, LineState, ahash::RandomState>),
 }
-
-/// Largest line address a cache can hold (tags are 32-bit to keep a set's tags in one CPU cache
-/// line): byte addresses below 2^39.
-pub const MAX_LINE: u64 = u32::MAX as u64 - 2;
 
 /// The finite cache. Arrays are laid out set by set so a lookup touches one contiguous run.
 #[derive(Debug, Clone)]

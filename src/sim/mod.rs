@@ -1,17 +1,27 @@
-//! The pipeline driver: schedule → per-SM address generation, coalescing and L1 (in parallel) →
-//! L2 and DRAM (in global tick order).
+//! The simulation pipeline, one module per stage in data order: the [`schedule`] decides which
+//! warp instruction issues where and when; the per-SM stage ([`sm_stage`]) generates lane
+//! addresses, [`coalesce`]s them and runs the L1 ([`cache`]); the [`l2`] and [`dram`] replay the
+//! SMs' requests in global order. This file is the driver: schedule → per-SM stage (in
+//! parallel) → L2 and DRAM (in global tick order).
 //!
 //! Work proceeds in chunks of ticks so memory stays bounded however large the kernel. Results do
 //! not depend on the number of threads: SMs are independent until the L2, and the L2 replays
 //! their requests tick by tick, SM by SM.
 
-use crate::dram::DramCounters;
+pub mod cache;
+pub mod coalesce;
+pub mod dram;
+pub mod l2;
+pub mod schedule;
+pub mod sm_stage;
+
 use crate::error::Result;
-use crate::hw::HwConfig;
-use crate::l2::{L2, L2Counters};
+use crate::input::hw::HwConfig;
 use crate::launch::Launch;
-use crate::schedule::{Issue, Scheduler};
-use crate::sm::{GenContext, L1Counters, L2Request, SmWorker};
+use crate::sim::dram::DramCounters;
+use crate::sim::l2::{L2, L2Counters, L2Request};
+use crate::sim::schedule::{Issue, Scheduler};
+use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
 
 /// Knobs that change what is simulated, not the kernel or the GPU.

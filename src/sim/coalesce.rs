@@ -1,7 +1,7 @@
 //! The coalescer: one warp instruction's lane addresses → the 128-byte lines and 32-byte sectors
 //! it touches (what `l1tex__t_sectors_*` count), with byte masks for stores.
 
-use crate::cache::{LINE_SHIFT, SECTOR_SHIFT};
+use crate::metrics::{LINE_SHIFT, SECTOR_SHIFT};
 
 /// One line touched by a warp instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,111 @@
+//! The one place that spells the names other programs read: the Nsight Compute metric names the
+//! simulator reports under, the column names of sweep files that `fit` and `plot` consume, and
+//! the sector and line sizes every traffic count is measured in. Everyone else imports them.
+
+/// Bytes per sector, the unit of every traffic counter (the L1/L2 transfer size).
+pub const SECTOR_BYTES: u64 = 32;
+/// log2 of [`SECTOR_BYTES`].
+pub const SECTOR_SHIFT: u32 = 5;
+/// Bytes per cache line, the L1/L2 allocation size (four sectors).
+pub const LINE_BYTES: u64 = 128;
+/// log2 of [`LINE_BYTES`].
+pub const LINE_SHIFT: u32 = 7;
+/// Sectors per line.
+pub const SECTORS_PER_LINE: u32 = 1 << (LINE_SHIFT - SECTOR_SHIFT);
+
+/// Largest line address the simulated caches hold (tags are 32-bit to keep a set's tags in one
+/// CPU cache line): byte addresses below 2^39. Launches whose arrays reach beyond are refused.
+pub const MAX_LINE: u64 = u32::MAX as u64 - 2;
+
+/// `count` sectors in bytes.
+#[inline]
+pub fn sector_bytes(count: u64) -> f64 {
+    count as f64 * SECTOR_BYTES as f64
+}
+
+/// Warp-level global load instructions.
+pub const L1_LD_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+/// Sectors touched by global loads.
+pub const L1_LD_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+/// Global load sectors missing in L1.
+pub const L1_LD_MISS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum";
+/// Sectors written by global stores.
+pub const L1_ST_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+/// Read sectors arriving at L2 from the SMs.
+pub const L2_READ: &str = "lts__t_sectors_srcunit_tex_op_read.sum";
+/// Write sectors arriving at L2 from the SMs.
+pub const L2_WRITE: &str = "lts__t_sectors_srcunit_tex_op_write.sum";
+/// L2 read sectors missing in the near partition.
+pub const L2_READ_MISS: &str = "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum";
+/// Sectors crossing the fabric between L2 partitions.
+pub const L2_FABRIC: &str = "lts__t_sectors_srcunit_ltcfabric.sum";
+/// DRAM sectors read.
+pub const DRAM_READ: &str = "dram__sectors_read.sum";
+/// DRAM sectors written.
+pub const DRAM_WRITE: &str = "dram__sectors_write.sum";
+/// Every sector/request counter the simulator produces, in hierarchy order.
+pub const ALL: [&str; 10] = [
+    L1_LD_REQUESTS,
+    L1_LD_SECTORS,
+    L1_LD_MISS,
+    L1_ST_SECTORS,
+    L2_READ,
+    L2_WRITE,
+    L2_READ_MISS,
+    L2_FABRIC,
+    DRAM_READ,
+    DRAM_WRITE,
+];
+/// L1 data-stage wavefronts (cycles of the L1 data pipeline).
+pub const L1_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
+/// Kernel duration in nanoseconds.
+pub const DURATION: &str = "gpu__time_duration.sum";
+
+/// Suffix of a sweep column holding a metric in bytes per lattice update.
+pub const BYTES_PER_LUP_SUFFIX: &str = "_bytes_per_lup";
+
+/// The sweep column of `metric` in bytes per lattice update.
+pub fn bytes_per_lup_column(metric: &str) -> String {
+    format!("{metric}{BYTES_PER_LUP_SUFFIX}")
+}
+
+/// Sweep column: DRAM reads in bytes per lattice update (the layer-condition plot's y); the
+/// same as `bytes_per_lup_column(DRAM_READ)`, spelled out to be a constant.
+pub const DRAM_READ_BYTES_PER_LUP: &str = "dram__sectors_read.sum_bytes_per_lup";
+
+/// Sweep column: the factor applied to the L1 capacity.
+pub const L1_SCALE: &str = "l1_scale";
+/// Sweep column: the factor applied to the L2 capacity.
+pub const L2_SCALE: &str = "l2_scale";
+/// Sweep column: Ernst et al.'s L2 oversubscription (the hit-rate plot's x).
+pub const L2_OVERSUBSCRIPTION: &str = "l2_oversubscription";
+/// Sweep column: the L2's redundant-volume hit rate (the hit-rate plot's y).
+pub const L2_REDUNDANT_HIT_RATE: &str = "l2_redundant_hit_rate";
+/// Sweep column: Su et al.'s SMX (L1) miss ratio.
+pub const SU_SMX_MISS_RATIO: &str = "su_smx_miss_ratio";
+/// Sweep column: Su et al.'s SMX capacity term.
+pub const SU_SMX_CAPACITY_TERM: &str = "su_smx_capacity_term";
+/// Sweep column: Su et al.'s SMX scheduling term.
+pub const SU_SMX_SCHEDULING_TERM: &str = "su_smx_scheduling_term";
+/// Sweep column: Su et al.'s L2 miss ratio (the su2015 fit's y).
+pub const SU_L2_MISS_RATIO: &str = "su_l2_miss_ratio";
+/// Sweep column: Su et al.'s L2 capacity term (the su2015 fit's x).
+pub const SU_L2_CAPACITY_TERM: &str = "su_l2_capacity_term";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_shifts_agree() {
+        assert_eq!(1 << SECTOR_SHIFT, SECTOR_BYTES);
+        assert_eq!(1 << LINE_SHIFT, LINE_BYTES);
+        assert_eq!(SECTORS_PER_LINE as u64, LINE_BYTES / SECTOR_BYTES);
+        assert_eq!(sector_bytes(3), 96.0);
+    }
+
+    #[test]
+    fn the_spelled_out_column_is_the_derived_one() {
+        assert_eq!(DRAM_READ_BYTES_PER_LUP, bytes_per_lup_column(DRAM_READ));
+    }
+}
