@@ -356,7 +356,11 @@ impl Report {
                     seconds.map_or(String::new(), |l| l.seconds.to_string()),
                 ));
             }
-            cols.push(("time_s".into(), t.time_s.to_string()));
+            cols.push(("time_predicted_s".into(), t.predicted_s.to_string()));
+            cols.push((
+                "time_bandwidth_bound_s".into(),
+                t.bandwidth_bound_s.to_string(),
+            ));
             cols.push(("time_limiter".into(), t.limiter.to_string()));
             cols.push(("time_adjusted_s".into(), t.time_adjusted_s.to_string()));
             cols.push(("lups_per_s".into(), t.lups_per_s.to_string()));
@@ -375,7 +379,7 @@ impl Report {
             }
             cols.push((
                 "predicted_time_s".into(),
-                c.predicted_time.time_s.to_string(),
+                c.predicted_time.predicted_s.to_string(),
             ));
         }
         cols
@@ -480,11 +484,15 @@ impl Report {
                 "\n{}",
                 time_table(&c.predicted_time, "time model (predicted volumes)")
             );
-            if let Some(t) = self.time.as_ref().filter(|_| c.predicted_time.time_s > 0.0) {
+            if let Some(t) = self
+                .time
+                .as_ref()
+                .filter(|_| c.predicted_time.predicted_s > 0.0)
+            {
                 let _ = writeln!(
                     s,
                     "predicted / simulated time: {:.3}",
-                    c.predicted_time.time_s / t.time_s
+                    c.predicted_time.predicted_s / t.predicted_s
                 );
             }
         }
@@ -512,20 +520,33 @@ pub fn time_table(t: &TimeEstimate, title: &str) -> String {
         s.push_str("  no limiter: the volumes, or the bandwidths the config gives, do not overlap");
         return s;
     }
-    for l in &t.limiters {
+    for (l, u) in t.limiters.iter().zip(&t.utilisation) {
         let mark = if l.name == t.limiter {
             "  <- limiter"
         } else {
             ""
         };
-        let _ = writeln!(s, "  {:<6} {:>12.3} us{mark}", l.name, l.seconds * 1e6);
+        let _ = writeln!(
+            s,
+            "  {:<6} {:>12.3} us at full bandwidth, {:>5.1}% busy{mark}",
+            l.name,
+            l.seconds * 1e6,
+            u * 100.0
+        );
     }
     let _ = writeln!(
         s,
-        "  predicted {:.3} us ({}), {:.3} GLUP/s; Su et al. (18) adjusted {:.3} us ({} waves, occupancy efficiency {:.2})",
-        t.time_s * 1e6,
+        "  predicted {:.3} us ({}), {:.3} GLUP/s; {:.1} resident warps per SM, {:.1} effective",
+        t.predicted_s * 1e6,
         t.limiter,
         t.lups_per_s / 1e9,
+        t.resident_warps,
+        t.effective_warps
+    );
+    let _ = writeln!(
+        s,
+        "  bandwidth bound {:.3} us; Su et al. (18) adjusted {:.3} us ({} waves, occupancy efficiency {:.2})",
+        t.bandwidth_bound_s * 1e6,
         t.time_adjusted_s * 1e6,
         t.waves,
         t.occupancy_efficiency

@@ -1,14 +1,24 @@
-//! The time model: traffic volumes → time per limiter (DRAM, L2, L1, floating point), the
-//! predicted time as the largest (the roofline / Su et al. formula (2) argument: the levels
-//! overlap, the busiest one sets the pace), Su et al.'s imbalance-adjusted time (18), and
-//! lattice updates per second.
+//! The time model: traffic volumes and the launch's shape → the kernel's duration.
+//!
+//! Each level (DRAM, L2, L1, floating point) has a bandwidth; alone, the busiest one would set the
+//! pace (the roofline / Su et al. formula (2) argument, kept as [`TimeEstimate::bandwidth_bound_s`]
+//! and the per-limiter times). But an SM reaches those bandwidths only with enough warps waiting
+//! on memory, so the predicted time comes from a closed queueing model per SM, solved exactly by
+//! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
+//! delay (the memory latency of their dependent rounds of loads, `[timing] warp_latency_cycles`)
+//! and one queue per level, whose service demand is the warp's share of that level's traffic at
+//! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
+//! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
+//! slot until its last warp ends, so of the resident warps a fraction of one block
+//! (`[timing] block_drain`) is counted as not keeping memory busy: large blocks lose more. A fixed
+//! launch overhead is added. Details and the measurements behind the constants: `docs/model.md`.
 //!
 //! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
 //! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
 //! their rates scale with the clock the kernel runs at (boost by default; Nsight Compute measures
-//! at the base clock); the measured DRAM and L2 bandwidths are used as they are. The L1 limiter counts wavefronts at one per SM per cycle when the config
-//! gives no L1 bandwidth, else bytes over `l1_gbs` (the Kepler configs carry Su et al.'s measured
-//! on-SMX bandwidth).
+//! at the base clock); the measured DRAM and L2 bandwidths are used as they are. The L1 limiter
+//! counts wavefronts at one per SM per cycle when the config gives no L1 bandwidth, else bytes
+//! over `l1_gbs` (the Kepler configs carry Su et al.'s measured on-SMX bandwidth).
 
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
@@ -28,6 +38,12 @@ pub struct TimeInputs {
     pub l1_wavefronts: Option<f64>,
     /// Floating-point operations.
     pub flops: Option<f64>,
+    /// Warps with at least one active lane over the whole launch; every warp of every block when
+    /// `None`.
+    pub active_warps: Option<f64>,
+    /// Dependent rounds of memory accesses per warp (loop trips; one without a loop; values
+    /// below one count as one).
+    pub rounds_per_warp: f64,
 }
 
 /// Every limiter's name, in report order.
@@ -47,19 +63,28 @@ pub struct LimiterTime {
 pub struct TimeEstimate {
     /// Clock assumed (GHz).
     pub clock_ghz: f64,
-    /// Every limiter the inputs and the config allow.
+    /// Every limiter the inputs and the config allow: its time at full bandwidth.
     pub limiters: Vec<LimiterTime>,
-    /// The largest limiter time (seconds).
-    pub time_s: f64,
-    /// Its name.
+    /// The predicted kernel duration (seconds): the queueing model plus the launch overhead.
+    pub predicted_s: f64,
+    /// What sets the pace: the level whose queue is busiest when it is at least 75 % busy,
+    /// else `latency` (too few warps in flight to fill any level).
     pub limiter: &'static str,
+    /// Each limiter's utilisation in the queueing model (0..1), in `limiters` order.
+    pub utilisation: Vec<f64>,
+    /// The largest limiter time: the bound if every level ran at full bandwidth (seconds).
+    pub bandwidth_bound_s: f64,
+    /// Resident warps per SM (blocks per SM × active warps per block).
+    pub resident_warps: f64,
+    /// Of those, the warps the queueing model counts as keeping memory busy.
+    pub effective_warps: f64,
     /// Waves of blocks (Su et al.'s #groups).
     pub waves: u64,
     /// Occupancy over the largest occupancy any block size reaches for this kernel.
     pub occupancy_efficiency: f64,
-    /// Su et al. (18): time × (1 + 1/#groups) / occupancy efficiency.
+    /// Su et al. (18): bandwidth bound × (1 + 1/#groups) / occupancy efficiency.
     pub time_adjusted_s: f64,
-    /// Lattice updates per second at `time_s`.
+    /// Lattice updates per second at `predicted_s`.
     pub lups_per_s: f64,
 }
 
@@ -67,11 +92,15 @@ impl TimeEstimate {
     /// The estimate as JSON fields.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
-        for l in &self.limiters {
-            m.insert(format!("{}_s", l.name), json!(l.seconds));
-        }
-        m.insert("time_s".into(), json!(self.time_s));
+        m.insert("predicted_s".into(), json!(self.predicted_s));
         m.insert("limiter".into(), json!(self.limiter));
+        for (l, u) in self.limiters.iter().zip(&self.utilisation) {
+            m.insert(format!("{}_s", l.name), json!(l.seconds));
+            m.insert(format!("{}_utilisation", l.name), json!(u));
+        }
+        m.insert("bandwidth_bound_s".into(), json!(self.bandwidth_bound_s));
+        m.insert("resident_warps".into(), json!(self.resident_warps));
+        m.insert("effective_warps".into(), json!(self.effective_warps));
         m.insert("time_adjusted_s".into(), json!(self.time_adjusted_s));
         m.insert("lups_per_s".into(), json!(self.lups_per_s));
         m.insert("waves".into(), json!(self.waves));
@@ -82,6 +111,33 @@ impl TimeEstimate {
         m.insert("clock_ghz".into(), json!(self.clock_ghz));
         Value::Object(m)
     }
+}
+
+/// Throughput (jobs per cycle) of a closed queueing network by exact mean-value analysis:
+/// `customers` jobs cycle through a pure delay of `delay` cycles and through queueing stations
+/// with service demands `demands` (cycles per job at each). A fractional customer count is
+/// interpolated linearly between its neighbours. One customer gives 1 / (delay + Σ demands);
+/// many tend to 1 / max(demands).
+pub fn mva_throughput(customers: f64, delay: f64, demands: &[f64]) -> f64 {
+    let customers = customers.max(1.0);
+    let whole = customers.floor() as u64;
+    let mut queue = vec![0.0; demands.len()];
+    let mut x_prev = 0.0;
+    let mut x = 0.0;
+    for n in 1..=whole + 1 {
+        let residence: Vec<f64> = demands
+            .iter()
+            .zip(&queue)
+            .map(|(d, q)| d * (1.0 + q))
+            .collect();
+        x_prev = x;
+        x = n as f64 / (delay + residence.iter().sum::<f64>());
+        for (q, r) in queue.iter_mut().zip(&residence) {
+            *q = x * r;
+        }
+    }
+    // x is the throughput at whole + 1 customers, x_prev at whole.
+    x_prev + (x - x_prev) * (customers - whole as f64)
 }
 
 /// The largest occupancy any block size (a multiple of the warp size) reaches with the kernel's
@@ -179,13 +235,42 @@ pub fn estimate(
             seconds: f / (g * clock_scale * 1e9),
         });
     }
-    let (limiter, time_s) = limiters.iter().fold(("none", 0.0), |(n, t), l| {
-        if l.seconds > t {
-            (l.name, l.seconds)
-        } else {
-            (n, t)
-        }
-    });
+    let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);
+
+    // The per-SM queueing model, in cycles of the SM clock.
+    let sms = hw.sm.count as f64;
+    let cycles_per_s = clock * 1e9;
+    let warps_per_block = launch.occupancy.warps_per_block as f64;
+    let all_warps = launch.total_blocks as f64 * warps_per_block;
+    let warps = inputs.active_warps.unwrap_or(all_warps).max(1.0);
+    let active_per_block = warps / launch.total_blocks.max(1) as f64;
+    let resident_warps = launch.occupancy.blocks_per_sm as f64 * active_per_block;
+    let warps_per_sm = warps / sms;
+    let effective_warps = (resident_warps - hw.timing.block_drain * active_per_block)
+        .max(1.0)
+        .min(warps_per_sm.max(1.0));
+    // A level moving B bytes at bandwidth W serves one warp's share of B at W / SMs per SM.
+    let demands: Vec<f64> = limiters
+        .iter()
+        .map(|l| l.seconds * sms / warps * cycles_per_s)
+        .collect();
+    let delay = hw.timing.warp_latency_cycles * inputs.rounds_per_warp.max(1.0);
+    let throughput = mva_throughput(effective_warps, delay, &demands);
+    let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
+    let predicted_s =
+        warps_per_sm / throughput / cycles_per_s + hw.timing.launch_overhead_us * 1e-6;
+    let busiest = utilisation.iter().enumerate().fold(
+        None,
+        |best: Option<(usize, f64)>, (i, &u)| match best {
+            Some((_, b)) if b >= u => best,
+            _ => Some((i, u)),
+        },
+    );
+    let limiter = match busiest {
+        Some((i, u)) if u >= 0.75 => limiters[i].name,
+        _ => "latency",
+    };
+
     let per_wave = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
     let waves = launch.total_blocks.div_ceil(per_wave.max(1));
     let best = max_occupancy(hw, kernel);
@@ -194,21 +279,36 @@ pub fn estimate(
     } else {
         1.0
     };
-    let time_adjusted_s = time_s * (1.0 + 1.0 / waves.max(1) as f64) / occupancy_efficiency;
-    let lups_per_s = if time_s > 0.0 {
-        launch.lattice_updates as f64 / time_s
-    } else {
-        0.0
-    };
+    let time_adjusted_s =
+        bandwidth_bound_s * (1.0 + 1.0 / waves.max(1) as f64) / occupancy_efficiency;
+    let lups_per_s = launch.lattice_updates as f64 / predicted_s;
     TimeEstimate {
         clock_ghz: clock,
         limiters,
-        time_s,
+        predicted_s,
         limiter,
+        utilisation,
+        bandwidth_bound_s,
+        resident_warps,
+        effective_warps,
         waves,
         occupancy_efficiency,
         time_adjusted_s,
         lups_per_s,
+    }
+}
+
+/// Mean loop trips of the active warps (one for a kernel without a loop): each trip is one more
+/// round of loads the warp waits for.
+fn rounds_per_warp(launch: &Launch, counts: &crate::sim::Counts) -> f64 {
+    let p = &launch.program;
+    match &p.lp {
+        Some(lp) if counts.active_warps > 0 && !lp.body.is_empty() => {
+            let per_warp = counts.warp_instructions as f64 / counts.active_warps as f64;
+            let outside = (p.pre.len() + p.post.len()) as f64;
+            ((per_warp - outside) / lp.body.len() as f64).max(1.0)
+        }
+        _ => 1.0,
     }
 }
 
@@ -218,13 +318,15 @@ pub fn inputs_from_counts(
     kernel: &Kernel,
     launch: &Launch,
 ) -> TimeInputs {
-    let sector = 32.0;
+    let sector = crate::metrics::SECTOR_BYTES as f64;
     TimeInputs {
         dram_bytes: Some((counts.dram.read_sectors + counts.dram.write_sectors) as f64 * sector),
         l2_bytes: Some((counts.l2.read_sectors + counts.l2.write_sectors) as f64 * sector),
         l1_bytes: Some((counts.l1.load_sectors + counts.l1.store_sectors) as f64 * sector),
         l1_wavefronts: Some(counts.l1.wavefronts as f64),
         flops: launch_flops(kernel, launch),
+        active_warps: Some(counts.active_warps as f64),
+        rounds_per_warp: rounds_per_warp(launch, counts),
     }
 }
 
@@ -241,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_limiter_wins() {
+    fn the_bandwidth_bound_is_the_largest_limiter() {
         let (hw, k, l) = setup("k20", "su-7pt-1");
         let t = estimate(
             &hw,
@@ -255,13 +357,109 @@ mod tests {
             },
             None,
         );
-        assert_eq!(t.limiter, "dram");
-        assert!((t.time_s - 0.002).abs() < 1e-15);
+        assert!((t.bandwidth_bound_s - 0.002).abs() < 1e-15);
         assert_eq!(t.limiters.len(), 3);
         // 256^3 / (32*4) = 131072 blocks, 16 per SMX on 13 SMX: 631 waves (Table 2 row 20).
         assert_eq!(t.waves, 631);
         assert!((t.time_adjusted_s - 0.002 * (1.0 + 1.0 / 631.0)).abs() < 1e-15);
-        assert!((t.lups_per_s - 256f64.powi(3) / 0.002).abs() < 1.0);
+        // With 64 resident warps per SMX the queueing model ends close to the bound, DRAM-bound.
+        assert_eq!(t.limiter, "dram");
+        assert!(
+            t.predicted_s > 0.002 && t.predicted_s < 0.0021,
+            "{}",
+            t.predicted_s
+        );
+        assert!((t.lups_per_s - 256f64.powi(3) / t.predicted_s).abs() < 1.0);
+    }
+
+    #[test]
+    fn mva_with_one_customer_is_the_sum_of_delay_and_demands() {
+        // 1 / (1000 + 10 + 30) jobs per cycle.
+        let x = mva_throughput(1.0, 1000.0, &[10.0, 30.0]);
+        assert!((x - 1.0 / 1040.0).abs() < 1e-15);
+        // Two customers by hand: R(2) = 10 (1 + 10/1040) + 30 (1 + 30/1040); X = 2 / (1000 + R).
+        let r2 = 10.0 * (1.0 + 10.0 / 1040.0) + 30.0 * (1.0 + 30.0 / 1040.0);
+        assert!((mva_throughput(2.0, 1000.0, &[10.0, 30.0]) - 2.0 / (1000.0 + r2)).abs() < 1e-15);
+        // Halfway between one and two customers.
+        let half = mva_throughput(1.5, 1000.0, &[10.0, 30.0]);
+        assert!((half - (1.0 / 1040.0 + 2.0 / (1000.0 + r2)) / 2.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn mva_with_many_customers_tends_to_the_largest_demand() {
+        let x = mva_throughput(2000.0, 1000.0, &[10.0, 30.0]);
+        assert!((x - 1.0 / 30.0).abs() < 1e-6 / 30.0, "{x}");
+        assert!(x <= 1.0 / 30.0);
+    }
+
+    /// A copy of 64 blocks of one warp on a one-SM GPU: hand-computed limits of the model.
+    fn one_sm_copy(blocks_per_sm: u32, latency: f64) -> TimeEstimate {
+        let (mut hw, k, mut l) = setup("h200", "copy");
+        hw.sm.count = 1;
+        hw.timing.warp_latency_cycles = latency;
+        hw.timing.block_drain = 0.0;
+        hw.timing.launch_overhead_us = 0.0;
+        hw.bandwidth.l2_gbs = None;
+        l.total_blocks = 64;
+        l.occupancy.warps_per_block = 1;
+        l.occupancy.blocks_per_sm = blocks_per_sm;
+        // 64 warps, each moving 1000 B of DRAM traffic at 100 GB/s: 10 cycles per warp at 1 GHz.
+        hw.bandwidth.dram_gbs = Some(100.0);
+        estimate(
+            &hw,
+            &k,
+            &l,
+            &TimeInputs {
+                dram_bytes: Some(64.0 * 1000.0),
+                active_warps: Some(64.0),
+                ..Default::default()
+            },
+            Some(1.0),
+        )
+    }
+
+    #[test]
+    fn one_warp_per_sm_is_latency_bound() {
+        // Each warp waits 1000 cycles plus its 10-cycle transfer: 64 × 1010 cycles at 1 GHz.
+        let t = one_sm_copy(1, 1000.0);
+        assert!(
+            (t.predicted_s - 64.0 * 1010e-9).abs() < 1e-15,
+            "{}",
+            t.predicted_s
+        );
+        assert_eq!(t.limiter, "latency");
+        assert!((t.bandwidth_bound_s - 640e-9).abs() < 1e-18);
+    }
+
+    #[test]
+    fn many_warps_per_sm_are_bandwidth_bound() {
+        // 64 resident warps against a 100-cycle delay and a 10-cycle queue: far past the knee
+        // at (100 + 10) / 10 = 11 warps, the queue is saturated (X = 0.1 warps per cycle to
+        // within 1e-9), so the 64 warps take the bandwidth bound's 640 cycles.
+        let t = one_sm_copy(64, 100.0);
+        let x = mva_throughput(64.0, 100.0, &[10.0]);
+        assert!((x - 0.1).abs() < 1e-9, "{x}");
+        assert!((t.predicted_s - 64.0 / x * 1e-9).abs() < 1e-15);
+        assert!((t.predicted_s - 640e-9).abs() < 1e-15, "{}", t.predicted_s);
+        assert_eq!(t.limiter, "dram");
+    }
+
+    #[test]
+    fn a_draining_block_lowers_the_effective_warps() {
+        let (mut hw, k, l) = setup("h200", "star1");
+        let inputs = TimeInputs {
+            dram_bytes: Some(1e8),
+            ..Default::default()
+        };
+        hw.timing.block_drain = 0.0;
+        let none = estimate(&hw, &k, &l, &inputs, None);
+        hw.timing.block_drain = 1.0;
+        let one = estimate(&hw, &k, &l, &inputs, None);
+        // star1's default 32x8x4 blocks: 32 warps, 2 resident per SM.
+        assert_eq!(none.resident_warps, 64.0);
+        assert_eq!(none.effective_warps, 64.0);
+        assert_eq!(one.effective_warps, 32.0);
+        assert!(one.predicted_s > none.predicted_s);
     }
 
     #[test]
@@ -278,7 +476,7 @@ mod tests {
             },
             Some(1.5),
         );
-        assert_eq!(t.limiter, "l1");
-        assert!((t.time_s - 1.0).abs() < 1e-12);
+        assert!((t.bandwidth_bound_s - 1.0).abs() < 1e-12);
+        assert_eq!(t.limiters[0].name, "l1");
     }
 }

@@ -507,7 +507,7 @@ impl Sweep {
                     v.l2_store_bytes,
                     v.dram_load_bytes,
                     v.dram_store_bytes,
-                    Some(time.time_s),
+                    Some(time.predicted_s),
                 ];
                 for (q, v) in MODEL_QUANTITIES.iter().zip(values) {
                     cells.insert(format!("{prefix}_{q}"), num(v));

@@ -211,7 +211,7 @@ fn paired(l: &MeasuredLaunch, report: &crate::report::Report) -> Vec<(&'static s
     simulated.push((metrics::L1_WAVEFRONTS, report.counts.l1.wavefronts as f64));
     if let Some(t) = &report.time {
         // Against the time model at the base clock: Nsight Compute locks clocks to base.
-        simulated.push((metrics::DURATION, t.time_s * 1e9));
+        simulated.push((metrics::DURATION, t.predicted_s * 1e9));
     }
     simulated
         .into_iter()

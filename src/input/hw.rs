@@ -34,6 +34,9 @@ pub struct HwConfig {
     /// Peak bandwidths, for the time model.
     #[serde(default)]
     pub bandwidth: BandwidthConfig,
+    /// Constants of the latency-aware time model; defaults where absent.
+    #[serde(default)]
+    pub timing: TimingConfig,
 }
 
 /// SM count and per-SM occupancy limits.
@@ -212,6 +215,61 @@ pub struct BandwidthConfig {
     pub fp32_gflops: Option<f64>,
 }
 
+/// Constants of the time model's per-SM queueing model (`src/timing.rs`, `docs/model.md`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    /// Cycles (at the SM clock) a warp spends waiting on memory per dependent round of loads
+    /// beyond the queueing at the bandwidth limits: the delay of the closed queueing model.
+    #[serde(default = "TimingConfig::default_warp_latency_cycles")]
+    pub warp_latency_cycles: f64,
+    /// Warps of one block that, on average, hold a block slot without keeping memory busy (the
+    /// block's warps that have finished or not yet started while its slot turns over), as a
+    /// fraction of the block's warps.
+    #[serde(default = "TimingConfig::default_block_drain")]
+    pub block_drain: f64,
+    /// Fixed cost of a kernel launch (microseconds).
+    #[serde(default = "TimingConfig::default_launch_overhead_us")]
+    pub launch_overhead_us: f64,
+}
+
+impl TimingConfig {
+    /// Every constant must be a finite number, the latency positive.
+    fn check(&self) -> std::result::Result<(), String> {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        if !(ok(self.warp_latency_cycles) && self.warp_latency_cycles > 0.0) {
+            return Err("timing.warp_latency_cycles must be a positive number".into());
+        }
+        if !ok(self.block_drain) || self.block_drain > 1.0 {
+            return Err("timing.block_drain must lie between 0 and 1".into());
+        }
+        if !ok(self.launch_overhead_us) {
+            return Err("timing.launch_overhead_us must be a number >= 0".into());
+        }
+        Ok(())
+    }
+
+    fn default_warp_latency_cycles() -> f64 {
+        1200.0
+    }
+    fn default_block_drain() -> f64 {
+        1.0
+    }
+    fn default_launch_overhead_us() -> f64 {
+        3.0
+    }
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig {
+            warp_latency_cycles: TimingConfig::default_warp_latency_cycles(),
+            block_drain: TimingConfig::default_block_drain(),
+            launch_overhead_us: TimingConfig::default_launch_overhead_us(),
+        }
+    }
+}
+
 impl HwConfig {
     /// Finds a shipped configuration by name, or reads the file at `name_or_path`.
     pub fn load(name_or_path: &str) -> Result<HwConfig> {
@@ -276,6 +334,7 @@ impl HwConfig {
 
     /// Checks that the numbers describe a buildable machine.
     fn check(&self) -> std::result::Result<(), String> {
+        self.timing.check()?;
         let s = &self.sm;
         for (what, v) in [
             ("sm.count", s.count),

@@ -98,6 +98,8 @@ impl PredictedVolumes {
                 .map(|l| l + self.l2_store_bytes.unwrap_or(0.0)),
             l1_wavefronts: self.l1_wavefronts,
             flops: None,
+            active_warps: None,
+            rounds_per_warp: 1.0,
         }
     }
 

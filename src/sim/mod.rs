@@ -67,6 +67,8 @@ pub struct Counts {
     pub warp_instructions: u64,
     /// Lane accesses (thread accesses) simulated.
     pub thread_accesses: u64,
+    /// Warps with at least one active lane.
+    pub active_warps: u64,
 }
 
 /// Simulates `launch` on `hw`.
@@ -136,6 +138,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         ticks: sched.tick,
         warp_instructions,
         thread_accesses: sched.thread_accesses,
+        active_warps: sched.active_warps,
     })
 }
 
