@@ -128,7 +128,10 @@ fn the_time_model_follows_the_simulated_volumes() {
         .iter()
         .map(|k| t[k].as_f64().unwrap())
         .fold(0.0, f64::max);
-    assert_eq!(t["time_s"].as_f64().unwrap(), largest);
+    assert_eq!(t["bandwidth_bound_s"].as_f64().unwrap(), largest);
+    // The queueing model never beats the bandwidth bound; the launch overhead comes on top.
+    let predicted = t["predicted_s"].as_f64().unwrap();
+    assert!(predicted >= largest + 3e-6, "{predicted} vs {largest}");
     assert_eq!(t["clock_ghz"], 1.5);
 }
 

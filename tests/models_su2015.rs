@@ -173,5 +173,5 @@ fn compare_puts_model_and_simulation_side_by_side() {
         .find(|r| r["quantity"] == "l2_store_bytes")
         .unwrap();
     assert_eq!(st["rel_diff"].as_f64().unwrap(), 0.0);
-    assert!(v["time"]["time_s"].as_f64().unwrap() > 0.0);
+    assert!(v["time"]["predicted_s"].as_f64().unwrap() > 0.0);
 }

@@ -104,6 +104,78 @@ pub struct MetricStats {
     pub spearman_groups: BTreeMap<String, Option<f64>>,
 }
 
+/// How well the time model picks a block shape within one group of launches (same kernel, domain
+/// and parameters): what a user ranking shapes by predicted time would get.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ShapePick {
+    /// The group (kernel, domain, parameters).
+    pub group: String,
+    /// Launches in the group with a measured and a predicted duration.
+    pub shapes: usize,
+    /// Measured time of the fastest shape / measured time of the shape the model ranks first.
+    pub pick_efficiency: f64,
+    /// The same for the best measured time among the model's first three.
+    pub top3_efficiency: f64,
+    /// The launch the model ranks first.
+    pub picked: String,
+    /// The launch that was fastest.
+    pub fastest: String,
+    /// Spearman's correlation of predicted and measured time over all shapes of the group.
+    pub spearman: Option<f64>,
+    /// The same over the shapes measured within 1.5x of the fastest (`None` below 3 shapes).
+    pub spearman_near_fastest: Option<f64>,
+}
+
+/// Ranks each group's shapes by predicted duration (groups of at least [`MIN_RANKED`] launches).
+pub fn shape_picks(rows: &[LaunchResult]) -> Vec<ShapePick> {
+    let mut groups: BTreeMap<String, Vec<(&LaunchResult, Pair)>> = BTreeMap::new();
+    for r in rows {
+        if let Some((_, p)) = r.pairs.iter().find(|(m, _)| *m == metrics::DURATION) {
+            groups.entry(r.launch.group()).or_default().push((r, *p));
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, g)| g.len() >= MIN_RANKED)
+        .map(|(group, g)| {
+            let by_measured = |a: &&(&LaunchResult, Pair), b: &&(&LaunchResult, Pair)| {
+                a.1.measured.total_cmp(&b.1.measured)
+            };
+            let fastest = g.iter().min_by(by_measured).expect("a non-empty group");
+            let mut ranked: Vec<&(&LaunchResult, Pair)> = g.iter().collect();
+            // Stable: ties keep input order, so the pick does not depend on thread count.
+            ranked.sort_by(|a, b| a.1.simulated.total_cmp(&b.1.simulated));
+            let best_of = |k: usize| {
+                ranked[..k.min(ranked.len())]
+                    .iter()
+                    .map(|r| r.1.measured)
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let rank = |sel: &[&(&LaunchResult, Pair)]| {
+                let m: Vec<f64> = sel.iter().map(|r| r.1.measured).collect();
+                let p: Vec<f64> = sel.iter().map(|r| r.1.simulated).collect();
+                (sel.len() >= MIN_RANKED)
+                    .then(|| crate::analysis::stats::spearman(&m, &p))
+                    .flatten()
+            };
+            let near: Vec<&(&LaunchResult, Pair)> = g
+                .iter()
+                .filter(|r| r.1.measured <= 1.5 * fastest.1.measured)
+                .collect();
+            ShapePick {
+                shapes: g.len(),
+                pick_efficiency: fastest.1.measured / best_of(1),
+                top3_efficiency: fastest.1.measured / best_of(3),
+                picked: ranked[0].0.launch.label(),
+                fastest: fastest.0.launch.label(),
+                spearman: rank(&g.iter().collect::<Vec<_>>()),
+                spearman_near_fastest: rank(&near),
+                group,
+            }
+        })
+        .collect()
+}
+
 /// Everything `gputraffic validate` reports.
 #[derive(Debug, Clone)]
 pub struct Validation {
@@ -118,6 +190,8 @@ pub struct Validation {
     pub metrics: Vec<(&'static str, MetricStats)>,
     /// The same per kernel (trace).
     pub kernels: BTreeMap<String, Vec<(&'static str, MetricStats)>>,
+    /// Per group of block shapes: how well ranking by predicted time picks the fastest.
+    pub groups: Vec<ShapePick>,
 }
 
 /// Simulates every launch on the GPU config `hw` (in parallel; `progress(done, total)` after
@@ -170,12 +244,14 @@ pub fn validate(
         .into_iter()
         .map(|(k, rs)| (k, summarise(&rs)))
         .collect();
+    let groups = shape_picks(&rows);
     Ok(Validation {
         hw: hw_config.name,
         measured: measured.to_string(),
         rows,
         metrics,
         kernels,
+        groups,
     })
 }
 
@@ -352,6 +428,7 @@ impl Validation {
             "launches": self.rows.len(),
             "metrics": stats_object(&self.metrics, true),
             "kernels": kernels,
+            "groups": serde_json::to_value(&self.groups).expect("JSON of plain values"),
             "rows": rows,
         })
     }
@@ -381,6 +458,27 @@ impl Validation {
         for (kernel, stats) in &self.kernels {
             out += &format!("\n{kernel}\n");
             out += &stats_table(stats, Some(kernel));
+        }
+        if !self.groups.is_empty() {
+            out += "\nPicking the block shape by predicted time (pick: fastest measured / measured \
+                    time of the model's first; top 3: the same for the best of its first three)\n";
+            out += &format!(
+                "{:<34} {:>6} {:>7} {:>7} {:>9} {:>11}  picked\n",
+                "group", "shapes", "pick", "top 3", "spearman", "sp. <=1.5x"
+            );
+            let r = |v: Option<f64>| v.map_or("-".into(), |r| format!("{r:.3}"));
+            for g in &self.groups {
+                out += &format!(
+                    "{:<34} {:>6} {:>6.1}% {:>6.1}% {:>9} {:>11}  {}\n",
+                    g.group,
+                    g.shapes,
+                    g.pick_efficiency * 100.0,
+                    g.top3_efficiency * 100.0,
+                    r(g.spearman),
+                    r(g.spearman_near_fastest),
+                    g.picked
+                );
+            }
         }
         out
     }
@@ -449,6 +547,45 @@ mod tests {
                 },
             )],
         }
+    }
+
+    fn timed(block: [u32; 3], measured_us: f64, predicted_us: f64) -> LaunchResult {
+        let mut r = result(block, 1.0, 1.0);
+        r.pairs.push((
+            metrics::DURATION,
+            Pair {
+                measured: measured_us,
+                simulated: predicted_us,
+            },
+        ));
+        r
+    }
+
+    #[test]
+    fn shape_picks_by_hand() {
+        // Measured 100, 110, 150, 300 us; the model ranks 64x4x1 first (measured 150), then
+        // 32x8x1 (110), then 256x1x1 (100).
+        let rows = vec![
+            timed([256, 1, 1], 100.0, 30.0),
+            timed([32, 8, 1], 110.0, 20.0),
+            timed([64, 4, 1], 150.0, 10.0),
+            timed([8, 32, 1], 300.0, 40.0),
+        ];
+        let picks = shape_picks(&rows);
+        assert_eq!(picks.len(), 1);
+        let p = &picks[0];
+        assert_eq!(p.shapes, 4);
+        assert!((p.pick_efficiency - 100.0 / 150.0).abs() < 1e-15);
+        assert_eq!(p.top3_efficiency, 1.0);
+        assert!(p.picked.ends_with("64x4x1"), "{}", p.picked);
+        assert!(p.fastest.ends_with("256x1x1"), "{}", p.fastest);
+        // Ranks measured 1 2 3 4, predicted 3 2 1 4: d² = 4 + 0 + 4 + 0, rho = 1 - 6*8/60 = 0.2.
+        assert!((p.spearman.unwrap() - 0.2).abs() < 1e-12);
+        // Within 1.5x of 100 us: the first three; predicted ranks 3 2 1: rho = -1.
+        assert!((p.spearman_near_fastest.unwrap() + 1.0).abs() < 1e-12);
+        // A group of two is not ranked; launches without a duration are left out.
+        assert!(shape_picks(&rows[..2]).is_empty());
+        assert!(shape_picks(&[result([32, 1, 1], 1.0, 1.0)]).is_empty());
     }
 
     #[test]
