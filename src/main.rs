@@ -36,6 +36,8 @@ enum Command {
     Plot(PlotArgs),
     /// Simulate measured launches and compare with their hardware counters (Nsight Compute).
     Validate(ValidateArgs),
+    /// Simulate a set of block shapes and list them fastest first by predicted time.
+    Rank(RankArgs),
     /// List the shipped kernels, hardware configurations and models.
     List,
 }
@@ -152,6 +154,73 @@ fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValuePa
             .map(|(_, name, help)| PossibleValue::new(*name).help(*help)),
     )
     .map(|name| T::from_name(&name).expect("clap offers only listed names"))
+}
+
+#[derive(clap::Args)]
+struct RankArgs {
+    /// Kernel trace: a path, or the name of a shipped trace (e.g. star4).
+    #[arg(long)]
+    kernel: String,
+    /// GPU: a shipped configuration name (e.g. h200) or a path to one.
+    #[arg(long, default_value = "h200")]
+    hw: String,
+    /// Block shapes: AxBxC, all-N (every power-of-two shape of N threads), ernst-1024,
+    /// ernst-512, tabik-2d; comma-separated.
+    #[arg(long, required = true)]
+    blocks: Vec<String>,
+    /// Domain XxYxZ: sets the parameters nx, ny, nz.
+    #[arg(long)]
+    domain: Option<String>,
+    /// Set a kernel parameter, NAME=VALUE (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
+    #[arg(long, default_value = "boost")]
+    clock: String,
+    /// Output format.
+    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
+    format: Format,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn rank(a: &RankArgs) -> Result<String> {
+    use gputraffic::analysis::rank;
+    let kernel = gputraffic::input::trace::load(&a.kernel)?;
+    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
+    let blocks: Vec<[u32; 3]> = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &hw)?
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    let domain = a
+        .domain
+        .as_deref()
+        .map(|d| gputraffic::launch::parse_dims("--domain", d))
+        .transpose()?;
+    let sets = models::split_sets(&kernel, &[], &a.set)?;
+    let base = LaunchRequest {
+        block: None,
+        domain,
+        set: sets.kernel,
+    };
+    let clock = gputraffic::timing::clock_choice(&a.clock, &hw)?;
+    let bar = progress_bar("shapes");
+    let shapes = on_threads(a.threads, || {
+        rank::rank(&kernel, &hw, &blocks, &base, clock, &|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })
+    })?;
+    bar.finish_and_clear();
+    Ok(match a.format {
+        Format::Table => rank::to_table(&shapes),
+        Format::Csv => rank::to_csv(&shapes),
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&shapes).expect("JSON of plain values")
+        ),
+    })
 }
 
 fn sweep(a: &SweepArgs) -> Result<String> {
@@ -499,6 +568,7 @@ fn main() -> ExitCode {
         Command::Fit(a) => fit(a),
         Command::Plot(a) => plot(a),
         Command::Validate(a) => validate(a),
+        Command::Rank(a) => rank(a),
         Command::List => Ok(list()),
     };
     match result {

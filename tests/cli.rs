@@ -229,3 +229,44 @@ fn list_names_every_shipped_kernel_and_gpu() {
         .collect();
     assert_eq!(names, ["gompertz", "su2015"]);
 }
+
+#[test]
+fn rank_lists_shapes_fastest_first_and_agrees_with_simulate() {
+    let args = [
+        "rank", "--kernel", "star1", "--hw", "h200", "--blocks", "32x4x2,256x1x1,8x8x4",
+        "--domain", "64x64x32", "--format", "json", "--threads", "2",
+    ];
+    let (code, out, err) = gputraffic(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let shapes = v.as_array().unwrap();
+    assert_eq!(shapes.len(), 3);
+    let t: Vec<f64> = shapes
+        .iter()
+        .map(|s| s["predicted_s"].as_f64().unwrap())
+        .collect();
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+    assert_eq!(shapes[0]["relative"].as_f64().unwrap(), 1.0);
+    // Each entry is the predicted time `simulate` reports for that shape.
+    for s in shapes {
+        let b = s["block"].as_array().unwrap();
+        let block = format!("{}x{}x{}", b[0], b[1], b[2]);
+        let (code, out, err) = gputraffic(&[
+            "simulate", "--kernel", "star1", "--hw", "h200", "--block", &block, "--domain",
+            "64x64x32", "--format", "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let sim: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(sim["time"]["predicted_s"], s["predicted_s"]);
+    }
+    // 256x1x1 on nx = 64 leaves three quarters of each block idle: the slowest here.
+    assert_eq!(shapes[2]["block"], serde_json::json!([256, 1, 1]));
+    crate::common::rejects(
+        &["rank", "--kernel", "nosuch", "--blocks", "32x4x1"],
+        &["--kernel", "nosuch"],
+    );
+    crate::common::rejects(
+        &["rank", "--kernel", "star1", "--blocks", "64x32x1"],
+        &["2048 threads"],
+    );
+}
