@@ -233,8 +233,19 @@ fn list_names_every_shipped_kernel_and_gpu() {
 #[test]
 fn rank_lists_shapes_fastest_first_and_agrees_with_simulate() {
     let args = [
-        "rank", "--kernel", "star1", "--hw", "h200", "--blocks", "32x4x2,256x1x1,8x8x4",
-        "--domain", "64x64x32", "--format", "json", "--threads", "2",
+        "rank",
+        "--kernel",
+        "star1",
+        "--hw",
+        "h200",
+        "--blocks",
+        "32x4x2,256x1x1,8x8x4",
+        "--domain",
+        "64x64x32",
+        "--format",
+        "json",
+        "--threads",
+        "2",
     ];
     let (code, out, err) = gputraffic(&args);
     assert_eq!(code, 0, "{err}");
