@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   for (size_t kb = 288; kb <= 512; kb += 32) runs.push_back({"size_seq", 128, kb * 1024 / 128});
   for (size_t kb = 16; kb <= 256; kb += 8) runs.push_back({"size_rand", 128, kb * 1024 / 128});
   for (size_t kb = 288; kb <= 512; kb += 32) runs.push_back({"size_rand", 128, kb * 1024 / 128});
-  const uint64_t counts[] = {2, 4, 6, 8, 12, 16, 24, 32, 64, 256, 1024, 2048};
+  const uint64_t counts[] = {2, 4, 6, 8, 12, 16, 24, 32, 64, 256, 1024, 1280, 1536, 1792, 1856, 1920, 1984, 2048};
   for (size_t s = 128; s <= 65536; s *= 2)
     for (uint64_t n : counts) runs.push_back({"stride", s, n});
   if (quick()) runs = {{"size_seq", 128, 128}, {"size_seq", 128, 4096}, {"stride", 65536, 4}, {"stride", 65536, 16}};

@@ -16,6 +16,14 @@
 //
 //   l2_near_far RUNS.csv LOADS.csv     (QUICK=1: two configurations)
 // RUNS.csv: one row per launch; LOADS.csv: config,meas_sm,warm_sm,pass,step,line_offset_bytes,cycles.
+//
+//   l2_near_far --map MAP.csv          (run without ncu; QUICK=1: 8 warmers)
+// Partition map: for a reference SM r (0, and SMs/2 - 2) and every other SM w, w warms the chain and
+// r chases it three times. A line is "far" in pass 0 when its latency exceeds that of the same line
+// in pass 1 (by then r's own partition holds it) by more than 70 cycles. w in r's partition leaves
+// every line near; w in the other partition leaves the lines homed there far (about half). A kernel
+// writing 192 MiB runs before each launch to flush L2 (no ncu here, so clocks are not locked:
+// cycles are SM cycles at whatever clock the card runs).
 #include <algorithm>
 #include <string>
 #include "micro.cuh"
@@ -70,8 +78,15 @@ __global__ void nf_chase(const unsigned long long* base, const unsigned long lon
 
 struct Cfg { const char* name; int meas, warm; bool ca; };
 
+__global__ void flush_k(double* f, long n) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) f[i] = (double)i;
+}
+
+static int partition_map(const char* path);
+
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: %s RUNS.csv LOADS.csv\n", argv[0]); return 2; }
+  if (argc == 3 && std::string(argv[1]) == "--map") return partition_map(argv[2]);
+  if (argc < 3) { fprintf(stderr, "usage: %s RUNS.csv LOADS.csv | --map MAP.csv\n", argv[0]); return 2; }
   FILE* fr = fopen(argv[1], "w");
   FILE* fl = fopen(argv[2], "w");
   if (!fr || !fl) { perror("output"); return 2; }
@@ -137,5 +152,55 @@ int main(int argc, char** argv) {
     printf("\n");
   }
   fclose(fr); fclose(fl);
+  return 0;
+}
+
+static int partition_map(const char* path) {
+  FILE* f = fopen(path, "w");
+  if (!f) { perror(path); return 2; }
+  print_device(stdout);
+  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
+  const int nsm = pr.multiProcessorCount;
+  const size_t region = 16u << 20;
+  const long nflush = (192l << 20) / 8;
+  unsigned long long* buf; CK(cudaMalloc(&buf, region));
+  CK(cudaMemset(buf, 0, region));
+  double* fl; CK(cudaMalloc(&fl, nflush * 8));
+  int *claim, *flag; CK(cudaMalloc(&claim, 8)); CK(cudaMalloc(&flag, 4));
+  unsigned *d_lat, *d_off; CK(cudaMalloc(&d_lat, PASSES * NMAX * 4)); CK(cudaMalloc(&d_off, NMAX * 4));
+  long long* d_info; CK(cudaMalloc(&d_info, 8 * 8));
+  Rng rng(777);  // the same chain as the configurations above
+  std::vector<uint64_t> pages = random_perm(region / 4096, rng);
+  std::vector<uint64_t> offs(NMAX);
+  for (int i = 0; i < NMAX; i++) offs[i] = pages[i] * 4096 + rng.below(32) * 128;
+  const unsigned long long* start = build_chain(buf, offs);
+  fprintf(f, "ref_sm,warm_sm,measured_on_sm,lines,far_lines,far_fraction,median_pass0_cycles,median_pass0_far_cycles,median_pass0_near_cycles,median_pass1_cycles\n");
+  int n = NMAX;
+  for (int ref : {0, nsm / 2 - 2}) {
+    for (int w = 0; w < nsm; w++) {
+      if (w == ref) continue;
+      if (quick() && w % 17) continue;
+      flush_k<<<4 * nsm, 512>>>(fl, nflush);
+      CK(cudaMemset(claim, 0, 8)); CK(cudaMemset(flag, 0, 4)); CK(cudaMemset(d_info, 0, 64));
+      nf_chase<false><<<4 * nsm, 32>>>(buf, start, n, ref, w, claim, flag, d_lat, d_off, d_info);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      long long info[8]; CK(cudaMemcpy(info, d_info, 64, cudaMemcpyDeviceToHost));
+      std::vector<unsigned> lat(PASSES * n);
+      CK(cudaMemcpy(lat.data(), d_lat, PASSES * n * 4, cudaMemcpyDeviceToHost));
+      std::vector<unsigned> p0, p1, far, near;
+      for (int i = 0; i < n; i++) {
+        p0.push_back(lat[i]); p1.push_back(lat[n + i]);
+        (lat[i] > lat[n + i] + 70 ? far : near).push_back(lat[i]);
+      }
+      auto med = [](std::vector<unsigned> v) -> long { if (v.empty()) return -1; std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end()); return v[v.size() / 2]; };
+      bool ok = info[0] && info[2] >= 0;
+      fprintf(f, "%d,%d,%lld,%d,%zu,%.4f,%ld,%ld,%ld,%ld\n", ref, w, ok ? info[1] : -1ll, n, far.size(), ok ? (double)far.size() / n : -1.0,
+              med(p0), med(far), med(near), med(p1));
+      fflush(f);
+    }
+  }
+  fclose(f);
+  printf("partition map written to %s\n", path);
   return 0;
 }

@@ -10,7 +10,9 @@ must occur in ncu's kernel name. Output: the RUNS columns, then time_ns (gpu__ti
 clock_mhz (sm__cycles_elapsed.avg.per_second / 1e6), every other metric under its ncu name, then
 columns derived per KIND:
   latency, geometry: ns_per_load = cycles_per_load / clock_mhz * 1000
-  bw:                GB_s = bytes_moved / time_ns
+  bw:                GB_s = bytes_moved / time_ns (what the kernel asked for, L1 hits included),
+                     l2_GB_s = lts__t_sectors_srcunit_tex_op_read.sum * 32 / time_ns (L1 misses read from L2),
+                     dram_GB_s = (dram__bytes_read.sum + dram__bytes_write.sum) / time_ns
   launch, wavefronts, nearfar: none
 Standard library only.
 """
@@ -69,10 +71,15 @@ def main():
             if kind in ("latency", "geometry") and row.get("clock_mhz") and row.get("cycles_per_load"):
                 row["ns_per_load"] = f"{float(row['cycles_per_load']) / float(row['clock_mhz']) * 1000:.3f}"
             if kind == "bw" and row.get("time_ns") and row.get("bytes_moved"):
-                row["GB_s"] = f"{float(row['bytes_moved']) / float(row['time_ns']):.2f}"
+                t = float(row["time_ns"])
+                row["GB_s"] = f"{float(row['bytes_moved']) / t:.2f}"
+                if row.get("lts__t_sectors_srcunit_tex_op_read.sum"):
+                    row["l2_GB_s"] = f"{float(row['lts__t_sectors_srcunit_tex_op_read.sum']) * 32 / t:.2f}"
+                if row.get("dram__bytes_read.sum") and row.get("dram__bytes_write.sum"):
+                    row["dram_GB_s"] = f"{(float(row['dram__bytes_read.sum']) + float(row['dram__bytes_write.sum'])) / t:.2f}"
             rows.append(row)
     cols = head + [c for c in ("time_ns", "clock_mhz") if any(c in r for r in rows)] + sorted(metrics)
-    cols += [c for c in ("ns_per_load", "GB_s") if any(c in r for r in rows)]
+    cols += [c for c in ("ns_per_load", "GB_s", "l2_GB_s", "dram_GB_s") if any(c in r for r in rows)]
     with open(out, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(cols)
