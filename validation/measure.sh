@@ -10,7 +10,10 @@
 # every kernel and clocks locked to base (ncu's defaults, spelled out), as for the H200 dev set.
 # With PROBES=1 it also builds sched.cu and records block-to-SM placement logs and the
 # partial-sector store probe (OUTDIR/sched_*.csv, OUTDIR/probes.csv), and the DRAM stream rate
-# (OUTDIR/stream.csv).
+# (OUTDIR/stream.csv). With MICRO=1 it also runs the microbenchmarks (validation/micro.sh: latency,
+# bandwidth versus bytes in flight, launch overhead, L1 wavefronts, L1 geometry; CSVs in OUTDIR).
+# STENCILS=0 skips the stencil launches (and the manifest), e.g. `STENCILS=0 MICRO=1` for the
+# microbenchmarks alone.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: measure.sh OUTDIR [LAUNCHES]}
@@ -19,6 +22,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | head -1 | tr -d '. ')
+if [ "${STENCILS:-1}" = 1 ]; then
 nvcc -O3 -std=c++17 -arch="sm_$cc" -o "$out/stencils" "$here/stencils.cu"
 metrics=$(grep -v '^#' "$here/metrics.txt" | grep . | paste -sd, -)
 
@@ -51,6 +55,8 @@ ncu --import "$out/report.ncu-rep" --csv --print-units base --print-kernel-base 
       n++
     }' n=0 "$launches"
 } > "$out/manifest.toml"
+echo "wrote $out/ncu.csv and $out/manifest.toml ($(grep -c '^\[\[launch' "$out/manifest.toml") launches)"
+fi
 
 if [ "${PROBES:-0}" = 1 ]; then
   nvcc -O3 -std=c++17 -arch="sm_$cc" -o "$out/sched" "$here/sched.cu"
@@ -63,4 +69,6 @@ if [ "${PROBES:-0}" = 1 ]; then
       --export "$out/stream" --force-overwrite "$out/stream" > "$out/stream.log" 2>&1
   ncu --import "$out/stream.ncu-rep" --csv --print-units base > "$out/stream.csv"
 fi
-echo "wrote $out/ncu.csv and $out/manifest.toml ($(grep -c '^\[\[launch' "$out/manifest.toml") launches)"
+if [ "${MICRO:-0}" = 1 ]; then
+  "$here/micro.sh" "$out"
+fi
