@@ -83,8 +83,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             block[1],
             block[2],
             measured * 1e6,
-            t.time_s * 1e6,
-            t.time_s / measured,
+            t.predicted_s * 1e6,
+            t.predicted_s / measured,
             t.limiter,
             part("dram"),
             part("l2"),
@@ -93,7 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t.time_adjusted_s * 1e6
         );
         let e = per_kernel.entry(kernel).or_default();
-        e.0.push(t.time_s);
+        e.0.push(t.predicted_s);
         e.1.push(measured);
     }
     for (k, (pred, meas)) in &per_kernel {
