@@ -24,6 +24,7 @@
 //! te42kyfo/warpspeed, `predict_metrics.py`, identical in every stored version), each settable with
 //! `--set`.
 
+use super::gompertz::Gompertz;
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
@@ -137,33 +138,6 @@ const PARAMS: &[ParamSpec] = &[
 /// Eq. (4): the oversubscription factor O = V_alloc / V_cache.
 pub fn oversubscription(v_alloc: f64, v_cache: f64) -> f64 {
     v_alloc / v_cache
-}
-
-/// The fitted "sigmoid" of Sect. 4.5, `a · exp(b · exp(c · (O − o0)))`, clamped to [0, 1]
-/// because it stands for a rate. With `o0 = 0` it is the paper's form; the authors' y-layer fit
-/// shifts O by 0.2.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateFit {
-    /// Amplitude.
-    pub a: f64,
-    /// Inner factor.
-    pub b: f64,
-    /// Rate in O.
-    pub c: f64,
-    /// Shift of O.
-    pub o0: f64,
-}
-
-impl RateFit {
-    /// The fitted rate at oversubscription `o`; `None` if it is not a number (e.g. a = 0 with an
-    /// infinite exponential).
-    pub fn eval(&self, o: f64) -> Option<f64> {
-        // Clamp the inner exponent so a large O gives 0 or ∞ in the outer exp, never NaN from
-        // ∞ · 0 inside.
-        let inner = (self.c * (o - self.o0)).clamp(-700.0, 700.0).exp();
-        let r = self.a * (self.b * inner).exp();
-        (!r.is_nan()).then(|| r.clamp(0.0, 1.0))
-    }
 }
 
 /// Eq. (5): V_cap = (1 − R̂hit(O)) · (V_up − V_comp), the capacity-miss part of the redundant
@@ -683,7 +657,9 @@ fn positive(value: f64, name: &str) -> Result<f64> {
     }
 }
 
-fn fit(input: &ModelInput, prefix: &str) -> Result<RateFit> {
+/// The hit-rate (or miss-rate) curve `prefix` (`l1`, `y`, `z`, `st`) from its constants; only
+/// the y-layer fit has a shift o0.
+fn fit(input: &ModelInput, prefix: &str) -> Result<Gompertz> {
     let get = |n: &str| -> Result<f64> {
         let name = format!("{prefix}_{n}");
         let v = input.param_or(PARAMS, &name, 0.0);
@@ -693,7 +669,7 @@ fn fit(input: &ModelInput, prefix: &str) -> Result<RateFit> {
             Err(Error::new("--set", format!("{name} = {v} is not a number")))
         }
     };
-    Ok(RateFit {
+    Ok(Gompertz {
         a: get("a")?,
         b: get("b")?,
         c: get("c")?,
@@ -701,8 +677,10 @@ fn fit(input: &ModelInput, prefix: &str) -> Result<RateFit> {
     })
 }
 
-fn rate(f: &RateFit, prefix: &str, o: f64) -> Result<f64> {
-    f.eval(o).ok_or_else(|| {
+/// The fitted rate of Sect. 4.5 at oversubscription `o`, clamped to [0, 1] because it stands
+/// for a rate.
+fn rate(f: &Gompertz, prefix: &str, o: f64) -> Result<f64> {
+    f.rate(o).ok_or_else(|| {
         Error::new(
             "--set",
             format!(
@@ -904,24 +882,14 @@ mod tests {
 
     #[test]
     fn fits_and_capacity_volume() {
-        let z = RateFit {
-            a: 1.0,
-            b: -0.0036,
-            c: 3.97,
-            o0: 0.0,
-        };
-        assert_eq!(z.eval(0.0), Some((-0.0036f64).exp()));
-        assert_eq!(z.eval(1e9), Some(0.0));
-        let bad = RateFit {
-            a: 0.0,
-            b: 1.0,
-            c: 1.0,
-            o0: 0.0,
-        };
-        assert_eq!(bad.eval(1e6), None);
+        let z = Gompertz::new(1.0, -0.0036, 3.97);
+        assert_eq!(z.rate(0.0), Some((-0.0036f64).exp()));
+        assert_eq!(z.rate(1e9), Some(0.0));
+        let bad = Gompertz::new(0.0, 1.0, 1.0);
+        assert_eq!(bad.rate(1e6), None);
         // A rate above one is clamped.
-        let up = RateFit { a: 2.0, ..z };
-        assert_eq!(up.eval(0.0), Some(1.0));
+        let up = Gompertz { a: 2.0, ..z };
+        assert_eq!(up.rate(0.0), Some(1.0));
         assert_eq!(capacity_volume(0.25, 10.0, 6.0), 3.0);
         assert_eq!(capacity_volume(0.25, 5.0, 6.0), 0.0);
         assert_eq!(oversubscription(30.0, 20.0), 1.5);
