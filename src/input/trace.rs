@@ -420,12 +420,14 @@ fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
             "launch.block must list 3 sizes [x, y, z]",
         ));
     }
+    // Only whole positive sizes here: the block limits (CUDA's and the GPU's) are checked where
+    // a block is bound to a GPU, in `Launch::new`.
     let mut default_block = [0u32; 3];
     for (i, &v) in l.block.get_ref().iter().enumerate() {
-        if v <= 0 || v > 1024 {
+        if v <= 0 || v > u32::MAX as i64 {
             return Err(cx.err_at(
                 l.block.span().start,
-                format!("launch.block[{i}] = {v} is not in 1..=1024"),
+                format!("launch.block[{i}] = {v} is not a positive integer"),
             ));
         }
         default_block[i] = v as u32;

@@ -254,8 +254,12 @@ impl Launch {
     pub fn new(kernel: &Kernel, hw: &HwConfig, req: &LaunchRequest) -> Result<Launch> {
         let src = kernel.source_name.as_str();
         let params = bind_params(kernel, req)?;
-        let block = req.block.unwrap_or(kernel.default_block);
-        let threads = threads_per_block(block, hw)?;
+        // A block the user did not choose is the trace's: errors name the trace then.
+        let (block, block_source) = match req.block {
+            Some(b) => (b, "--block"),
+            None => (kernel.default_block, src),
+        };
+        let threads = threads_per_block(block, hw, block_source)?;
         let scope = ConstScope {
             params: &params,
             block,
@@ -334,25 +338,31 @@ fn bind_params(kernel: &Kernel, req: &LaunchRequest) -> Result<BTreeMap<String, 
     Ok(params)
 }
 
-/// The threads of a `block`, checked against `hw`'s block limits.
-fn threads_per_block(block: [u32; 3], hw: &HwConfig) -> Result<u32> {
-    let threads = block.iter().map(|&b| b as u64).product::<u64>();
-    if block.contains(&0) {
-        return Err(Error::new(
-            "--block",
+/// The threads of a `block`, checked against CUDA's and `hw`'s block limits
+/// ([`geometry::check_block`]); errors name `source`, where the block came from.
+fn threads_per_block(block: [u32; 3], hw: &HwConfig, source: &str) -> Result<u32> {
+    let max = hw.sm.max_threads_per_block;
+    match geometry::check_block(block.map(i64::from), max as u64) {
+        Ok(b) => Ok(b.iter().product()),
+        Err(geometry::BlockLimit::NotPositive(_)) => Err(Error::new(
+            source,
             format!("block {:?} has a zero dimension", block),
-        ));
+        )),
+        Err(_) => {
+            let threads = block.iter().map(|&b| b as u64).product::<u64>();
+            Err(Error::new(
+                source,
+                format!(
+                    "block {}x{}x{} has {threads} threads; {} allows at most {max} per block (and z ≤ {})",
+                    block[0],
+                    block[1],
+                    block[2],
+                    hw.name,
+                    geometry::MAX_BLOCK_Z
+                ),
+            ))
+        }
     }
-    if threads > hw.sm.max_threads_per_block as u64 || block[2] > 64 {
-        return Err(Error::new(
-            "--block",
-            format!(
-                "block {}x{}x{} has {threads} threads; {} allows at most {} per block (and z ≤ 64)",
-                block[0], block[1], block[2], hw.name, hw.sm.max_threads_per_block
-            ),
-        ));
-    }
-    Ok(threads as u32)
 }
 
 /// What launch-time expressions (grid, array dimensions, lattice updates) may use: the bound
