@@ -14,7 +14,8 @@
 use crate::error::{Error, Result};
 use crate::input::table::Table;
 use crate::models::gompertz::Gompertz;
-use serde_json::{Map, Value};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// The models `fit` knows, with one line each (shown by `gputraffic list`).
 pub const MODELS: &[(&str, &str)] = &[
@@ -138,8 +139,10 @@ impl Request {
     }
 }
 
-/// A finished fit of either model.
-#[derive(Debug, Clone, PartialEq)]
+/// A finished fit of either model. Serialised as one flat object, starting with `"model"`
+/// (`gompertz` or `su2015`) and followed by the fit's own keys; undefined values are `null`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
 pub enum Fitted {
     /// A Gompertz curve.
     Gompertz(GompertzFit),
@@ -150,10 +153,7 @@ pub enum Fitted {
 impl Fitted {
     /// The fit as one flat JSON object, starting with `"model"`; undefined values are `null`.
     pub fn to_json(&self) -> Value {
-        match self {
-            Fitted::Gompertz(f) => f.to_json(),
-            Fitted::Su2015(f) => f.to_json(),
-        }
+        serde_json::to_value(self).expect("a fit is strings and numbers")
     }
 
     /// The fit written in `format`, ending with a newline.
@@ -390,21 +390,35 @@ pub struct GompertzFit {
     pub skipped: usize,
 }
 
-impl GompertzFit {
-    /// `{"model":"gompertz","x":…,"y":…,"a":…,"b":…,"c":…,"r2":…,"rmse":…,"n":…,"skipped":…}`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("model".into(), "gompertz".into());
-        m.insert("x".into(), self.x.clone().into());
-        m.insert("y".into(), self.y.clone().into());
-        m.insert("a".into(), self.curve.a.into());
-        m.insert("b".into(), self.curve.b.into());
-        m.insert("c".into(), self.curve.c.into());
-        m.insert("r2".into(), self.r2.into());
-        m.insert("rmse".into(), self.rmse.into());
-        m.insert("n".into(), self.n.into());
-        m.insert("skipped".into(), self.skipped.into());
-        Value::Object(m)
+/// The keys of a Gompertz fit in JSON, in order: `x`, `y`, `a`, `b`, `c`, `r2`, `rmse`, `n`,
+/// `skipped` (after `"model":"gompertz"`, see [`Fitted`]); `plot --fit` reads them.
+#[derive(Serialize)]
+struct GompertzJson<'a> {
+    x: &'a str,
+    y: &'a str,
+    a: f64,
+    b: f64,
+    c: f64,
+    r2: f64,
+    rmse: f64,
+    n: usize,
+    skipped: usize,
+}
+
+impl Serialize for GompertzFit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        GompertzJson {
+            x: &self.x,
+            y: &self.y,
+            a: self.curve.a,
+            b: self.curve.b,
+            c: self.curve.c,
+            r2: self.r2,
+            rmse: self.rmse,
+            n: self.n,
+            skipped: self.skipped,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -708,8 +722,9 @@ impl SuRows {
     }
 }
 
-/// Su et al.'s fitted constants and how well they fit.
-#[derive(Debug, Clone, PartialEq)]
+/// Su et al.'s fitted constants and how well they fit. In JSON (after `"model":"su2015"`, see
+/// [`Fitted`]) the fields in this order, under their names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Su2015Fit {
     /// δ of (8) and (17).
     pub delta: f64,
@@ -734,26 +749,6 @@ pub struct Su2015Fit {
     pub n_eta: usize,
     /// Rows that fed neither level.
     pub skipped: usize,
-}
-
-impl Su2015Fit {
-    /// `{"model":"su2015","delta":…,"epsilon":…,"eta":…,"r2":…,"r2_delta":…,…,"skipped":…}`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("model".into(), "su2015".into());
-        m.insert("delta".into(), self.delta.into());
-        m.insert("epsilon".into(), self.epsilon.into());
-        m.insert("eta".into(), self.eta.into());
-        m.insert("r2".into(), self.r2.into());
-        m.insert("r2_delta".into(), self.r2_delta.into());
-        m.insert("r2_epsilon".into(), self.r2_epsilon.into());
-        m.insert("r2_eta".into(), self.r2_eta.into());
-        m.insert("n_delta".into(), self.n_delta.into());
-        m.insert("n_epsilon".into(), self.n_epsilon.into());
-        m.insert("n_eta".into(), self.n_eta.into());
-        m.insert("skipped".into(), self.skipped.into());
-        Value::Object(m)
-    }
 }
 
 /// 1 − SSE/SST, or `None` when SST is 0 (no variation, or no rows).
