@@ -243,6 +243,20 @@ fn field_bool(p: &Prediction, name: &str) -> bool {
         .unwrap_or_else(|| panic!("field {name} missing or not a bool"))
 }
 
+/// GX's tiling of the 256³ grid in `bx` × `by` blocks (H.x = 2, warp 32).
+fn gx_tiling(bx: u64, by: u64) -> tabik2015::Tiling {
+    tabik2015::Tiling {
+        nx: 256,
+        ny: 256,
+        nz: 256,
+        bx,
+        by,
+        hx: 2,
+        hy: 0,
+        warp: 32,
+    }
+}
+
 /// The GX stencil of the figures as plain numbers (Table I limits, Table II tile, Algorithm 3).
 fn gx() -> tabik2015::Stencil {
     tabik2015::Stencil {
@@ -307,7 +321,7 @@ fn figure_7_shared_transactions_every_cell() {
             cells += 1;
             // Pure functions: bank-conflict factors from the tile accesses, eqs. (4), (5), (8).
             let f = tabik2015::computed_conflict_factors(bx, by, 2, 1, 32, 32).unwrap();
-            let t = tabik2015::shared_transactions(256, 256, 256, bx, by, 2, 0, 3, 32, f).unwrap();
+            let t = tabik2015::shared_transactions(&gx_tiling(bx, by), 3, f).unwrap();
             assert_eq!(t.total(), published, "eqs. (4)-(9), Blk {bx}x{by}");
             assert_eq!(s.evaluate(bx, by).unwrap().shared.total(), published);
             // The model on the GX trace and the GTX TITAN config.
@@ -330,8 +344,7 @@ fn printed_equations_5_to_9_match_figure_7_from_a_warp_up_only() {
                 continue;
             };
             let f = tabik2015::published_conflict_factors(bx, 32);
-            let t =
-                tabik2015::eq4_shared_transactions(256, 256, 256, bx, by, 2, 0, 3, 32, f).unwrap();
+            let t = tabik2015::eq4_shared_transactions(&gx_tiling(bx, by), 3, f).unwrap();
             if bx >= 32 {
                 assert_eq!(t.total(), published, "Blk {bx}x{by}");
             } else {

@@ -1,7 +1,7 @@
 //! Fitting model constants to sweep results: the library behind `gputraffic fit`.
 //!
-//! Two models. `gompertz` fits y = a·exp(b·exp(c·x)) (Ernst et al.'s hit-rate curve, the form of
-//! [`crate::models::ernst2023::RateFit`] without the shift) to two columns of a table by
+//! Two models. `gompertz` fits y = a·exp(b·exp(c·x)) (Ernst et al.'s hit-rate curve, a
+//! [`Gompertz`] without the shift) to two columns of a table by
 //! Levenberg–Marquardt, started from linearisations ln(±ln(y/a)) = ln(±b) + c·x at a few
 //! candidate amplitudes. `su2015` fits Su et al.'s miss-ratio constants δ, ε and η by linear
 //! least squares through the origin, from the effective miss ratios and the model factors a sweep
@@ -13,7 +13,9 @@
 
 use crate::error::{Error, Result};
 use crate::input::table::Table;
-use serde_json::{Map, Value};
+use crate::models::gompertz::Gompertz;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// The models `fit` knows, with one line each (shown by `gputraffic list`).
 pub const MODELS: &[(&str, &str)] = &[
@@ -137,8 +139,10 @@ impl Request {
     }
 }
 
-/// A finished fit of either model.
-#[derive(Debug, Clone, PartialEq)]
+/// A finished fit of either model. Serialised as one flat object, starting with `"model"`
+/// (`gompertz` or `su2015`) and followed by the fit's own keys; undefined values are `null`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
 pub enum Fitted {
     /// A Gompertz curve.
     Gompertz(GompertzFit),
@@ -149,10 +153,7 @@ pub enum Fitted {
 impl Fitted {
     /// The fit as one flat JSON object, starting with `"model"`; undefined values are `null`.
     pub fn to_json(&self) -> Value {
-        match self {
-            Fitted::Gompertz(f) => f.to_json(),
-            Fitted::Su2015(f) => f.to_json(),
-        }
+        serde_json::to_value(self).expect("a fit is strings and numbers")
     }
 
     /// The fit written in `format`, ending with a newline.
@@ -377,12 +378,8 @@ pub struct GompertzFit {
     pub x: String,
     /// The y column.
     pub y: String,
-    /// Amplitude (the limit of y where b·exp(c·x) → 0).
-    pub a: f64,
-    /// Inner factor.
-    pub b: f64,
-    /// Rate in x.
-    pub c: f64,
+    /// The curve (unshifted: `o0` is 0).
+    pub curve: Gompertz,
     /// Coefficient of determination 1 − SSE/SST.
     pub r2: f64,
     /// Root mean squared residual sqrt(SSE/n).
@@ -393,41 +390,46 @@ pub struct GompertzFit {
     pub skipped: usize,
 }
 
-impl GompertzFit {
-    /// `{"model":"gompertz","x":…,"y":…,"a":…,"b":…,"c":…,"r2":…,"rmse":…,"n":…,"skipped":…}`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("model".into(), "gompertz".into());
-        m.insert("x".into(), self.x.clone().into());
-        m.insert("y".into(), self.y.clone().into());
-        m.insert("a".into(), self.a.into());
-        m.insert("b".into(), self.b.into());
-        m.insert("c".into(), self.c.into());
-        m.insert("r2".into(), self.r2.into());
-        m.insert("rmse".into(), self.rmse.into());
-        m.insert("n".into(), self.n.into());
-        m.insert("skipped".into(), self.skipped.into());
-        Value::Object(m)
-    }
+/// The keys of a Gompertz fit in JSON, in order: `x`, `y`, `a`, `b`, `c`, `r2`, `rmse`, `n`,
+/// `skipped` (after `"model":"gompertz"`, see [`Fitted`]); `plot --fit` reads them.
+#[derive(Serialize)]
+struct GompertzJson<'a> {
+    x: &'a str,
+    y: &'a str,
+    a: f64,
+    b: f64,
+    c: f64,
+    r2: f64,
+    rmse: f64,
+    n: usize,
+    skipped: usize,
+}
 
-    /// The curve at `x`.
-    pub fn eval(&self, x: f64) -> f64 {
-        gompertz(&[self.a, self.b, self.c], x)
+impl Serialize for GompertzFit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        GompertzJson {
+            x: &self.x,
+            y: &self.y,
+            a: self.curve.a,
+            b: self.curve.b,
+            c: self.curve.c,
+            r2: self.r2,
+            rmse: self.rmse,
+            n: self.n,
+            skipped: self.skipped,
+        }
+        .serialize(serializer)
     }
 }
 
-/// y = a·exp(b·exp(c·x)) with `p` = [a, b, c]. Overflow gives ±∞ or NaN, which the fit treats
-/// as a step that does not reduce the error.
-pub fn gompertz(p: &[f64; 3], x: f64) -> f64 {
-    p[0] * (p[1] * (p[2] * x).exp()).exp()
-}
-
-/// The sum of squared residuals of `p` on the data (∞ when any value is not finite).
+/// The sum of squared residuals of the curve `p` = [a, b, c] on the data, evaluated unclamped
+/// ([`Gompertz::eval_unclamped`]); ∞ when any value is not finite.
 fn gompertz_sse(p: &[f64; 3], x: &[f64], y: &[f64]) -> f64 {
+    let curve = Gompertz::from_params(*p);
     let s: f64 = x
         .iter()
         .zip(y)
-        .map(|(&xi, &yi)| (yi - gompertz(p, xi)).powi(2))
+        .map(|(&xi, &yi)| (yi - curve.eval_unclamped(xi)).powi(2))
         .sum();
     if s.is_finite() { s } else { f64::INFINITY }
 }
@@ -506,20 +508,14 @@ const MAX_DAMPING: f64 = 1e16;
 /// the cosine test is meaningless there, the residual being rounding noise.
 const EXACT_FIT: f64 = 1e-13;
 
-/// JᵀJ, Jᵀr and the residual at `p`, with J the analytic Jacobian of the model:
-/// ∂f/∂a = g, ∂f/∂b = a·g·E, ∂f/∂c = a·g·b·E·x with E = exp(c·x), g = exp(b·E).
+/// JᵀJ and Jᵀr at `p` = [a, b, c], with J the analytic Jacobian of the curve
+/// ([`Gompertz::value_and_gradient`]) and r the residual.
 fn normal_equations(p: &[f64; 3], x: &[f64], y: &[f64]) -> ([[f64; 3]; 3], [f64; 3]) {
+    let curve = Gompertz::from_params(*p);
     let mut jtj = [[0.0; 3]; 3];
     let mut jtr = [0.0; 3];
     for (&xi, &yi) in x.iter().zip(y) {
-        let e = (p[2] * xi).exp();
-        let g = (p[1] * e).exp();
-        let f = p[0] * g;
-        // g·E as one exponential: where E overflows and g underflows to 0 the product is 0, not
-        // the NaN of 0·∞.
-        let ge = (p[1] * e + p[2] * xi).exp();
-        let ge = if g == 0.0 { 0.0 } else { ge };
-        let j = [g, p[0] * ge, p[0] * p[1] * ge * xi];
+        let (f, j) = curve.value_and_gradient(xi);
         let r = yi - f;
         for k in 0..3 {
             jtr[k] += j[k] * r;
@@ -666,9 +662,7 @@ pub fn fit_gompertz(points: &Points) -> Result<GompertzFit> {
     Ok(GompertzFit {
         x: points.x_name.clone(),
         y: points.y_name.clone(),
-        a: p[0],
-        b: p[1],
-        c: p[2],
+        curve: Gompertz::from_params(p),
         r2,
         rmse,
         n,
@@ -728,8 +722,9 @@ impl SuRows {
     }
 }
 
-/// Su et al.'s fitted constants and how well they fit.
-#[derive(Debug, Clone, PartialEq)]
+/// Su et al.'s fitted constants and how well they fit. In JSON (after `"model":"su2015"`, see
+/// [`Fitted`]) the fields in this order, under their names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Su2015Fit {
     /// δ of (8) and (17).
     pub delta: f64,
@@ -754,26 +749,6 @@ pub struct Su2015Fit {
     pub n_eta: usize,
     /// Rows that fed neither level.
     pub skipped: usize,
-}
-
-impl Su2015Fit {
-    /// `{"model":"su2015","delta":…,"epsilon":…,"eta":…,"r2":…,"r2_delta":…,…,"skipped":…}`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("model".into(), "su2015".into());
-        m.insert("delta".into(), self.delta.into());
-        m.insert("epsilon".into(), self.epsilon.into());
-        m.insert("eta".into(), self.eta.into());
-        m.insert("r2".into(), self.r2.into());
-        m.insert("r2_delta".into(), self.r2_delta.into());
-        m.insert("r2_epsilon".into(), self.r2_epsilon.into());
-        m.insert("r2_eta".into(), self.r2_eta.into());
-        m.insert("n_delta".into(), self.n_delta.into());
-        m.insert("n_epsilon".into(), self.n_epsilon.into());
-        m.insert("n_eta".into(), self.n_eta.into());
-        m.insert("skipped".into(), self.skipped.into());
-        Value::Object(m)
-    }
 }
 
 /// 1 − SSE/SST, or `None` when SST is 0 (no variation, or no rows).
@@ -915,7 +890,10 @@ mod tests {
         // Jacobian must be 0 there, not NaN (0·∞), or no step is ever accepted.
         let truth = [0.9, -0.3, 0.5];
         let x: Vec<f64> = (0..=10).map(f64::from).chain([1500.0, 2000.0]).collect();
-        let y: Vec<f64> = x.iter().map(|&v| gompertz(&truth, v)).collect();
+        let y: Vec<f64> = x
+            .iter()
+            .map(|&v| Gompertz::from_params(truth).eval_unclamped(v))
+            .collect();
         let points = Points {
             source: "t.csv".into(),
             x_name: "x".into(),
@@ -926,7 +904,9 @@ mod tests {
         };
         let f = fit_gompertz(&points).unwrap();
         assert!(
-            close(f.a, 0.9, 1e-6) && close(f.b, -0.3, 1e-6) && close(f.c, 0.5, 1e-6),
+            close(f.curve.a, 0.9, 1e-6)
+                && close(f.curve.b, -0.3, 1e-6)
+                && close(f.curve.c, 0.5, 1e-6),
             "{f:?}"
         );
     }
@@ -1045,7 +1025,8 @@ mod tests {
     #[test]
     fn levenberg_marquardt_refines_and_guards() {
         let x: Vec<f64> = (0..21).map(|i| i as f64 * 0.15).collect();
-        let y: Vec<f64> = x.iter().map(|&v| gompertz(&[0.9, -0.5, 1.1], v)).collect();
+        let truth = Gompertz::new(0.9, -0.5, 1.1);
+        let y: Vec<f64> = x.iter().map(|&v| truth.eval_unclamped(v)).collect();
         let (p, sse) = levenberg_marquardt(&x, &y, [1.0, -0.3, 0.8]).unwrap();
         assert!(sse < 1e-25, "{sse}");
         assert!(

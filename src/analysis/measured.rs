@@ -13,6 +13,7 @@
 
 use crate::error::{Error, Result, from_toml, read_file};
 use crate::launch::LaunchRequest;
+use crate::launch::geometry::{BlockLimit, check_block, max_side};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -196,10 +197,15 @@ fn wide_launches(
             return Err(Error::new(at("kernel"), "empty kernel name"));
         }
         let block = [int("bx")?, int("by")?, int("bz")?];
-        if block.iter().any(|&b| b > 1024) {
+        // The sides only: the threads per block depend on the GPU (checked by `Launch::new`).
+        if let Err(limit) = check_block(block, u64::MAX) {
+            let max = match limit {
+                BlockLimit::NotPositive(d) | BlockLimit::Side(d) => max_side(d, u64::MAX),
+                BlockLimit::Threads(_) => unreachable!("no thread limit was given"),
+            };
             return Err(Error::new(
                 format!("{name} line {line}"),
-                format!("block {block:?} has a dimension above 1024"),
+                format!("block {block:?} has a dimension above {max}"),
             ));
         }
         let mut set = vec![];

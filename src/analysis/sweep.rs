@@ -11,6 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
+use crate::launch::geometry::{BlockLimit, MAX_BLOCK_Z, check_block};
 use crate::launch::{Launch, LaunchRequest};
 use crate::metrics;
 use crate::models::{self, ModelInfo, ernst2023};
@@ -23,10 +24,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
-
-/// CUDA's limit on blockDim.z (every compute capability since 2.0); x and y may reach the
-/// config's threads per block.
-const CUDA_MAX_BLOCK_Z: u32 = 64;
 
 /// What a sweep varies: every list is one dimension of the cross product.
 #[derive(Debug, Clone)]
@@ -142,7 +139,7 @@ pub fn expand_blocks(entries: &[String], hw: &HwConfig) -> Result<Vec<([u32; 3],
                 .transpose()?,
         };
         if let Some(n) = threads {
-            for z in powers_of_two(CUDA_MAX_BLOCK_Z.min(n)) {
+            for z in powers_of_two(MAX_BLOCK_Z.min(n)) {
                 for y in powers_of_two(n / z) {
                     push([n / z / y, y, z], true);
                 }
@@ -157,13 +154,18 @@ pub fn expand_blocks(entries: &[String], hw: &HwConfig) -> Result<Vec<([u32; 3],
             }
         } else {
             let d = crate::launch::parse_dims("--blocks", e)?;
-            if d.iter().any(|&v| v > max as i64) || d[2] > CUDA_MAX_BLOCK_Z as i64 {
-                return Err(Error::new(
-                    "--blocks",
-                    format!("'{e}': a block dimension above {max} (or z above {CUDA_MAX_BLOCK_Z})"),
-                ));
+            match check_block(d, max as u64) {
+                Ok(b) => push(b, false),
+                // Too many threads in all: reported when the shape is bound (`Launch::new`), as
+                // for `simulate --block`.
+                Err(BlockLimit::Threads(_)) => push(d.map(|v| v as u32), false),
+                Err(_) => {
+                    return Err(Error::new(
+                        "--blocks",
+                        format!("'{e}': a block dimension above {max} (or z above {MAX_BLOCK_Z})"),
+                    ));
+                }
             }
-            push(d.map(|v| v as u32), false);
         }
     }
     if out.is_empty() {

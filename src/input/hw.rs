@@ -332,35 +332,12 @@ impl HwConfig {
         Ok(hw)
     }
 
-    /// Checks that the numbers describe a buildable machine.
+    /// Checks that the numbers describe a buildable machine: the SM limits, both caches'
+    /// geometries and policies, the split L2's partitions, the dispatch order and the allocation
+    /// granularity, in that order (the first problem is the error).
     fn check(&self) -> std::result::Result<(), String> {
         self.timing.check()?;
-        let s = &self.sm;
-        for (what, v) in [
-            ("sm.count", s.count),
-            ("sm.warp_size", s.warp_size),
-            ("sm.max_threads", s.max_threads),
-            ("sm.max_blocks", s.max_blocks),
-            ("sm.max_warps", s.max_warps),
-            ("sm.max_threads_per_block", s.max_threads_per_block),
-            ("sm.registers", s.registers),
-            ("sm.register_alloc_unit", s.register_alloc_unit),
-            ("sm.warp_alloc_granularity", s.warp_alloc_granularity),
-            ("sm.shared_alloc_unit", s.shared_alloc_unit),
-        ] {
-            if v == 0 {
-                return Err(format!("{what} must be positive"));
-            }
-        }
-        if s.warp_size != 32 {
-            return Err(format!(
-                "sm.warp_size = {}: only 32-thread warps are supported",
-                s.warp_size
-            ));
-        }
-        if s.count > 65535 {
-            return Err(format!("sm.count = {} is more than 65535", s.count));
-        }
+        check_sm(&self.sm)?;
         check_cache(
             "l1",
             self.l1.size_bytes,
@@ -384,9 +361,25 @@ impl HwConfig {
             l2.ways,
             l2.partitions,
         )?;
+        self.check_replacement()?;
+        self.check_fill_and_sizes()?;
+        if l2.partitions == 2 {
+            check_split_l2(l2, self.sm.count)?;
+        }
+        check_schedule(&self.schedule, self.sm.count)?;
+        if self.dram.allocation_granularity_bytes == 0
+            || !self.dram.allocation_granularity_bytes.is_power_of_two()
+        {
+            return Err("dram.allocation_granularity_bytes must be a power of two".into());
+        }
+        Ok(())
+    }
+
+    /// Tree PLRU needs a power of two of at most 32 ways, in either cache.
+    fn check_replacement(&self) -> std::result::Result<(), String> {
         for (level, ways, policy) in [
             ("l1", self.l1.ways, self.l1.replacement),
-            ("l2", l2.ways, l2.replacement),
+            ("l2", self.l2.ways, self.l2.replacement),
         ] {
             if policy == Replacement::Plru && (!ways.is_power_of_two() || ways > 32) {
                 return Err(format!(
@@ -394,6 +387,13 @@ impl HwConfig {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The L2 fill unit is whole sectors dividing the line, and both caches share the line and
+    /// sector sizes.
+    fn check_fill_and_sizes(&self) -> std::result::Result<(), String> {
+        let l2 = &self.l2;
         if l2.fill_bytes < l2.sector_bytes
             || !l2.fill_bytes.is_multiple_of(l2.sector_bytes)
             || !l2.line_bytes.is_multiple_of(l2.fill_bytes)
@@ -405,74 +405,6 @@ impl HwConfig {
         }
         if self.l1.line_bytes != l2.line_bytes || self.l1.sector_bytes != l2.sector_bytes {
             return Err("l1 and l2 must use the same line and sector sizes".into());
-        }
-        if l2.partitions == 2 {
-            let Some(hash) = &l2.home_hash else {
-                return Err("a split L2 (partitions = 2) needs l2.home_hash".into());
-            };
-            if hash.bits == 0 || hash.low_bit + hash.bits > 63 {
-                return Err("l2.home_hash must select between 1 and 63 bits below bit 63".into());
-            }
-            let Some(ranges) = &l2.partition_sms else {
-                return Err("a split L2 (partitions = 2) needs l2.partition_sms".into());
-            };
-            if ranges.len() != 2 {
-                return Err(
-                    "l2.partition_sms must list SM ranges for each of the 2 partitions".into(),
-                );
-            }
-            let mut owner = vec![None; s.count as usize];
-            for (p, list) in ranges.iter().enumerate() {
-                for [lo, hi] in list {
-                    if lo > hi || *hi >= s.count {
-                        return Err(format!(
-                            "l2.partition_sms: range [{lo}, {hi}] is not within 0..{}",
-                            s.count
-                        ));
-                    }
-                    for sm in *lo..=*hi {
-                        if owner[sm as usize].replace(p).is_some() {
-                            return Err(format!(
-                                "l2.partition_sms: SM {sm} is attached to two partitions"
-                            ));
-                        }
-                    }
-                }
-            }
-            if let Some(sm) = owner.iter().position(|o| o.is_none()) {
-                return Err(format!(
-                    "l2.partition_sms: SM {sm} is attached to no partition"
-                ));
-            }
-        }
-        if let Some(order) = &self.schedule.dispatch_order {
-            let mut seen = vec![false; s.count as usize];
-            if order.len() != s.count as usize {
-                return Err(format!(
-                    "schedule.dispatch_order lists {} SMs, the GPU has {}",
-                    order.len(),
-                    s.count
-                ));
-            }
-            for &sm in order {
-                if sm >= s.count || std::mem::replace(&mut seen[sm as usize], true) {
-                    return Err(format!(
-                        "schedule.dispatch_order: SM {sm} is out of range or repeated"
-                    ));
-                }
-            }
-        }
-        if let Some(g) = self.schedule.gpcs
-            && (g == 0 || g > s.count)
-        {
-            return Err(format!(
-                "schedule.gpcs = {g} must be between 1 and the SM count"
-            ));
-        }
-        if self.dram.allocation_granularity_bytes == 0
-            || !self.dram.allocation_granularity_bytes.is_power_of_two()
-        {
-            return Err("dram.allocation_granularity_bytes must be a power of two".into());
         }
         Ok(())
     }
@@ -518,6 +450,107 @@ impl HwConfig {
     }
 }
 
+/// The SM limits: all positive, 32-thread warps, at most 65535 SMs.
+fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
+    for (what, v) in [
+        ("sm.count", s.count),
+        ("sm.warp_size", s.warp_size),
+        ("sm.max_threads", s.max_threads),
+        ("sm.max_blocks", s.max_blocks),
+        ("sm.max_warps", s.max_warps),
+        ("sm.max_threads_per_block", s.max_threads_per_block),
+        ("sm.registers", s.registers),
+        ("sm.register_alloc_unit", s.register_alloc_unit),
+        ("sm.warp_alloc_granularity", s.warp_alloc_granularity),
+        ("sm.shared_alloc_unit", s.shared_alloc_unit),
+    ] {
+        if v == 0 {
+            return Err(format!("{what} must be positive"));
+        }
+    }
+    if s.warp_size != 32 {
+        return Err(format!(
+            "sm.warp_size = {}: only 32-thread warps are supported",
+            s.warp_size
+        ));
+    }
+    if s.count > 65535 {
+        return Err(format!("sm.count = {} is more than 65535", s.count));
+    }
+    Ok(())
+}
+
+/// A split L2 (two partitions) of a GPU with `sms` SMs: a usable home hash, and every SM
+/// attached to exactly one partition.
+fn check_split_l2(l2: &L2Config, sms: u32) -> std::result::Result<(), String> {
+    let Some(hash) = &l2.home_hash else {
+        return Err("a split L2 (partitions = 2) needs l2.home_hash".into());
+    };
+    if hash.bits == 0 || hash.low_bit + hash.bits > 63 {
+        return Err("l2.home_hash must select between 1 and 63 bits below bit 63".into());
+    }
+    let Some(ranges) = &l2.partition_sms else {
+        return Err("a split L2 (partitions = 2) needs l2.partition_sms".into());
+    };
+    if ranges.len() != 2 {
+        return Err("l2.partition_sms must list SM ranges for each of the 2 partitions".into());
+    }
+    let mut owner = vec![None; sms as usize];
+    for (p, list) in ranges.iter().enumerate() {
+        for [lo, hi] in list {
+            if lo > hi || *hi >= sms {
+                return Err(format!(
+                    "l2.partition_sms: range [{lo}, {hi}] is not within 0..{sms}"
+                ));
+            }
+            for sm in *lo..=*hi {
+                if owner[sm as usize].replace(p).is_some() {
+                    return Err(format!(
+                        "l2.partition_sms: SM {sm} is attached to two partitions"
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(sm) = owner.iter().position(|o| o.is_none()) {
+        return Err(format!(
+            "l2.partition_sms: SM {sm} is attached to no partition"
+        ));
+    }
+    Ok(())
+}
+
+/// The dispatch order of a GPU with `sms` SMs: a permutation of them if given, and a GPC
+/// count between 1 and the SM count.
+fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<(), String> {
+    if let Some(order) = &schedule.dispatch_order {
+        let mut seen = vec![false; sms as usize];
+        if order.len() != sms as usize {
+            return Err(format!(
+                "schedule.dispatch_order lists {} SMs, the GPU has {sms}",
+                order.len()
+            ));
+        }
+        for &sm in order {
+            if sm >= sms || std::mem::replace(&mut seen[sm as usize], true) {
+                return Err(format!(
+                    "schedule.dispatch_order: SM {sm} is out of range or repeated"
+                ));
+            }
+        }
+    }
+    if let Some(g) = schedule.gpcs
+        && (g == 0 || g > sms)
+    {
+        return Err(format!(
+            "schedule.gpcs = {g} must be between 1 and the SM count"
+        ));
+    }
+    Ok(())
+}
+
+/// The geometry of one cache `level`: power-of-two 128 B lines of 32 B sectors, positive ways
+/// and a size of whole sets in each of its `partitions`.
 fn check_cache(
     level: &str,
     size: u64,

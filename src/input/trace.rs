@@ -267,7 +267,9 @@ impl Kernel {
         Kernel::parse(&text, &path.display().to_string())
     }
 
-    /// Parses a kernel description; `source_name` names it in errors.
+    /// Parses a kernel description; `source_name` names it in errors. The parts are read in
+    /// file order (parameters, arrays, launch, thread mapping, lattice updates, body), so the
+    /// first problem is the error.
     pub fn parse(text: &str, source_name: &str) -> Result<Kernel> {
         let raw: RawKernel = crate::error::from_toml(text, source_name)?;
         let cx = Ctx {
@@ -275,114 +277,11 @@ impl Kernel {
             source: source_name,
         };
         let mut names: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
-
-        let mut params = BTreeMap::new();
-        for (name, value) in &raw.params {
-            if !is_identifier(name) {
-                return Err(cx.err_at(
-                    value.span().start,
-                    format!("parameter name '{name}' is not a valid name"),
-                ));
-            }
-            params.insert(name.clone(), *value.get_ref());
-            names.push(name.clone());
-        }
-
-        let mut arrays: Vec<ArrayDecl> = Vec::new();
-        for a in &raw.arrays {
-            let name = a.name.get_ref().clone();
-            if arrays.iter().any(|b| b.name == name) {
-                return Err(cx.err_at(
-                    a.name.span().start,
-                    format!("array '{name}' is declared twice"),
-                ));
-            }
-            let element_bytes = cx.positive(&a.element_bytes, "element_bytes")?;
-            if a.dims.is_empty() {
-                return Err(cx.err_at(a.name.span().start, format!("array '{name}' has no dims")));
-            }
-            let dims = a
-                .dims
-                .iter()
-                .map(|d| cx.expr(d))
-                .collect::<Result<Vec<_>>>()?;
-            let align_bytes = match &a.align_bytes {
-                Some(v) => {
-                    let x = cx.positive(v, "align_bytes")? as u64;
-                    if !x.is_power_of_two() {
-                        return Err(cx.err_at(v.span().start, "align_bytes must be a power of two"));
-                    }
-                    x
-                }
-                None => 256,
-            };
-            arrays.push(ArrayDecl {
-                name,
-                element_bytes,
-                dims,
-                align_bytes,
-            });
-        }
-
-        let l = &raw.launch;
-        if l.block.get_ref().len() != 3 {
-            return Err(cx.err_at(
-                l.block.span().start,
-                "launch.block must list 3 sizes [x, y, z]",
-            ));
-        }
-        let mut default_block = [0u32; 3];
-        for (i, &v) in l.block.get_ref().iter().enumerate() {
-            if v <= 0 || v > 1024 {
-                return Err(cx.err_at(
-                    l.block.span().start,
-                    format!("launch.block[{i}] = {v} is not in 1..=1024"),
-                ));
-            }
-            default_block[i] = v as u32;
-        }
-        if l.grid.get_ref().len() != 3 {
-            return Err(cx.err_at(
-                l.grid.span().start,
-                "launch.grid must list 3 expressions [x, y, z]",
-            ));
-        }
-        let g: Vec<Expr> = l
-            .grid
-            .get_ref()
-            .iter()
-            .map(|e| cx.expr(e))
-            .collect::<Result<_>>()?;
-        let grid = [g[0].clone(), g[1].clone(), g[2].clone()];
-        let registers_per_thread = match &l.registers_per_thread {
-            Some(v) => cx.positive(v, "registers_per_thread")?,
-            None => 32,
-        };
-        let shared_bytes_per_block = match &l.shared_bytes_per_block {
-            Some(v) if *v.get_ref() == 0 => 0,
-            Some(v) => cx.positive(v, "shared_bytes_per_block")?,
-            None => 0,
-        };
-
+        let params = parse_params(&cx, &raw.params, &mut names)?;
+        let arrays = parse_arrays(&cx, &raw.arrays)?;
+        let launch = parse_launch(&cx, &raw.launch)?;
         let t = &raw.thread;
-        let mut lets = Vec::new();
-        for d in &t.lets {
-            let (name, e) = cx.definition(d)?;
-            if names.contains(&name) {
-                return Err(cx.err_at(d.span().start, format!("'{name}' is already defined")));
-            }
-            check_names(&cx, d.span().start, &e, &names)?;
-            names.push(name.clone());
-            lets.push((name, e));
-        }
-        let guard = match &t.guard {
-            Some(g) => {
-                let e = cx.expr(g)?;
-                check_names(&cx, g.span().start, &e, &names)?;
-                Some(e)
-            }
-            None => None,
-        };
+        let ThreadMapping { lets, guard } = parse_thread_mapping(&cx, t, &mut names)?;
         let lattice_updates = cx.expr(&t.lattice_updates)?;
         let param_names: Vec<String> = params.keys().cloned().collect();
         check_names(
@@ -391,22 +290,7 @@ impl Kernel {
             &lattice_updates,
             &param_names,
         )?;
-        for a in &arrays {
-            for d in &a.dims {
-                check_names(&cx, 0, d, &param_names).map_err(|e| {
-                    Error::new(
-                        source_name,
-                        format!("array '{}': {}", a.name, strip_location(&e.message)),
-                    )
-                })?;
-            }
-        }
-        let mut grid_names = param_names.clone();
-        grid_names.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
-        for (e, s) in grid.iter().zip(l.grid.get_ref()) {
-            check_names(&cx, s.span().start, e, &grid_names)?;
-        }
-
+        check_launch_names(&cx, &arrays, &launch.grid, &raw.launch, &param_names)?;
         let flops_per_update = match &t.flops_per_update {
             Some(f) if !(f.get_ref().is_finite() && *f.get_ref() >= 0.0) => {
                 return Err(cx.err_at(
@@ -430,10 +314,10 @@ impl Kernel {
             source_name: source_name.to_string(),
             params,
             arrays,
-            default_block,
-            grid,
-            registers_per_thread,
-            shared_bytes_per_block,
+            default_block: launch.default_block,
+            grid: launch.grid,
+            registers_per_thread: launch.registers_per_thread,
+            shared_bytes_per_block: launch.shared_bytes_per_block,
             lets,
             guard,
             lattice_updates,
@@ -457,6 +341,183 @@ impl Kernel {
     }
 }
 
+/// The parameters with their default values; their names join `names`.
+fn parse_params(
+    cx: &Ctx,
+    raw: &BTreeMap<String, Spanned<i64>>,
+    names: &mut Vec<String>,
+) -> Result<BTreeMap<String, i64>> {
+    let mut params = BTreeMap::new();
+    for (name, value) in raw {
+        if !is_identifier(name) {
+            return Err(cx.err_at(
+                value.span().start,
+                format!("parameter name '{name}' is not a valid name"),
+            ));
+        }
+        params.insert(name.clone(), *value.get_ref());
+        names.push(name.clone());
+    }
+    Ok(params)
+}
+
+/// The array declarations: distinct names, positive element sizes, at least one dimension,
+/// power-of-two alignments (256 B by default).
+fn parse_arrays(cx: &Ctx, raw: &[RawArray]) -> Result<Vec<ArrayDecl>> {
+    let mut arrays: Vec<ArrayDecl> = Vec::new();
+    for a in raw {
+        let name = a.name.get_ref().clone();
+        if arrays.iter().any(|b| b.name == name) {
+            return Err(cx.err_at(
+                a.name.span().start,
+                format!("array '{name}' is declared twice"),
+            ));
+        }
+        let element_bytes = cx.positive(&a.element_bytes, "element_bytes")?;
+        if a.dims.is_empty() {
+            return Err(cx.err_at(a.name.span().start, format!("array '{name}' has no dims")));
+        }
+        let dims = a
+            .dims
+            .iter()
+            .map(|d| cx.expr(d))
+            .collect::<Result<Vec<_>>>()?;
+        let align_bytes = match &a.align_bytes {
+            Some(v) => {
+                let x = cx.positive(v, "align_bytes")? as u64;
+                if !x.is_power_of_two() {
+                    return Err(cx.err_at(v.span().start, "align_bytes must be a power of two"));
+                }
+                x
+            }
+            None => 256,
+        };
+        arrays.push(ArrayDecl {
+            name,
+            element_bytes,
+            dims,
+            align_bytes,
+        });
+    }
+    Ok(arrays)
+}
+
+/// The `[launch]` table, read.
+struct ParsedLaunch {
+    default_block: [u32; 3],
+    grid: [Expr; 3],
+    registers_per_thread: u32,
+    shared_bytes_per_block: u32,
+}
+
+/// The `[launch]` table: the default block, the grid expressions (their names are checked
+/// later, in [`check_launch_names`]), registers per thread (32 by default) and static shared
+/// memory per block (0 by default).
+fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
+    if l.block.get_ref().len() != 3 {
+        return Err(cx.err_at(
+            l.block.span().start,
+            "launch.block must list 3 sizes [x, y, z]",
+        ));
+    }
+    // Only whole positive sizes here: the block limits (CUDA's and the GPU's) are checked where
+    // a block is bound to a GPU, in `Launch::new`.
+    let mut default_block = [0u32; 3];
+    for (i, &v) in l.block.get_ref().iter().enumerate() {
+        if v <= 0 || v > u32::MAX as i64 {
+            return Err(cx.err_at(
+                l.block.span().start,
+                format!("launch.block[{i}] = {v} is not a positive integer"),
+            ));
+        }
+        default_block[i] = v as u32;
+    }
+    if l.grid.get_ref().len() != 3 {
+        return Err(cx.err_at(
+            l.grid.span().start,
+            "launch.grid must list 3 expressions [x, y, z]",
+        ));
+    }
+    let g: Vec<Expr> = l
+        .grid
+        .get_ref()
+        .iter()
+        .map(|e| cx.expr(e))
+        .collect::<Result<_>>()?;
+    let grid = [g[0].clone(), g[1].clone(), g[2].clone()];
+    let registers_per_thread = match &l.registers_per_thread {
+        Some(v) => cx.positive(v, "registers_per_thread")?,
+        None => 32,
+    };
+    let shared_bytes_per_block = match &l.shared_bytes_per_block {
+        Some(v) if *v.get_ref() == 0 => 0,
+        Some(v) => cx.positive(v, "shared_bytes_per_block")?,
+        None => 0,
+    };
+    Ok(ParsedLaunch {
+        default_block,
+        grid,
+        registers_per_thread,
+        shared_bytes_per_block,
+    })
+}
+
+/// The thread → point mapping of `[thread]`, read.
+struct ThreadMapping {
+    lets: Vec<(String, Expr)>,
+    guard: Option<Expr>,
+}
+
+/// The thread → point mapping: the `let` definitions in order (each a new name, using only
+/// names defined before it; they join `names`) and the guard.
+fn parse_thread_mapping(cx: &Ctx, t: &RawThread, names: &mut Vec<String>) -> Result<ThreadMapping> {
+    let mut lets = Vec::new();
+    for d in &t.lets {
+        let (name, e) = cx.definition(d)?;
+        if names.contains(&name) {
+            return Err(cx.err_at(d.span().start, format!("'{name}' is already defined")));
+        }
+        check_names(cx, d.span().start, &e, names)?;
+        names.push(name.clone());
+        lets.push((name, e));
+    }
+    let guard = match &t.guard {
+        Some(g) => {
+            let e = cx.expr(g)?;
+            check_names(cx, g.span().start, &e, names)?;
+            Some(e)
+        }
+        None => None,
+    };
+    Ok(ThreadMapping { lets, guard })
+}
+
+/// Array dimensions may use only parameters; the grid also `blockDim.*`.
+fn check_launch_names(
+    cx: &Ctx,
+    arrays: &[ArrayDecl],
+    grid: &[Expr; 3],
+    raw: &RawLaunch,
+    param_names: &[String],
+) -> Result<()> {
+    for a in arrays {
+        for d in &a.dims {
+            check_names(cx, 0, d, param_names).map_err(|e| {
+                Error::new(
+                    cx.source,
+                    format!("array '{}': {}", a.name, strip_location(&e.message)),
+                )
+            })?;
+        }
+    }
+    let mut grid_names = param_names.to_vec();
+    grid_names.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
+    for (e, s) in grid.iter().zip(raw.grid.get_ref()) {
+        check_names(cx, s.span().start, e, &grid_names)?;
+    }
+    Ok(())
+}
+
 fn strip_location(m: &str) -> &str {
     m.split_once(": ").map_or(m, |(_, rest)| rest)
 }
@@ -470,6 +531,8 @@ fn check_names(cx: &Ctx, offset: usize, e: &Expr, known: &[String]) -> Result<()
     Ok(())
 }
 
+/// The body entries at loop depth `depth` (0: the thread body), each an access or a loop; loop
+/// variables and loop `let`s are visible (in `names`) only inside their loop.
 fn parse_steps(
     cx: &Ctx,
     raw: &[Spanned<RawStep>],
@@ -483,132 +546,12 @@ fn parse_steps(
         let r = s.get_ref();
         match (&r.load, &r.store, &r.loop_var) {
             (Some(a), None, None) | (None, Some(a), None) => {
-                if r.count.is_some()
-                    || r.while_cond.is_some()
-                    || r.lets.is_some()
-                    || r.body.is_some()
-                {
-                    return Err(cx.err_at(at, "an access takes only load/store, index and bytes"));
-                }
-                let kind = if r.load.is_some() {
-                    AccessKind::Load
-                } else {
-                    AccessKind::Store
-                };
-                let Some(array) = arrays.iter().position(|x| &x.name == a.get_ref()) else {
-                    return Err(
-                        cx.err_at(a.span().start, format!("unknown array '{}'", a.get_ref()))
-                    );
-                };
-                let Some(raw_index) = &r.index else {
-                    return Err(cx.err_at(at, "an access needs an index"));
-                };
-                let index_at = raw_index.span().start;
-                let as_expr = |v: &toml::Value| -> Result<Expr> {
-                    match v {
-                        toml::Value::String(text) => cx.expr(&Spanned::new(
-                            index_at..index_at + text.len() + 2,
-                            text.clone(),
-                        )),
-                        _ => Err(cx.err_at(
-                            index_at,
-                            "an index is an expression string or a list of them",
-                        )),
-                    }
-                };
-                let index: Vec<(Expr, usize)> = match raw_index.get_ref() {
-                    toml::Value::Array(list) => {
-                        if list.len() != arrays[array].dims.len() {
-                            return Err(cx.err_at(
-                                index_at,
-                                format!(
-                                    "array '{}' has {} dims but the index lists {}",
-                                    a.get_ref(),
-                                    arrays[array].dims.len(),
-                                    list.len()
-                                ),
-                            ));
-                        }
-                        list.iter()
-                            .map(|v| Ok((as_expr(v)?, index_at)))
-                            .collect::<Result<_>>()?
-                    }
-                    v => vec![(as_expr(v)?, index_at)],
-                };
-                for (e, off) in &index {
-                    check_names(cx, *off, e, names)?;
-                }
-                let bytes = match &r.bytes {
-                    Some(b) => cx.positive(b, "bytes")?,
-                    None => arrays[array].element_bytes,
-                };
-                if bytes > 128 {
-                    return Err(cx.err_at(
-                        at,
-                        format!("an access of {bytes} bytes per thread is more than 128"),
-                    ));
-                }
-                out.push(Step::Access(AccessDecl {
-                    kind,
-                    array,
-                    index: index.into_iter().map(|(e, _)| e).collect(),
-                    bytes,
-                }));
+                out.push(Step::Access(parse_access(cx, at, r, a, arrays, names)?));
             }
             (None, None, Some(var)) => {
-                if depth > 0 {
-                    return Err(cx.err_at(at, "nested loops are not supported"));
-                }
-                if r.index.is_some() || r.bytes.is_some() {
-                    return Err(cx.err_at(at, "a loop takes loop, count, while, let and body"));
-                }
-                let name = var.get_ref().clone();
-                if !is_identifier(&name) || names.contains(&name) {
-                    return Err(cx.err_at(
-                        var.span().start,
-                        format!("loop variable '{name}' is not a new name"),
-                    ));
-                }
-                let Some(count_s) = &r.count else {
-                    return Err(cx.err_at(at, "a loop needs a count"));
-                };
-                let count = cx.expr(count_s)?;
-                check_names(cx, count_s.span().start, &count, names)?;
-                let saved = names.len();
-                names.push(name.clone());
-                let while_cond = match &r.while_cond {
-                    Some(w) => {
-                        let e = cx.expr(w)?;
-                        check_names(cx, w.span().start, &e, names)?;
-                        Some(e)
-                    }
-                    None => None,
-                };
-                let mut lets = Vec::new();
-                for d in r.lets.iter().flatten() {
-                    let (n, e) = cx.definition(d)?;
-                    if names.contains(&n) {
-                        return Err(cx.err_at(d.span().start, format!("'{n}' is already defined")));
-                    }
-                    check_names(cx, d.span().start, &e, names)?;
-                    names.push(n.clone());
-                    lets.push((n, e));
-                }
-                let Some(body_raw) = &r.body else {
-                    return Err(cx.err_at(at, "a loop needs a body"));
-                };
-                let body = parse_steps(cx, body_raw, arrays, names, depth + 1)?;
-                names.truncate(saved);
-                if body.is_empty() {
-                    return Err(cx.err_at(at, "a loop body needs at least one access"));
-                }
-                out.push(Step::Loop(LoopDecl {
-                    var: name,
-                    count,
-                    while_cond,
-                    lets,
-                    body,
-                }));
+                out.push(Step::Loop(parse_loop(
+                    cx, at, r, var, arrays, names, depth,
+                )?));
             }
             _ => {
                 return Err(cx.err_at(at, "each body entry is exactly one of: load = \"array\", store = \"array\", loop = \"var\""));
@@ -616,6 +559,159 @@ fn parse_steps(
         }
     }
     Ok(out)
+}
+
+/// One access entry at `at`, of the array named `a`: its kind, index expressions (using only
+/// `names`) and bytes per thread (the element size by default, at most 128).
+fn parse_access(
+    cx: &Ctx,
+    at: usize,
+    r: &RawStep,
+    a: &Spanned<String>,
+    arrays: &[ArrayDecl],
+    names: &[String],
+) -> Result<AccessDecl> {
+    if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
+        return Err(cx.err_at(at, "an access takes only load/store, index and bytes"));
+    }
+    let kind = if r.load.is_some() {
+        AccessKind::Load
+    } else {
+        AccessKind::Store
+    };
+    let Some(array) = arrays.iter().position(|x| &x.name == a.get_ref()) else {
+        return Err(cx.err_at(a.span().start, format!("unknown array '{}'", a.get_ref())));
+    };
+    let Some(raw_index) = &r.index else {
+        return Err(cx.err_at(at, "an access needs an index"));
+    };
+    let index = parse_index(cx, raw_index, a.get_ref(), &arrays[array])?;
+    for (e, off) in &index {
+        check_names(cx, *off, e, names)?;
+    }
+    let bytes = match &r.bytes {
+        Some(b) => cx.positive(b, "bytes")?,
+        None => arrays[array].element_bytes,
+    };
+    if bytes > 128 {
+        return Err(cx.err_at(
+            at,
+            format!("an access of {bytes} bytes per thread is more than 128"),
+        ));
+    }
+    Ok(AccessDecl {
+        kind,
+        array,
+        index: index.into_iter().map(|(e, _)| e).collect(),
+        bytes,
+    })
+}
+
+/// An access's index into `array` (named `name` in the file): one expression string, or a list
+/// of one per dimension; each with its offset in the file.
+fn parse_index(
+    cx: &Ctx,
+    raw_index: &Spanned<toml::Value>,
+    name: &str,
+    array: &ArrayDecl,
+) -> Result<Vec<(Expr, usize)>> {
+    let index_at = raw_index.span().start;
+    let as_expr = |v: &toml::Value| -> Result<Expr> {
+        match v {
+            toml::Value::String(text) => cx.expr(&Spanned::new(
+                index_at..index_at + text.len() + 2,
+                text.clone(),
+            )),
+            _ => Err(cx.err_at(
+                index_at,
+                "an index is an expression string or a list of them",
+            )),
+        }
+    };
+    match raw_index.get_ref() {
+        toml::Value::Array(list) => {
+            if list.len() != array.dims.len() {
+                return Err(cx.err_at(
+                    index_at,
+                    format!(
+                        "array '{name}' has {} dims but the index lists {}",
+                        array.dims.len(),
+                        list.len()
+                    ),
+                ));
+            }
+            list.iter()
+                .map(|v| Ok((as_expr(v)?, index_at)))
+                .collect::<Result<_>>()
+        }
+        v => Ok(vec![(as_expr(v)?, index_at)]),
+    }
+}
+
+/// One loop entry at `at` with loop variable `var` (loops do not nest): its count, optional
+/// `while` condition, `let`s and body, each using only the names visible at its place.
+fn parse_loop(
+    cx: &Ctx,
+    at: usize,
+    r: &RawStep,
+    var: &Spanned<String>,
+    arrays: &[ArrayDecl],
+    names: &mut Vec<String>,
+    depth: usize,
+) -> Result<LoopDecl> {
+    if depth > 0 {
+        return Err(cx.err_at(at, "nested loops are not supported"));
+    }
+    if r.index.is_some() || r.bytes.is_some() {
+        return Err(cx.err_at(at, "a loop takes loop, count, while, let and body"));
+    }
+    let name = var.get_ref().clone();
+    if !is_identifier(&name) || names.contains(&name) {
+        return Err(cx.err_at(
+            var.span().start,
+            format!("loop variable '{name}' is not a new name"),
+        ));
+    }
+    let Some(count_s) = &r.count else {
+        return Err(cx.err_at(at, "a loop needs a count"));
+    };
+    let count = cx.expr(count_s)?;
+    check_names(cx, count_s.span().start, &count, names)?;
+    let saved = names.len();
+    names.push(name.clone());
+    let while_cond = match &r.while_cond {
+        Some(w) => {
+            let e = cx.expr(w)?;
+            check_names(cx, w.span().start, &e, names)?;
+            Some(e)
+        }
+        None => None,
+    };
+    let mut lets = Vec::new();
+    for d in r.lets.iter().flatten() {
+        let (n, e) = cx.definition(d)?;
+        if names.contains(&n) {
+            return Err(cx.err_at(d.span().start, format!("'{n}' is already defined")));
+        }
+        check_names(cx, d.span().start, &e, names)?;
+        names.push(n.clone());
+        lets.push((n, e));
+    }
+    let Some(body_raw) = &r.body else {
+        return Err(cx.err_at(at, "a loop needs a body"));
+    };
+    let body = parse_steps(cx, body_raw, arrays, names, depth + 1)?;
+    names.truncate(saved);
+    if body.is_empty() {
+        return Err(cx.err_at(at, "a loop body needs at least one access"));
+    }
+    Ok(LoopDecl {
+        var: name,
+        count,
+        while_cond,
+        lets,
+        body,
+    })
 }
 
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.

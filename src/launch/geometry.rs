@@ -1,9 +1,52 @@
-//! The geometry of a launch's threads: block and thread coordinates of linear ids, and what each
+//! The geometry of a launch's threads: which block shapes CUDA can launch ([`check_block`], the
+//! one place the limits are checked), block and thread coordinates of linear ids, and what each
 //! warp of a block will execute (the lanes its guard lets through, its loop trips). The scheduler
 //! dispatches these warps; the models read the same facts for one representative block.
 
 use super::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Result};
+
+/// CUDA's limits on blockDim.x, .y and .z (every compute capability since 2.0); the threads of a
+/// block are limited by the GPU ([`crate::input::hw::SmConfig::max_threads_per_block`], 1024 on
+/// all of them).
+pub const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
+/// CUDA's limit on blockDim.z.
+pub const MAX_BLOCK_Z: u32 = MAX_BLOCK[2];
+
+/// The limit a block shape breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockLimit {
+    /// Side `dim` (0 = x) is 0 or negative.
+    NotPositive(usize),
+    /// Side `dim` is above [`max_side`].
+    Side(usize),
+    /// The block has this many threads, more than allowed.
+    Threads(u64),
+}
+
+/// The largest side `dim` of a block may have when a block may have `max_threads` threads.
+pub fn max_side(dim: usize, max_threads: u64) -> u64 {
+    (MAX_BLOCK[dim] as u64).min(max_threads)
+}
+
+/// Checks a block shape against CUDA's limits and at most `max_threads` threads per block (a
+/// GPU's limit; `u64::MAX` where no GPU is known yet, leaving only the sides' limits): x, y, z in
+/// that order, each positive and at most [`max_side`], then the thread count. Returns the shape.
+pub fn check_block(block: [i64; 3], max_threads: u64) -> std::result::Result<[u32; 3], BlockLimit> {
+    for (dim, &side) in block.iter().enumerate() {
+        if side <= 0 {
+            return Err(BlockLimit::NotPositive(dim));
+        }
+        if side as u64 > max_side(dim, max_threads) {
+            return Err(BlockLimit::Side(dim));
+        }
+    }
+    let threads = block.iter().map(|&b| b as u64).product::<u64>();
+    if threads > max_threads {
+        return Err(BlockLimit::Threads(threads));
+    }
+    Ok(block.map(|b| b as u32))
+}
 
 /// What a warp will execute: its active lanes and loop trip counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,4 +187,31 @@ pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_limits_in_order_sides_then_threads() {
+        assert_eq!(check_block([32, 8, 4], 1024), Ok([32, 8, 4]));
+        assert_eq!(check_block([1, 1024, 1], 1024), Ok([1, 1024, 1]));
+        assert_eq!(check_block([2000, 0, 1], 1024), Err(BlockLimit::Side(0)));
+        assert_eq!(
+            check_block([4, 0, 1], 1024),
+            Err(BlockLimit::NotPositive(1))
+        );
+        assert_eq!(check_block([1, 1, 65], 1024), Err(BlockLimit::Side(2)));
+        assert_eq!(check_block([1, 1, 65], u64::MAX), Err(BlockLimit::Side(2)));
+        assert_eq!(
+            check_block([32, 32, 2], 1024),
+            Err(BlockLimit::Threads(2048))
+        );
+        // Without a GPU only the sides count.
+        assert_eq!(check_block([32, 32, 2], u64::MAX), Ok([32, 32, 2]));
+        // A GPU allowing fewer threads lowers the side limits too.
+        assert_eq!(check_block([1, 1, 64], 32), Err(BlockLimit::Side(2)));
+        assert_eq!(max_side(0, 512), 512);
+    }
 }

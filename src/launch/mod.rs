@@ -249,89 +249,165 @@ impl Launch {
         ])
     }
 
-    /// Binds `kernel` to `hw` with the user's choices.
+    /// Binds `kernel` to `hw` with the user's choices: parameter values, block shape, grid,
+    /// occupancy, array addresses, lattice updates and the compiled program, each checked.
     pub fn new(kernel: &Kernel, hw: &HwConfig, req: &LaunchRequest) -> Result<Launch> {
         let src = kernel.source_name.as_str();
-        let mut params = kernel.params.clone();
-        if let Some(d) = req.domain {
-            for (name, v) in ["nx", "ny", "nz"].iter().zip(d) {
-                if !params.contains_key(*name) {
-                    return Err(Error::new(
-                        "--domain",
-                        format!("kernel '{}' has no parameter '{name}'", kernel.name),
-                    ));
-                }
-                if v <= 0 {
-                    return Err(Error::new(
-                        "--domain",
-                        format!("{name} = {v} must be positive"),
-                    ));
-                }
-                params.insert(name.to_string(), v);
-            }
-        }
-        for (name, v) in &req.set {
-            if !params.contains_key(name) {
-                let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
-                return Err(Error::new(
-                    "--set",
-                    format!(
-                        "kernel '{}' has no parameter '{name}' (it has: {})",
-                        kernel.name,
-                        known.join(", ")
-                    ),
-                ));
-            }
-            params.insert(name.clone(), *v);
-        }
-
-        let block = req.block.unwrap_or(kernel.default_block);
-        let threads = block.iter().map(|&b| b as u64).product::<u64>();
-        if block.contains(&0) {
+        let params = bind_params(kernel, req)?;
+        // A block the user did not choose is the trace's: errors name the trace then.
+        let (block, block_source) = match req.block {
+            Some(b) => (b, "--block"),
+            None => (kernel.default_block, src),
+        };
+        let threads = threads_per_block(block, hw, block_source)?;
+        let scope = ConstScope {
+            params: &params,
+            block,
+            src,
+        };
+        let grid = scope.grid(kernel)?;
+        let total_blocks = grid.iter().map(|&g| g as u64).product::<u64>();
+        if total_blocks >= u32::MAX as u64 {
             return Err(Error::new(
-                "--block",
-                format!("block {:?} has a zero dimension", block),
+                src,
+                format!("{total_blocks} blocks are more than this simulator handles (2^32)"),
             ));
         }
-        if threads > hw.sm.max_threads_per_block as u64 || block[2] > 64 {
+        let occupancy = occupancy(
+            hw,
+            threads,
+            kernel.registers_per_thread,
+            kernel.shared_bytes_per_block,
+        )
+        .map_err(|m| Error::new(src, m))?;
+        let arrays = scope.array_layouts(kernel, hw.dram.allocation_granularity_bytes)?;
+        let lattice_updates = scope.lattice_updates(kernel)?;
+        let program = compile_program(kernel, &params, block, grid)?;
+
+        Ok(Launch {
+            kernel: kernel.name.clone(),
+            source_name: src.to_string(),
+            params,
+            block,
+            grid,
+            total_blocks,
+            threads_per_block: threads,
+            occupancy,
+            arrays,
+            lattice_updates,
+            program,
+        })
+    }
+}
+
+/// The trace's parameter values with `--domain` (nx, ny, nz) and then `--set` applied; both may
+/// only change parameters the trace declares.
+fn bind_params(kernel: &Kernel, req: &LaunchRequest) -> Result<BTreeMap<String, i64>> {
+    let mut params = kernel.params.clone();
+    if let Some(d) = req.domain {
+        for (name, v) in ["nx", "ny", "nz"].iter().zip(d) {
+            if !params.contains_key(*name) {
+                return Err(Error::new(
+                    "--domain",
+                    format!("kernel '{}' has no parameter '{name}'", kernel.name),
+                ));
+            }
+            if v <= 0 {
+                return Err(Error::new(
+                    "--domain",
+                    format!("{name} = {v} must be positive"),
+                ));
+            }
+            params.insert(name.to_string(), v);
+        }
+    }
+    for (name, v) in &req.set {
+        if !params.contains_key(name) {
+            let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
             return Err(Error::new(
-                "--block",
+                "--set",
                 format!(
-                    "block {}x{}x{} has {threads} threads; {} allows at most {} per block (and z ≤ 64)",
-                    block[0], block[1], block[2], hw.name, hw.sm.max_threads_per_block
+                    "kernel '{}' has no parameter '{name}' (it has: {})",
+                    kernel.name,
+                    known.join(", ")
                 ),
             ));
         }
-        let threads = threads as u32;
+        params.insert(name.clone(), *v);
+    }
+    Ok(params)
+}
 
-        let consts = |name: &str| -> Option<i64> {
-            if let Some(v) = params.get(name) {
-                return Some(*v);
-            }
-            match name {
-                "blockDim.x" => Some(block[0] as i64),
-                "blockDim.y" => Some(block[1] as i64),
-                "blockDim.z" => Some(block[2] as i64),
-                _ => None,
-            }
-        };
-        let eval_const = |e: &Expr, what: &str| -> Result<i64> {
-            e.eval_with(&consts)
-                .map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
-        };
+/// The threads of a `block`, checked against CUDA's and `hw`'s block limits
+/// ([`geometry::check_block`]); errors name `source`, where the block came from.
+fn threads_per_block(block: [u32; 3], hw: &HwConfig, source: &str) -> Result<u32> {
+    let max = hw.sm.max_threads_per_block;
+    match geometry::check_block(block.map(i64::from), max as u64) {
+        Ok(b) => Ok(b.iter().product()),
+        Err(geometry::BlockLimit::NotPositive(_)) => Err(Error::new(
+            source,
+            format!("block {:?} has a zero dimension", block),
+        )),
+        Err(_) => {
+            let threads = block.iter().map(|&b| b as u64).product::<u64>();
+            Err(Error::new(
+                source,
+                format!(
+                    "block {}x{}x{} has {threads} threads; {} allows at most {max} per block (and z ≤ {})",
+                    block[0],
+                    block[1],
+                    block[2],
+                    hw.name,
+                    geometry::MAX_BLOCK_Z
+                ),
+            ))
+        }
+    }
+}
 
+/// What launch-time expressions (grid, array dimensions, lattice updates) may use: the bound
+/// parameters and `blockDim.*`.
+struct ConstScope<'a> {
+    params: &'a BTreeMap<String, i64>,
+    block: [u32; 3],
+    /// The trace, named in errors.
+    src: &'a str,
+}
+
+impl ConstScope<'_> {
+    /// The value of `name`: a parameter, else a block dimension.
+    fn get(&self, name: &str) -> Option<i64> {
+        if let Some(v) = self.params.get(name) {
+            return Some(*v);
+        }
+        match name {
+            "blockDim.x" => Some(self.block[0] as i64),
+            "blockDim.y" => Some(self.block[1] as i64),
+            "blockDim.z" => Some(self.block[2] as i64),
+            _ => None,
+        }
+    }
+
+    /// Evaluates `e`; an error names `what` and the expression.
+    fn eval(&self, e: &Expr, what: &str) -> Result<i64> {
+        e.eval_with(&|name: &str| self.get(name))
+            .map_err(|err| Error::new(self.src, format!("{what} \"{e}\": {err}")))
+    }
+
+    /// The grid, each dimension within CUDA's limits.
+    fn grid(&self, kernel: &Kernel) -> Result<[u32; 3]> {
         let mut grid = [0u32; 3];
         let grid_limits = [i32::MAX as i64, 65535, 65535];
         for d in 0..3 {
-            let g = eval_const(&kernel.grid[d], "launch.grid")?;
+            let g = self.eval(&kernel.grid[d], "launch.grid")?;
             if g <= 0 || g > grid_limits[d] {
                 let inputs: Vec<String> = kernel.grid[d]
                     .variables()
                     .iter()
-                    .filter_map(|v| consts(v).map(|x| format!("{v} = {x}")))
+                    .filter_map(|v| self.get(v).map(|x| format!("{v} = {x}")))
                     .collect();
                 return Err(Error::new(
-                    src,
+                    self.src,
                     format!(
                         "launch.grid {} \"{}\" = {g} is not in 1..={} (with {})",
                         ["x", "y", "z"][d],
@@ -343,31 +419,20 @@ impl Launch {
             }
             grid[d] = g as u32;
         }
-        let total_blocks = grid.iter().map(|&g| g as u64).product::<u64>();
-        if total_blocks >= u32::MAX as u64 {
-            return Err(Error::new(
-                src,
-                format!("{total_blocks} blocks are more than this simulator handles (2^32)"),
-            ));
-        }
+        Ok(grid)
+    }
 
-        let occupancy = occupancy(
-            hw,
-            threads,
-            kernel.registers_per_thread,
-            kernel.shared_bytes_per_block,
-        )
-        .map_err(|m| Error::new(src, m))?;
-
-        // Arrays are separate allocations placed one after another on allocation-granularity
-        // boundaries, as cudaMalloc does for large buffers.
-        let granularity = hw.dram.allocation_granularity_bytes;
+    /// The arrays' sizes and base addresses. Arrays are separate allocations placed one after
+    /// another on `granularity` boundaries, as cudaMalloc does for large buffers; together they
+    /// must stay within what the simulated caches address.
+    fn array_layouts(&self, kernel: &Kernel, granularity: u64) -> Result<Vec<ArrayLayout>> {
+        let src = self.src;
         let mut next = granularity;
         let mut arrays = Vec::new();
         for a in &kernel.arrays {
             let mut elements: u64 = 1;
             for d in &a.dims {
-                let v = eval_const(d, &format!("array '{}' dimension", a.name))?;
+                let v = self.eval(d, &format!("array '{}' dimension", a.name))?;
                 if v <= 0 {
                     return Err(Error::new(
                         src,
@@ -393,36 +458,25 @@ impl Launch {
                 element_bytes: a.element_bytes,
             });
         }
-
         if next >> crate::metrics::LINE_SHIFT > crate::metrics::MAX_LINE {
             return Err(Error::new(
                 src,
                 "the arrays together exceed 2^39 bytes, more than this simulator addresses",
             ));
         }
-        let lattice_updates = eval_const(&kernel.lattice_updates, "thread.lattice_updates")?;
+        Ok(arrays)
+    }
+
+    /// The launch's lattice updates, positive.
+    fn lattice_updates(&self, kernel: &Kernel) -> Result<u64> {
+        let lattice_updates = self.eval(&kernel.lattice_updates, "thread.lattice_updates")?;
         if lattice_updates <= 0 {
             return Err(Error::new(
-                src,
+                self.src,
                 format!("thread.lattice_updates = {lattice_updates} must be positive"),
             ));
         }
-
-        let program = compile_program(kernel, &params, block, grid)?;
-
-        Ok(Launch {
-            kernel: kernel.name.clone(),
-            source_name: src.to_string(),
-            params,
-            block,
-            grid,
-            total_blocks,
-            threads_per_block: threads,
-            occupancy,
-            arrays,
-            lattice_updates: lattice_updates as u64,
-            program,
-        })
+        Ok(lattice_updates as u64)
     }
 }
 

@@ -24,6 +24,7 @@
 //! te42kyfo/warpspeed, `predict_metrics.py`, identical in every stored version), each settable with
 //! `--set`.
 
+use super::gompertz::Gompertz;
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
@@ -137,33 +138,6 @@ const PARAMS: &[ParamSpec] = &[
 /// Eq. (4): the oversubscription factor O = V_alloc / V_cache.
 pub fn oversubscription(v_alloc: f64, v_cache: f64) -> f64 {
     v_alloc / v_cache
-}
-
-/// The fitted "sigmoid" of Sect. 4.5, `a · exp(b · exp(c · (O − o0)))`, clamped to [0, 1]
-/// because it stands for a rate. With `o0 = 0` it is the paper's form; the authors' y-layer fit
-/// shifts O by 0.2.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateFit {
-    /// Amplitude.
-    pub a: f64,
-    /// Inner factor.
-    pub b: f64,
-    /// Rate in O.
-    pub c: f64,
-    /// Shift of O.
-    pub o0: f64,
-}
-
-impl RateFit {
-    /// The fitted rate at oversubscription `o`; `None` if it is not a number (e.g. a = 0 with an
-    /// infinite exponential).
-    pub fn eval(&self, o: f64) -> Option<f64> {
-        // Clamp the inner exponent so a large O gives 0 or ∞ in the outer exp, never NaN from
-        // ∞ · 0 inside.
-        let inner = (self.c * (o - self.o0)).clamp(-700.0, 700.0).exp();
-        let r = self.a * (self.b * inner).exp();
-        (!r.is_nan()).then(|| r.clamp(0.0, 1.0))
-    }
 }
 
 /// Eq. (5): V_cap = (1 − R̂hit(O)) · (V_up − V_comp), the capacity-miss part of the redundant
@@ -683,7 +657,9 @@ fn positive(value: f64, name: &str) -> Result<f64> {
     }
 }
 
-fn fit(input: &ModelInput, prefix: &str) -> Result<RateFit> {
+/// The hit-rate (or miss-rate) curve `prefix` (`l1`, `y`, `z`, `st`) from its constants; only
+/// the y-layer fit has a shift o0.
+fn fit(input: &ModelInput, prefix: &str) -> Result<Gompertz> {
     let get = |n: &str| -> Result<f64> {
         let name = format!("{prefix}_{n}");
         let v = input.param_or(PARAMS, &name, 0.0);
@@ -693,7 +669,7 @@ fn fit(input: &ModelInput, prefix: &str) -> Result<RateFit> {
             Err(Error::new("--set", format!("{name} = {v} is not a number")))
         }
     };
-    Ok(RateFit {
+    Ok(Gompertz {
         a: get("a")?,
         b: get("b")?,
         c: get("c")?,
@@ -701,8 +677,10 @@ fn fit(input: &ModelInput, prefix: &str) -> Result<RateFit> {
     })
 }
 
-fn rate(f: &RateFit, prefix: &str, o: f64) -> Result<f64> {
-    f.eval(o).ok_or_else(|| {
+/// The fitted rate of Sect. 4.5 at oversubscription `o`, clamped to [0, 1] because it stands
+/// for a rate.
+fn rate(f: &Gompertz, prefix: &str, o: f64) -> Result<f64> {
+    f.rate(o).ok_or_else(|| {
         Error::new(
             "--set",
             format!(
@@ -713,41 +691,84 @@ fn rate(f: &RateFit, prefix: &str, o: f64) -> Result<f64> {
     })
 }
 
-fn predict(input: &ModelInput) -> Result<Prediction> {
+/// The model's constants: capacities, lattice updates per thread and the four fitted rates.
+struct Constants {
+    l1_bytes: f64,
+    l2_bytes: f64,
+    /// `lups_per_thread` if the user set it.
+    lups_per_thread: Option<f64>,
+    l1_fit: Gompertz,
+    y_fit: Gompertz,
+    z_fit: Gompertz,
+    st_fit: Gompertz,
+}
+
+impl Constants {
+    /// The user's values, else the defaults of [`PARAMS`], else the GPU's.
+    fn of(input: &ModelInput) -> Result<Constants> {
+        let hw = input.hw;
+        let l1_bytes = positive(
+            input.param_or(PARAMS, "l1_bytes", hw.l1.size_bytes as f64),
+            "l1_bytes",
+        )?;
+        let l2_bytes = positive(
+            input.param_or(
+                PARAMS,
+                "l2_bytes",
+                hw.l2.size_bytes as f64 / hw.l2.partitions.max(1) as f64,
+            ),
+            "l2_bytes",
+        )?;
+        let lups_per_thread = match input.user_param("lups_per_thread") {
+            Some(v) => Some(positive(v, "lups_per_thread")?),
+            None => None,
+        };
+        let (l1_fit, y_fit, z_fit, st_fit) = (
+            fit(input, "l1")?,
+            fit(input, "y")?,
+            fit(input, "z")?,
+            fit(input, "st")?,
+        );
+        Ok(Constants {
+            l1_bytes,
+            l2_bytes,
+            lups_per_thread,
+            l1_fit,
+            y_fit,
+            z_fit,
+            st_fit,
+        })
+    }
+}
+
+/// What one thread block at the centre of the grid gives (Sects. 4.2, 4.3, 4.5): L1 wavefronts
+/// and the L2 -> L1 volume, per lattice update.
+struct BlockPart {
+    /// Block coordinates of the sampled block.
+    centre: [u64; 3],
+    metrics: BlockMetrics,
+    l1_load: f64,
+    l2_comp: f64,
+    l1_alloc: f64,
+    o_l1: f64,
+    l1_miss: f64,
+    l2_cap: f64,
+    l2_load: f64,
+    l2_store: f64,
+    l1_cycles: f64,
+}
+
+/// The L1 and L2 -> L1 part of the model on the block at the centre of the grid.
+fn block_part(input: &ModelInput, c: &Constants) -> Result<BlockPart> {
     let l = input.launch;
     let hw = input.hw;
-    let l1_bytes = positive(
-        input.param_or(PARAMS, "l1_bytes", hw.l1.size_bytes as f64),
-        "l1_bytes",
-    )?;
-    let l2_bytes = positive(
-        input.param_or(
-            PARAMS,
-            "l2_bytes",
-            hw.l2.size_bytes as f64 / hw.l2.partitions.max(1) as f64,
-        ),
-        "l2_bytes",
-    )?;
-    let lpt = match input.user_param("lups_per_thread") {
-        Some(v) => Some(positive(v, "lups_per_thread")?),
-        None => None,
-    };
-    let (l1_fit, y_fit, z_fit, st_fit) = (
-        fit(input, "l1")?,
-        fit(input, "y")?,
-        fit(input, "z")?,
-        fit(input, "st")?,
-    );
     let sector = hw.l1.sector_bytes.max(1) as u64;
     let line = hw.l1.line_bytes.max(1) as u64;
-    let l2_sector = hw.l2.sector_bytes.max(1) as u64;
     let blocks_per_sm = l.occupancy.blocks_per_sm as u64;
-
-    // --- one thread block: L1 wavefronts and the L2 -> L1 volume (Sects. 4.2, 4.3, 4.5) -------
     let [gx, gy, gz] = l.grid.map(|g| g as u64);
     let centre = [gx / 2, gy / 2, gz / 2];
     let centre_id = centre[0] + gx * (centre[1] + gy * centre[2]);
-    let bm = block_metrics(l, centre_id, sector, line, lpt)?;
+    let bm = block_metrics(l, centre_id, sector, line, c.lups_per_thread)?;
     if bm.lups <= 0.0 {
         return Err(Error::new(
             &l.source_name,
@@ -761,17 +782,57 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     let l1_load = per_lup(bm.load_request_sectors);
     let l2_comp = per_lup(bm.unique_load_sectors);
     let l1_alloc = (bm.unique_load_lines * line * blocks_per_sm) as f64;
-    let o_l1 = oversubscription(l1_alloc, l1_bytes);
+    let o_l1 = oversubscription(l1_alloc, c.l1_bytes);
     // The authors fit the L1's capacity MISS rate of the redundant volume directly.
-    let l1_miss = rate(&l1_fit, "l1", o_l1)?;
+    let l1_miss = rate(&c.l1_fit, "l1", o_l1)?;
     let l2_cap = capacity_volume(1.0 - l1_miss, l1_load, l2_comp);
     let l2_load = l2_comp + l2_cap;
     let l2_store = per_lup(bm.store_request_sectors);
     let l1_cycles = 32.0 * bm.l1_cycles as f64 / bm.lups;
+    Ok(BlockPart {
+        centre,
+        metrics: bm,
+        l1_load,
+        l2_comp,
+        l1_alloc,
+        o_l1,
+        l1_miss,
+        l2_cap,
+        l2_load,
+        l2_store,
+        l1_cycles,
+    })
+}
 
-    // --- one wave: the DRAM -> L2 volume (Sects. 4.4, 4.5) ----------------------------------
+/// What one wave of blocks gives (Sects. 4.4, 4.5): the DRAM -> L2 volume per lattice update.
+struct WavePart {
+    wave_blocks: u64,
+    metrics: WaveMetrics,
+    dram_comp: f64,
+    o_y: f64,
+    o_z: f64,
+    r_y: f64,
+    r_z: f64,
+    overlap_xy: f64,
+    overlap_z: f64,
+    hit_xy: f64,
+    hit_z: f64,
+    o_wave: f64,
+    r_st: f64,
+    store_evict: f64,
+    dram_load: f64,
+    dram_store: f64,
+}
+
+/// The DRAM part of the model on one wave-sized box of blocks; `l2_store` is the block part's
+/// store volume per lattice update (the redundant stores that may be evicted).
+fn wave_part(input: &ModelInput, c: &Constants, l2_store: f64) -> Result<WavePart> {
+    let l = input.launch;
+    let hw = input.hw;
+    let l2_sector = hw.l2.sector_bytes.max(1) as u64;
+    let blocks_per_sm = l.occupancy.blocks_per_sm as u64;
     let wave_blocks = hw.sm.count as u64 * blocks_per_sm;
-    let wm = wave_metrics(l, wave_blocks, l2_sector, lpt)?;
+    let wm = wave_metrics(l, wave_blocks, l2_sector, c.lups_per_thread)?;
     if wm.lups <= 0.0 {
         return Err(Error::new(
             &l.source_name,
@@ -786,49 +847,73 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     } else {
         wm.old_bytes[0]
     };
-    let o_y = oversubscription(old_xy, l2_bytes);
-    let o_z = oversubscription(wm.old_bytes[2], l2_bytes);
-    let r_y = rate(&y_fit, "y", o_y)?;
-    let r_z = rate(&z_fit, "z", o_z)?;
+    let o_y = oversubscription(old_xy, c.l2_bytes);
+    let o_z = oversubscription(wm.old_bytes[2], c.l2_bytes);
+    let r_y = rate(&c.y_fit, "y", o_y)?;
+    let r_z = rate(&c.z_fit, "z", o_z)?;
     let overlap_xy = (wm.overlap_bytes[0] + wm.overlap_bytes[1]) / wm.lups;
     let overlap_z = wm.overlap_bytes[2] / wm.lups;
     let hit_xy = r_y * overlap_xy;
     let hit_z = r_z * overlap_z;
     let dram_store_comp = wm.store_bytes / wm.lups;
-    let o_wave = oversubscription(wm.load_bytes + wm.store_bytes, l2_bytes);
-    let r_st = rate(&st_fit, "st", o_wave)?;
+    let o_wave = oversubscription(wm.load_bytes + wm.store_bytes, c.l2_bytes);
+    let r_st = rate(&c.st_fit, "st", o_wave)?;
     // Redundant (partial) stores evicted before completion: written out, and read back to
     // complete the line (Sect. 5.6).
     let store_evict = capacity_volume(r_st, l2_store, dram_store_comp);
     let dram_load = dram_comp - hit_xy - hit_z + store_evict;
     let dram_store = dram_store_comp + store_evict;
+    Ok(WavePart {
+        wave_blocks,
+        metrics: wm,
+        dram_comp,
+        o_y,
+        o_z,
+        r_y,
+        r_z,
+        overlap_xy,
+        overlap_z,
+        hit_xy,
+        hit_z,
+        o_wave,
+        r_st,
+        store_evict,
+        dram_load,
+        dram_store,
+    })
+}
 
+fn predict(input: &ModelInput) -> Result<Prediction> {
+    let c = Constants::of(input)?;
+    let b = block_part(input, &c)?;
+    let w = wave_part(input, &c, b.l2_store)?;
+    let (bm, wm) = (&b.metrics, &w.metrics);
     let mut p = Prediction::new(MODEL.name);
-    p.field("l2_load_bytes_per_lup", l2_load)
-        .field("dram_load_bytes_per_lup", dram_load)
-        .field("l1_cycles_per_warp", l1_cycles)
-        .field("l1_load_bytes_per_lup", l1_load)
-        .field("l2_load_compulsory_bytes_per_lup", l2_comp)
-        .field("l2_load_capacity_bytes_per_lup", l2_cap)
-        .field("l2_store_bytes_per_lup", l2_store)
-        .field("dram_load_compulsory_bytes_per_lup", dram_comp)
-        .field("dram_load_overlap_xy_bytes_per_lup", overlap_xy)
-        .field("dram_load_overlap_z_bytes_per_lup", overlap_z)
-        .field("dram_load_hit_xy_bytes_per_lup", hit_xy)
-        .field("dram_load_hit_z_bytes_per_lup", hit_z)
-        .field("dram_store_bytes_per_lup", dram_store)
-        .field("dram_store_evict_bytes_per_lup", store_evict)
-        .field("block_x", centre[0])
-        .field("block_y", centre[1])
-        .field("block_z", centre[2])
+    p.field("l2_load_bytes_per_lup", b.l2_load)
+        .field("dram_load_bytes_per_lup", w.dram_load)
+        .field("l1_cycles_per_warp", b.l1_cycles)
+        .field("l1_load_bytes_per_lup", b.l1_load)
+        .field("l2_load_compulsory_bytes_per_lup", b.l2_comp)
+        .field("l2_load_capacity_bytes_per_lup", b.l2_cap)
+        .field("l2_store_bytes_per_lup", b.l2_store)
+        .field("dram_load_compulsory_bytes_per_lup", w.dram_comp)
+        .field("dram_load_overlap_xy_bytes_per_lup", w.overlap_xy)
+        .field("dram_load_overlap_z_bytes_per_lup", w.overlap_z)
+        .field("dram_load_hit_xy_bytes_per_lup", w.hit_xy)
+        .field("dram_load_hit_z_bytes_per_lup", w.hit_z)
+        .field("dram_store_bytes_per_lup", w.dram_store)
+        .field("dram_store_evict_bytes_per_lup", w.store_evict)
+        .field("block_x", b.centre[0])
+        .field("block_y", b.centre[1])
+        .field("block_z", b.centre[2])
         .field("block_lups", bm.lups)
         .field("block_unique_load_sectors", bm.unique_load_sectors)
         .field("block_unique_load_lines", bm.unique_load_lines)
-        .field("l1_alloc_bytes_per_sm", l1_alloc)
-        .field("l1_bytes", l1_bytes)
-        .field("l1_oversubscription", o_l1)
-        .field("l1_capacity_miss_rate", l1_miss)
-        .field("wave_blocks", wave_blocks)
+        .field("l1_alloc_bytes_per_sm", b.l1_alloc)
+        .field("l1_bytes", c.l1_bytes)
+        .field("l1_oversubscription", b.o_l1)
+        .field("l1_capacity_miss_rate", b.l1_miss)
+        .field("wave_blocks", w.wave_blocks)
         .field("wave_box_blocks_x", wm.boxes.extent[0])
         .field("wave_box_blocks_y", wm.boxes.extent[1])
         .field("wave_box_blocks_z", wm.boxes.extent[2])
@@ -841,21 +926,21 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
         .field("wave_overlap_x_bytes", wm.overlap_bytes[0])
         .field("wave_overlap_y_bytes", wm.overlap_bytes[1])
         .field("wave_overlap_z_bytes", wm.overlap_bytes[2])
-        .field("l2_bytes", l2_bytes)
-        .field("l2_oversubscription_y", o_y)
-        .field("l2_oversubscription_z", o_z)
-        .field("l2_oversubscription_wave", o_wave)
-        .field("r_hit_y", r_y)
-        .field("r_hit_z", r_z)
-        .field("r_hit_store", r_st);
-    let n = l.lattice_updates as f64;
-    p.volumes.l1_load_bytes = Some(l1_load * n);
-    p.volumes.l2_load_bytes = Some(l2_load * n);
-    p.volumes.l2_store_bytes = Some(l2_store * n);
-    p.volumes.dram_load_bytes = Some(dram_load * n);
-    p.volumes.dram_store_bytes = Some(dram_store * n);
+        .field("l2_bytes", c.l2_bytes)
+        .field("l2_oversubscription_y", w.o_y)
+        .field("l2_oversubscription_z", w.o_z)
+        .field("l2_oversubscription_wave", w.o_wave)
+        .field("r_hit_y", w.r_y)
+        .field("r_hit_z", w.r_z)
+        .field("r_hit_store", w.r_st);
+    let n = input.launch.lattice_updates as f64;
+    p.volumes.l1_load_bytes = Some(b.l1_load * n);
+    p.volumes.l2_load_bytes = Some(b.l2_load * n);
+    p.volumes.l2_store_bytes = Some(b.l2_store * n);
+    p.volumes.dram_load_bytes = Some(w.dram_load * n);
+    p.volumes.dram_store_bytes = Some(w.dram_store * n);
     // Sect. 4.2's cycles are L1 data-stage wavefronts: per 32 updates, so this many in all.
-    p.volumes.l1_wavefronts = Some(l1_cycles * n / 32.0);
+    p.volumes.l1_wavefronts = Some(b.l1_cycles * n / 32.0);
     Ok(p)
 }
 
@@ -904,24 +989,14 @@ mod tests {
 
     #[test]
     fn fits_and_capacity_volume() {
-        let z = RateFit {
-            a: 1.0,
-            b: -0.0036,
-            c: 3.97,
-            o0: 0.0,
-        };
-        assert_eq!(z.eval(0.0), Some((-0.0036f64).exp()));
-        assert_eq!(z.eval(1e9), Some(0.0));
-        let bad = RateFit {
-            a: 0.0,
-            b: 1.0,
-            c: 1.0,
-            o0: 0.0,
-        };
-        assert_eq!(bad.eval(1e6), None);
+        let z = Gompertz::new(1.0, -0.0036, 3.97);
+        assert_eq!(z.rate(0.0), Some((-0.0036f64).exp()));
+        assert_eq!(z.rate(1e9), Some(0.0));
+        let bad = Gompertz::new(0.0, 1.0, 1.0);
+        assert_eq!(bad.rate(1e6), None);
         // A rate above one is clamped.
-        let up = RateFit { a: 2.0, ..z };
-        assert_eq!(up.eval(0.0), Some(1.0));
+        let up = Gompertz { a: 2.0, ..z };
+        assert_eq!(up.rate(0.0), Some(1.0));
         assert_eq!(capacity_volume(0.25, 10.0, 6.0), 3.0);
         assert_eq!(capacity_volume(0.25, 5.0, 6.0), 0.0);
         assert_eq!(oversubscription(30.0, 20.0), 1.5);

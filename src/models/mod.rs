@@ -8,6 +8,7 @@
 //! can line the two up.
 
 pub mod ernst2023;
+pub mod gompertz;
 pub mod krotkiewski2013;
 pub mod layer_condition;
 pub mod placement2p5d;

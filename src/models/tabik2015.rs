@@ -88,19 +88,43 @@ fn check(what: &str, v: u64, min: u64) -> Result<()> {
     Ok(())
 }
 
-/// Checks the grid, block and warp arguments shared by the transaction formulas.
-fn check_common(nx: u64, ny: u64, nz: u64, bx: u64, by: u64, warp: u64) -> Result<()> {
-    check("N_x", nx, 1)?;
-    check("N_y", ny, 1)?;
-    check("N_z", nz, 1)?;
-    check("Blk.x", bx, 1)?;
-    check("Blk.y", by, 1)?;
-    check("warp_size", warp, 1)
+/// A 2D-tiled stencil on its grid (Blk.z = 1, H.z = 0): the numbers every transaction formula
+/// of eqs. (2)–(9) takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiling {
+    /// N_x: grid points in x.
+    pub nx: u64,
+    /// N_y: grid points in y.
+    pub ny: u64,
+    /// N_z: grid points (planes) in z.
+    pub nz: u64,
+    /// Blk.x: block (tile) width.
+    pub bx: u64,
+    /// Blk.y: block (tile) height.
+    pub by: u64,
+    /// H.x: halo width of the tile in x, both sides together.
+    pub hx: u64,
+    /// H.y: halo width of the tile in y, both sides together.
+    pub hy: u64,
+    /// warp_size.
+    pub warp: u64,
 }
 
-/// Number of 2D data blocks per XY plane, ⌈N_x/Blk.x⌉⌈N_y/Blk.y⌉, times the N_z planes.
-fn block_planes(nx: u64, ny: u64, nz: u64, bx: u64, by: u64) -> u64 {
-    nx.div_ceil(bx) * ny.div_ceil(by) * nz
+impl Tiling {
+    /// Checks the grid, block and warp (not the halo), which all transaction formulas share.
+    fn check_common(&self) -> Result<()> {
+        check("N_x", self.nx, 1)?;
+        check("N_y", self.ny, 1)?;
+        check("N_z", self.nz, 1)?;
+        check("Blk.x", self.bx, 1)?;
+        check("Blk.y", self.by, 1)?;
+        check("warp_size", self.warp, 1)
+    }
+
+    /// Number of 2D data blocks per XY plane, ⌈N_x/Blk.x⌉⌈N_y/Blk.y⌉, times the N_z planes.
+    fn block_planes(&self) -> u64 {
+        self.nx.div_ceil(self.bx) * self.ny.div_ceil(self.by) * self.nz
+    }
 }
 
 /// Loads and stores of one formula (elements for eq. (1), transactions otherwise).
@@ -128,7 +152,6 @@ impl Traffic<f64> {
 
 /// Eq. (1): the intra-block communication volume in elements (one thread, mono-core view):
 /// N_Blks × (Blk.x·Blk.y·Blk.z stores + (Blk.x+H_x)(Blk.y+H_y)(Blk.z+H_z) + Coeff loads).
-#[allow(clippy::too_many_arguments)]
 pub fn eq1_data_transfers(
     n: [u64; 3],
     blk: [u64; 3],
@@ -150,29 +173,27 @@ pub fn eq1_data_transfers(
     })
 }
 
-/// Eq. (2) exactly as printed, both branches: global-memory transactions of a 2D-tiled stencil
-/// (Blk.z = 1, H.z = 0) with halo widths `hx`, `hy`.
+/// Eq. (2) exactly as printed, both branches: global-memory transactions of the 2D-tiled stencil
+/// `t`.
 ///
 /// Blk.x ≥ warp: ⌈Blk.x/w⌉·Blk.y stores + ⌈Blk.x/w⌉(Blk.y+H.y) + ⌈H.x/w⌉·Blk.y loads per block
 /// and plane. Blk.x < warp: (Blk.x·Blk.y/w)·[⌈w/Blk.x⌉ + ⌈H.x/w⌉ + ⌈Blk.x/w⌉] + (Blk.x/w)·H.y, of
 /// which we read ⌈Blk.x/w⌉ per warp as the store and the rest as loads. The second branch can be
 /// fractional (Blk.x/w·H.y), hence `f64`. Figure 5 does NOT follow this branch; see
 /// [`global_transactions`].
-#[allow(clippy::too_many_arguments)]
-pub fn eq2_global_transactions(
-    nx: u64,
-    ny: u64,
-    nz: u64,
-    bx: u64,
-    by: u64,
-    hx: u64,
-    hy: u64,
-    warp: u64,
-) -> Result<Traffic<f64>> {
-    check_common(nx, ny, nz, bx, by, warp)?;
-    check("H.x", hx, 0)?;
-    check("H.y", hy, 0)?;
-    let planes = block_planes(nx, ny, nz, bx, by) as f64;
+pub fn eq2_global_transactions(t: &Tiling) -> Result<Traffic<f64>> {
+    t.check_common()?;
+    check("H.x", t.hx, 0)?;
+    check("H.y", t.hy, 0)?;
+    let Tiling {
+        bx,
+        by,
+        hx,
+        hy,
+        warp,
+        ..
+    } = *t;
+    let planes = t.block_planes() as f64;
     let (stores, loads) = if bx >= warp {
         let row = bx.div_ceil(warp);
         (
@@ -204,32 +225,32 @@ pub fn eq3_global_transactions_gx(
     hx: u64,
     warp: u64,
 ) -> Result<u64> {
-    global_transactions(nx, ny, nz, bx, by, hx, 0, warp).map(|t| t.total())
+    let t = Tiling {
+        nx,
+        ny,
+        nz,
+        bx,
+        by,
+        hx,
+        hy: 0,
+        warp,
+    };
+    global_transactions(&t).map(|t| t.total())
 }
 
 /// The global-memory transactions the model reports (`global_transactions`): eq. (2)'s
 /// Blk.x ≥ warp branch applied to every Blk.x, as eq. (3) does for GX, with the H.y rows kept:
 /// per block and plane ⌈Blk.x/w⌉·Blk.y stores and ⌈Blk.x/w⌉(Blk.y+H.y) + ⌈H.x/w⌉·Blk.y loads,
 /// i.e. one transaction per started warp-width of every tile row. With H.y = 0 this is eq. (3).
-#[allow(clippy::too_many_arguments)]
-pub fn global_transactions(
-    nx: u64,
-    ny: u64,
-    nz: u64,
-    bx: u64,
-    by: u64,
-    hx: u64,
-    hy: u64,
-    warp: u64,
-) -> Result<Traffic<u64>> {
-    check_common(nx, ny, nz, bx, by, warp)?;
-    check("H.x", hx, 0)?;
-    check("H.y", hy, 0)?;
-    let planes = block_planes(nx, ny, nz, bx, by);
-    let row = bx.div_ceil(warp);
+pub fn global_transactions(t: &Tiling) -> Result<Traffic<u64>> {
+    t.check_common()?;
+    check("H.x", t.hx, 0)?;
+    check("H.y", t.hy, 0)?;
+    let planes = t.block_planes();
+    let row = t.bx.div_ceil(t.warp);
     Ok(Traffic {
-        stores: planes * row * by,
-        loads: planes * (row * (by + hy) + hx.div_ceil(warp) * by),
+        stores: planes * row * t.by,
+        loads: planes * (row * (t.by + t.hy) + t.hx.div_ceil(t.warp) * t.by),
     })
 }
 
@@ -338,25 +359,17 @@ pub fn computed_conflict_factors(
     })
 }
 
-/// Eqs. (4), (5), (8) exactly as printed, with the given factors: per tile row
+/// Eqs. (4), (5), (8) exactly as printed, with `num_reads` and the given factors: per tile row
 /// (Blk.y + H.y rows, ⌈N_x/Blk.x⌉⌈N_y/Blk.y⌉N_z blocks and planes)
 /// stores (F_BCD⌈Blk.x/w⌉ + F_BCH⌈H.x/w⌉) and loads num_reads(⌈Blk.x/w⌉ + F_BCH.loads).
 /// With [`published_conflict_factors`] this matches Figure 7 for Blk.x ≥ 32 only.
-#[allow(clippy::too_many_arguments)]
 pub fn eq4_shared_transactions(
-    nx: u64,
-    ny: u64,
-    nz: u64,
-    bx: u64,
-    by: u64,
-    hx: u64,
-    hy: u64,
+    t: &Tiling,
     num_reads: u64,
-    warp: u64,
     f: ConflictFactors,
 ) -> Result<Traffic<u64>> {
-    check_common(nx, ny, nz, bx, by, warp)?;
-    shared_terms(nx, ny, nz, bx, by, hx, hy, num_reads, warp, f, by + hy)
+    t.check_common()?;
+    shared_terms(t, num_reads, f, t.by + t.hy)
 }
 
 /// The shared-memory transactions the model reports (`shared_transactions`, Figure 7): eqs. (4),
@@ -364,45 +377,22 @@ pub fn eq4_shared_transactions(
 /// when Blk.x ≥ w (the printed equations), but w/Blk.x rows when Blk.x < w, so the Blk.y + H.y
 /// rows of a block make ⌈(Blk.y + H.y)·Blk.x / w⌉ warp-rows; `f` should be
 /// [`computed_conflict_factors`]. For GX this reproduces every cell of Figure 7.
-#[allow(clippy::too_many_arguments)]
-pub fn shared_transactions(
-    nx: u64,
-    ny: u64,
-    nz: u64,
-    bx: u64,
-    by: u64,
-    hx: u64,
-    hy: u64,
-    num_reads: u64,
-    warp: u64,
-    f: ConflictFactors,
-) -> Result<Traffic<u64>> {
-    check_common(nx, ny, nz, bx, by, warp)?;
-    check("H.y", hy, 0)?;
-    let rows = if bx >= warp {
-        by + hy
+pub fn shared_transactions(t: &Tiling, num_reads: u64, f: ConflictFactors) -> Result<Traffic<u64>> {
+    t.check_common()?;
+    check("H.y", t.hy, 0)?;
+    let rows = if t.bx >= t.warp {
+        t.by + t.hy
     } else {
-        ((by + hy) * bx).div_ceil(warp)
+        ((t.by + t.hy) * t.bx).div_ceil(t.warp)
     };
-    shared_terms(nx, ny, nz, bx, by, hx, hy, num_reads, warp, f, rows)
+    shared_terms(t, num_reads, f, rows)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn shared_terms(
-    nx: u64,
-    ny: u64,
-    nz: u64,
-    bx: u64,
-    by: u64,
-    hx: u64,
-    hy: u64,
-    num_reads: u64,
-    warp: u64,
-    f: ConflictFactors,
-    rows: u64,
-) -> Result<Traffic<u64>> {
-    check("H.x", hx, 0)?;
-    check("H.y", hy, 0)?;
+/// The stores and loads of eqs. (4), (5), (8) over `rows` warp-rows (or tile rows) per block
+/// and plane.
+fn shared_terms(t: &Tiling, num_reads: u64, f: ConflictFactors, rows: u64) -> Result<Traffic<u64>> {
+    check("H.x", t.hx, 0)?;
+    check("H.y", t.hy, 0)?;
     check("num_reads", num_reads, 0)?;
     for (what, v) in [
         ("F_BCD.stores", f.data_stores),
@@ -411,10 +401,10 @@ fn shared_terms(
     ] {
         check(what, v, 0)?;
     }
-    let planes = block_planes(nx, ny, nz, bx, by);
-    let row = bx.div_ceil(warp);
+    let planes = t.block_planes();
+    let row = t.bx.div_ceil(t.warp);
     Ok(Traffic {
-        stores: (f.data_stores * row + f.halo_stores * hx.div_ceil(warp)) * rows * planes,
+        stores: (f.data_stores * row + f.halo_stores * t.hx.div_ceil(t.warp)) * rows * planes,
         loads: num_reads * (row + f.halo_loads) * rows * planes,
     })
 }
@@ -574,8 +564,18 @@ impl Stencil {
         check("halo_sides", self.halo_sides, 1)?;
         check("element_bytes", self.element_bytes, 1)?;
         check("registers per thread", self.registers_per_thread, 0)?;
-        let global = global_transactions(nx, ny, nz, bx, by, self.hx, self.hy, w)?;
-        let global_eq2 = eq2_global_transactions(nx, ny, nz, bx, by, self.hx, self.hy, w)?;
+        let tiling = Tiling {
+            nx,
+            ny,
+            nz,
+            bx,
+            by,
+            hx: self.hx,
+            hy: self.hy,
+            warp: w,
+        };
+        let global = global_transactions(&tiling)?;
+        let global_eq2 = eq2_global_transactions(&tiling)?;
         let (factors, shared, shared_eq4) = if self.shared_reads == 0 {
             let none = ConflictFactors {
                 data_stores: 0,
@@ -589,20 +589,12 @@ impl Stencil {
             (none, zero, zero)
         } else {
             let f = computed_conflict_factors(bx, by, self.hx, self.halo_sides, w, self.banks)?;
-            let args = (self.hx, self.hy, self.shared_reads);
             (
                 f,
-                shared_transactions(nx, ny, nz, bx, by, args.0, args.1, args.2, w, f)?,
+                shared_transactions(&tiling, self.shared_reads, f)?,
                 eq4_shared_transactions(
-                    nx,
-                    ny,
-                    nz,
-                    bx,
-                    by,
-                    args.0,
-                    args.1,
-                    args.2,
-                    w,
+                    &tiling,
+                    self.shared_reads,
                     published_conflict_factors(bx, w),
                 )?,
             )
@@ -897,6 +889,20 @@ fn count_stores(steps: &[crate::input::trace::Step]) -> usize {
 mod tests {
     use super::*;
 
+    /// The tiling of an `n` grid in `blk` blocks with halo `h` and warp size `warp`.
+    fn tiling(n: [u64; 3], blk: [u64; 2], h: [u64; 2], warp: u64) -> Tiling {
+        Tiling {
+            nx: n[0],
+            ny: n[1],
+            nz: n[2],
+            bx: blk[0],
+            by: blk[1],
+            hx: h[0],
+            hy: h[1],
+            warp,
+        }
+    }
+
     /// GTX TITAN limits of Table I.
     fn titan() -> SmLimits {
         SmLimits {
@@ -926,7 +932,7 @@ mod tests {
     #[test]
     fn eq2_and_eq3_agree_from_a_warp_up_and_differ_below() {
         // Figure 4(a): warp 8, H.x = 2, Blk.x = 16: 2 data + 1 halo transaction per row loaded.
-        let t = eq2_global_transactions(16, 1, 1, 16, 1, 2, 0, 8).unwrap();
+        let t = eq2_global_transactions(&tiling([16, 1, 1], [16, 1], [2, 0], 8)).unwrap();
         assert_eq!(
             t,
             Traffic {
@@ -939,7 +945,7 @@ mod tests {
             5
         );
         // Blk.x = 4 < warp 8, Blk.y = 2 (one warp): eq. (2) store 1, loads 2 + 1; eq. (3) 3 per row.
-        let t = eq2_global_transactions(4, 2, 1, 4, 2, 2, 0, 8).unwrap();
+        let t = eq2_global_transactions(&tiling([4, 2, 1], [4, 2], [2, 0], 8)).unwrap();
         assert_eq!(
             t,
             Traffic {
@@ -949,14 +955,14 @@ mod tests {
         );
         assert_eq!(eq3_global_transactions_gx(4, 2, 1, 4, 2, 2, 8).unwrap(), 6);
         // H.y adds Blk.x/w of a transaction per halo row below a warp.
-        let t = eq2_global_transactions(4, 2, 1, 4, 2, 0, 2, 8).unwrap();
+        let t = eq2_global_transactions(&tiling([4, 2, 1], [4, 2], [0, 2], 8)).unwrap();
         assert_eq!(t.loads, 2.0 + 1.0);
     }
 
     #[test]
     fn global_transactions_keep_halo_rows() {
         // Blk 32x4, H.y = 2: per block 1x4 stores, 1x6 + 0 loads; 2 blocks.
-        let t = global_transactions(64, 4, 1, 32, 4, 0, 2, 32).unwrap();
+        let t = global_transactions(&tiling([64, 4, 1], [32, 4], [0, 2], 32)).unwrap();
         assert_eq!(
             t,
             Traffic {
@@ -1000,7 +1006,7 @@ mod tests {
     fn shared_transactions_per_warp() {
         // Blk 8x4 = one warp of 32, GX, 1 block, 1 plane: stores 2 + 1, loads 3 x 2.
         let f = computed_conflict_factors(8, 4, 2, 1, 32, 32).unwrap();
-        let t = shared_transactions(8, 4, 1, 8, 4, 2, 0, 3, 32, f).unwrap();
+        let t = shared_transactions(&tiling([8, 4, 1], [8, 4], [2, 0], 32), 3, f).unwrap();
         assert_eq!(
             t,
             Traffic {
@@ -1010,15 +1016,8 @@ mod tests {
         );
         // The printed eqs. (5)-(9) count 4 rows with 2+2 stores and 3x(1+2) loads each.
         let t = eq4_shared_transactions(
-            8,
-            4,
-            1,
-            8,
-            4,
-            2,
-            0,
+            &tiling([8, 4, 1], [8, 4], [2, 0], 32),
             3,
-            32,
             published_conflict_factors(8, 32),
         )
         .unwrap();
@@ -1065,12 +1064,12 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors_not_panics() {
-        assert!(global_transactions(0, 1, 1, 1, 1, 0, 0, 32).is_err());
-        assert!(global_transactions(1, 1, 1, 1, 1, 0, 0, 0).is_err());
-        assert!(eq2_global_transactions(1, 1, 1, 0, 1, 0, 0, 32).is_err());
+        assert!(global_transactions(&tiling([0, 1, 1], [1, 1], [0, 0], 32)).is_err());
+        assert!(global_transactions(&tiling([1, 1, 1], [1, 1], [0, 0], 0)).is_err());
+        assert!(eq2_global_transactions(&tiling([1, 1, 1], [0, 1], [0, 0], 32)).is_err());
         assert!(bank_conflict_degree(1, 1, 1, 0, 1, 32, 0).is_err());
         assert!(computed_conflict_factors(4, 4, 2, 0, 32, 32).is_err());
         assert!(eq11_occupancy(1, 1, 0).is_err());
-        assert!(global_transactions(u64::MAX, 1, 1, 1, 1, 0, 0, 32).is_err());
+        assert!(global_transactions(&tiling([u64::MAX, 1, 1], [1, 1], [0, 0], 32)).is_err());
     }
 }

@@ -20,6 +20,7 @@ pub use figure::{
 use crate::error::{Error, Result};
 use crate::input::table::Table;
 use crate::metrics;
+use crate::models::gompertz::Gompertz;
 use std::path::{Path, PathBuf};
 
 /// The kinds of plot, as named on the command line.
@@ -118,7 +119,7 @@ pub enum PlotKind {
         /// Column on the y axis.
         y: String,
         /// The curve from `gputraffic fit --model gompertz`.
-        fit: Option<Gompertz>,
+        fit: Option<FitCurve>,
     },
     /// `y` against `x` with y = x and equal axis ranges.
     Scatter {
@@ -218,7 +219,7 @@ impl PlotKind {
                 let x = o.x.clone().unwrap_or_else(|| HIT_RATE_X.into());
                 let y = o.y.clone().unwrap_or_else(|| HIT_RATE_Y.into());
                 let fit = match o.fit.as_deref() {
-                    Some(path) => Some(Gompertz::load_for(path, &x, &y)?),
+                    Some(path) => Some(FitCurve::load_for(path, &x, &y)?),
                     None => None,
                 };
                 PlotKind::HitRate { x, y, fit }
@@ -310,26 +311,20 @@ pub fn format_of(out: &Path) -> Result<Format> {
     }
 }
 
-/// The curve y = a·exp(b·exp(c·(x − o0))) written by `gputraffic fit --model gompertz` (the form
-/// of [`crate::models::ernst2023::RateFit`]; `o0` is 0 unless the file gives it).
+/// The curve written by `gputraffic fit --model gompertz`: a [`Gompertz`] (`o0` is 0 unless the
+/// file gives it) and the fit's R².
 #[derive(Debug, Clone, PartialEq)]
-pub struct Gompertz {
-    /// Amplitude.
-    pub a: f64,
-    /// Inner factor.
-    pub b: f64,
-    /// Rate in x.
-    pub c: f64,
-    /// Shift of x.
-    pub o0: f64,
+pub struct FitCurve {
+    /// The curve y = a·exp(b·exp(c·(x − o0))).
+    pub curve: Gompertz,
     /// The fit's coefficient of determination, shown in the legend when the file has it.
     pub r2: Option<f64>,
 }
 
-impl Gompertz {
+impl FitCurve {
     /// Reads a fit for the columns `x` and `y`: a file that names other columns (keys `x`, `y`
     /// of `gputraffic fit`) is an error rather than a curve drawn over the wrong data.
-    pub fn load_for(path: &Path, x: &str, y: &str) -> Result<Gompertz> {
+    pub fn load_for(path: &Path, x: &str, y: &str) -> Result<FitCurve> {
         let source = path.display().to_string();
         let text = crate::error::read_file(path)?;
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
@@ -345,11 +340,11 @@ impl Gompertz {
                 ));
             }
         }
-        Gompertz::parse(&text, &source)
+        FitCurve::parse(&text, &source)
     }
 
     /// Parses the fit's JSON text; `source` names it in errors.
-    pub fn parse(text: &str, source: &str) -> Result<Gompertz> {
+    pub fn parse(text: &str, source: &str) -> Result<FitCurve> {
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::new(source, format!("JSON: {e}")))?;
         let number = |key: &str| -> Result<Option<f64>> {
@@ -377,20 +372,15 @@ impl Gompertz {
         if !v.is_object() {
             return Err(Error::new(source, "not a JSON object"));
         }
-        Ok(Gompertz {
-            a: required("a")?,
-            b: required("b")?,
-            c: required("c")?,
-            o0: number("o0")?.unwrap_or(0.0),
+        Ok(FitCurve {
+            curve: Gompertz {
+                a: required("a")?,
+                b: required("b")?,
+                c: required("c")?,
+                o0: number("o0")?.unwrap_or(0.0),
+            },
             r2: number("r2")?,
         })
-    }
-
-    /// The curve at `x` (not clamped: the fit may be of any quantity, not only a rate).
-    pub fn eval(&self, x: f64) -> f64 {
-        // Clamp the inner exponent so a large x gives 0 or ∞ outside, never NaN from ∞ · 0.
-        let inner = (self.c * (x - self.o0)).clamp(-700.0, 700.0).exp();
-        self.a * (self.b * inner).exp()
     }
 }
 
@@ -818,7 +808,7 @@ fn hit_rate(
     data: &Data,
     x: &str,
     y: &str,
-    fit: Option<&Gompertz>,
+    fit: Option<&FitCurve>,
     notes: &mut Vec<String>,
 ) -> Result<Figure> {
     let points = xy_points(data, x, y, notes)?;
@@ -828,7 +818,8 @@ fn hit_rate(
     let x_range = padded_range(&xs, Scale::Linear);
     let y_range = value_range(y, &ys);
     let mut series = series_by_shape(points, SeriesStyle::Markers);
-    if let Some(g) = fit {
+    if let Some(fit) = fit {
+        let g = &fit.curve;
         let samples = 400;
         let curve = (0..=samples)
             .map(|i| {
@@ -846,7 +837,7 @@ fn hit_rate(
             details[0] = "y = a·exp(b·exp(c·(x−o0)))".into();
             details.push(format!("o0 = {}", figure::format_number(g.o0)));
         }
-        if let Some(r2) = g.r2 {
+        if let Some(r2) = fit.r2 {
             details.push(format!("R² = {}", figure::format_number(r2)));
         }
         series.push(Series {
@@ -1132,15 +1123,16 @@ mod tests {
 
     #[test]
     fn gompertz_file_and_curve() {
-        let g = Gompertz::parse(r#"{"a":0.9,"b":-2,"c":0.5,"r2":0.97,"n":12}"#, "f.json").unwrap();
+        let f = FitCurve::parse(r#"{"a":0.9,"b":-2,"c":0.5,"r2":0.97,"n":12}"#, "f.json").unwrap();
+        let g = f.curve;
         assert_eq!(
-            (g.a, g.b, g.c, g.o0, g.r2),
+            (g.a, g.b, g.c, g.o0, f.r2),
             (0.9, -2.0, 0.5, 0.0, Some(0.97))
         );
         assert!((g.eval(0.0) - 0.9 * (-2f64).exp()).abs() < 1e-12);
-        let e = Gompertz::parse(r#"{"a":1,"b":2}"#, "f.json").unwrap_err();
+        let e = FitCurve::parse(r#"{"a":1,"b":2}"#, "f.json").unwrap_err();
         assert!(e.to_string().starts_with("f.json: no key 'c'"), "{e}");
-        assert!(Gompertz::parse(r#"{"a":1,"b":"x","c":1}"#, "f.json").is_err());
+        assert!(FitCurve::parse(r#"{"a":1,"b":"x","c":1}"#, "f.json").is_err());
     }
 
     #[test]
