@@ -5,7 +5,8 @@
 //! and the per-limiter times). But an SM reaches those bandwidths only with enough warps waiting
 //! on memory, so the predicted time comes from a closed queueing model per SM, solved exactly by
 //! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
-//! delay (the memory latency of their dependent rounds of loads, `[timing] warp_latency_cycles`)
+//! delay (the loaded memory latency of their dependent rounds of loads, `[timing]`
+//! `loaded_latency_factor` × the measured `dram_latency_cycles`)
 //! and one queue per level, whose service demand is the warp's share of that level's traffic at
 //! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
@@ -254,7 +255,7 @@ pub fn estimate(
         .iter()
         .map(|l| l.seconds * sms / warps * cycles_per_s)
         .collect();
-    let delay = hw.timing.warp_latency_cycles * inputs.rounds_per_warp.max(1.0);
+    let delay = hw.timing.warp_latency_cycles() * inputs.rounds_per_warp.max(1.0);
     let throughput = mva_throughput(effective_warps, delay, &demands);
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
     let predicted_s =
@@ -396,7 +397,8 @@ mod tests {
     fn one_sm_copy(blocks_per_sm: u32, latency: f64) -> TimeEstimate {
         let (mut hw, k, mut l) = setup("h200", "copy");
         hw.sm.count = 1;
-        hw.timing.warp_latency_cycles = latency;
+        hw.timing.dram_latency_cycles = latency;
+        hw.timing.loaded_latency_factor = 1.0;
         hw.timing.block_drain = 0.0;
         hw.timing.launch_overhead_us = 0.0;
         hw.bandwidth.l2_gbs = None;

@@ -131,7 +131,7 @@ fn the_time_model_follows_the_simulated_volumes() {
     assert_eq!(t["bandwidth_bound_s"].as_f64().unwrap(), largest);
     // The queueing model never beats the bandwidth bound; the launch overhead comes on top.
     let predicted = t["predicted_s"].as_f64().unwrap();
-    assert!(predicted >= largest + 3e-6, "{predicted} vs {largest}");
+    assert!(predicted >= largest + 1.84e-6, "{predicted} vs {largest}");
     assert_eq!(t["clock_ghz"], 1.5);
 }
 

@@ -219,26 +219,37 @@ pub struct BandwidthConfig {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TimingConfig {
-    /// Cycles (at the SM clock) a warp spends waiting on memory per dependent round of loads
-    /// beyond the queueing at the bandwidth limits: the delay of the closed queueing model.
-    #[serde(default = "TimingConfig::default_warp_latency_cycles")]
-    pub warp_latency_cycles: f64,
+    /// Idle latency of a load served by DRAM, in SM cycles at the base clock (a pointer chase;
+    /// measured on the H100 and H200 by `validation/latency.cu`).
+    #[serde(default = "TimingConfig::default_dram_latency_cycles")]
+    pub dram_latency_cycles: f64,
+    /// How many idle DRAM latencies a warp waits per dependent round of loads under load: the
+    /// delay of the closed queueing model is this × `dram_latency_cycles` × rounds (fitted, the
+    /// same for every GPU).
+    #[serde(default = "TimingConfig::default_loaded_latency_factor")]
+    pub loaded_latency_factor: f64,
     /// Warps of one block that, on average, hold a block slot without keeping memory busy (the
     /// block's warps that have finished or not yet started while its slot turns over), as a
-    /// fraction of the block's warps.
+    /// fraction of the block's warps (fitted).
     #[serde(default = "TimingConfig::default_block_drain")]
     pub block_drain: f64,
-    /// Fixed cost of a kernel launch (microseconds).
+    /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     #[serde(default = "TimingConfig::default_launch_overhead_us")]
     pub launch_overhead_us: f64,
 }
 
 impl TimingConfig {
-    /// Every constant must be a finite number, the latency positive.
+    /// Every constant must be a finite number, the latency and factor positive, the drain a
+    /// fraction.
     fn check(&self) -> std::result::Result<(), String> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
-        if !(ok(self.warp_latency_cycles) && self.warp_latency_cycles > 0.0) {
-            return Err("timing.warp_latency_cycles must be a positive number".into());
+        for (what, v) in [
+            ("timing.dram_latency_cycles", self.dram_latency_cycles),
+            ("timing.loaded_latency_factor", self.loaded_latency_factor),
+        ] {
+            if !(ok(v) && v > 0.0) {
+                return Err(format!("{what} must be a positive number"));
+            }
         }
         if !ok(self.block_drain) || self.block_drain > 1.0 {
             return Err("timing.block_drain must lie between 0 and 1".into());
@@ -249,21 +260,30 @@ impl TimingConfig {
         Ok(())
     }
 
-    fn default_warp_latency_cycles() -> f64 {
-        1200.0
+    /// Cycles a warp waits per dependent round of loads: the queueing model's delay.
+    pub fn warp_latency_cycles(&self) -> f64 {
+        self.loaded_latency_factor * self.dram_latency_cycles
+    }
+
+    fn default_dram_latency_cycles() -> f64 {
+        550.0
+    }
+    fn default_loaded_latency_factor() -> f64 {
+        2.2
     }
     fn default_block_drain() -> f64 {
         1.0
     }
     fn default_launch_overhead_us() -> f64 {
-        3.0
+        2.5
     }
 }
 
 impl Default for TimingConfig {
     fn default() -> Self {
         TimingConfig {
-            warp_latency_cycles: TimingConfig::default_warp_latency_cycles(),
+            dram_latency_cycles: TimingConfig::default_dram_latency_cycles(),
+            loaded_latency_factor: TimingConfig::default_loaded_latency_factor(),
             block_drain: TimingConfig::default_block_drain(),
             launch_overhead_us: TimingConfig::default_launch_overhead_us(),
         }
@@ -661,6 +681,38 @@ mod tests {
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert_eq!(err.source_name, "bad.toml");
         assert!(err.message.contains("l2: size"), "{}", err.message);
+    }
+
+    #[test]
+    fn timing_constants_are_checked_and_default_where_absent() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        for (from, to, says) in [
+            (
+                "block_drain = 1.0 ",
+                "block_drain = 1.5 ",
+                "timing.block_drain",
+            ),
+            (
+                "dram_latency_cycles = 535 ",
+                "dram_latency_cycles = 0 ",
+                "timing.dram_latency_cycles",
+            ),
+            (
+                "launch_overhead_us = 1.84 ",
+                "launch_overhead_us = -1 ",
+                "timing.launch_overhead_us",
+            ),
+        ] {
+            assert!(h200.contains(from), "{from}");
+            let err = HwConfig::parse(&h200.replace(from, to), "bad.toml").unwrap_err();
+            assert!(err.message.contains(says), "{}", err.message);
+        }
+        let hw = HwConfig::parse(h200, "h200.toml").unwrap();
+        assert!((hw.timing.warp_latency_cycles() - 2.2 * 535.0).abs() < 1e-9);
+        // The V100 config has no [timing]: the documented defaults.
+        let v100 = HwConfig::load("v100").unwrap();
+        assert_eq!(v100.timing, TimingConfig::default());
+        assert_eq!(v100.timing.warp_latency_cycles(), 2.2 * 550.0);
     }
 
     #[test]
