@@ -150,7 +150,7 @@ pub struct ShapePick {
     pub spearman_near_fastest: Option<f64>,
 }
 
-/// Ranks each group's shapes by predicted duration (groups of at least [`MIN_RANKED`] launches).
+/// Ranks each group's shapes by predicted duration (groups of at least three launches).
 pub fn shape_picks(rows: &[LaunchResult]) -> Vec<ShapePick> {
     let mut groups: BTreeMap<String, Vec<(&LaunchResult, Pair)>> = BTreeMap::new();
     for r in rows {
