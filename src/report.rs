@@ -8,7 +8,8 @@ use crate::models::Prediction;
 use crate::sim::Counts;
 use crate::timing::TimeEstimate;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Output format.
@@ -49,7 +50,10 @@ pub struct LaunchSummary {
     pub sms: u32,
 }
 
-/// A finished simulation, ready to print.
+/// A finished simulation, ready to print. Serialised as `simulate --format json`'s object:
+/// `kernel`, `hw`, `block`, `grid`, `domain`, `params`, `lattice_updates`, `launch`,
+/// `metrics`, `bytes_per_lup`, `hit_rates`, `dirty_at_end_sectors`, `compulsory`,
+/// `simulation`, `time` and `compare` (`null` when absent).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// Kernel name.
@@ -76,8 +80,8 @@ pub struct Report {
     pub comparison: Option<Comparison>,
 }
 
-/// One volume, simulated and predicted.
-#[derive(Debug, Clone, PartialEq)]
+/// One volume, simulated and predicted. Serialised with its fields in this order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComparisonRow {
     /// The model's quantity (`dram_load_bytes`, …).
     pub quantity: &'static str,
@@ -91,7 +95,8 @@ pub struct ComparisonRow {
     pub rel_diff: Option<f64>,
 }
 
-/// A model's prediction next to the simulation.
+/// A model's prediction next to the simulation. Serialised as `{"model", "volumes": [rows],
+/// "time": predicted time, "prediction": the model's fields}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     /// The prediction.
@@ -102,27 +107,24 @@ pub struct Comparison {
     pub predicted_time: TimeEstimate,
 }
 
-impl Comparison {
-    fn to_json(&self) -> Value {
-        let rows: Vec<Value> = self
-            .rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "quantity": r.quantity,
-                    "metric": r.metric,
-                    "simulated_bytes": r.simulated_bytes,
-                    "predicted_bytes": r.predicted_bytes,
-                    "rel_diff": r.rel_diff,
-                })
-            })
-            .collect();
-        json!({
-            "model": self.prediction.model,
-            "volumes": rows,
-            "time": self.predicted_time.to_json(),
-            "prediction": Value::Object(self.prediction.fields.clone()),
-        })
+/// The keys of a [`Comparison`] in JSON, in order.
+#[derive(Serialize)]
+struct ComparisonJson<'a> {
+    model: &'a str,
+    volumes: &'a [ComparisonRow],
+    time: &'a TimeEstimate,
+    prediction: &'a Map<String, Value>,
+}
+
+impl Serialize for Comparison {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ComparisonJson {
+            model: self.prediction.model,
+            volumes: &self.rows,
+            time: &self.predicted_time,
+            prediction: &self.prediction.fields,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -253,53 +255,9 @@ impl Report {
         ]
     }
 
-    /// The report as one JSON object.
+    /// The report as one JSON object (see its [`Serialize`] impl).
     pub fn to_json(&self) -> Value {
-        let lups = self.lattice_updates as f64;
-        let mut metrics = Map::new();
-        for (n, v) in self.metrics() {
-            metrics.insert(n.into(), json!(v));
-        }
-        let mut blup = Map::new();
-        for (n, v) in self.bytes_per_lup() {
-            blup.insert(n.into(), json!(v));
-        }
-        let mut hit = Map::new();
-        for (n, v) in self.hit_rates() {
-            hit.insert(n.into(), json!(v));
-        }
-        let mut comp = Map::new();
-        for (n, v) in self.compulsory() {
-            comp.insert(n.into(), json!(v));
-            comp.insert(
-                metrics::bytes_per_lup_column(n.trim_end_matches("_sectors")),
-                json!(v.map(|v| v as f64 * SECTOR_BYTES as f64 / lups)),
-            );
-        }
-        let c = &self.counts;
-        json!({
-            "kernel": self.kernel,
-            "hw": self.hw,
-            "block": self.block,
-            "grid": self.grid,
-            "domain": self.domain,
-            "params": self.params,
-            "lattice_updates": self.lattice_updates,
-            "launch": self.launch,
-            "metrics": metrics,
-            "bytes_per_lup": blup,
-            "hit_rates": hit,
-            "dirty_at_end_sectors": c.dirty_at_end_sectors,
-            "compulsory": comp,
-            "simulation": {
-                "ticks": c.ticks,
-                "warp_instructions": c.warp_instructions,
-                "thread_accesses": c.thread_accesses,
-                "l1_wavefronts": c.l1.wavefronts,
-            },
-            "time": self.time.as_ref().map(|t| t.to_json()),
-            "compare": self.comparison.as_ref().map(|c| c.to_json()),
-        })
+        serde_json::to_value(self).expect("a report is strings and numbers")
     }
 
     /// The report as (column, value) pairs: the row of `--format csv` and of a sweep. The
@@ -505,11 +463,105 @@ impl Report {
             Format::Table => self.to_table(),
             Format::Json => format!(
                 "{}\n",
-                serde_json::to_string_pretty(&self.to_json()).expect("a JSON value serialises")
+                serde_json::to_string_pretty(self).expect("a report is strings and numbers")
             ),
             Format::Csv => self.to_csv(),
         }
     }
+}
+
+/// The keys of a [`Report`] in JSON, in order.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    kernel: &'a str,
+    hw: &'a str,
+    block: [u32; 3],
+    grid: [u32; 3],
+    domain: Option<[i64; 3]>,
+    params: &'a BTreeMap<String, i64>,
+    lattice_updates: u64,
+    launch: &'a LaunchSummary,
+    #[serde(serialize_with = "pairs_as_map")]
+    metrics: Vec<(&'static str, u64)>,
+    #[serde(serialize_with = "pairs_as_map")]
+    bytes_per_lup: Vec<(&'static str, f64)>,
+    #[serde(serialize_with = "pairs_as_map")]
+    hit_rates: Vec<(&'static str, f64)>,
+    dirty_at_end_sectors: u64,
+    compulsory: CompulsoryJson<'a>,
+    simulation: SimulationJson,
+    time: Option<&'a TimeEstimate>,
+    compare: Option<&'a Comparison>,
+}
+
+/// Each compulsory volume of [`Report::compulsory`] in sectors, followed by its bytes per
+/// lattice update (`<name less _sectors>_bytes_per_lup`); `null` where not counted.
+struct CompulsoryJson<'a>(&'a Report);
+
+impl Serialize for CompulsoryJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let lups = self.0.lattice_updates as f64;
+        let volumes = self.0.compulsory();
+        let mut map = serializer.serialize_map(Some(2 * volumes.len()))?;
+        for (n, v) in volumes {
+            map.serialize_entry(n, &v)?;
+            map.serialize_entry(
+                &metrics::bytes_per_lup_column(n.trim_end_matches("_sectors")),
+                &v.map(|v| v as f64 * SECTOR_BYTES as f64 / lups),
+            )?;
+        }
+        map.end()
+    }
+}
+
+/// The simulation's own statistics in a report's JSON.
+#[derive(Serialize)]
+struct SimulationJson {
+    ticks: u64,
+    warp_instructions: u64,
+    thread_accesses: u64,
+    l1_wavefronts: u64,
+}
+
+impl Serialize for Report {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let c = &self.counts;
+        ReportJson {
+            kernel: &self.kernel,
+            hw: &self.hw,
+            block: self.block,
+            grid: self.grid,
+            domain: self.domain,
+            params: &self.params,
+            lattice_updates: self.lattice_updates,
+            launch: &self.launch,
+            metrics: self.metrics(),
+            bytes_per_lup: self.bytes_per_lup(),
+            hit_rates: self.hit_rates(),
+            dirty_at_end_sectors: c.dirty_at_end_sectors,
+            compulsory: CompulsoryJson(self),
+            simulation: SimulationJson {
+                ticks: c.ticks,
+                warp_instructions: c.warp_instructions,
+                thread_accesses: c.thread_accesses,
+                l1_wavefronts: c.l1.wavefronts,
+            },
+            time: self.time.as_ref(),
+            compare: self.comparison.as_ref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Serialises `(key, value)` pairs as one JSON object, keys in order (for
+/// `#[serde(serialize_with)]` on a list of pairs).
+pub(crate) fn pairs_as_map<S, K, V>(pairs: &[(K, V)], serializer: S) -> Result<S::Ok, S::Error>
+where
+    S: Serializer,
+    K: Serialize,
+    V: Serialize,
+{
+    serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 /// A time estimate as aligned text.
@@ -563,30 +615,38 @@ pub fn csv_field(s: &str) -> String {
     }
 }
 
+/// The keys of [`prediction_json`], in order.
+#[derive(Serialize)]
+struct PredictionJson<'a> {
+    model: &'a str,
+    kernel: &'a str,
+    hw: &'a str,
+    block: [u32; 3],
+    grid: [u32; 3],
+    domain: Option<[i64; 3]>,
+    lattice_updates: u64,
+    #[serde(flatten)]
+    fields: &'a Map<String, Value>,
+    volumes: &'a crate::models::PredictedVolumes,
+    time: &'a TimeEstimate,
+}
+
 /// `gputraffic predict`'s output: the launch, the model's fields at top level (the names the
 /// papers use), the comparable volumes and the time model on them.
 pub fn prediction_json(launch: &Launch, hw: &HwConfig, p: &Prediction, t: &TimeEstimate) -> Value {
-    let mut m = Map::new();
-    m.insert("model".into(), json!(p.model));
-    m.insert("kernel".into(), json!(launch.kernel));
-    m.insert("hw".into(), json!(hw.name));
-    m.insert("block".into(), json!(launch.block));
-    m.insert("grid".into(), json!(launch.grid));
-    m.insert("domain".into(), json!(launch.domain()));
-    m.insert("lattice_updates".into(), json!(launch.lattice_updates));
-    for (k, v) in &p.fields {
-        m.insert(k.clone(), v.clone());
-    }
-    let mut vols = Map::new();
-    for (q, _, v) in p.volumes.named() {
-        vols.insert(q.into(), json!(v));
-    }
-    if let Some(w) = p.volumes.l1_wavefronts {
-        vols.insert("l1_wavefronts".into(), json!(w));
-    }
-    m.insert("volumes".into(), Value::Object(vols));
-    m.insert("time".into(), t.to_json());
-    Value::Object(m)
+    serde_json::to_value(PredictionJson {
+        model: p.model,
+        kernel: &launch.kernel,
+        hw: &hw.name,
+        block: launch.block,
+        grid: launch.grid,
+        domain: launch.domain(),
+        lattice_updates: launch.lattice_updates,
+        fields: &p.fields,
+        volumes: &p.volumes,
+        time: t,
+    })
+    .expect("a prediction is strings and numbers")
 }
 
 /// Renders [`prediction_json`] as a table, JSON or CSV.

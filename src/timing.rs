@@ -24,7 +24,9 @@
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
 use crate::launch::Launch;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
 
 /// The volumes a time estimate starts from; `None` where unknown (that limiter is skipped).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -59,7 +61,10 @@ pub struct LimiterTime {
     pub seconds: f64,
 }
 
-/// A time estimate.
+/// A time estimate. Serialised as one flat object: `predicted_s`, `limiter`, each limiter's
+/// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `resident_warps`,
+/// `effective_warps`, `time_adjusted_s`, `lups_per_s`, `waves`, `occupancy_efficiency`,
+/// `clock_ghz`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeEstimate {
     /// Clock assumed (GHz).
@@ -90,27 +95,62 @@ pub struct TimeEstimate {
 }
 
 impl TimeEstimate {
-    /// The estimate as JSON fields.
+    /// The estimate as JSON fields (see its [`Serialize`] impl).
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("predicted_s".into(), json!(self.predicted_s));
-        m.insert("limiter".into(), json!(self.limiter));
-        for (l, u) in self.limiters.iter().zip(&self.utilisation) {
-            m.insert(format!("{}_s", l.name), json!(l.seconds));
-            m.insert(format!("{}_utilisation", l.name), json!(u));
+        serde_json::to_value(self).expect("a time estimate is strings and numbers")
+    }
+}
+
+/// The keys of a [`TimeEstimate`] in JSON, in order; the limiters' keys come from
+/// [`LimiterKeys`].
+#[derive(Serialize)]
+struct TimeJson<'a> {
+    predicted_s: f64,
+    limiter: &'a str,
+    #[serde(flatten)]
+    limiters: LimiterKeys<'a>,
+    bandwidth_bound_s: f64,
+    resident_warps: f64,
+    effective_warps: f64,
+    time_adjusted_s: f64,
+    lups_per_s: f64,
+    waves: u64,
+    occupancy_efficiency: f64,
+    clock_ghz: f64,
+}
+
+/// Every limiter's time and utilisation as `<name>_s` and `<name>_utilisation`, in `limiters`
+/// order (flattened into [`TimeJson`]).
+struct LimiterKeys<'a>(&'a TimeEstimate);
+
+impl Serialize for LimiterKeys<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut map = serializer.serialize_map(Some(2 * t.limiters.len()))?;
+        for (l, u) in t.limiters.iter().zip(&t.utilisation) {
+            map.serialize_entry(&format!("{}_s", l.name), &l.seconds)?;
+            map.serialize_entry(&format!("{}_utilisation", l.name), u)?;
         }
-        m.insert("bandwidth_bound_s".into(), json!(self.bandwidth_bound_s));
-        m.insert("resident_warps".into(), json!(self.resident_warps));
-        m.insert("effective_warps".into(), json!(self.effective_warps));
-        m.insert("time_adjusted_s".into(), json!(self.time_adjusted_s));
-        m.insert("lups_per_s".into(), json!(self.lups_per_s));
-        m.insert("waves".into(), json!(self.waves));
-        m.insert(
-            "occupancy_efficiency".into(),
-            json!(self.occupancy_efficiency),
-        );
-        m.insert("clock_ghz".into(), json!(self.clock_ghz));
-        Value::Object(m)
+        map.end()
+    }
+}
+
+impl Serialize for TimeEstimate {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        TimeJson {
+            predicted_s: self.predicted_s,
+            limiter: self.limiter,
+            limiters: LimiterKeys(self),
+            bandwidth_bound_s: self.bandwidth_bound_s,
+            resident_warps: self.resident_warps,
+            effective_warps: self.effective_warps,
+            time_adjusted_s: self.time_adjusted_s,
+            lups_per_s: self.lups_per_s,
+            waves: self.waves,
+            occupancy_efficiency: self.occupancy_efficiency,
+            clock_ghz: self.clock_ghz,
+        }
+        .serialize(serializer)
     }
 }
 

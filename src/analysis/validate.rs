@@ -10,9 +10,11 @@
 use crate::analysis::measured::MeasuredLaunch;
 use crate::error::{Error, Result};
 use crate::metrics;
+use crate::report::pairs_as_map;
 use crate::sim::SimOptions;
 use rayon::prelude::*;
-use serde_json::{Map, Value, json};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
@@ -52,7 +54,8 @@ impl crate::choice::Choice for ValidateFormat {
 /// A group needs this many launches for a rank correlation to say anything.
 const MIN_RANKED: usize = 3;
 
-/// One metric of one launch.
+/// One metric of one launch. Serialised as `{"measured", "simulated", "rel_err"}` (the last
+/// from [`Pair::rel_err`], `null` when undefined).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pair {
     /// The counter value.
@@ -73,6 +76,25 @@ impl Pair {
     }
 }
 
+/// The keys of a [`Pair`] in JSON, in order.
+#[derive(Serialize)]
+struct PairJson {
+    measured: f64,
+    simulated: f64,
+    rel_err: Option<f64>,
+}
+
+impl Serialize for Pair {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        PairJson {
+            measured: self.measured,
+            simulated: self.simulated,
+            rel_err: self.rel_err(),
+        }
+        .serialize(serializer)
+    }
+}
+
 /// A measured launch with its simulated counterpart.
 #[derive(Debug, Clone)]
 pub struct LaunchResult {
@@ -82,8 +104,10 @@ pub struct LaunchResult {
     pub pairs: Vec<(&'static str, Pair)>,
 }
 
-/// The summary of one metric over a set of launches.
-#[derive(Debug, Clone, PartialEq)]
+/// The summary of one metric over a set of launches. Serialised with its fields in this order
+/// (undefined values `null`); in the per-kernel statistics of the JSON report without
+/// `spearman_groups`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricStats {
     /// Launches with both values.
     pub n: usize,
@@ -126,7 +150,7 @@ pub struct ShapePick {
     pub spearman_near_fastest: Option<f64>,
 }
 
-/// Ranks each group's shapes by predicted duration (groups of at least [`MIN_RANKED`] launches).
+/// Ranks each group's shapes by predicted duration (groups of at least three launches).
 pub fn shape_picks(rows: &[LaunchResult]) -> Vec<ShapePick> {
     let mut groups: BTreeMap<String, Vec<(&LaunchResult, Pair)>> = BTreeMap::new();
     for r in rows {
@@ -358,79 +382,110 @@ fn metric_stats(have: &[(&LaunchResult, Pair)]) -> MetricStats {
     }
 }
 
-impl MetricStats {
-    fn to_json(&self, with_groups: bool) -> Value {
-        let mut m = Map::new();
-        m.insert("n".into(), json!(self.n));
-        m.insert("median_rel_err".into(), json!(self.median_rel_err));
-        m.insert("mean_rel_err".into(), json!(self.mean_rel_err));
-        m.insert("max_rel_err".into(), json!(self.max_rel_err));
-        m.insert("worst".into(), json!(self.worst));
-        m.insert("worst_rel_err".into(), json!(self.worst_rel_err));
-        m.insert("spearman".into(), json!(self.spearman));
-        if with_groups {
-            m.insert("spearman_groups".into(), json!(self.spearman_groups));
+/// A [`MetricStats`] without its `spearman_groups`: the per-kernel statistics in JSON.
+#[derive(Serialize)]
+struct KernelStatsJson<'a> {
+    n: usize,
+    median_rel_err: Option<f64>,
+    mean_rel_err: Option<f64>,
+    max_rel_err: Option<f64>,
+    worst: Option<&'a str>,
+    worst_rel_err: Option<f64>,
+    spearman: Option<f64>,
+}
+
+impl<'a> From<&'a MetricStats> for KernelStatsJson<'a> {
+    fn from(s: &'a MetricStats) -> Self {
+        KernelStatsJson {
+            n: s.n,
+            median_rel_err: s.median_rel_err,
+            mean_rel_err: s.mean_rel_err,
+            max_rel_err: s.max_rel_err,
+            worst: s.worst.as_deref(),
+            worst_rel_err: s.worst_rel_err,
+            spearman: s.spearman,
         }
-        Value::Object(m)
     }
 }
 
-fn stats_object(stats: &[(&'static str, MetricStats)], with_groups: bool) -> Value {
-    Value::Object(
-        stats
-            .iter()
-            .map(|(m, s)| (m.to_string(), s.to_json(with_groups)))
-            .collect(),
-    )
+/// A kernel's per-metric statistics in JSON: `{metric: stats without spearman_groups}`.
+struct KernelStats<'a>(&'a [(&'static str, MetricStats)]);
+
+impl Serialize for KernelStats<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(m, s)| (m, KernelStatsJson::from(s))))
+    }
 }
 
-impl Validation {
-    /// The JSON report: `{"hw", "measured", "metrics": {metric: stats}, "kernels": {kernel:
-    /// {metric: stats}}, "rows": [...]}`.
-    pub fn to_json(&self) -> Value {
-        let rows: Vec<Value> = self
+/// The keys of a [`Validation`] in JSON, in order.
+#[derive(Serialize)]
+struct ValidationJson<'a> {
+    hw: &'a str,
+    measured: &'a str,
+    launches: usize,
+    #[serde(serialize_with = "pairs_as_map")]
+    metrics: &'a [(&'static str, MetricStats)],
+    kernels: BTreeMap<&'a str, KernelStats<'a>>,
+    groups: &'a [ShapePick],
+    rows: Vec<RowJson<'a>>,
+}
+
+/// One launch of the JSON report: what was run, and each metric's [`Pair`].
+#[derive(Serialize)]
+struct RowJson<'a> {
+    id: Option<u64>,
+    launch: String,
+    kernel: String,
+    group: String,
+    domain: Option<[i64; 3]>,
+    block: Option<[u32; 3]>,
+    #[serde(serialize_with = "pairs_as_map")]
+    set: &'a [(String, i64)],
+    #[serde(serialize_with = "pairs_as_map")]
+    metrics: &'a [(&'static str, Pair)],
+}
+
+impl Serialize for Validation {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let rows = self
             .rows
             .iter()
             .map(|r| {
                 let l = &r.launch;
-                let metrics: Map<String, Value> = r
-                    .pairs
-                    .iter()
-                    .map(|(m, p)| {
-                        (
-                            m.to_string(),
-                            json!({"measured": p.measured, "simulated": p.simulated, "rel_err": p.rel_err()}),
-                        )
-                    })
-                    .collect();
-                let set: Map<String, Value> =
-                    l.request.set.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-                json!({
-                    "id": l.id,
-                    "launch": l.label(),
-                    "kernel": crate::analysis::measured::trace_stem(&l.kernel),
-                    "group": l.group(),
-                    "domain": l.request.domain,
-                    "block": l.request.block,
-                    "set": set,
-                    "metrics": metrics,
-                })
+                RowJson {
+                    id: l.id,
+                    launch: l.label(),
+                    kernel: crate::analysis::measured::trace_stem(&l.kernel),
+                    group: l.group(),
+                    domain: l.request.domain,
+                    block: l.request.block,
+                    set: &l.request.set,
+                    metrics: &r.pairs,
+                }
             })
             .collect();
-        let kernels: Map<String, Value> = self
-            .kernels
-            .iter()
-            .map(|(k, s)| (k.clone(), stats_object(s, false)))
-            .collect();
-        json!({
-            "hw": self.hw,
-            "measured": self.measured,
-            "launches": self.rows.len(),
-            "metrics": stats_object(&self.metrics, true),
-            "kernels": kernels,
-            "groups": serde_json::to_value(&self.groups).expect("JSON of plain values"),
-            "rows": rows,
-        })
+        ValidationJson {
+            hw: &self.hw,
+            measured: &self.measured,
+            launches: self.rows.len(),
+            metrics: &self.metrics,
+            kernels: self
+                .kernels
+                .iter()
+                .map(|(k, stats)| (k.as_str(), KernelStats(stats)))
+                .collect(),
+            groups: &self.groups,
+            rows,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Validation {
+    /// The JSON report: `{"hw", "measured", "launches", "metrics": {metric: stats}, "kernels":
+    /// {kernel: {metric: stats}}, "groups": [...], "rows": [...]}` (see its [`Serialize`] impl).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("JSON of plain values")
     }
 
     /// The report in `format`, ending with a newline.
@@ -439,7 +494,7 @@ impl Validation {
             ValidateFormat::Table => self.to_table(),
             ValidateFormat::Json => format!(
                 "{}\n",
-                serde_json::to_string_pretty(&self.to_json()).expect("JSON of plain values")
+                serde_json::to_string_pretty(self).expect("JSON of plain values")
             ),
         }
     }

@@ -67,19 +67,28 @@ impl ModelInput<'_> {
 /// - `l2_load_bytes`: load traffic from L2 to the SMs, `lts__t_sectors_srcunit_tex_op_read`;
 /// - `l2_store_bytes`: store traffic from the SMs into L2, `lts__t_sectors_srcunit_tex_op_write`;
 /// - `dram_load_bytes` / `dram_store_bytes`: `dram__sectors_read` / `dram__sectors_write`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+///
+/// Serialised as an object of the volumes the model gives, under these names, in this order
+/// (`predict`'s `"volumes"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct PredictedVolumes {
     /// Register ← L1 load bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub l1_load_bytes: Option<f64>,
     /// L1 ← L2 load bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub l2_load_bytes: Option<f64>,
     /// L1 → L2 store bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub l2_store_bytes: Option<f64>,
     /// L2 ← DRAM load bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dram_load_bytes: Option<f64>,
     /// L2 → DRAM store bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dram_store_bytes: Option<f64>,
     /// L1 data-stage wavefronts (cycles of one SM's L1), summed over SMs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub l1_wavefronts: Option<f64>,
 }
 
