@@ -286,20 +286,25 @@ fn on_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + S
     }
 }
 
+/// `--block XxYxZ`, checked against CUDA's per-side limits (the GPU's thread limit is checked
+/// when the launch is bound).
 fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
-    match block {
-        Some(b) => {
-            let d = gputraffic::launch::parse_dims("--block", b)?;
-            if d.iter().any(|&v| v > 1024) {
-                return Err(Error::new(
-                    "--block",
-                    format!("'{b}': a block dimension above 1024"),
-                ));
-            }
-            Ok(Some(d.map(|v| v as u32)))
-        }
-        None => Ok(None),
-    }
+    use gputraffic::launch::geometry::{BlockLimit, MAX_BLOCK, check_block};
+    let Some(b) = block else {
+        return Ok(None);
+    };
+    let d = gputraffic::launch::parse_dims("--block", b)?;
+    check_block(d, u64::MAX).map(Some).map_err(|limit| {
+        let why = match limit {
+            BlockLimit::Side(dim) => format!(
+                "block{} is above {}",
+                [".x", ".y", ".z"][dim],
+                MAX_BLOCK[dim]
+            ),
+            _ => "every dimension must be positive".into(),
+        };
+        Error::new("--block", format!("'{b}': {why}"))
+    })
 }
 
 /// A launch ready for `simulate` and `predict`: the bound kernel, the model constants from

@@ -66,6 +66,20 @@ fn bad_hardware_and_options_are_rejected() {
         &["--block", "positive"],
     );
     rejects(
+        &["simulate", "--kernel", "star1", "--block", "8x2x128"],
+        &["--block", "'8x2x128'", "block.z is above 64"],
+    );
+    rejects(
+        &[
+            "simulate",
+            "--kernel",
+            "star1",
+            "--block",
+            "99999999999x1x1",
+        ],
+        &["--block", "block.x is above 1024"],
+    );
+    rejects(
         &["simulate", "--kernel", "star1", "--domain", "64x-1x64"],
         &["--domain"],
     );
