@@ -83,6 +83,13 @@ step_wavefronts() {
   build l1_wavefronts && prof l1_wavefronts '^wf_load' all "$m" "$out/bin/l1_wavefronts" "$out/l1_wavefronts_runs.csv" &&
     join wavefronts "$out/l1_wavefronts.csv" "$out/l1_wavefronts_runs.csv" "$out/l1_wavefronts_ncu.csv"
 }
+step_stores() {
+  local m="$T,smsp__inst_executed_op_global_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+  m+=",l1tex__data_pipe_lsu_wavefronts.sum,l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum,l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum"
+  m+=",l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_write.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,lts__t_sectors_srcunit_tex_op_write.sum"
+  # No join kind for this one yet: the runs CSV and the raw ncu export pair row i with ncu ID i.
+  build l1_store_wavefronts && prof l1_store_wavefronts '^wf_store' all "$m" "$out/bin/l1_store_wavefronts" "$out/l1_store_wavefronts_runs.csv"
+}
 step_geometry() {
   build l1_geometry && prof l1_geometry '^lat_chase' all "$T" "$out/bin/l1_geometry" "$out/l1_geometry_runs.csv" &&
     join geometry "$out/l1_geometry.csv" "$out/l1_geometry_runs.csv" "$out/l1_geometry_ncu.csv"
