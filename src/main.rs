@@ -189,10 +189,7 @@ fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
     let kernel = gputraffic::input::trace::load(&a.kernel)?;
     let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
-    let blocks: Vec<[u32; 3]> = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &hw)?
-        .into_iter()
-        .map(|(b, _)| b)
-        .collect();
+    let blocks = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &hw)?;
     let domain = a
         .domain
         .as_deref()
@@ -206,13 +203,17 @@ fn rank(a: &RankArgs) -> Result<String> {
     };
     let clock = gputraffic::timing::clock_choice(&a.clock, &hw)?;
     let bar = progress_bar("shapes");
-    let shapes = on_threads(a.threads, || {
+    let ranking = on_threads(a.threads, || {
         rank::rank(&kernel, &hw, &blocks, &base, clock, &|done, total| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         })
     })?;
     bar.finish_and_clear();
+    for s in &ranking.skipped {
+        eprintln!("note: skipped {s}");
+    }
+    let shapes = ranking.shapes;
     Ok(match a.format {
         Format::Table => rank::to_table(&shapes),
         Format::Csv => rank::to_csv(&shapes),

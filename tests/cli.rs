@@ -295,3 +295,41 @@ fn rank_lists_shapes_fastest_first_and_agrees_with_simulate() {
         &["2048 threads"],
     );
 }
+
+#[test]
+fn rank_skips_shapes_of_a_named_set_that_cannot_launch() {
+    // 128 registers per thread: a 1024-thread block needs 131072 registers, twice an SM's.
+    let dir = common::scratch("rank-skip");
+    let trace = dir.join("star1-128regs.toml");
+    let text = std::fs::read_to_string("traces/star1.toml")
+        .unwrap()
+        .replace("registers_per_thread = 22", "registers_per_thread = 128");
+    std::fs::write(&trace, text).unwrap();
+    let t = trace.to_str().unwrap();
+    let (code, out, err) = gputraffic(&[
+        "rank",
+        "--kernel",
+        t,
+        "--blocks",
+        "32x4x1,all-1024",
+        "--domain",
+        "32x32x16",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The one explicit shape and the 1024-thread shapes that fit: none do, so one row.
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("1,32,4,1,"),
+        "{out}"
+    );
+    assert!(err.contains("note: skipped 1024x1x1"), "{err}");
+    // An explicit shape that cannot launch is an error, and nothing is simulated.
+    common::rejects(
+        &[
+            "rank", "--kernel", t, "--blocks", "32x32x1", "--domain", "32x32x16",
+        ],
+        &["registers"],
+    );
+}

@@ -63,30 +63,52 @@ impl RankedShape {
     }
 }
 
+/// A ranking: the shapes fastest first, and the shapes of named sets that cannot launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    /// The simulated shapes, fastest first (ties in the order given).
+    pub shapes: Vec<RankedShape>,
+    /// Shapes from a named set (`all-N`, `ernst-1024`, …) left out, each with the reason.
+    pub skipped: Vec<String>,
+}
+
 /// Simulates `kernel` on `hw` with each of `blocks` (the rest of the launch from `base`), in
-/// parallel, the time model at `clock_ghz` (boost when `None`); returns the shapes fastest first
-/// (ties in the order given). `progress(done, total)` is called after each simulation. Every
-/// shape is bound before any is simulated, so a shape that cannot launch fails at once.
+/// parallel, the time model at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
+/// each shape with whether it came from a named set (as [`super::sweep::expand_blocks`] gives
+/// them): such a shape that cannot launch is skipped, any other is an error, reported before
+/// anything is simulated. `progress(done, total)` is called after each simulation.
 pub fn rank(
     kernel: &Kernel,
     hw: &HwConfig,
-    blocks: &[[u32; 3]],
+    blocks: &[([u32; 3], bool)],
     base: &LaunchRequest,
     clock_ghz: Option<f64>,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<RankedShape>> {
-    let bound = blocks
-        .iter()
-        .map(|&b| {
-            let req = LaunchRequest {
-                block: Some(b),
-                ..base.clone()
-            };
-            Bound::with_hw(kernel.clone(), hw.clone(), &req)
-        })
-        .collect::<Result<Vec<_>>>()?;
+) -> Result<Ranking> {
+    let mut bound = Vec::new();
+    let mut skipped = Vec::new();
+    for &(b, named) in blocks {
+        let req = LaunchRequest {
+            block: Some(b),
+            ..base.clone()
+        };
+        match Bound::with_hw(kernel.clone(), hw.clone(), &req) {
+            Ok(x) => bound.push((b, x)),
+            Err(e) if named => skipped.push(format!("{}x{}x{}: {}", b[0], b[1], b[2], e.message)),
+            Err(e) => return Err(e),
+        }
+    }
+    if bound.is_empty() {
+        return Err(crate::Error::new(
+            "--blocks",
+            format!(
+                "no block shape can launch ({})",
+                skipped.first().map_or("", String::as_str)
+            ),
+        ));
+    }
     let done = std::sync::atomic::AtomicUsize::new(0);
-    progress(0, blocks.len());
+    progress(0, bound.len());
     let opts = SimOptions {
         compulsory: false,
         ..SimOptions::default()
@@ -94,12 +116,11 @@ pub fn rank(
     let mut shapes = bound
         .par_iter()
         .with_max_len(1)
-        .zip(blocks)
-        .map(|(b, &block)| {
+        .map(|(block, b)| {
             let r = b.simulate(&opts, clock_ghz)?;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(n, blocks.len());
-            Ok(RankedShape::from_report(block, &r))
+            progress(n, bound.len());
+            Ok(RankedShape::from_report(*block, &r))
         })
         .collect::<Result<Vec<_>>>()?;
     shapes.sort_by(|a, b| a.predicted_s.total_cmp(&b.predicted_s));
@@ -107,7 +128,7 @@ pub fn rank(
     for s in &mut shapes {
         s.relative = s.predicted_s / fastest;
     }
-    Ok(shapes)
+    Ok(Ranking { shapes, skipped })
 }
 
 /// The ranking as aligned text, one shape per line.
