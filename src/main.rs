@@ -40,12 +40,14 @@ enum Command {
     Rank(RankArgs),
     /// List the shipped kernels, hardware configurations and models.
     List,
+    /// Print a shipped kernel trace or hardware configuration (a template to start from).
+    Show(ShowArgs),
 }
 
 /// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
 #[derive(clap::Args)]
 struct LaunchArgs {
-    /// Kernel trace: a path, or the name of a shipped trace (e.g. star1).
+    /// Kernel trace: a path, the name of a shipped trace (e.g. star1), or - for standard input.
     #[arg(long)]
     kernel: String,
     /// GPU: a shipped configuration name (e.g. h200) or a path to one.
@@ -101,7 +103,7 @@ struct PredictArgs {
 
 #[derive(clap::Args)]
 struct SweepArgs {
-    /// Kernel trace: a path, or the name of a shipped trace (e.g. star4).
+    /// Kernel trace: a path, the name of a shipped trace (e.g. star4), or - for standard input.
     #[arg(long)]
     kernel: String,
     /// GPUs, comma-separated shipped names or paths.
@@ -157,8 +159,41 @@ fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValuePa
 }
 
 #[derive(clap::Args)]
+struct ShowArgs {
+    /// A shipped trace (e.g. star1) or hardware configuration (e.g. h200).
+    name: String,
+}
+
+/// The text of the shipped trace or configuration `name`, exactly as shipped.
+fn show(a: &ShowArgs) -> Result<String> {
+    use gputraffic::input::{hw, trace};
+    let found = trace::SHIPPED
+        .iter()
+        .chain(hw::SHIPPED.iter())
+        .find(|(n, _)| *n == a.name);
+    match found {
+        Some((_, text)) => Ok(text.to_string()),
+        None => {
+            let names: Vec<&str> = trace::SHIPPED
+                .iter()
+                .chain(hw::SHIPPED.iter())
+                .map(|(n, _)| *n)
+                .collect();
+            Err(Error::new(
+                "show",
+                format!(
+                    "'{}' is no shipped trace or configuration{} (gputraffic list shows them)",
+                    a.name,
+                    gputraffic::input::did_you_mean(&a.name, names.iter().copied())
+                ),
+            ))
+        }
+    }
+}
+
+#[derive(clap::Args)]
 struct RankArgs {
-    /// Kernel trace: a path, or the name of a shipped trace (e.g. star4).
+    /// Kernel trace: a path, the name of a shipped trace (e.g. star4), or - for standard input.
     #[arg(long)]
     kernel: String,
     /// GPU: a shipped configuration name (e.g. h200) or a path to one.
@@ -575,6 +610,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => plot(a),
         Command::Validate(a) => validate(a),
         Command::Rank(a) => rank(a),
+        Command::Show(a) => show(a),
         Command::List => Ok(list()),
     };
     match result {

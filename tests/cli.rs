@@ -333,3 +333,84 @@ fn rank_skips_shapes_of_a_named_set_that_cannot_launch() {
         &["registers"],
     );
 }
+
+#[test]
+fn show_prints_a_shipped_file_and_unknown_names_get_a_suggestion() {
+    let (code, out, err) = gputraffic(&["show", "star1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, std::fs::read_to_string("traces/star1.toml").unwrap());
+    let (code, out, _) = gputraffic(&["show", "h100-sxm"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        std::fs::read_to_string("hw-configs/h100-sxm.toml").unwrap()
+    );
+    rejects(&["show", "stra1"], &["'stra1'", "did you mean star1?"]);
+    rejects(
+        &["simulate", "--kernel", "box72", "--domain", "32x32x32"],
+        &["--kernel", "did you mean box27?"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--hw", "h100"],
+        &["--hw", "did you mean h100-sxm?"],
+    );
+    rejects(
+        &["predict", "--model", "su2016", "--kernel", "su-7pt-1"],
+        &["--model", "did you mean su2015?"],
+    );
+    // Far from every name: no guess, just the list.
+    let (_, _, err) = gputraffic(&["show", "laplacian"]);
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn a_trace_on_standard_input_counts_as_the_same_file() {
+    use std::io::Write;
+    let run = |stdin: &str| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+            .args([
+                "simulate", "--kernel", "-", "--hw", "h200", "--domain", "32x32x32", "--format",
+                "json",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let text = std::fs::read_to_string("traces/star1.toml").unwrap();
+    let (code, piped, err) = run(&text);
+    assert_eq!(code, Some(0), "{err}");
+    let (_, from_file, _) = gputraffic(&[
+        "simulate",
+        "--kernel",
+        "traces/star1.toml",
+        "--hw",
+        "h200",
+        "--domain",
+        "32x32x32",
+        "--format",
+        "json",
+    ]);
+    let metrics =
+        |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["metrics"].clone();
+    assert_eq!(metrics(&piped), metrics(&from_file));
+    // A broken trace on stdin is named as such, with exit 2 and nothing on stdout.
+    let (code, out, err) = run("name = \"x\"\n[params\n");
+    assert_eq!(code, Some(2));
+    assert!(out.is_empty());
+    assert!(err.contains("<stdin>"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

@@ -302,7 +302,8 @@ impl HwConfig {
             return Err(Error::new(
                 "--hw",
                 format!(
-                    "'{name_or_path}' is neither a shipped configuration ({}) nor a file",
+                    "'{name_or_path}' is neither a shipped configuration{} ({}) nor a file",
+                    super::did_you_mean(name_or_path, names.iter().copied()),
                     names.join(", ")
                 ),
             ));

@@ -6,3 +6,74 @@ pub mod expr;
 pub mod hw;
 pub mod table;
 pub mod trace;
+
+/// What `name` most likely meant among `candidates`, for "did you mean …?": the shortest
+/// candidate that `name` begins (`h100` → `h100-sxm`), else the closest by edit distance if it
+/// is a likely typo (at most a third of the longer name's length, rounded up, and at least one
+/// edit).
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let name = name.to_lowercase();
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    let extended = candidates
+        .iter()
+        .filter(|c| c.len() > name.len() && c.to_lowercase().starts_with(&name) && !name.is_empty())
+        .min_by_key(|c| c.len());
+    if let Some(c) = extended {
+        return Some(c);
+    }
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&name, &c.to_lowercase()), c))
+        .filter(|&(d, c)| d <= name.chars().count().max(c.chars().count()).div_ceil(3) && d > 0)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// " (did you mean X?)" when [`closest`] finds one, else "".
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(name, candidates).map_or(String::new(), |c| format!(" (did you mean {c}?)"))
+}
+
+/// Levenshtein distance between two strings, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distances_by_hand() {
+        assert_eq!(edit_distance("star1", "star1"), 0);
+        assert_eq!(edit_distance("stra1", "star1"), 2);
+        assert_eq!(edit_distance("star", "star4"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn only_likely_typos_are_suggested() {
+        let names = ["star1", "star4", "box27", "h200", "h100-sxm"];
+        assert_eq!(closest("star11", names), Some("star1"));
+        assert_eq!(closest("Box27", names), None); // the same name: nothing to suggest
+        assert_eq!(closest("box72", names), Some("box27"));
+        assert_eq!(closest("h20", names), Some("h200"));
+        assert_eq!(closest("h100", names), Some("h100-sxm")); // a prefix wins over h200
+        assert_eq!(closest("star", names), Some("star1"));
+        assert_eq!(closest("laplace", names), None);
+        assert_eq!(did_you_mean("h2000", names), " (did you mean h200?)");
+        assert_eq!(did_you_mean("zzz", names), "");
+    }
+}

@@ -716,8 +716,15 @@ fn parse_loop(
 
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_traces.rs"));
-/// Loads a kernel by path, or by the name of a shipped trace (`star1` → `traces/star1.toml`).
+/// Loads a kernel by path, by the name of a shipped trace (`star1` → `traces/star1.toml`), or
+/// from standard input when `name_or_path` is `-` (a code generator's pipe).
 pub fn load(name_or_path: &str) -> Result<Kernel> {
+    if name_or_path == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| crate::Error::new("<stdin>", format!("cannot read the trace: {e}")))?;
+        return Kernel::parse(&text, "<stdin>");
+    }
     let path = std::path::Path::new(name_or_path);
     if path.exists() {
         return Kernel::load(path);
@@ -737,7 +744,8 @@ pub fn load(name_or_path: &str) -> Result<Kernel> {
     Err(crate::Error::new(
         "--kernel",
         format!(
-            "'{name_or_path}' is neither a file nor a shipped trace ({})",
+            "'{name_or_path}' is neither a file nor a shipped trace{} ({})",
+            super::did_you_mean(stem, names.iter().copied()),
             names.join(", ")
         ),
     ))

@@ -261,7 +261,11 @@ pub fn find(name: &str) -> Result<&'static ModelInfo> {
         let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
         Error::new(
             "--model",
-            format!("unknown model '{name}' (known: {})", names.join(", ")),
+            format!(
+                "unknown model '{name}'{} (known: {})",
+                crate::input::did_you_mean(name, names.iter().copied()),
+                names.join(", ")
+            ),
         )
     })
 }
