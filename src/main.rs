@@ -225,11 +225,7 @@ fn rank(a: &RankArgs) -> Result<String> {
     let kernel = gputraffic::input::trace::load(&a.kernel)?;
     let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
     let blocks = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &hw)?;
-    let domain = a
-        .domain
-        .as_deref()
-        .map(|d| gputraffic::launch::parse_dims("--domain", d))
-        .transpose()?;
+    let domain = parse_domain(&a.domain)?;
     let sets = models::split_sets(&kernel, &[], &a.set)?;
     let base = LaunchRequest {
         block: None,
@@ -239,10 +235,7 @@ fn rank(a: &RankArgs) -> Result<String> {
     let clock = gputraffic::timing::clock_choice(&a.clock, &hw)?;
     let bar = progress_bar("shapes");
     let ranking = on_threads(a.threads, || {
-        rank::rank(&kernel, &hw, &blocks, &base, clock, &|done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })
+        rank::rank(&kernel, &hw, &blocks, &base, clock, &follow(&bar))
     })?;
     bar.finish_and_clear();
     for s in &ranking.skipped {
@@ -287,10 +280,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         );
     }
     let bar = progress_bar("configurations");
-    let progress = |done: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    };
+    let progress = follow(&bar);
     let summary = on_threads(a.threads, || plan.run(&a.out, a.resume, &progress))?;
     bar.finish_and_clear();
     eprintln!(
@@ -308,6 +298,14 @@ fn progress_bar(what: &str) -> indicatif::ProgressBar {
         ))
         .expect("a valid progress template"),
     )
+}
+
+/// A `progress(done, total)` callback that moves `bar`.
+fn follow(bar: &indicatif::ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
+    move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }
 }
 
 /// Runs `f` on a pool of `threads` workers (`--threads`), or on the global pool.
@@ -343,6 +341,14 @@ fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
     })
 }
 
+/// `--domain XxYxZ`, if given.
+fn parse_domain(domain: &Option<String>) -> Result<Option<[i64; 3]>> {
+    domain
+        .as_deref()
+        .map(|d| gputraffic::launch::parse_dims("--domain", d))
+        .transpose()
+}
+
 /// A launch ready for `simulate` and `predict`: the bound kernel, the model constants from
 /// `--set`, and the clock for the time model.
 struct Prepared {
@@ -354,11 +360,7 @@ struct Prepared {
 /// Loads the kernel and binds it, splitting `--set` between the kernel and `model`.
 fn prepare(a: &LaunchArgs, model: Option<&ModelInfo>) -> Result<Prepared> {
     let block = parse_block(&a.block)?;
-    let domain = a
-        .domain
-        .as_deref()
-        .map(|d| gputraffic::launch::parse_dims("--domain", d))
-        .transpose()?;
+    let domain = parse_domain(&a.domain)?;
     let kernel = gputraffic::input::trace::load(&a.kernel)?;
     let sets = models::split_sets(&kernel, model.as_slice(), &a.set)?;
     let req = LaunchRequest {
@@ -516,10 +518,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     let (launches, notes) =
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
     let bar = progress_bar("launches");
-    let progress = |done: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    };
+    let progress = follow(&bar);
     let measured = a.measured.display().to_string();
     let validation = on_threads(a.threads, || {
         gputraffic::analysis::validate::validate(launches, &a.hw, &measured, &progress)

@@ -39,13 +39,13 @@ pub struct RankedShape {
 
 impl RankedShape {
     fn from_report(block: [u32; 3], r: &Report) -> RankedShape {
-        let lups = r.lattice_updates.max(1) as f64;
+        let bytes_per_lup = r.bytes_per_lup();
         let per_lup = |names: &[&str]| {
-            names
+            bytes_per_lup
                 .iter()
-                .map(|n| metrics::sector_bytes(r.metric(n).unwrap_or(0)))
+                .filter(|(n, _)| names.contains(n))
+                .map(|(_, v)| v)
                 .sum::<f64>()
-                / lups
         };
         let t = r.time.as_ref().expect("simulate adds the time model");
         RankedShape {
