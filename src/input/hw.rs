@@ -217,24 +217,20 @@ pub struct BandwidthConfig {
 
 /// Constants of the time model's per-SM queueing model (`src/timing.rs`, `docs/model.md`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TimingConfig {
     /// Idle latency of a load served by DRAM, in SM cycles at the base clock (a pointer chase;
     /// measured on the H100 and H200 by `validation/latency.cu`).
-    #[serde(default = "TimingConfig::default_dram_latency_cycles")]
     pub dram_latency_cycles: f64,
     /// How many idle DRAM latencies a warp waits per dependent round of loads under load: the
     /// delay of the closed queueing model is this × `dram_latency_cycles` × rounds (fitted, the
     /// same for every GPU).
-    #[serde(default = "TimingConfig::default_loaded_latency_factor")]
     pub loaded_latency_factor: f64,
     /// Warps of one block that, on average, hold a block slot without keeping memory busy (the
     /// block's warps that have finished or not yet started while its slot turns over), as a
     /// fraction of the block's warps (fitted).
-    #[serde(default = "TimingConfig::default_block_drain")]
     pub block_drain: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
-    #[serde(default = "TimingConfig::default_launch_overhead_us")]
     pub launch_overhead_us: f64,
 }
 
@@ -264,28 +260,16 @@ impl TimingConfig {
     pub fn warp_latency_cycles(&self) -> f64 {
         self.loaded_latency_factor * self.dram_latency_cycles
     }
-
-    fn default_dram_latency_cycles() -> f64 {
-        550.0
-    }
-    fn default_loaded_latency_factor() -> f64 {
-        2.2
-    }
-    fn default_block_drain() -> f64 {
-        1.0
-    }
-    fn default_launch_overhead_us() -> f64 {
-        2.5
-    }
 }
 
 impl Default for TimingConfig {
     fn default() -> Self {
+        // The H100/H200 values, documented as the defaults in the configs that lack [timing].
         TimingConfig {
-            dram_latency_cycles: TimingConfig::default_dram_latency_cycles(),
-            loaded_latency_factor: TimingConfig::default_loaded_latency_factor(),
-            block_drain: TimingConfig::default_block_drain(),
-            launch_overhead_us: TimingConfig::default_launch_overhead_us(),
+            dram_latency_cycles: 550.0,
+            loaded_latency_factor: 2.2,
+            block_drain: 1.0,
+            launch_overhead_us: 2.5,
         }
     }
 }
