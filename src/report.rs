@@ -520,7 +520,12 @@ struct SimulationJson {
     ticks: u64,
     warp_instructions: u64,
     thread_accesses: u64,
+    warps_launched: u64,
+    active_warps: u64,
     l1_wavefronts: u64,
+    l1_data_passes: u64,
+    l1_load_miss_request_lines: u64,
+    l1_load_partial_lines: u64,
 }
 
 impl Serialize for Report {
@@ -544,7 +549,12 @@ impl Serialize for Report {
                 ticks: c.ticks,
                 warp_instructions: c.warp_instructions,
                 thread_accesses: c.thread_accesses,
+                warps_launched: c.warps_launched,
+                active_warps: c.active_warps,
                 l1_wavefronts: c.l1.wavefronts,
+                l1_data_passes: c.l1.data_passes,
+                l1_load_miss_request_lines: c.l1.load_miss_request_lines,
+                l1_load_partial_lines: c.l1.load_partial_lines,
             },
             time: self.time.as_ref(),
             compare: self.comparison.as_ref(),

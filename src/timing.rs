@@ -63,7 +63,7 @@ pub struct LimiterTime {
 
 /// A time estimate. Serialised as one flat object: `predicted_s`, `limiter`, each limiter's
 /// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `resident_warps`,
-/// `effective_warps`, `time_adjusted_s`, `lups_per_s`, `waves`, `occupancy_efficiency`,
+/// `effective_warps`, `delay_cycles`, `time_adjusted_s`, `lups_per_s`, `waves`, `occupancy_efficiency`,
 /// `clock_ghz`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeEstimate {
@@ -84,6 +84,9 @@ pub struct TimeEstimate {
     pub resident_warps: f64,
     /// Of those, the warps the queueing model counts as keeping memory busy.
     pub effective_warps: f64,
+    /// The queueing model's delay: cycles a warp waits on latency per pass through the network
+    /// (`loaded_latency_factor` × `dram_latency_cycles` × rounds of loads).
+    pub delay_cycles: f64,
     /// Waves of blocks (Su et al.'s #groups).
     pub waves: u64,
     /// Occupancy over the largest occupancy any block size reaches for this kernel.
@@ -112,6 +115,7 @@ struct TimeJson<'a> {
     bandwidth_bound_s: f64,
     resident_warps: f64,
     effective_warps: f64,
+    delay_cycles: f64,
     time_adjusted_s: f64,
     lups_per_s: f64,
     waves: u64,
@@ -144,6 +148,7 @@ impl Serialize for TimeEstimate {
             bandwidth_bound_s: self.bandwidth_bound_s,
             resident_warps: self.resident_warps,
             effective_warps: self.effective_warps,
+            delay_cycles: self.delay_cycles,
             time_adjusted_s: self.time_adjusted_s,
             lups_per_s: self.lups_per_s,
             waves: self.waves,
@@ -332,6 +337,7 @@ pub fn estimate(
         bandwidth_bound_s,
         resident_warps,
         effective_warps,
+        delay_cycles: delay,
         waves,
         occupancy_efficiency,
         time_adjusted_s,

@@ -102,6 +102,8 @@ pub struct LaunchResult {
     pub launch: MeasuredLaunch,
     /// Metrics that both sides have, in [`compared_metrics`] order.
     pub pairs: Vec<(&'static str, Pair)>,
+    /// The time model's estimate at the base clock, with what it was made of.
+    pub time: Option<crate::timing::TimeEstimate>,
 }
 
 /// The summary of one metric over a set of launches. Serialised with its fields in this order
@@ -248,13 +250,17 @@ pub fn validate(
             let report = b.simulate(&opts, clock).map_err(|e| in_launch(l, e))?;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, total);
-            Ok(paired(l, &report))
+            Ok((paired(l, &report), report.time))
         })
         .collect::<Result<Vec<_>>>()?;
     let rows: Vec<LaunchResult> = launches
         .into_iter()
         .zip(pairs)
-        .map(|(launch, pairs)| LaunchResult { launch, pairs })
+        .map(|(launch, (pairs, time))| LaunchResult {
+            launch,
+            pairs,
+            time,
+        })
         .collect();
     let metrics = summarise(&rows.iter().collect::<Vec<_>>());
     let mut by_kernel: BTreeMap<String, Vec<&LaunchResult>> = BTreeMap::new();
@@ -443,6 +449,8 @@ struct RowJson<'a> {
     set: &'a [(String, i64)],
     #[serde(serialize_with = "pairs_as_map")]
     metrics: &'a [(&'static str, Pair)],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: Option<&'a crate::timing::TimeEstimate>,
 }
 
 impl Serialize for Validation {
@@ -461,6 +469,7 @@ impl Serialize for Validation {
                     block: l.request.block,
                     set: &l.request.set,
                     metrics: &r.pairs,
+                    time: r.time.as_ref(),
                 }
             })
             .collect();
@@ -601,6 +610,7 @@ mod tests {
                     simulated,
                 },
             )],
+            time: None,
         }
     }
 

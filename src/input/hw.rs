@@ -142,6 +142,30 @@ pub struct L1Config {
     /// `__ldg` loads; only the analytical models read it.
     #[serde(default)]
     pub read_only_cache_bytes: Option<u64>,
+    /// Data-stage wavefronts per line of a load instruction that misses, beyond the measured
+    /// per-instruction rule (`sim::data_stage`): the replay under load, fitted across kernels
+    /// (docs/model.md).
+    #[serde(default = "default_missing_request_line_wavefronts")]
+    pub missing_request_line_wavefronts: f64,
+    /// Data-stage wavefronts a line with some sectors present and some missing adds.
+    #[serde(default = "default_partial_line_wavefronts")]
+    pub partial_line_wavefronts: f64,
+    /// Data-stage wavefronts every launched warp costs per `blockIdx` component the kernel reads
+    /// (measured on the H100: `validation/l1_wavefronts.cu`).
+    #[serde(default = "default_wavefronts_per_block_index")]
+    pub wavefronts_per_block_index: f64,
+}
+
+fn default_missing_request_line_wavefronts() -> f64 {
+    0.216
+}
+
+fn default_partial_line_wavefronts() -> f64 {
+    1.0
+}
+
+fn default_wavefronts_per_block_index() -> f64 {
+    1.0
 }
 
 /// The home-partition function of a split L2.
@@ -351,6 +375,24 @@ impl HwConfig {
             self.l1.ways,
             1,
         )?;
+        for (what, v) in [
+            (
+                "l1.missing_request_line_wavefronts",
+                self.l1.missing_request_line_wavefronts,
+            ),
+            (
+                "l1.partial_line_wavefronts",
+                self.l1.partial_line_wavefronts,
+            ),
+            (
+                "l1.wavefronts_per_block_index",
+                self.l1.wavefronts_per_block_index,
+            ),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{what} must be a number >= 0"));
+            }
+        }
         let l2 = &self.l2;
         if l2.partitions != 1 && l2.partitions != 2 {
             return Err(format!(

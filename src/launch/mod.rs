@@ -237,6 +237,9 @@ pub struct Launch {
     pub lattice_updates: u64,
     /// The compiled per-thread program.
     pub program: Program,
+    /// How many of `blockIdx.x`, `.y`, `.z` the kernel reads (each costs every warp one L1
+    /// data-stage wavefront at launch: `sim::data_stage`).
+    pub block_index_components: u32,
 }
 
 impl Launch {
@@ -296,8 +299,35 @@ impl Launch {
             arrays,
             lattice_updates,
             program,
+            block_index_components: block_index_components(kernel),
         })
     }
+}
+
+/// How many `blockIdx` components the thread section of `kernel` names (its lets, guard, loops
+/// and indices).
+fn block_index_components(kernel: &Kernel) -> u32 {
+    fn steps<'a>(body: &'a [Step], out: &mut Vec<&'a Expr>) {
+        for step in body {
+            match step {
+                Step::Access(a) => out.extend(a.index.iter()),
+                Step::Loop(l) => {
+                    out.push(&l.count);
+                    out.extend(l.while_cond.iter());
+                    out.extend(l.lets.iter().map(|(_, e)| e));
+                    steps(&l.body, out);
+                }
+            }
+        }
+    }
+    let mut exprs: Vec<&Expr> = kernel.lets.iter().map(|(_, e)| e).collect();
+    exprs.extend(kernel.guard.iter());
+    steps(&kernel.body, &mut exprs);
+    let names: Vec<String> = exprs.iter().flat_map(|e| e.variables()).collect();
+    ["blockIdx.x", "blockIdx.y", "blockIdx.z"]
+        .iter()
+        .filter(|c| names.iter().any(|n| n == *c))
+        .count() as u32
 }
 
 /// The trace's parameter values with `--domain` (nx, ny, nz) and then `--set` applied; both may

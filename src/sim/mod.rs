@@ -10,6 +10,7 @@
 
 pub mod cache;
 pub mod coalesce;
+pub mod data_stage;
 pub mod dram;
 pub mod l2;
 pub mod schedule;
@@ -69,6 +70,8 @@ pub struct Counts {
     pub thread_accesses: u64,
     /// Warps with at least one active lane.
     pub active_warps: u64,
+    /// Warps launched (every block's, guarded-off ones too).
+    pub warps_launched: u64,
 }
 
 /// Simulates `launch` on `hw`.
@@ -129,6 +132,15 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         w.finish();
         l1.add(&w.counters);
     }
+    let warps_launched = launch.total_blocks * launch.occupancy.warps_per_block as u64;
+    l1.wavefronts = l1.data_passes
+        + data_stage::extra_wavefronts(
+            &hw.l1,
+            l1.load_miss_request_lines,
+            l1.load_partial_lines,
+            warps_launched,
+            launch.block_index_components,
+        );
     Ok(Counts {
         l1,
         l2: l2.counters,
@@ -139,6 +151,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         warp_instructions,
         thread_accesses: sched.thread_accesses,
         active_warps: sched.active_warps,
+        warps_launched,
     })
 }
 

@@ -12,6 +12,7 @@ use crate::launch::geometry::{block_coords, thread_coords};
 use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::sim::cache::{Cache, Geometry};
 use crate::sim::coalesce::{Coalescer, LineRequest};
+use crate::sim::data_stage;
 use crate::sim::l2::L2Request;
 use crate::sim::schedule::Issue;
 
@@ -33,8 +34,16 @@ pub struct L1Counters {
     /// Sum over blocks of the distinct 128 B lines each block loads (what a block allocates in
     /// L1).
     pub block_unique_load_lines: u64,
-    /// L1 data-stage wavefronts, estimated as one per distinct 128 B line a warp instruction
-    /// touches (loads and stores): the L1 moves at most one line per cycle.
+    /// Lines (128 B) of the load instructions that miss in L1 (at least one sector missing),
+    /// every line of such an instruction counted, present ones too.
+    pub load_miss_request_lines: u64,
+    /// Load lines with some sectors present in L1 and some missing, counted per instruction.
+    pub load_partial_lines: u64,
+    /// L1 data-stage passes of the loads and stores by the measured per-instruction rule
+    /// ([`data_stage::passes`]).
+    pub data_passes: u64,
+    /// L1 data-stage wavefronts (`l1tex__data_pipe_lsu_wavefronts`): `data_passes` plus what
+    /// [`data_stage::extra_wavefronts`] adds for the launch; set when the simulation ends.
     pub wavefronts: u64,
 }
 
@@ -48,6 +57,9 @@ impl L1Counters {
         self.store_sectors += o.store_sectors;
         self.block_unique_load_sectors += o.block_unique_load_sectors;
         self.block_unique_load_lines += o.block_unique_load_lines;
+        self.load_miss_request_lines += o.load_miss_request_lines;
+        self.load_partial_lines += o.load_partial_lines;
+        self.data_passes += o.data_passes;
         self.wavefronts += o.wavefronts;
     }
 }
@@ -151,6 +163,10 @@ struct PreparedAccess {
     /// Affine index split into the part shared by a warp and a per-lane table.
     fast: Option<FastIndex>,
     general: Compiled,
+    /// Data-stage passes of each warp of the block with all its lanes active, where they do not
+    /// depend on the warp's base address (an affine index on 4-byte-aligned elements: moving
+    /// every lane by whole words only renames the banks).
+    full_warp_passes: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone)]
@@ -167,6 +183,8 @@ pub struct GenContext {
     accesses: Vec<PreparedAccess>,
     /// Per distinct (threadIdx) coefficient triple: byte offset of each thread of the block.
     lane_tables: Vec<Vec<i64>>,
+    /// Lanes of each warp of the block that exist (the last warp may be partial).
+    full_masks: Vec<u32>,
     grid: [u32; 3],
     block: [u32; 3],
     array_names: Vec<String>,
@@ -177,9 +195,9 @@ impl GenContext {
     /// Prepares the launch's accesses: affine indices get per-lane offset tables.
     pub fn new(launch: &Launch) -> GenContext {
         let mut triples: Vec<[i64; 3]> = Vec::new();
-        let mut lane_tables = Vec::new();
+        let mut lane_tables: Vec<Vec<i64>> = Vec::new();
         let threads = launch.occupancy.warps_per_block * 32;
-        let accesses = launch
+        let mut accesses = launch
             .program
             .flattened()
             .into_iter()
@@ -225,6 +243,7 @@ impl GenContext {
                     && arr.base.is_multiple_of(b);
                 PreparedAccess {
                     aligned,
+                    full_warp_passes: None,
                     kind: a.kind,
                     bytes: a.bytes,
                     elem,
@@ -235,9 +254,42 @@ impl GenContext {
                     general: a.index.clone(),
                 }
             })
+            .collect::<Vec<PreparedAccess>>();
+        let warps = launch.occupancy.warps_per_block as usize;
+        let full_masks: Vec<u32> = (0..warps)
+            .map(|w| {
+                let lanes = (threads as usize - 32 * w).min(32);
+                if lanes == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << lanes) - 1
+                }
+            })
             .collect();
+        for a in &mut accesses {
+            let Some(f) = &a.fast else { continue };
+            if a.elem % 4 != 0 || a.base % 4 != 0 {
+                continue;
+            }
+            let table = &lane_tables[f.lane_table];
+            a.full_warp_passes = Some(
+                (0..warps)
+                    .map(|w| {
+                        let mut addrs = [0u64; 32];
+                        for (l, x) in addrs.iter_mut().enumerate() {
+                            // Far from zero so negative offsets stay positive; a multiple of
+                            // 128 keeps the bank of every word.
+                            *x = (1u64 << 40)
+                                .wrapping_add_signed(table.get(32 * w + l).copied().unwrap_or(0));
+                        }
+                        data_stage::passes(&addrs, full_masks[w], a.bytes).min(255) as u8
+                    })
+                    .collect(),
+            );
+        }
         GenContext {
             accesses,
+            full_masks,
             lane_tables,
             grid: launch.grid,
             block: launch.block,
@@ -390,6 +442,12 @@ impl SmWorker {
                 self.coalescer
                     .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
             }
+            self.counters.data_passes += match &a.full_warp_passes {
+                Some(p) if issue.mask == cx.full_masks[issue.warp as usize] => {
+                    p[issue.warp as usize] as u64
+                }
+                _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
+            };
             if is_store {
                 self.store(issue.tick);
             } else {
@@ -478,7 +536,7 @@ impl SmWorker {
             self.coalescer.lines = lines;
         }
         let c = &mut self.counters;
-        c.wavefronts += self.coalescer.lines.len() as u64;
+        let mut misses = false;
         for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
             c.load_sectors += sectors.count_ones() as u64;
             let missing = if !self.caches_loads {
@@ -497,6 +555,10 @@ impl SmWorker {
                 }
             };
             if missing != 0 {
+                misses = true;
+                if missing != sectors {
+                    c.load_partial_lines += 1;
+                }
                 c.load_miss_sectors += missing.count_ones() as u64;
                 self.out.push(L2Request {
                     tick,
@@ -507,6 +569,9 @@ impl SmWorker {
                 });
             }
         }
+        if misses {
+            c.load_miss_request_lines += self.coalescer.lines.len() as u64;
+        }
     }
 
     #[inline]
@@ -515,7 +580,6 @@ impl SmWorker {
         // sectors stay valid); a store never allocates.
         let c = &mut self.counters;
         c.store_requests += 1;
-        c.wavefronts += self.coalescer.lines.len() as u64;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
             self.out.push(L2Request {

@@ -1,0 +1,237 @@
+//! The L1 data stage: how many passes (wavefronts, `l1tex__data_pipe_lsu_wavefronts`) one warp
+//! instruction costs, by the rule measured on the H100 (`validation/l1_wavefronts.cu`,
+//! `validation/l1_store_wavefronts.cu`, data in `tests/data/h100/micro/`; docs/model.md):
+//!
+//! - The lanes are served in groups that move at most 128 bytes: 32 lanes of 1–4-byte accesses,
+//!   16 lanes of 8 bytes, 8 lanes of 16 bytes. A group needs as many passes as the largest number
+//!   of distinct 4-byte words one of the 32 banks must deliver (lanes reading the same word share
+//!   it; a word's bank is its index mod 32).
+//! - How many lines or sectors the lanes touch does not matter beyond that (8 doubles × 4 rows
+//!   over 6 lines take 2 passes, as 4 lines do).
+//! - Loads and stores of the same pattern cost the same; a miss costs no extra pass on an idle SM.
+//!
+//! What the rule leaves out is added per launch by [`extra_wavefronts`]: the passes that loads
+//! which miss cost under load, and the passes every warp costs at launch.
+
+use crate::input::hw::L1Config;
+
+/// Banks of the L1 data array, 4 bytes wide.
+const BANKS: usize = 32;
+
+/// Lanes served together for an access of `bytes` per lane: 128 bytes' worth, at most 32.
+#[inline]
+fn group_lanes(bytes: u32) -> usize {
+    (128 / bytes.clamp(4, 16)) as usize
+}
+
+/// Passes one warp instruction needs in the data stage: the bank rule over the active lanes
+/// (`mask`) of `addrs` (0 when no lane is active).
+pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
+    let g = group_lanes(bytes);
+    let group_mask = if g == 32 { u32::MAX } else { (1u32 << g) - 1 };
+    (0..32)
+        .step_by(g)
+        .map(|first| {
+            let m = (mask >> first) & group_mask;
+            if m == 0 {
+                0
+            } else if contiguous(addrs, first, m, bytes) {
+                // A run of at most 128 bytes: every bank delivers at most one word.
+                1
+            } else {
+                group_passes(addrs, first, m, bytes)
+            }
+        })
+        .sum()
+}
+
+/// Whether the active lanes of a group read one contiguous run, lane after lane (the common
+/// unit-stride case, answered without sorting).
+#[inline]
+fn contiguous(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> bool {
+    let base_lane = first + m.trailing_zeros() as usize;
+    let base = addrs[base_lane];
+    let mut rest = m;
+    while rest != 0 {
+        let l = first + rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        if addrs[l] != base.wrapping_add(((l - base_lane) as u64) * bytes as u64) {
+            return false;
+        }
+    }
+    // A run that starts mid-word or straddles no more than 128 bytes of words.
+    base.is_multiple_of(4) || bytes < 4
+}
+
+/// The bank rule for one group: the largest count of distinct words in one bank.
+fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
+    let words_per_lane = (bytes / 4).max(1) as u64;
+    let mut words = [0u64; 128];
+    let mut n = 0;
+    let mut rest = m;
+    while rest != 0 {
+        let l = first + rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        let w0 = addrs[l] >> 2;
+        // An access that is not word-aligned touches one word more.
+        let last = (addrs[l] + bytes as u64 - 1) >> 2;
+        for w in w0..=last.max(w0 + words_per_lane - 1) {
+            if n < words.len() {
+                words[n] = w;
+                n += 1;
+            }
+        }
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u8; BANKS];
+    let mut prev = None;
+    for &w in words.iter() {
+        if prev != Some(w) {
+            per_bank[(w % BANKS as u64) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    per_bank.iter().copied().max().unwrap_or(0) as u64
+}
+
+/// What a launch costs the data stage beyond [`passes`], the per-instruction rule measured on
+/// an idle SM: under load a load instruction that misses is run again, about
+/// `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,
+/// docs/model.md); a line with some sectors present and some missing takes
+/// `partial_line_wavefronts` more (served in two goes: what is there, then the fill); and every
+/// launched warp, guarded-off ones too, costs `wavefronts_per_block_index` per `blockIdx`
+/// component the kernel reads (measured: an empty kernel costs none, one reading blockIdx.x one
+/// per warp, x, y and z three).
+pub fn extra_wavefronts(
+    l1: &L1Config,
+    miss_request_lines: u64,
+    partial_lines: u64,
+    warps_launched: u64,
+    block_index_components: u32,
+) -> u64 {
+    let replays = l1.missing_request_line_wavefronts * miss_request_lines as f64
+        + l1.partial_line_wavefronts * partial_lines as f64;
+    let launch =
+        l1.wavefronts_per_block_index * (warps_launched * block_index_components as u64) as f64;
+    (replays + launch).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lane l of `width` lanes per row reads element (l % width) * stride + (l / width) * pitch of
+    /// `bytes`, from `offset`; all 32 lanes active. Returns the addresses and distinct lines.
+    fn pattern(bytes: u32, stride: u64, width: u64, pitch: u64, offset: u64) -> ([u64; 32], usize) {
+        let mut a = [0u64; 32];
+        for (l, x) in a.iter_mut().enumerate() {
+            let l = l as u64;
+            *x = (1 << 20) + offset + ((l % width) * stride + (l / width) * pitch) * bytes as u64;
+        }
+        let mut lines: Vec<u64> = a
+            .iter()
+            .flat_map(|&x| [x >> 7, (x + bytes as u64 - 1) >> 7])
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        (a, lines.len())
+    }
+
+    fn cost(bytes: u32, stride: u64, width: u64, pitch: u64, offset: u64) -> u64 {
+        passes(
+            &pattern(bytes, stride, width, pitch, offset).0,
+            u32::MAX,
+            bytes,
+        )
+    }
+
+    // Every expected value below is the H100's measured warm-load count per instruction
+    // (tests/data/h100/micro/summary.md, "L1 wavefronts per load instruction", column
+    // data_wf_lgds), worked out by hand from the rule in the module comment.
+
+    #[test]
+    fn unit_stride_floats_take_one_pass_and_doubles_two() {
+        // 32 floats: 32 consecutive words, one per bank.
+        assert_eq!(cost(4, 1, 32, 0, 0), 1);
+        // 32 doubles: two groups of 16 lanes, 32 words each.
+        assert_eq!(cost(8, 1, 32, 0, 0), 2);
+    }
+
+    #[test]
+    fn strided_floats_cost_one_pass_per_word_in_the_busiest_bank() {
+        // Stride 2: words 0, 2, …, 62 → banks 0, 2, …, 30 twice each.
+        assert_eq!(cost(4, 2, 32, 0, 0), 2);
+        assert_eq!(cost(4, 4, 32, 0, 0), 4);
+        assert_eq!(cost(4, 8, 32, 0, 0), 8);
+        // Stride 32: every lane in bank 0.
+        assert_eq!(cost(4, 32, 32, 0, 0), 32);
+    }
+
+    #[test]
+    fn strided_doubles_count_per_half_warp() {
+        // Stride 2 doubles = 4 words: per 16 lanes words 4l, 4l+1 → 8 banks … 2 per bank; × 2.
+        assert_eq!(cost(8, 2, 32, 0, 0), 4);
+        assert_eq!(cost(8, 4, 32, 0, 0), 8);
+        assert_eq!(cost(8, 8, 32, 0, 0), 16);
+        // Stride 16 and 32: each half warp piles 16 words into banks 0 and 1.
+        assert_eq!(cost(8, 16, 32, 0, 0), 32);
+        assert_eq!(cost(8, 32, 32, 0, 0), 32);
+    }
+
+    #[test]
+    fn misaligned_rows_cost_what_aligned_ones_do() {
+        for off in [4, 8, 16, 64] {
+            assert_eq!(cost(4, 1, 32, 0, off), 1, "float offset {off}");
+        }
+        for off in [8, 16, 64] {
+            assert_eq!(cost(8, 1, 32, 0, off), 2, "double offset {off}");
+        }
+    }
+
+    #[test]
+    fn sixteen_byte_vectors_are_served_eight_lanes_at_a_time() {
+        // float4 / double2, unit stride: 4 groups of 8 lanes × 16 B = 128 B each.
+        assert_eq!(cost(16, 1, 32, 0, 0), 4);
+        // Stride 2 (32 B apart): per group words 8l..8l+3 → every bank twice.
+        assert_eq!(cost(16, 2, 32, 0, 0), 8);
+        // float2, unit and stride 2.
+        assert_eq!(cost(8, 1, 32, 0, 0), 2);
+        assert_eq!(cost(8, 2, 32, 0, 0), 4);
+    }
+
+    #[test]
+    fn broadcasts_cost_one_pass_per_group() {
+        assert_eq!(cost(4, 0, 32, 0, 0), 1);
+        assert_eq!(cost(8, 0, 32, 0, 0), 2);
+        assert_eq!(cost(16, 0, 32, 0, 0), 4);
+    }
+
+    #[test]
+    fn two_dimensional_warps_pay_for_banks_not_lines() {
+        // 8 doubles × 4 rows, rows 264 doubles apart (bank shift 16): each half warp's two rows
+        // fill all 32 banks once: 2 passes, whether the rows lie in 4 lines (offset 0) or 6.
+        for off in [0, 24, 32, 40] {
+            assert_eq!(cost(8, 1, 8, 264, off), 2, "offset {off}");
+            assert_eq!(cost(8, 1, 16, 264, off), 2, "offset {off}");
+        }
+        assert_eq!(pattern(8, 1, 8, 264, 24).1, 6);
+        // A column of 32 doubles 264 apart: banks b, b+1 and b+16, b+17 take 8 words each per half
+        // warp (the store probe's 1-wide rows cost 16 per instruction).
+        assert_eq!(cost(8, 1, 1, 264, 0), 16);
+        // Rows 256 doubles apart (no bank shift): one bank pair takes all 16 words of a half warp.
+        assert_eq!(cost(8, 1, 1, 256, 0), 32);
+    }
+
+    #[test]
+    fn inactive_lanes_cost_nothing() {
+        let a = [0u64; 32];
+        assert_eq!(passes(&a, 0, 8), 0);
+        // Only the second half warp active: one group.
+        let mut b = [0u64; 32];
+        for (l, x) in b.iter_mut().enumerate() {
+            *x = 4096 + 8 * l as u64;
+        }
+        assert_eq!(passes(&b, 0xffff_0000, 8), 1);
+    }
+}
