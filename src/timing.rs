@@ -10,9 +10,9 @@
 //! and one queue per level, whose service demand is the warp's share of that level's traffic at
 //! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
-//! slot until its last warp ends, so of the resident warps a fraction of one block
-//! (`[timing] block_drain`) is counted as not keeping memory busy: large blocks lose more. A fixed
-//! launch overhead is added. Details and the measurements behind the constants: `docs/model.md`.
+//! slot until its last warp ends, and every block that finishes idles its share of the SM while
+//! its slot turns over: `[timing] block_turnover_cycles` × rounds × (1 / blocks per SM)² per block
+//! (large blocks lose more). A fixed launch overhead is added. Details and the measurements behind the constants: `docs/model.md`.
 //!
 //! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
 //! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
@@ -63,7 +63,7 @@ pub struct LimiterTime {
 
 /// A time estimate. Serialised as one flat object: `predicted_s`, `limiter`, each limiter's
 /// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `resident_warps`,
-/// `effective_warps`, `delay_cycles`, `time_adjusted_s`, `lups_per_s`, `waves`, `occupancy_efficiency`,
+/// `effective_warps`, `block_turnover_s`, `delay_cycles`, `time_adjusted_s`, `lups_per_s`, `waves`, `occupancy_efficiency`,
 /// `clock_ghz`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeEstimate {
@@ -82,8 +82,10 @@ pub struct TimeEstimate {
     pub bandwidth_bound_s: f64,
     /// Resident warps per SM (blocks per SM × active warps per block).
     pub resident_warps: f64,
-    /// Of those, the warps the queueing model counts as keeping memory busy.
+    /// Of those, the warps the queueing model runs (at most the warps an SM has in all).
     pub effective_warps: f64,
+    /// Time the SMs lose to blocks turning over in their slots (seconds; part of `predicted_s`).
+    pub block_turnover_s: f64,
     /// The queueing model's delay: cycles a warp waits on latency per pass through the network
     /// (`loaded_latency_factor` × `dram_latency_cycles` × rounds of loads).
     pub delay_cycles: f64,
@@ -115,6 +117,7 @@ struct TimeJson<'a> {
     bandwidth_bound_s: f64,
     resident_warps: f64,
     effective_warps: f64,
+    block_turnover_s: f64,
     delay_cycles: f64,
     time_adjusted_s: f64,
     lups_per_s: f64,
@@ -148,6 +151,7 @@ impl Serialize for TimeEstimate {
             bandwidth_bound_s: self.bandwidth_bound_s,
             resident_warps: self.resident_warps,
             effective_warps: self.effective_warps,
+            block_turnover_s: self.block_turnover_s,
             delay_cycles: self.delay_cycles,
             time_adjusted_s: self.time_adjusted_s,
             lups_per_s: self.lups_per_s,
@@ -292,9 +296,7 @@ pub fn estimate(
     let active_per_block = warps / launch.total_blocks.max(1) as f64;
     let resident_warps = launch.occupancy.blocks_per_sm as f64 * active_per_block;
     let warps_per_sm = warps / sms;
-    let effective_warps = (resident_warps - hw.timing.block_drain * active_per_block)
-        .max(1.0)
-        .min(warps_per_sm.max(1.0));
+    let effective_warps = resident_warps.max(1.0).min(warps_per_sm.max(1.0));
     // A level moving B bytes at bandwidth W serves one warp's share of B at W / SMs per SM.
     let demands: Vec<f64> = limiters
         .iter()
@@ -303,8 +305,15 @@ pub fn estimate(
     let delay = hw.timing.warp_latency_cycles() * inputs.rounds_per_warp.max(1.0);
     let throughput = mva_throughput(effective_warps, delay, &demands);
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
-    let predicted_s =
-        warps_per_sm / throughput / cycles_per_s + hw.timing.launch_overhead_us * 1e-6;
+    let blocks_per_sm = launch.total_blocks as f64 / sms;
+    let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
+    let block_turnover_s =
+        hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_per_sm
+            / (slots * slots)
+            / cycles_per_s;
+    let predicted_s = warps_per_sm / throughput / cycles_per_s
+        + block_turnover_s
+        + hw.timing.launch_overhead_us * 1e-6;
     let busiest = utilisation.iter().enumerate().fold(
         None,
         |best: Option<(usize, f64)>, (i, &u)| match best {
@@ -337,6 +346,7 @@ pub fn estimate(
         bandwidth_bound_s,
         resident_warps,
         effective_warps,
+        block_turnover_s,
         delay_cycles: delay,
         waves,
         occupancy_efficiency,
@@ -445,7 +455,7 @@ mod tests {
         hw.sm.count = 1;
         hw.timing.dram_latency_cycles = latency;
         hw.timing.loaded_latency_factor = 1.0;
-        hw.timing.block_drain = 0.0;
+        hw.timing.block_turnover_cycles = 0.0;
         hw.timing.launch_overhead_us = 0.0;
         hw.bandwidth.l2_gbs = None;
         l.total_blocks = 64;
@@ -493,21 +503,24 @@ mod tests {
     }
 
     #[test]
-    fn a_draining_block_lowers_the_effective_warps() {
+    fn every_block_turning_over_costs_its_share_of_the_sm_squared() {
         let (mut hw, k, l) = setup("h200", "star1");
         let inputs = TimeInputs {
             dram_bytes: Some(1e8),
             ..Default::default()
         };
-        hw.timing.block_drain = 0.0;
-        let none = estimate(&hw, &k, &l, &inputs, None);
-        hw.timing.block_drain = 1.0;
-        let one = estimate(&hw, &k, &l, &inputs, None);
-        // star1's default 32x8x4 blocks: 32 warps, 2 resident per SM.
-        assert_eq!(none.resident_warps, 64.0);
-        assert_eq!(none.effective_warps, 64.0);
-        assert_eq!(one.effective_warps, 32.0);
-        assert!(one.predicted_s > none.predicted_s);
+        hw.timing.block_turnover_cycles = 0.0;
+        let none = estimate(&hw, &k, &l, &inputs, Some(1.0));
+        hw.timing.block_turnover_cycles = 1000.0;
+        let some = estimate(&hw, &k, &l, &inputs, Some(1.0));
+        // star1's default 32x8x4 blocks at 256^3: 8 x 32 x 64 = 16384 blocks, 2 per SM on 132
+        // SMs: 16384 / 132 blocks per SM, each costing 1000 / 2^2 cycles at 1 GHz.
+        assert_eq!(l.total_blocks, 16384);
+        assert_eq!(l.occupancy.blocks_per_sm, 2);
+        let expected = 1000.0 * 16384.0 / 132.0 / 4.0 * 1e-9;
+        assert!((some.block_turnover_s - expected).abs() < 1e-15);
+        assert!((some.predicted_s - none.predicted_s - expected).abs() < 1e-12);
+        assert_eq!(none.block_turnover_s, 0.0);
     }
 
     #[test]

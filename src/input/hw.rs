@@ -250,10 +250,10 @@ pub struct TimingConfig {
     /// delay of the closed queueing model is this × `dram_latency_cycles` × rounds (fitted, the
     /// same for every GPU).
     pub loaded_latency_factor: f64,
-    /// Warps of one block that, on average, hold a block slot without keeping memory busy (the
-    /// block's warps that have finished or not yet started while its slot turns over), as a
-    /// fraction of the block's warps (fitted).
-    pub block_drain: f64,
+    /// SM cycles a finishing block costs, scaled by the square of its share of the SM's block
+    /// slots and by its warps' rounds of loads: while a block's last warps finish and the next
+    /// block starts, its share of the SM idles for a time that grows with the block (fitted).
+    pub block_turnover_cycles: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     pub launch_overhead_us: f64,
 }
@@ -271,8 +271,8 @@ impl TimingConfig {
                 return Err(format!("{what} must be a positive number"));
             }
         }
-        if !ok(self.block_drain) || self.block_drain > 1.0 {
-            return Err("timing.block_drain must lie between 0 and 1".into());
+        if !ok(self.block_turnover_cycles) {
+            return Err("timing.block_turnover_cycles must be a number >= 0".into());
         }
         if !ok(self.launch_overhead_us) {
             return Err("timing.launch_overhead_us must be a number >= 0".into());
@@ -291,8 +291,8 @@ impl Default for TimingConfig {
         // The H100/H200 values, documented as the defaults in the configs that lack [timing].
         TimingConfig {
             dram_latency_cycles: 550.0,
-            loaded_latency_factor: 2.2,
-            block_drain: 1.0,
+            loaded_latency_factor: 2.75,
+            block_turnover_cycles: 1500.0,
             launch_overhead_us: 2.5,
         }
     }
@@ -715,9 +715,9 @@ mod tests {
         let h200 = include_str!("../../hw-configs/h200.toml");
         for (from, to, says) in [
             (
-                "block_drain = 1.0 ",
-                "block_drain = 1.5 ",
-                "timing.block_drain",
+                "block_turnover_cycles = 1500 ",
+                "block_turnover_cycles = -1 ",
+                "timing.block_turnover_cycles",
             ),
             (
                 "dram_latency_cycles = 535 ",
@@ -735,11 +735,11 @@ mod tests {
             assert!(err.message.contains(says), "{}", err.message);
         }
         let hw = HwConfig::parse(h200, "h200.toml").unwrap();
-        assert!((hw.timing.warp_latency_cycles() - 2.2 * 535.0).abs() < 1e-9);
+        assert!((hw.timing.warp_latency_cycles() - 2.75 * 535.0).abs() < 1e-9);
         // The V100 config has no [timing]: the documented defaults.
         let v100 = HwConfig::load("v100").unwrap();
         assert_eq!(v100.timing, TimingConfig::default());
-        assert_eq!(v100.timing.warp_latency_cycles(), 2.2 * 550.0);
+        assert_eq!(v100.timing.warp_latency_cycles(), 2.75 * 550.0);
     }
 
     #[test]
