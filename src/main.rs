@@ -56,7 +56,7 @@ struct LaunchArgs {
     /// Block shape XxYxZ (default: the trace's).
     #[arg(long)]
     block: Option<String>,
-    /// Domain XxYxZ: sets the parameters nx, ny, nz.
+    /// Domain N, NXxNY or NXxNYxNZ: sets the kernel's nx (, ny, nz), as many as it has.
     #[arg(long)]
     domain: Option<String>,
     /// Set a kernel parameter or a constant of the model (--model / --compare), NAME=VALUE
@@ -203,7 +203,7 @@ struct RankArgs {
     /// ernst-512, tabik-2d; comma-separated.
     #[arg(long, required = true)]
     blocks: Vec<String>,
-    /// Domain XxYxZ: sets the parameters nx, ny, nz.
+    /// Domain N, NXxNY or NXxNYxNZ: sets the kernel's nx (, ny, nz), as many as it has.
     #[arg(long)]
     domain: Option<String>,
     /// Set a kernel parameter, NAME=VALUE (repeatable).
@@ -225,12 +225,12 @@ fn rank(a: &RankArgs) -> Result<String> {
     let kernel = gputraffic::input::trace::load(&a.kernel)?;
     let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
     let blocks = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &hw)?;
-    let domain = parse_domain(&a.domain)?;
+    let (domain, sizes) = parse_domain(&a.domain, &kernel)?;
     let sets = models::split_sets(&kernel, &[], &a.set)?;
     let base = LaunchRequest {
         block: None,
         domain,
-        set: sets.kernel,
+        set: [sizes, sets.kernel].concat(),
     };
     let clock = gputraffic::timing::clock_choice(&a.clock, &hw)?;
     let bar = progress_bar("shapes");
@@ -341,12 +341,16 @@ fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
     })
 }
 
-/// `--domain XxYxZ`, if given.
-fn parse_domain(domain: &Option<String>) -> Result<Option<[i64; 3]>> {
-    domain
-        .as_deref()
-        .map(|d| gputraffic::launch::parse_dims("--domain", d))
-        .transpose()
+/// `--domain` for `kernel`: the 3-D domain, or the `nx` (and `ny`) settings of a 1-D or 2-D
+/// kernel, which go before the user's own `--set`s.
+fn parse_domain(
+    domain: &Option<String>,
+    kernel: &gputraffic::input::trace::Kernel,
+) -> Result<(Option<[i64; 3]>, Vec<(String, i64)>)> {
+    match domain.as_deref() {
+        Some(d) => gputraffic::launch::domain_request(kernel, d),
+        None => Ok((None, Vec::new())),
+    }
 }
 
 /// A launch ready for `simulate` and `predict`: the bound kernel, the model constants from
@@ -360,13 +364,13 @@ struct Prepared {
 /// Loads the kernel and binds it, splitting `--set` between the kernel and `model`.
 fn prepare(a: &LaunchArgs, model: Option<&ModelInfo>) -> Result<Prepared> {
     let block = parse_block(&a.block)?;
-    let domain = parse_domain(&a.domain)?;
     let kernel = gputraffic::input::trace::load(&a.kernel)?;
+    let (domain, sizes) = parse_domain(&a.domain, &kernel)?;
     let sets = models::split_sets(&kernel, model.as_slice(), &a.set)?;
     let req = LaunchRequest {
         block,
         domain,
-        set: sets.kernel,
+        set: [sizes, sets.kernel].concat(),
     };
     let bound = Bound::new(kernel, &a.hw, &req)?;
     let clock = gputraffic::timing::clock_choice(&a.clock, &bound.hw)?;

@@ -46,6 +46,55 @@ pub fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
     Ok(out)
 }
 
+/// `--domain` for `kernel`: `N`, `NXxNY` or `NXxNYxNZ` sets as many of the kernel's `nx`, `ny`,
+/// `nz` as it has. Three sizes become [`LaunchRequest::domain`]; one or two become leading `nx`
+/// (and `ny`) parameter settings, for kernels of one or two dimensions.
+pub fn domain_request(kernel: &Kernel, s: &str) -> Result<(Option<[i64; 3]>, Vec<(String, i64)>)> {
+    let bad = || {
+        Error::new(
+            "--domain",
+            format!("'{s}' is not of the form N, NXxNY or NXxNYxNZ with positive integers"),
+        )
+    };
+    let sizes = s
+        .split('x')
+        .map(|p| p.trim().parse::<i64>().ok().filter(|v| *v > 0))
+        .collect::<Option<Vec<i64>>>()
+        .filter(|v| (1..=3).contains(&v.len()))
+        .ok_or_else(bad)?;
+    let names = ["nx", "ny", "nz"];
+    let has: Vec<&str> = names
+        .iter()
+        .copied()
+        .take_while(|n| kernel.params.contains_key(*n))
+        .collect();
+    if sizes.len() != has.len() {
+        let form = ["N", "NXxNY", "NXxNYxNZ"];
+        let message = if has.is_empty() {
+            format!(
+                "kernel '{}' has no parameter 'nx', so no domain to set: use --set for its sizes",
+                kernel.name
+            )
+        } else {
+            format!(
+                "kernel '{}' is {}-dimensional (it has {}): give --domain {}",
+                kernel.name,
+                has.len(),
+                has.join(", "),
+                form[has.len() - 1]
+            )
+        };
+        return Err(Error::new("--domain", message));
+    }
+    if let [x, y, z] = sizes[..] {
+        return Ok((Some([x, y, z]), Vec::new()));
+    }
+    Ok((
+        None,
+        names.iter().zip(&sizes).map(|(n, v)| (n.to_string(), *v)).collect(),
+    ))
+}
+
 /// What the user chose on top of the trace's defaults.
 #[derive(Debug, Clone, Default)]
 pub struct LaunchRequest {

@@ -258,7 +258,7 @@ impl GenContext {
         let warps = launch.occupancy.warps_per_block as usize;
         let full_masks: Vec<u32> = (0..warps)
             .map(|w| {
-                let lanes = (threads as usize - 32 * w).min(32);
+                let lanes = (launch.threads_per_block as usize - 32 * w).min(32);
                 if lanes == 32 {
                     u32::MAX
                 } else {
