@@ -346,7 +346,7 @@ fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
 fn parse_domain(
     domain: &Option<String>,
     kernel: &gputraffic::input::trace::Kernel,
-) -> Result<(Option<[i64; 3]>, Vec<(String, i64)>)> {
+) -> Result<gputraffic::launch::DomainSettings> {
     match domain.as_deref() {
         Some(d) => gputraffic::launch::domain_request(kernel, d),
         None => Ok((None, Vec::new())),

@@ -46,10 +46,14 @@ pub fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
     Ok(out)
 }
 
+/// What `--domain` sets: the 3-D domain, or the leading `nx` (, `ny`) parameter settings of a 1-D
+/// or 2-D kernel.
+pub type DomainSettings = (Option<[i64; 3]>, Vec<(String, i64)>);
+
 /// `--domain` for `kernel`: `N`, `NXxNY` or `NXxNYxNZ` sets as many of the kernel's `nx`, `ny`,
 /// `nz` as it has. Three sizes become [`LaunchRequest::domain`]; one or two become leading `nx`
 /// (and `ny`) parameter settings, for kernels of one or two dimensions.
-pub fn domain_request(kernel: &Kernel, s: &str) -> Result<(Option<[i64; 3]>, Vec<(String, i64)>)> {
+pub fn domain_request(kernel: &Kernel, s: &str) -> Result<DomainSettings> {
     let bad = || {
         Error::new(
             "--domain",
@@ -91,7 +95,11 @@ pub fn domain_request(kernel: &Kernel, s: &str) -> Result<(Option<[i64; 3]>, Vec
     }
     Ok((
         None,
-        names.iter().zip(&sizes).map(|(n, v)| (n.to_string(), *v)).collect(),
+        names
+            .iter()
+            .zip(&sizes)
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
     ))
 }
 
@@ -801,6 +809,78 @@ mod tests {
 
     fn h200() -> HwConfig {
         HwConfig::load("h200").unwrap()
+    }
+
+    /// A 2-D kernel: nx and ny, no nz.
+    fn jacobi2d() -> Kernel {
+        let text = r#"
+name = "jacobi2d"
+[params]
+nx = 64
+ny = 32
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["nx + 2", "ny + 2"]
+[launch]
+block = [32, 8, 1]
+grid = ["cdiv(nx, blockDim.x)", "cdiv(ny, blockDim.y)", "1"]
+[thread]
+let = ["x = blockIdx.x * blockDim.x + threadIdx.x + 1", "y = blockIdx.y * blockDim.y + threadIdx.y + 1"]
+guard = "x <= nx && y <= ny"
+lattice_updates = "nx * ny"
+body = [{ load = "a", index = ["x", "y"] }]
+"#;
+        Kernel::parse(text, "jacobi2d.toml").unwrap()
+    }
+
+    #[test]
+    fn a_domain_sets_as_many_sizes_as_the_kernel_has() {
+        let star1 = crate::input::trace::load("star1").unwrap();
+        let (d, sets) = domain_request(&star1, "64x32x16").unwrap();
+        assert_eq!(d, Some([64, 32, 16]));
+        assert!(sets.is_empty());
+        let k = jacobi2d();
+        let (d, sets) = domain_request(&k, "128x96").unwrap();
+        assert_eq!(d, None);
+        assert_eq!(sets, vec![("nx".to_string(), 128), ("ny".to_string(), 96)]);
+        // Bound: the grid follows the sizes, and a later --set still wins.
+        let req = LaunchRequest {
+            block: None,
+            domain: d,
+            set: [sets, vec![("ny".to_string(), 16)]].concat(),
+        };
+        let l = Launch::new(&k, &h200(), &req).unwrap();
+        assert_eq!(l.grid, [4, 2, 1]);
+        assert_eq!(l.lattice_updates, 128 * 16);
+    }
+
+    #[test]
+    fn a_domain_of_the_wrong_dimensionality_says_what_to_give() {
+        let k = jacobi2d();
+        let e = domain_request(&k, "64x64x64").unwrap_err();
+        assert_eq!(e.source_name, "--domain");
+        assert!(
+            e.message
+                .contains("2-dimensional (it has nx, ny): give --domain NXxNY"),
+            "{}",
+            e.message
+        );
+        let star1 = crate::input::trace::load("star1").unwrap();
+        let e = domain_request(&star1, "64").unwrap_err();
+        assert!(
+            e.message.contains("give --domain NXxNYxNZ"),
+            "{}",
+            e.message
+        );
+        for bad in ["", "0x4", "4x4x4x4", "axb", "-3"] {
+            let e = domain_request(&star1, bad).unwrap_err();
+            assert!(
+                e.message.contains("is not of the form"),
+                "{bad}: {}",
+                e.message
+            );
+        }
     }
 
     #[test]
