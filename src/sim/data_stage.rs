@@ -35,7 +35,7 @@ pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
             let m = (mask >> first) & group_mask;
             if m == 0 {
                 0
-            } else if contiguous(addrs, first, m, bytes) {
+            } else if bytes <= 16 && contiguous(addrs, first, m, bytes) {
                 // A run of at most 128 bytes: every bank delivers at most one word.
                 1
             } else {
@@ -59,14 +59,16 @@ fn contiguous(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> bool {
             return false;
         }
     }
-    // A run that starts mid-word or straddles no more than 128 bytes of words.
+    // Starting on a word boundary, a run of at most 128 bytes covers at most 32 words; one that
+    // starts mid-word may take a 33rd (runs of 1- or 2-byte accesses are at most 64 bytes).
     base.is_multiple_of(4) || bytes < 4
 }
 
 /// The bank rule for one group: the largest count of distinct words in one bank.
 fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     let words_per_lane = (bytes / 4).max(1) as u64;
-    let mut words = [0u64; 128];
+    // 8 lanes of at most 128 bytes, each one word more when misaligned.
+    let mut words = [0u64; 8 * 33];
     let mut n = 0;
     let mut rest = m;
     while rest != 0 {
@@ -221,6 +223,14 @@ mod tests {
         assert_eq!(cost(8, 1, 1, 264, 0), 16);
         // Rows 256 doubles apart (no bank shift): one bank pair takes all 16 words of a half warp.
         assert_eq!(cost(8, 1, 1, 256, 0), 32);
+    }
+
+    #[test]
+    fn accesses_wider_than_sixteen_bytes_count_every_word() {
+        // 8 lanes of 128 contiguous bytes each: 256 words, 8 in every bank, per group; 4 groups.
+        assert_eq!(cost(128, 1, 32, 0, 0), 32);
+        // 32 bytes per lane: 8 lanes × 8 words = 64 words, 2 per bank; 4 groups.
+        assert_eq!(cost(32, 1, 32, 0, 0), 8);
     }
 
     #[test]
