@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the reports and figures of docs/validation.md (about 50 minutes on two cores: each
-# GPU's set holds 36 full star4 launches). Run from the repository root.
+# Regenerates the reports and figures of docs/validation.md (about an hour on two cores, 15 minutes
+# on 16: each GPU's set holds 36 full star4 launches). Run from the repository root.
 set -euo pipefail
 G="cargo run --release --quiet --"
 D=docs/data
@@ -9,6 +9,8 @@ I=docs/img
 $G validate --measured tests/data/h200_dev_set.csv --hw h200 --format json --out $D/validation-h200.json
 $G validate --measured tests/data/h100/ncu.csv --manifest tests/data/h100/manifest.toml --hw h100-sxm \
     --format json --out $D/validation-h100.json
+$G validate --measured tests/data/h100/timing_ncu.csv --manifest tests/data/h100/timing_manifest.toml \
+    --hw h100-sxm --format json --out $D/validation-h100-timing.json
 for gpu in h200 h100; do
     $G plot validation --input $D/validation-$gpu.json --size 1800x1350 --out $I/validation-$gpu.png
     $G plot validation --input $D/validation-$gpu.json --size 1400x650 \
