@@ -56,6 +56,22 @@ pub const ALL: [&str; 10] = [
     DRAM_READ,
     DRAM_WRITE,
 ];
+/// Warp-level global atomic (reduction) instructions.
+pub const L1_RED_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum";
+/// Sectors of global atomics (reductions) at L1.
+pub const L1_RED_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum";
+/// Atomic (reduction) requests arriving at L2 from the SMs.
+pub const L2_RED_REQUESTS: &str = "lts__t_requests_srcunit_tex_op_red.sum";
+/// Atomic (reduction) sectors arriving at L2 from the SMs.
+pub const L2_RED: &str = "lts__t_sectors_srcunit_tex_op_red.sum";
+/// The atomic counters, reported for kernels that perform atomics (after [`ALL`]).
+pub const ATOMIC: [&str; 4] = [L1_RED_REQUESTS, L1_RED_SECTORS, L2_RED_REQUESTS, L2_RED];
+
+/// Whether `metric` counts requests (instructions), not sectors: it has no byte volume.
+pub fn is_request_count(metric: &str) -> bool {
+    metric.contains("__t_requests_")
+}
+
 /// L1 data-stage wavefronts (cycles of the L1 data pipeline).
 pub const L1_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
 /// Kernel duration in nanoseconds.

@@ -74,6 +74,8 @@ pub struct Report {
     pub launch: LaunchSummary,
     /// The counts.
     pub counts: Counts,
+    /// Whether the kernel performs atomics (then [`metrics::ATOMIC`] are reported too).
+    pub atomics: bool,
     /// The time model applied to the simulated volumes.
     pub time: Option<TimeEstimate>,
     /// A model's prediction next to the simulation (`simulate --compare`).
@@ -150,6 +152,11 @@ impl Report {
                 sms: hw.sm.count,
             },
             counts,
+            atomics: launch
+                .program
+                .accesses
+                .iter()
+                .any(|a| a.kind == crate::input::trace::AccessKind::Atomic),
             time: None,
             comparison: None,
         }
@@ -186,7 +193,8 @@ impl Report {
         });
     }
 
-    /// The metric counts in [`metrics::ALL`] order.
+    /// The metric counts in [`metrics::ALL`] order, then [`metrics::ATOMIC`] for a kernel with
+    /// atomics.
     pub fn metrics(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counts;
         let values = [
@@ -201,7 +209,17 @@ impl Report {
             c.dram.read_sectors,
             c.dram.write_sectors,
         ];
-        metrics::ALL.iter().copied().zip(values).collect()
+        let mut out: Vec<(&'static str, u64)> = metrics::ALL.iter().copied().zip(values).collect();
+        if self.atomics {
+            let atomic = [
+                c.l1.atomic_requests,
+                c.l1.atomic_sectors,
+                c.l2.atomic_requests,
+                c.l2.atomic_sectors,
+            ];
+            out.extend(metrics::ATOMIC.iter().copied().zip(atomic));
+        }
+        out
     }
 
     /// A metric's count by name.
@@ -217,7 +235,7 @@ impl Report {
         let lups = self.lattice_updates as f64;
         self.metrics()
             .into_iter()
-            .filter(|(n, _)| *n != metrics::L1_LD_REQUESTS)
+            .filter(|(n, _)| !metrics::is_request_count(n))
             .map(|(n, v)| (n, v as f64 * SECTOR_BYTES as f64 / lups))
             .collect()
     }
@@ -225,11 +243,12 @@ impl Report {
     /// Hit rates: L1 loads, L2 near-partition lookups, and L2 as seen from DRAM.
     pub fn hit_rates(&self) -> Vec<(&'static str, f64)> {
         let c = &self.counts;
+        // Atomics read DRAM outside the read counters: a hit rate is never below 0.
         let ratio = |miss: u64, total: u64| {
             if total == 0 {
                 0.0
             } else {
-                1.0 - miss as f64 / total as f64
+                (1.0 - miss as f64 / total as f64).max(0.0)
             }
         };
         vec![

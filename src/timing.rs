@@ -190,21 +190,24 @@ pub fn mva_throughput(customers: f64, delay: f64, demands: &[f64]) -> f64 {
     x_prev + (x - x_prev) * (customers - whole as f64)
 }
 
-/// The largest occupancy any block size (a multiple of the warp size) reaches with the kernel's
-/// registers and shared memory: the denominator of Su et al.'s occupancy efficiency.
-pub fn max_occupancy(hw: &HwConfig, kernel: &Kernel) -> f64 {
+/// The largest occupancy any block size (a multiple of the warp size, as a 1-D block) reaches
+/// with the kernel's registers and shared memory at the launch's parameters, and at least the
+/// launch's own (shared memory that grows with the block may favour its 2-D shape): the
+/// denominator of Su et al.'s occupancy efficiency.
+pub fn max_occupancy(hw: &HwConfig, kernel: &Kernel, launch: &Launch) -> f64 {
     (1..=hw.sm.max_threads_per_block / hw.sm.warp_size)
         .filter_map(|w| {
-            crate::launch::occupancy(
-                hw,
-                w * hw.sm.warp_size,
-                kernel.registers_per_thread,
-                kernel.shared_bytes_per_block,
-            )
-            .ok()
+            let threads = w * hw.sm.warp_size;
+            let scope = crate::launch::ConstScope {
+                params: &launch.params,
+                block: [threads, 1, 1],
+                src: &kernel.source_name,
+            };
+            let (registers, shared) = scope.resources(kernel).ok()?;
+            crate::launch::occupancy(hw, threads, registers, shared).ok()
         })
         .map(|o| o.occupancy)
-        .fold(0.0, f64::max)
+        .fold(launch.occupancy.occupancy, f64::max)
 }
 
 /// The clock in GHz for `--clock` (`boost`, `base` or a number of GHz), or `None` for the
@@ -328,7 +331,7 @@ pub fn estimate(
 
     let per_wave = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
     let waves = launch.total_blocks.div_ceil(per_wave.max(1));
-    let best = max_occupancy(hw, kernel);
+    let best = max_occupancy(hw, kernel, launch);
     let occupancy_efficiency = if best > 0.0 {
         launch.occupancy.occupancy / best
     } else {
@@ -356,9 +359,17 @@ pub fn estimate(
 }
 
 /// Mean loop trips of the active warps (one for a kernel without a loop): each trip is one more
-/// round of loads the warp waits for.
+/// round of loads the warp waits for. For programs beyond the simple form (nested loops, `if`s):
+/// the mean instructions per warp over the static accesses, at least one.
 fn rounds_per_warp(launch: &Launch, counts: &crate::sim::Counts) -> f64 {
     let p = &launch.program;
+    if !p.simple {
+        if counts.active_warps == 0 || p.accesses.is_empty() {
+            return 1.0;
+        }
+        let per_warp = counts.warp_instructions as f64 / counts.active_warps as f64;
+        return (per_warp / p.accesses.len() as f64).max(1.0);
+    }
     match &p.lp {
         Some(lp) if counts.active_warps > 0 && !lp.body.is_empty() => {
             let per_warp = counts.warp_instructions as f64 / counts.active_warps as f64;

@@ -414,3 +414,183 @@ fn a_trace_on_standard_input_counts_as_the_same_file() {
     assert!(err.contains("<stdin>"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+/// A 1-D kernel whose body (and launch resources) the bad-input cases below replace.
+fn control_kernel(launch_extra: &str, body: &str) -> String {
+    format!(
+        r#"name = "ctl"
+[params]
+n = 1024
+[[arrays]]
+name = "data"
+element_bytes = 4
+dims = ["n"]
+[launch]
+block = [256, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+{launch_extra}
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
+guard = "i < n"
+lattice_updates = "n"
+body = [
+{body}
+]
+"#
+    )
+}
+
+#[test]
+fn bad_loops_ifs_atomics_and_resources_name_the_line() {
+    let dir = common::scratch("control");
+    let load = r#"{ load = "data", index = "i" }"#;
+    let nest = |depth: usize| {
+        let mut s = load.to_string();
+        for d in 0..depth {
+            s = format!(r#"{{ loop = "k{d}", count = "2", body = [{s}] }}"#);
+        }
+        s
+    };
+    let cases: Vec<(&str, String, String, Vec<&str>)> = vec![
+        (
+            "if-number",
+            String::new(),
+            format!(r#"{{ if = "i % 2", body = [{load}] }}"#),
+            vec!["line 17", "is not a condition", "\"i % 2 != 0\""],
+        ),
+        (
+            "if-type",
+            String::new(),
+            format!(r#"{{ if = 3, body = [{load}] }}"#),
+            vec!["line 17", "invalid type"],
+        ),
+        (
+            "if-unknown",
+            String::new(),
+            format!(r#"{{ if = "j < 3", body = [{load}] }}"#),
+            vec!["line 17", "unknown variable 'j'"],
+        ),
+        (
+            "if-empty",
+            String::new(),
+            r#"{ if = "i < 3", body = [] }"#.to_string(),
+            vec!["line 17", "an if body needs at least one access"],
+        ),
+        (
+            "too-deep",
+            String::new(),
+            nest(5),
+            vec!["line 17", "loops nest at most 4 deep"],
+        ),
+        (
+            "negative-count",
+            String::new(),
+            format!(r#"{{ loop = "k", count = "-3", body = [{load}] }}"#),
+            vec!["line 17", "a loop count of -3 is negative"],
+        ),
+        (
+            "atomic-bytes",
+            String::new(),
+            r#"{ atomic = "data", index = "i", bytes = 16 }"#.to_string(),
+            vec![
+                "line 17",
+                "an atomic works on 4 or 8 bytes per thread, not 16",
+            ],
+        ),
+        (
+            "atomic-unknown",
+            String::new(),
+            r#"{ atomic = "dta", index = "i" }"#.to_string(),
+            vec!["line 17", "unknown array 'dta'", "did you mean data?"],
+        ),
+        (
+            "two-heads",
+            String::new(),
+            r#"{ atomic = "data", load = "data", index = "i" }"#.to_string(),
+            vec!["line 17", "exactly one of"],
+        ),
+        (
+            "shared-type",
+            "shared_bytes_per_block = true".to_string(),
+            load.to_string(),
+            vec![
+                "line 11",
+                "must be an integer or an expression string, not a boolean",
+            ],
+        ),
+        (
+            "shared-unknown",
+            "shared_bytes_per_block = \"4 * blockDim.q\"".to_string(),
+            load.to_string(),
+            vec!["line 11", "unknown variable 'blockDim.q'"],
+        ),
+        (
+            "shared-negative",
+            "shared_bytes_per_block = \"1000 - 4 * blockDim.x\"".to_string(),
+            load.to_string(),
+            vec!["launch.shared_bytes_per_block", "= -24 is negative"],
+        ),
+        (
+            "registers-zero",
+            "registers_per_thread = \"blockDim.x / 1024\"".to_string(),
+            load.to_string(),
+            vec![
+                "launch.registers_per_thread",
+                "= 0 is not a positive integer",
+            ],
+        ),
+    ];
+    for (name, launch, body, expected) in cases {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, control_kernel(&launch, &body)).unwrap();
+        let p = path.to_str().unwrap();
+        let mut expected = expected;
+        expected.push(p);
+        rejects(&["simulate", "--kernel", p, "--hw", "h200"], &expected);
+    }
+    // Four loops deep is allowed.
+    let path = dir.join("deep-ok.toml");
+    std::fs::write(&path, control_kernel("", &nest(4))).unwrap();
+    let (code, _, stderr) = gputraffic(&["simulate", "--kernel", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn shared_memory_that_grows_with_the_block_sets_the_occupancy() {
+    // 128 bytes per thread on the H200 (228 KiB per SM, 1 KiB reserved per block): 32 threads
+    // take 5 KiB, 45 blocks fit but 32 is the block limit; 256 threads take 33 KiB: 6 blocks;
+    // 1024 threads take 129 KiB: 1 block.
+    let dir = common::scratch("shared-expr");
+    let path = dir.join("smem.toml");
+    let load = r#"{ load = "data", index = "i" }"#;
+    let text = control_kernel(
+        "shared_bytes_per_block = \"128 * blockDim.x * blockDim.y * blockDim.z\"",
+        load,
+    );
+    std::fs::write(&path, text).unwrap();
+    let occupancy = |block: &str| {
+        let (code, stdout, stderr) = gputraffic(&[
+            "simulate",
+            "--kernel",
+            path.to_str().unwrap(),
+            "--hw",
+            "h200",
+            "--block",
+            block,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (
+            v["launch"]["blocks_per_sm"].as_u64().unwrap(),
+            v["launch"]["occupancy_limiter"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    assert_eq!(occupancy("32x1x1"), (32, "blocks".to_string()));
+    assert_eq!(occupancy("256x1x1"), (6, "shared memory".to_string()));
+    assert_eq!(occupancy("1024x1x1"), (1, "shared memory".to_string()));
+}

@@ -120,8 +120,16 @@ fn traffic_is_conserved_between_levels() {
             c.dram.read_sectors
         );
         assert!(compulsory > 0, "{kernel}");
-        // Dirty sectors are distinct written sectors; misaligned stores write some sectors twice.
-        assert!(c.dirty_at_end_sectors <= c.l2.write_sectors, "{kernel}");
+        // Dirty sectors are distinct written sectors (by stores or atomics); misaligned stores
+        // write some sectors twice.
+        assert!(
+            c.dirty_at_end_sectors <= c.l2.write_sectors + c.l2.atomic_sectors,
+            "{kernel}"
+        );
+        assert_eq!(
+            c.l1.atomic_sectors, c.l2.atomic_sectors,
+            "{kernel}: atomics bypass L1"
+        );
     }
 }
 
@@ -141,8 +149,25 @@ fn infinite_caches_give_exactly_the_compulsory_footprint() {
             "{kernel}"
         );
         assert_eq!(c.dram.write_sectors, 0, "{kernel}: nothing is ever evicted");
-        // Nothing is evicted, so every written sector is still dirty (each is written once).
-        assert_eq!(c.dirty_at_end_sectors, c.l1.store_sectors, "{kernel}");
+        // Nothing is evicted, so every written sector is still dirty: each written once, except
+        // where warps store parts of a sector that other warps complete (rows one element off
+        // the sector grid in jacobi2d and star7-coarse-yz, a transposed column in
+        // transpose-naive) and where many atomics update one sector (histogram).
+        let shared_sectors = [
+            "jacobi2d",
+            "star7-coarse-yz",
+            "transpose-naive",
+            "histogram",
+        ];
+        if shared_sectors.contains(&kernel) {
+            assert!(c.dirty_at_end_sectors > 0, "{kernel}");
+            assert!(
+                c.dirty_at_end_sectors < c.l1.store_sectors + c.l1.atomic_sectors,
+                "{kernel}"
+            );
+        } else {
+            assert_eq!(c.dirty_at_end_sectors, c.l1.store_sectors, "{kernel}");
+        }
         // An infinite L1 per SM misses each sector once per SM: no more than once per block
         // (Kepler's L1 does not cache global loads: every load sector goes to L2).
         if gputraffic::input::hw::HwConfig::load(hw)

@@ -85,9 +85,15 @@ pub fn load(
 ) -> Result<(Vec<MeasuredLaunch>, Vec<String>)> {
     let text = read_file(measured)?;
     let name = measured.display().to_string();
+    // A raw `ncu --csv` capture starts with the profiled program's own output and ncu's
+    // `==PROF==` lines: the table starts at ncu's header.
+    let table = match text.find("\"ID\",") {
+        Some(at) if at > 0 && text[..at].ends_with('\n') => &text[at..],
+        _ => text.as_str(),
+    };
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
-        .from_reader(text.as_bytes());
+        .from_reader(table.as_bytes());
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| Error::new(&name, format!("not a CSV file: {e}")))?

@@ -2,8 +2,9 @@
 //!
 //! A trace names integer parameters, arrays, the thread → point mapping (`let` definitions of
 //! threadIdx / blockIdx / blockDim / gridDim), a guard, the launch grid, and the accesses in program
-//! order, optionally with one per-thread loop. Expressions are parsed here (errors name the file,
-//! line and column); binding them to a block shape and a GPU happens in [`crate::launch`].
+//! order, inside per-thread loops (nested up to [`MAX_LOOP_DEPTH`] deep) and `if` steps as the
+//! kernel needs. Expressions are parsed here (errors name the file, line and column); binding
+//! them to a block shape and a GPU happens in [`crate::launch`].
 
 use crate::error::{Error, Result, line_column};
 use crate::input::expr::{self, Expr};
@@ -28,10 +29,10 @@ pub struct Kernel {
     pub default_block: [u32; 3],
     /// Grid size per dimension (may use parameters and `blockDim.*`).
     pub grid: [Expr; 3],
-    /// Registers per thread (occupancy).
-    pub registers_per_thread: u32,
-    /// Static shared memory per block in bytes (occupancy).
-    pub shared_bytes_per_block: u32,
+    /// Registers per thread (occupancy); may use parameters and `blockDim.*`.
+    pub registers_per_thread: Expr,
+    /// Shared memory per block in bytes (occupancy); may use parameters and `blockDim.*`.
+    pub shared_bytes_per_block: Expr,
     /// Derived names, in definition order.
     pub lets: Vec<(String, Expr)>,
     /// Threads for which this is false do nothing.
@@ -58,14 +59,22 @@ pub struct ArrayDecl {
     pub align_bytes: u64,
 }
 
-/// Load or store.
+/// Load, store or atomic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccessKind {
     /// A global load.
     Load,
     /// A global store.
     Store,
+    /// A global atomic read-modify-write whose result the thread does not use (CUDA's
+    /// `atomicAdd` and friends compile to `RED`): performed at the L2, never cached in L1.
+    Atomic,
 }
+
+/// Most loops one access may sit in (each loop variable takes one expression slot).
+pub const MAX_LOOP_DEPTH: usize = 4;
+/// Most loops and `if`s one step may sit in, together.
+pub const MAX_NESTING: usize = 8;
 
 /// One step of the per-thread program.
 #[derive(Debug, Clone)]
@@ -74,6 +83,18 @@ pub enum Step {
     Access(AccessDecl),
     /// A per-thread loop.
     Loop(LoopDecl),
+    /// Steps only the threads meeting a condition perform.
+    If(IfDecl),
+}
+
+/// `{ if = "COND", body = [...] }`: threads for which COND is false skip the body; a warp none
+/// of whose threads meet it issues nothing of it.
+#[derive(Debug, Clone)]
+pub struct IfDecl {
+    /// The condition (a comparison or a logical combination of comparisons).
+    pub cond: Expr,
+    /// The steps performed by the threads meeting it.
+    pub body: Vec<Step>,
 }
 
 /// One global memory instruction.
@@ -89,7 +110,8 @@ pub struct AccessDecl {
     pub bytes: u32,
 }
 
-/// A per-thread loop `for (var = 0; var < count && while; var++)`.
+/// A per-thread loop `for (var = 0; var < count; var++) { if (!while) break; ... }`: the
+/// optional `while` is an early exit, a thread leaves the loop for good at its first false value.
 #[derive(Debug, Clone)]
 pub struct LoopDecl {
     /// Loop variable name.
@@ -134,9 +156,9 @@ struct RawLaunch {
     block: Spanned<Vec<i64>>,
     grid: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
-    registers_per_thread: Option<Spanned<i64>>,
+    registers_per_thread: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    shared_bytes_per_block: Option<Spanned<i64>>,
+    shared_bytes_per_block: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -157,6 +179,9 @@ struct RawThread {
 struct RawStep {
     load: Option<Spanned<String>>,
     store: Option<Spanned<String>>,
+    atomic: Option<Spanned<String>>,
+    #[serde(rename = "if")]
+    if_cond: Option<Spanned<String>>,
     index: Option<Spanned<toml::Value>>,
     bytes: Option<Spanned<i64>>,
     #[serde(rename = "loop")]
@@ -290,7 +315,7 @@ impl Kernel {
             &lattice_updates,
             &param_names,
         )?;
-        check_launch_names(&cx, &arrays, &launch.grid, &raw.launch, &param_names)?;
+        check_launch_names(&cx, &arrays, &launch, &raw.launch, &param_names)?;
         let flops_per_update = match &t.flops_per_update {
             Some(f) if !(f.get_ref().is_finite() && *f.get_ref() >= 0.0) => {
                 return Err(cx.err_at(
@@ -304,7 +329,7 @@ impl Kernel {
             Some(f) => Some(*f.get_ref()),
             None => None,
         };
-        let body = parse_steps(&cx, &t.body, &arrays, &mut names, 0)?;
+        let body = parse_steps(&cx, &t.body, &arrays, &mut names, Depth::default())?;
         if body.is_empty() {
             return Err(Error::new(source_name, "thread.body has no accesses"));
         }
@@ -334,6 +359,7 @@ impl Kernel {
                 .map(|s| match s {
                     Step::Access(_) => 1,
                     Step::Loop(l) => count(&l.body),
+                    Step::If(i) => count(&i.body),
                 })
                 .sum()
         }
@@ -406,13 +432,13 @@ fn parse_arrays(cx: &Ctx, raw: &[RawArray]) -> Result<Vec<ArrayDecl>> {
 struct ParsedLaunch {
     default_block: [u32; 3],
     grid: [Expr; 3],
-    registers_per_thread: u32,
-    shared_bytes_per_block: u32,
+    registers_per_thread: Expr,
+    shared_bytes_per_block: Expr,
 }
 
-/// The `[launch]` table: the default block, the grid expressions (their names are checked
-/// later, in [`check_launch_names`]), registers per thread (32 by default) and static shared
-/// memory per block (0 by default).
+/// The `[launch]` table: the default block, the grid expressions, registers per thread (32 by
+/// default) and shared memory per block (0 by default), each a number or an expression (their
+/// names are checked later, in [`check_launch_names`]; their values where a block is bound).
 fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
     if l.block.get_ref().len() != 3 {
         return Err(cx.err_at(
@@ -445,21 +471,52 @@ fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
         .map(|e| cx.expr(e))
         .collect::<Result<_>>()?;
     let grid = [g[0].clone(), g[1].clone(), g[2].clone()];
-    let registers_per_thread = match &l.registers_per_thread {
-        Some(v) => cx.positive(v, "registers_per_thread")?,
-        None => 32,
-    };
-    let shared_bytes_per_block = match &l.shared_bytes_per_block {
-        Some(v) if *v.get_ref() == 0 => 0,
-        Some(v) => cx.positive(v, "shared_bytes_per_block")?,
-        None => 0,
-    };
+    let registers_per_thread = launch_quantity(
+        cx,
+        l.registers_per_thread.as_ref(),
+        "registers_per_thread",
+        32,
+    )?;
+    let shared_bytes_per_block = launch_quantity(
+        cx,
+        l.shared_bytes_per_block.as_ref(),
+        "shared_bytes_per_block",
+        0,
+    )?;
     Ok(ParsedLaunch {
         default_block,
         grid,
         registers_per_thread,
         shared_bytes_per_block,
     })
+}
+
+/// A per-block resource of `[launch]`: a non-negative integer or an expression string
+/// (`default` when absent).
+fn launch_quantity(
+    cx: &Ctx,
+    v: Option<&Spanned<toml::Value>>,
+    what: &str,
+    default: i64,
+) -> Result<Expr> {
+    let Some(v) = v else {
+        return Ok(Expr::Num(default));
+    };
+    match v.get_ref() {
+        toml::Value::Integer(x) if *x >= 0 => Ok(Expr::Num(*x)),
+        toml::Value::Integer(x) => Err(cx.err_at(
+            v.span().start,
+            format!("launch.{what} must not be negative, got {x}"),
+        )),
+        toml::Value::String(text) => cx.expr(&Spanned::new(v.span(), text.clone())),
+        other => Err(cx.err_at(
+            v.span().start,
+            format!(
+                "launch.{what} must be an integer or an expression string, not a {}",
+                other.type_str()
+            ),
+        )),
+    }
 }
 
 /// The thread → point mapping of `[thread]`, read.
@@ -492,11 +549,12 @@ fn parse_thread_mapping(cx: &Ctx, t: &RawThread, names: &mut Vec<String>) -> Res
     Ok(ThreadMapping { lets, guard })
 }
 
-/// Array dimensions may use only parameters; the grid also `blockDim.*`.
+/// Array dimensions may use only parameters; the grid, registers and shared memory also
+/// `blockDim.*`.
 fn check_launch_names(
     cx: &Ctx,
     arrays: &[ArrayDecl],
-    grid: &[Expr; 3],
+    launch: &ParsedLaunch,
     raw: &RawLaunch,
     param_names: &[String],
 ) -> Result<()> {
@@ -512,8 +570,14 @@ fn check_launch_names(
     }
     let mut grid_names = param_names.to_vec();
     grid_names.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
-    for (e, s) in grid.iter().zip(raw.grid.get_ref()) {
+    for (e, s) in launch.grid.iter().zip(raw.grid.get_ref()) {
         check_names(cx, s.span().start, e, &grid_names)?;
+    }
+    for (e, s) in [
+        (&launch.registers_per_thread, &raw.registers_per_thread),
+        (&launch.shared_bytes_per_block, &raw.shared_bytes_per_block),
+    ] {
+        check_names(cx, s.as_ref().map_or(0, |s| s.span().start), e, &grid_names)?;
     }
     Ok(())
 }
@@ -531,31 +595,47 @@ fn check_names(cx: &Ctx, offset: usize, e: &Expr, known: &[String]) -> Result<()
     Ok(())
 }
 
-/// The body entries at loop depth `depth` (0: the thread body), each an access or a loop; loop
-/// variables and loop `let`s are visible (in `names`) only inside their loop.
+/// How deep a step sits: loops around it, and loops and `if`s together.
+#[derive(Debug, Clone, Copy, Default)]
+struct Depth {
+    loops: usize,
+    nesting: usize,
+}
+
+/// The body entries at `depth`, each an access, a loop or an `if`; loop variables and loop
+/// `let`s are visible (in `names`) only inside their loop.
 fn parse_steps(
     cx: &Ctx,
     raw: &[Spanned<RawStep>],
     arrays: &[ArrayDecl],
     names: &mut Vec<String>,
-    depth: usize,
+    depth: Depth,
 ) -> Result<Vec<Step>> {
     let mut out = Vec::new();
     for s in raw {
         let at = s.span().start;
         let r = s.get_ref();
-        match (&r.load, &r.store, &r.loop_var) {
-            (Some(a), None, None) | (None, Some(a), None) => {
-                out.push(Step::Access(parse_access(cx, at, r, a, arrays, names)?));
-            }
-            (None, None, Some(var)) => {
-                out.push(Step::Loop(parse_loop(
-                    cx, at, r, var, arrays, names, depth,
-                )?));
-            }
-            _ => {
-                return Err(cx.err_at(at, "each body entry is exactly one of: load = \"array\", store = \"array\", loop = \"var\""));
-            }
+        let heads = [
+            r.load.is_some(),
+            r.store.is_some(),
+            r.atomic.is_some(),
+            r.loop_var.is_some(),
+            r.if_cond.is_some(),
+        ];
+        if heads.iter().filter(|h| **h).count() != 1 {
+            return Err(cx.err_at(
+                at,
+                "each body entry is exactly one of: load = \"array\", store = \"array\", atomic = \"array\", loop = \"var\", if = \"condition\"",
+            ));
+        }
+        if let Some(a) = r.load.as_ref().or(r.store.as_ref()).or(r.atomic.as_ref()) {
+            out.push(Step::Access(parse_access(cx, at, r, a, arrays, names)?));
+        } else if let Some(var) = &r.loop_var {
+            out.push(Step::Loop(parse_loop(
+                cx, at, r, var, arrays, names, depth,
+            )?));
+        } else if let Some(cond) = &r.if_cond {
+            out.push(Step::If(parse_if(cx, at, r, cond, arrays, names, depth)?));
         }
     }
     Ok(out)
@@ -572,15 +652,28 @@ fn parse_access(
     names: &[String],
 ) -> Result<AccessDecl> {
     if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
-        return Err(cx.err_at(at, "an access takes only load/store, index and bytes"));
+        return Err(cx.err_at(
+            at,
+            "an access takes only load/store/atomic, index and bytes",
+        ));
     }
     let kind = if r.load.is_some() {
         AccessKind::Load
-    } else {
+    } else if r.store.is_some() {
         AccessKind::Store
+    } else {
+        AccessKind::Atomic
     };
     let Some(array) = arrays.iter().position(|x| &x.name == a.get_ref()) else {
-        return Err(cx.err_at(a.span().start, format!("unknown array '{}'", a.get_ref())));
+        let known = arrays.iter().map(|x| x.name.as_str());
+        return Err(cx.err_at(
+            a.span().start,
+            format!(
+                "unknown array '{}'{}",
+                a.get_ref(),
+                super::did_you_mean(a.get_ref(), known)
+            ),
+        ));
     };
     let Some(raw_index) = &r.index else {
         return Err(cx.err_at(at, "an access needs an index"));
@@ -597,6 +690,12 @@ fn parse_access(
         return Err(cx.err_at(
             at,
             format!("an access of {bytes} bytes per thread is more than 128"),
+        ));
+    }
+    if kind == AccessKind::Atomic && ![4, 8].contains(&bytes) {
+        return Err(cx.err_at(
+            at,
+            format!("an atomic works on 4 or 8 bytes per thread, not {bytes}"),
         ));
     }
     Ok(AccessDecl {
@@ -648,8 +747,10 @@ fn parse_index(
     }
 }
 
-/// One loop entry at `at` with loop variable `var` (loops do not nest): its count, optional
-/// `while` condition, `let`s and body, each using only the names visible at its place.
+/// One loop entry at `at` with loop variable `var`, at most [`MAX_LOOP_DEPTH`] loops deep: its
+/// count, optional `while` condition, `let`s and body, each using only the names visible at its
+/// place.
+#[allow(clippy::too_many_arguments)]
 fn parse_loop(
     cx: &Ctx,
     at: usize,
@@ -657,10 +758,13 @@ fn parse_loop(
     var: &Spanned<String>,
     arrays: &[ArrayDecl],
     names: &mut Vec<String>,
-    depth: usize,
+    depth: Depth,
 ) -> Result<LoopDecl> {
-    if depth > 0 {
-        return Err(cx.err_at(at, "nested loops are not supported"));
+    if depth.loops >= MAX_LOOP_DEPTH {
+        return Err(cx.err_at(at, format!("loops nest at most {MAX_LOOP_DEPTH} deep")));
+    }
+    if depth.nesting >= MAX_NESTING {
+        return Err(cx.err_at(at, format!("loops and ifs nest at most {MAX_NESTING} deep")));
     }
     if r.index.is_some() || r.bytes.is_some() {
         return Err(cx.err_at(at, "a loop takes loop, count, while, let and body"));
@@ -677,6 +781,14 @@ fn parse_loop(
     };
     let count = cx.expr(count_s)?;
     check_names(cx, count_s.span().start, &count, names)?;
+    if let Ok(n) = count.eval_with(&|_: &str| None)
+        && n < 0
+    {
+        return Err(cx.err_at(
+            count_s.span().start,
+            format!("a loop count of {n} is negative"),
+        ));
+    }
     let saved = names.len();
     names.push(name.clone());
     let while_cond = match &r.while_cond {
@@ -700,7 +812,11 @@ fn parse_loop(
     let Some(body_raw) = &r.body else {
         return Err(cx.err_at(at, "a loop needs a body"));
     };
-    let body = parse_steps(cx, body_raw, arrays, names, depth + 1)?;
+    let inner = Depth {
+        loops: depth.loops + 1,
+        nesting: depth.nesting + 1,
+    };
+    let body = parse_steps(cx, body_raw, arrays, names, inner)?;
     names.truncate(saved);
     if body.is_empty() {
         return Err(cx.err_at(at, "a loop body needs at least one access"));
@@ -712,6 +828,72 @@ fn parse_loop(
         lets,
         body,
     })
+}
+
+/// One `if` entry at `at`: a condition (a comparison, `&&`, `||` or `!`: an arithmetic value
+/// there is almost always a mistake) and a body of steps.
+#[allow(clippy::too_many_arguments)]
+fn parse_if(
+    cx: &Ctx,
+    at: usize,
+    r: &RawStep,
+    cond_s: &Spanned<String>,
+    arrays: &[ArrayDecl],
+    names: &mut Vec<String>,
+    depth: Depth,
+) -> Result<IfDecl> {
+    if depth.nesting >= MAX_NESTING {
+        return Err(cx.err_at(at, format!("loops and ifs nest at most {MAX_NESTING} deep")));
+    }
+    if r.index.is_some()
+        || r.bytes.is_some()
+        || r.count.is_some()
+        || r.while_cond.is_some()
+        || r.lets.is_some()
+    {
+        return Err(cx.err_at(at, "an if takes only if and body"));
+    }
+    let cond = cx.expr(cond_s)?;
+    check_names(cx, cond_s.span().start, &cond, names)?;
+    if !is_condition(&cond) {
+        return Err(cx.err_at(
+            cond_s.span().start,
+            format!(
+                "if = \"{}\" is not a condition: write a comparison such as \"{} != 0\"",
+                cond_s.get_ref(),
+                cond_s.get_ref()
+            ),
+        ));
+    }
+    let Some(body_raw) = &r.body else {
+        return Err(cx.err_at(at, "an if needs a body"));
+    };
+    let inner = Depth {
+        loops: depth.loops,
+        nesting: depth.nesting + 1,
+    };
+    let saved = names.len();
+    let body = parse_steps(cx, body_raw, arrays, names, inner)?;
+    names.truncate(saved);
+    if body.is_empty() {
+        return Err(cx.err_at(at, "an if body needs at least one access"));
+    }
+    Ok(IfDecl { cond, body })
+}
+
+/// Whether `e` yields a truth value: a comparison, a logical operator, or a conditional whose
+/// branches do.
+fn is_condition(e: &Expr) -> bool {
+    use crate::input::expr::{BinaryOp as B, UnaryOp};
+    match e {
+        Expr::Binary(op, _, _) => matches!(
+            op,
+            B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge | B::And | B::Or
+        ),
+        Expr::Unary(UnaryOp::Not, _) => true,
+        Expr::Cond(_, a, b) => is_condition(a) && is_condition(b),
+        _ => false,
+    }
 }
 
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.

@@ -12,7 +12,9 @@
 
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
-use crate::launch::{Access, Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::input::trace::MAX_LOOP_DEPTH;
+use crate::launch::control::WarpCursor;
+use crate::launch::{Access, Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS, geometry};
 
 /// One memory instruction of the representative thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,44 +52,102 @@ pub struct CodeAnalysis {
     pub strides: [i64; 3],
 }
 
+/// One static access as the representative thread runs it.
+struct Run<'a> {
+    access: &'a Access,
+    /// The loop variables where it is evaluated (its first execution).
+    iterations: [u32; MAX_LOOP_DEPTH],
+    /// How often the thread runs it.
+    count: u64,
+}
+
+/// The representative thread's accesses in program order. The simple form: loop iteration 0 and
+/// the loop's count for loop bodies (as the papers count, whatever the loop's `while` says). Any
+/// other program: walked for that thread alone; an access it never runs counts 0, evaluated
+/// with its loop variables at 0.
+fn representative_runs<'a>(launch: &'a Launch, slots: &[i64; SLOTS]) -> Result<Vec<Run<'a>>> {
+    let program = &launch.program;
+    let src = launch.source_name.as_str();
+    if program.simple {
+        let trips = match &program.lp {
+            Some(lp) => lp
+                .count
+                .eval(slots)
+                .map_err(|e| Error::new(src, format!("code analysis: {e}")))?
+                .max(0) as u64,
+            None => 0,
+        };
+        return Ok(program
+            .accesses
+            .iter()
+            .map(|a| Run {
+                access: a,
+                iterations: [0; MAX_LOOP_DEPTH],
+                count: if a.depth > 0 { trips } else { 1 },
+            })
+            .collect());
+    }
+    let block_id = geometry::block_id(
+        [
+            slots[SLOT_BLOCK] as u64,
+            slots[SLOT_BLOCK + 1] as u64,
+            slots[SLOT_BLOCK + 2] as u64,
+        ],
+        launch.grid,
+    );
+    let mut runs: Vec<Run> = program
+        .accesses
+        .iter()
+        .map(|a| Run {
+            access: a,
+            iterations: [0; MAX_LOOP_DEPTH],
+            count: 0,
+        })
+        .collect();
+    let mut cursor = WarpCursor::new(launch, block_id, 0, 1);
+    while let Some(step) = cursor.next()? {
+        let r = &mut runs[step.access];
+        if r.count == 0 {
+            r.iterations = step.iterations;
+        }
+        r.count += 1;
+    }
+    Ok(runs)
+}
+
 /// Analyses `launch` with cache lines of `line_bytes`.
 pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
     let src = launch.source_name.as_str();
     let eval_err =
         |e: crate::input::expr::EvalError| Error::new(src, format!("code analysis: {e}"));
-    let program = &launch.program;
     let mut slots = [0i64; SLOTS];
     for d in 0..3 {
         slots[SLOT_BLOCK + d] = (launch.grid[d] / 2) as i64;
     }
 
-    let trips = match &program.lp {
-        Some(lp) => lp.count.eval(&slots).map_err(eval_err)?.max(0) as u64,
-        None => 0,
+    let runs = representative_runs(launch, &slots)?;
+    let first_store = |in_loop: bool| {
+        runs.iter()
+            .find(|r| r.access.kind == AccessKind::Store && (r.access.depth > 0) == in_loop)
     };
-    let loop_body = program
-        .lp
-        .as_ref()
-        .map(|l| l.body.as_slice())
-        .unwrap_or(&[]);
-    let first_store = |accesses: &[Access]| {
-        accesses
-            .iter()
-            .find(|a| a.kind == AccessKind::Store)
-            .cloned()
-    };
-    let own = first_store(loop_body)
-        .or_else(|| first_store(&program.pre))
-        .or_else(|| first_store(&program.post))
+    let own = first_store(true)
+        .or_else(|| first_store(false))
         .ok_or_else(|| Error::new(src, "code analysis: the kernel stores nothing"))?;
-    let own_in_loop = first_store(loop_body).is_some();
-
-    let at = |a: &Access, s: &[i64]| a.index.eval(s).map_err(eval_err);
-    let centre = at(&own, &slots)?;
-    let step = |slot: usize, by: i64| -> Result<i64> {
+    let own_loop_slot = own.access.depth.checked_sub(1).map(|d| SLOT_LOOP + d);
+    let with_loops = |iterations: &[u32; MAX_LOOP_DEPTH]| {
         let mut s = slots;
+        for (d, &k) in iterations.iter().enumerate() {
+            s[SLOT_LOOP + d] = k as i64;
+        }
+        s
+    };
+    let own_slots = with_loops(&own.iterations);
+    let at = |a: &Access, s: &[i64]| a.index.eval(s).map_err(eval_err);
+    let centre = at(own.access, &own_slots)?;
+    let step = |slot: usize, by: i64| -> Result<i64> {
+        let mut s = own_slots;
         s[slot] += by;
-        Ok(at(&own, &s)? - centre)
+        Ok(at(own.access, &s)? - centre)
     };
     // A unit step along an axis: the thread index where the block has extent there, else the
     // next block divided by the block extent (blockDim 1 along that axis).
@@ -100,10 +160,9 @@ pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
     };
     let sx = axis_stride(0)?;
     let sy = axis_stride(1)?;
-    let sz = if own_in_loop && step(SLOT_LOOP, 1)? != 0 {
-        step(SLOT_LOOP, 1)?
-    } else {
-        axis_stride(2)?
+    let sz = match own_loop_slot {
+        Some(slot) if step(slot, 1)? != 0 => step(slot, 1)?,
+        _ => axis_stride(2)?,
     };
     if sx == 0 {
         return Err(Error::new(
@@ -137,25 +196,22 @@ pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
 
     let element_bytes = launch
         .arrays
-        .get(own.array)
+        .get(own.access.array)
         .map(|a| a.element_bytes)
         .unwrap_or(8);
     let mut accesses = Vec::new();
-    let sections: [(&[Access], u64); 3] =
-        [(&program.pre, 1), (loop_body, trips), (&program.post, 1)];
-    for (section, count) in sections {
-        for a in section {
-            let idx = at(a, &slots)?;
-            let layout = &launch.arrays[a.array];
-            let address = layout.base as i64 + idx * layout.element_bytes as i64;
-            accesses.push(AccessInfo {
-                kind: a.kind,
-                array: layout.name.clone(),
-                offset: decompose(idx - centre),
-                aligned: address.rem_euclid(line_bytes as i64) == 0,
-                count,
-            });
-        }
+    for r in &runs {
+        let a = r.access;
+        let idx = at(a, &with_loops(&r.iterations))?;
+        let layout = &launch.arrays[a.array];
+        let address = layout.base as i64 + idx * layout.element_bytes as i64;
+        accesses.push(AccessInfo {
+            kind: a.kind,
+            array: layout.name.clone(),
+            offset: decompose(idx - centre),
+            aligned: address.rem_euclid(line_bytes as i64) == 0,
+            count: r.count,
+        });
     }
 
     let loads = || accesses.iter().filter(|a| a.kind == AccessKind::Load);

@@ -48,7 +48,8 @@ pub fn check_block(block: [i64; 3], max_threads: u64) -> std::result::Result<[u3
     Ok(block.map(|b| b as u32))
 }
 
-/// What a warp will execute: its active lanes and loop trip counts.
+/// What a warp will execute: its active lanes and, for programs of the simple form, its loop
+/// trip counts and instructions (other programs are walked by a [`super::control::WarpCursor`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WarpInfo {
     /// Lanes that pass the guard.
@@ -57,7 +58,7 @@ pub struct WarpInfo {
     pub trips: u32,
     /// Per-lane trips, only when the active lanes disagree.
     pub lane_trips: Option<Box<[u32; 32]>>,
-    /// Dynamic instructions the warp issues.
+    /// Dynamic instructions the warp issues (simple form; 0 otherwise).
     pub instructions: u64,
 }
 
@@ -92,6 +93,12 @@ pub fn block_coords(id: u64, grid: [u32; 3]) -> [i64; 3] {
     ]
 }
 
+/// Linear block id of block coordinates (x fastest): the inverse of [`block_coords`].
+#[inline]
+pub fn block_id(coords: [u64; 3], grid: [u32; 3]) -> u64 {
+    coords[0] + grid[0] as u64 * (coords[1] + grid[1] as u64 * coords[2])
+}
+
 /// Thread coordinates of a linear thread id within a block.
 #[inline]
 pub fn thread_coords(tid: u32, block: [u32; 3]) -> [i64; 3] {
@@ -102,8 +109,7 @@ pub fn thread_coords(tid: u32, block: [u32; 3]) -> [i64; 3] {
     ]
 }
 
-/// Most loop trips a lane may take before the launch is rejected (a runaway count is bad input).
-const MAX_TRIPS: i64 = 1 << 24;
+use super::control::MAX_TRIPS;
 
 /// Works out the warps of one block: guard masks and loop trips.
 pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
@@ -174,7 +180,7 @@ pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
             .map(|l| lane_trips[l]);
         let trips = active_trips.clone().max().unwrap_or(0);
         let uniform = active_trips.clone().all(|t| t == trips);
-        let instructions = if mask == 0 {
+        let instructions = if mask == 0 || !p.simple {
             0
         } else {
             p.instructions(trips as u64)

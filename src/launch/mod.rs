@@ -7,22 +7,23 @@
 //! off it.
 
 pub mod analysis;
+pub mod control;
 pub mod geometry;
 
 use crate::error::{Error, Result};
 use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr};
 use crate::input::hw::HwConfig;
-use crate::input::trace::{AccessKind, Kernel, Step};
+use crate::input::trace::{AccessKind, Kernel, MAX_LOOP_DEPTH, Step};
 use std::collections::BTreeMap;
 
 /// Slot of `threadIdx.x` (y and z follow).
 pub const SLOT_THREAD: usize = 0;
 /// Slot of `blockIdx.x` (y and z follow).
 pub const SLOT_BLOCK: usize = 3;
-/// Slot of the loop variable.
+/// Slot of the outermost loop's variable (a loop `d` loops deep uses `SLOT_LOOP + d`).
 pub const SLOT_LOOP: usize = 6;
 /// Number of slots used.
-pub const SLOTS: usize = 7;
+pub const SLOTS: usize = SLOT_LOOP + MAX_LOOP_DEPTH;
 
 /// Parses `AxBxC` into three positive integers.
 pub fn parse_dims(option: &str, s: &str) -> Result<[i64; 3]> {
@@ -186,7 +187,7 @@ fn conjuncts(e: &Expr) -> Vec<&Expr> {
 /// One compiled memory instruction.
 #[derive(Debug, Clone)]
 pub struct Access {
-    /// Load or store.
+    /// Load, store or atomic.
     pub kind: AccessKind,
     /// Index into [`Launch::arrays`].
     pub array: usize,
@@ -194,9 +195,11 @@ pub struct Access {
     pub index: Compiled,
     /// Bytes per thread.
     pub bytes: u32,
+    /// Loops around it (its loop variables are slots `SLOT_LOOP..SLOT_LOOP + depth`).
+    pub depth: usize,
 }
 
-/// The per-thread loop, compiled.
+/// The per-thread loop of a program of the simple form, compiled.
 #[derive(Debug, Clone)]
 pub struct LoopProgram {
     /// Trip count (may depend on the thread).
@@ -207,40 +210,76 @@ pub struct LoopProgram {
     pub body: Vec<Access>,
 }
 
-/// The per-thread program: accesses before, inside and after at most one loop.
+/// One step of the compiled program tree.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// The access at this position of [`Program::accesses`].
+    Access(usize),
+    /// A loop.
+    Loop(LoopNode),
+    /// A conditional block.
+    If(IfNode),
+}
+
+/// A compiled loop: lanes stay while `var < count` and `while_cond` has held every iteration.
+#[derive(Debug, Clone)]
+pub struct LoopNode {
+    /// Trip count, per lane.
+    pub count: Compiled,
+    /// Early exit: a lane leaves at the first iteration where this is false.
+    pub while_cond: Option<Predicate>,
+    /// Loops around this one (its variable is slot `SLOT_LOOP + depth`).
+    pub depth: usize,
+    /// One iteration.
+    pub body: Vec<Node>,
+}
+
+/// A compiled `if`.
+#[derive(Debug, Clone)]
+pub struct IfNode {
+    /// Lanes for which this holds run the body.
+    pub cond: Predicate,
+    /// The steps.
+    pub body: Vec<Node>,
+}
+
+/// The per-thread program: the tree of loops and `if`s over the accesses, and, for the common
+/// simple form (no `if`, at most one loop, not nested), the same as accesses before, inside
+/// and after the loop, which the scheduler decodes arithmetically.
 #[derive(Debug, Clone)]
 pub struct Program {
     /// Threads for which this is false do nothing.
     pub guard: Option<Predicate>,
-    /// Accesses before the loop (all of them when there is no loop).
+    /// Every access, in program text order; records refer to accesses by position here.
+    pub accesses: Vec<Access>,
+    /// The program as a tree.
+    pub tree: Vec<Node>,
+    /// Whether the program has the simple form (then `pre`, `lp` and `post` describe it; else
+    /// they are empty and only `tree` does).
+    pub simple: bool,
+    /// Simple form: accesses before the loop (all of them when there is no loop).
     pub pre: Vec<Access>,
-    /// The loop, if any.
+    /// Simple form: the loop, if any.
     pub lp: Option<LoopProgram>,
-    /// Accesses after the loop.
+    /// Simple form: accesses after the loop.
     pub post: Vec<Access>,
 }
 
 impl Program {
-    /// Instructions a warp executes when its loop runs `trips` times.
+    /// Instructions a warp executes when its loop runs `trips` times (simple form).
     pub fn instructions(&self, trips: u64) -> u64 {
         self.pre.len() as u64
             + self.lp.as_ref().map_or(0, |l| l.body.len() as u64 * trips)
             + self.post.len() as u64
     }
 
-    /// All accesses in program order: `pre`, then the loop body, then `post`. Records refer to
-    /// accesses by their position in this list.
+    /// All accesses in program order. Records refer to accesses by their position in this list.
     pub fn flattened(&self) -> Vec<&Access> {
-        let body = self.lp.iter().flat_map(|l| l.body.iter());
-        self.pre
-            .iter()
-            .chain(body)
-            .chain(self.post.iter())
-            .collect()
+        self.accesses.iter().collect()
     }
 
     /// The flattened access number and loop iteration of dynamic instruction `i` of a warp whose
-    /// loop runs `trips` times.
+    /// loop runs `trips` times (simple form).
     #[inline]
     pub fn decode(&self, i: u64, trips: u64) -> (usize, i64) {
         let pre = self.pre.len() as u64;
@@ -297,6 +336,10 @@ pub struct Launch {
     /// How many of `blockIdx.x`, `.y`, `.z` the kernel reads (each costs every warp one L1
     /// data-stage wavefront at launch: `sim::data_stage`).
     pub block_index_components: u32,
+    /// Registers per thread, for this block shape.
+    pub registers_per_thread: u32,
+    /// Shared memory per block in bytes, for this block shape.
+    pub shared_bytes_per_block: u32,
 }
 
 impl Launch {
@@ -333,13 +376,9 @@ impl Launch {
                 format!("{total_blocks} blocks are more than this simulator handles (2^32)"),
             ));
         }
-        let occupancy = occupancy(
-            hw,
-            threads,
-            kernel.registers_per_thread,
-            kernel.shared_bytes_per_block,
-        )
-        .map_err(|m| Error::new(src, m))?;
+        let (registers_per_thread, shared_bytes_per_block) = scope.resources(kernel)?;
+        let occupancy = occupancy(hw, threads, registers_per_thread, shared_bytes_per_block)
+            .map_err(|m| Error::new(src, m))?;
         let arrays = scope.array_layouts(kernel, hw.dram.allocation_granularity_bytes)?;
         let lattice_updates = scope.lattice_updates(kernel)?;
         let program = compile_program(kernel, &params, block, grid)?;
@@ -357,6 +396,8 @@ impl Launch {
             lattice_updates,
             program,
             block_index_components: block_index_components(kernel),
+            registers_per_thread,
+            shared_bytes_per_block,
         })
     }
 }
@@ -373,6 +414,10 @@ fn block_index_components(kernel: &Kernel) -> u32 {
                     out.extend(l.while_cond.iter());
                     out.extend(l.lets.iter().map(|(_, e)| e));
                     steps(&l.body, out);
+                }
+                Step::If(i) => {
+                    out.push(&i.cond);
+                    steps(&i.body, out);
                 }
             }
         }
@@ -454,11 +499,13 @@ fn threads_per_block(block: [u32; 3], hw: &HwConfig, source: &str) -> Result<u32
 
 /// What launch-time expressions (grid, array dimensions, lattice updates) may use: the bound
 /// parameters and `blockDim.*`.
-struct ConstScope<'a> {
-    params: &'a BTreeMap<String, i64>,
-    block: [u32; 3],
+pub struct ConstScope<'a> {
+    /// Parameter values.
+    pub params: &'a BTreeMap<String, i64>,
+    /// Block shape.
+    pub block: [u32; 3],
     /// The trace, named in errors.
-    src: &'a str,
+    pub src: &'a str,
 }
 
 impl ConstScope<'_> {
@@ -554,6 +601,34 @@ impl ConstScope<'_> {
         Ok(arrays)
     }
 
+    /// Registers per thread and shared bytes per block: the trace's expressions for this block.
+    pub fn resources(&self, kernel: &Kernel) -> Result<(u32, u32)> {
+        let registers = self.eval(&kernel.registers_per_thread, "launch.registers_per_thread")?;
+        if !(1..=i64::from(u32::MAX)).contains(&registers) {
+            return Err(Error::new(
+                self.src,
+                format!(
+                    "launch.registers_per_thread \"{}\" = {registers} is not a positive integer",
+                    kernel.registers_per_thread
+                ),
+            ));
+        }
+        let shared = self.eval(
+            &kernel.shared_bytes_per_block,
+            "launch.shared_bytes_per_block",
+        )?;
+        if !(0..=i64::from(u32::MAX)).contains(&shared) {
+            return Err(Error::new(
+                self.src,
+                format!(
+                    "launch.shared_bytes_per_block \"{}\" = {shared} is negative or too large",
+                    kernel.shared_bytes_per_block
+                ),
+            ));
+        }
+        Ok((registers as u32, shared as u32))
+    }
+
     /// The launch's lattice updates, positive.
     fn lattice_updates(&self, kernel: &Kernel) -> Result<u64> {
         let lattice_updates = self.eval(&kernel.lattice_updates, "thread.lattice_updates")?;
@@ -628,46 +703,44 @@ fn compile_program(
     let src = kernel.source_name.as_str();
     let mut lets: Vec<(String, Expr)> = kernel.lets.clone();
 
-    let compile_with = |e: &Expr,
-                        lets: &[(String, Expr)],
-                        loop_var: Option<&str>,
-                        what: &str|
-     -> Result<Compiled> {
-        let resolve = |name: &str| -> Option<Binding<'_>> {
-            if let Some(v) = params.get(name) {
-                return Some(Binding::Const(*v));
-            }
-            if Some(name) == loop_var {
-                return Some(Binding::Slot(SLOT_LOOP));
-            }
-            if let Some((_, e)) = lets.iter().rev().find(|(n, _)| n == name) {
-                return Some(Binding::Inline(e));
-            }
-            Some(match name {
-                "threadIdx.x" => Binding::Slot(SLOT_THREAD),
-                "threadIdx.y" => Binding::Slot(SLOT_THREAD + 1),
-                "threadIdx.z" => Binding::Slot(SLOT_THREAD + 2),
-                "blockIdx.x" => Binding::Slot(SLOT_BLOCK),
-                "blockIdx.y" => Binding::Slot(SLOT_BLOCK + 1),
-                "blockIdx.z" => Binding::Slot(SLOT_BLOCK + 2),
-                "blockDim.x" => Binding::Const(block[0] as i64),
-                "blockDim.y" => Binding::Const(block[1] as i64),
-                "blockDim.z" => Binding::Const(block[2] as i64),
-                "gridDim.x" => Binding::Const(grid[0] as i64),
-                "gridDim.y" => Binding::Const(grid[1] as i64),
-                "gridDim.z" => Binding::Const(grid[2] as i64),
-                _ => return None,
-            })
+    let compile_with =
+        |e: &Expr, lets: &[(String, Expr)], loop_vars: &[String], what: &str| -> Result<Compiled> {
+            let resolve = |name: &str| -> Option<Binding<'_>> {
+                if let Some(v) = params.get(name) {
+                    return Some(Binding::Const(*v));
+                }
+                if let Some(d) = loop_vars.iter().position(|v| v == name) {
+                    return Some(Binding::Slot(SLOT_LOOP + d));
+                }
+                if let Some((_, e)) = lets.iter().rev().find(|(n, _)| n == name) {
+                    return Some(Binding::Inline(e));
+                }
+                Some(match name {
+                    "threadIdx.x" => Binding::Slot(SLOT_THREAD),
+                    "threadIdx.y" => Binding::Slot(SLOT_THREAD + 1),
+                    "threadIdx.z" => Binding::Slot(SLOT_THREAD + 2),
+                    "blockIdx.x" => Binding::Slot(SLOT_BLOCK),
+                    "blockIdx.y" => Binding::Slot(SLOT_BLOCK + 1),
+                    "blockIdx.z" => Binding::Slot(SLOT_BLOCK + 2),
+                    "blockDim.x" => Binding::Const(block[0] as i64),
+                    "blockDim.y" => Binding::Const(block[1] as i64),
+                    "blockDim.z" => Binding::Const(block[2] as i64),
+                    "gridDim.x" => Binding::Const(grid[0] as i64),
+                    "gridDim.y" => Binding::Const(grid[1] as i64),
+                    "gridDim.z" => Binding::Const(grid[2] as i64),
+                    _ => return None,
+                })
+            };
+            expr::compile(e, &resolve)
+                .map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
         };
-        expr::compile(e, &resolve).map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
-    };
 
     let predicate = |e: &Expr,
                      lets: &[(String, Expr)],
-                     loop_var: Option<&str>,
+                     loop_vars: &[String],
                      what: &str|
      -> Result<Predicate> {
-        let general = compile_with(e, lets, loop_var, what)?;
+        let general = compile_with(e, lets, loop_vars, what)?;
         let mut terms = Vec::new();
         for c in conjuncts(e) {
             let Expr::Binary(
@@ -684,7 +757,7 @@ fn compile_program(
                 return Ok(Predicate::General(general));
             };
             let diff = Expr::Binary(BinaryOp::Sub, a.clone(), b.clone());
-            match compile_with(&diff, lets, loop_var, what)?.as_affine() {
+            match compile_with(&diff, lets, loop_vars, what)?.as_affine() {
                 Some(d) => terms.push((*d, *op)),
                 None => return Ok(Predicate::General(general)),
             }
@@ -692,74 +765,159 @@ fn compile_program(
         Ok(Predicate::Conjunction(terms))
     };
     let guard = match &kernel.guard {
-        Some(g) => Some(predicate(g, &lets, None, "thread.guard")?),
+        Some(g) => Some(predicate(g, &lets, &[], "thread.guard")?),
         None => None,
     };
-
-    let mut pre = Vec::new();
-    let mut post = Vec::new();
-    let mut lp = None;
-    for step in &kernel.body {
-        match step {
-            Step::Access(a) => {
-                let acc = compile_access(kernel, a, params, &lets, None, &compile_with)?;
-                if lp.is_some() {
-                    post.push(acc)
-                } else {
-                    pre.push(acc)
+    let mut accesses = Vec::new();
+    let tree = compile_steps(
+        kernel,
+        &kernel.body,
+        params,
+        &mut lets,
+        &mut Vec::new(),
+        &mut accesses,
+        &compile_with,
+        &predicate,
+    )?;
+    // The simple form: accesses, then at most one loop of accesses, then accesses.
+    let loops: Vec<&LoopNode> = tree
+        .iter()
+        .filter_map(|n| match n {
+            Node::Loop(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    let simple = !tree.iter().any(|n| matches!(n, Node::If(_)))
+        && loops.len() <= 1
+        && loops
+            .iter()
+            .all(|l| l.body.iter().all(|n| matches!(n, Node::Access(_))));
+    let (mut pre, mut lp, mut post) = (Vec::new(), None, Vec::new());
+    if simple {
+        for n in &tree {
+            match n {
+                Node::Access(i) if lp.is_none() => pre.push(accesses[*i].clone()),
+                Node::Access(i) => post.push(accesses[*i].clone()),
+                Node::Loop(l) => {
+                    let body = l
+                        .body
+                        .iter()
+                        .map(|n| match n {
+                            Node::Access(i) => accesses[*i].clone(),
+                            _ => unreachable!("the simple form's loop holds only accesses"),
+                        })
+                        .collect();
+                    lp = Some(LoopProgram {
+                        count: l.count.clone(),
+                        while_cond: l.while_cond.clone(),
+                        body,
+                    });
                 }
-            }
-            Step::Loop(l) => {
-                if lp.is_some() {
-                    return Err(Error::new(src, "only one per-thread loop is supported"));
-                }
-                let count = compile_with(&l.count, &lets, None, "loop count")?;
-                let loop_var = Some(l.var.clone());
-                let saved = lets.len();
-                let while_cond = match &l.while_cond {
-                    Some(w) => Some(predicate(w, &lets, loop_var.as_deref(), "loop while")?),
-                    None => None,
-                };
-                lets.extend(l.lets.iter().cloned());
-                let mut body = Vec::new();
-                for s in &l.body {
-                    let Step::Access(a) = s else {
-                        return Err(Error::new(src, "nested loops are not supported"));
-                    };
-                    body.push(compile_access(
-                        kernel,
-                        a,
-                        params,
-                        &lets,
-                        loop_var.as_deref(),
-                        &compile_with,
-                    )?);
-                }
-                lets.truncate(saved);
-                lp = Some(LoopProgram {
-                    count,
-                    while_cond,
-                    body,
-                });
+                Node::If(_) => unreachable!("the simple form has no if"),
             }
         }
     }
     Ok(Program {
         guard,
+        accesses,
+        tree,
+        simple,
         pre,
         lp,
         post,
     })
 }
 
-type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], Option<&str>, &str) -> Result<Compiled> + 'a;
+type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Compiled> + 'a;
+type PredicateFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Predicate> + 'a;
+
+/// Compiles the steps of one body; `loop_vars` are the enclosing loops' variables, outermost
+/// first, and the accesses found are appended to `accesses` in text order.
+#[allow(clippy::too_many_arguments)]
+fn compile_steps(
+    kernel: &Kernel,
+    steps: &[Step],
+    params: &BTreeMap<String, i64>,
+    lets: &mut Vec<(String, Expr)>,
+    loop_vars: &mut Vec<String>,
+    accesses: &mut Vec<Access>,
+    compile_with: &CompileFn<'_>,
+    predicate: &PredicateFn<'_>,
+) -> Result<Vec<Node>> {
+    let mut nodes = Vec::new();
+    for step in steps {
+        match step {
+            Step::Access(a) => {
+                let acc = compile_access(kernel, a, params, lets, loop_vars, compile_with)?;
+                nodes.push(Node::Access(accesses.len()));
+                accesses.push(acc);
+            }
+            Step::Loop(l) => {
+                let count = compile_with(&l.count, lets, loop_vars, "loop count")?;
+                if let Some(c) = count.as_affine()
+                    && c.coef.iter().all(|&x| x == 0)
+                    && c.c0 < 0
+                {
+                    return Err(Error::new(
+                        &kernel.source_name,
+                        format!(
+                            "loop '{}' has a negative count \"{}\" = {}",
+                            l.var, l.count, c.c0
+                        ),
+                    ));
+                }
+                let depth = loop_vars.len();
+                loop_vars.push(l.var.clone());
+                let while_cond = match &l.while_cond {
+                    Some(w) => Some(predicate(w, lets, loop_vars, "loop while")?),
+                    None => None,
+                };
+                let saved = lets.len();
+                lets.extend(l.lets.iter().cloned());
+                let body = compile_steps(
+                    kernel,
+                    &l.body,
+                    params,
+                    lets,
+                    loop_vars,
+                    accesses,
+                    compile_with,
+                    predicate,
+                )?;
+                lets.truncate(saved);
+                loop_vars.pop();
+                nodes.push(Node::Loop(LoopNode {
+                    count,
+                    while_cond,
+                    depth,
+                    body,
+                }));
+            }
+            Step::If(i) => {
+                let cond = predicate(&i.cond, lets, loop_vars, "if condition")?;
+                let body = compile_steps(
+                    kernel,
+                    &i.body,
+                    params,
+                    lets,
+                    loop_vars,
+                    accesses,
+                    compile_with,
+                    predicate,
+                )?;
+                nodes.push(Node::If(IfNode { cond, body }));
+            }
+        }
+    }
+    Ok(nodes)
+}
 
 fn compile_access(
     kernel: &Kernel,
     a: &crate::input::trace::AccessDecl,
     params: &BTreeMap<String, i64>,
     lets: &[(String, Expr)],
-    loop_var: Option<&str>,
+    loop_vars: &[String],
     compile_with: &CompileFn<'_>,
 ) -> Result<Access> {
     let decl = &kernel.arrays[a.array];
@@ -787,19 +945,20 @@ fn compile_access(
     };
     let what = format!(
         "index of {} '{}'",
-        if a.kind == AccessKind::Load {
-            "load from"
-        } else {
-            "store to"
+        match a.kind {
+            AccessKind::Load => "load from",
+            AccessKind::Store => "store to",
+            AccessKind::Atomic => "atomic on",
         },
         decl.name
     );
-    let index = compile_with(&index_expr, lets, loop_var, &what)?;
+    let index = compile_with(&index_expr, lets, loop_vars, &what)?;
     Ok(Access {
         kind: a.kind,
         array: a.array,
         index,
         bytes: a.bytes,
+        depth: loop_vars.len(),
     })
 }
 

@@ -28,6 +28,8 @@ use super::gompertz::Gompertz;
 use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
+use crate::input::trace::MAX_LOOP_DEPTH;
+use crate::launch::control::WarpCursor;
 use crate::launch::geometry::{block_coords, block_warps, thread_coords};
 use crate::launch::{Access, Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use std::ops::Range;
@@ -293,6 +295,41 @@ impl<'a> Enumerator<'a> {
         slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
         let mut addrs: Vec<u64> = Vec::with_capacity(32);
         let mut lups = 0.0;
+        if !p.simple {
+            // Any program: walk each warp; a thread's lattice updates are its stores over the
+            // program's static stores (2 x 2 coarsening: 4).
+            let static_stores = p
+                .accesses
+                .iter()
+                .filter(|a| a.kind != AccessKind::Load)
+                .count()
+                .max(1) as f64;
+            for (w, info) in warps.iter().enumerate() {
+                let mut cursor = WarpCursor::new(launch, block_id, w as u32, info.mask);
+                let mut stores = 0u64;
+                while let Some(step) = cursor.next()? {
+                    let a = &p.accesses[step.access];
+                    if a.kind != AccessKind::Load {
+                        stores += step.mask.count_ones() as u64;
+                    }
+                    self.lane_addresses(
+                        step.access,
+                        a,
+                        w as u32,
+                        step.mask,
+                        &step.iterations,
+                        &mut slots,
+                        &mut addrs,
+                    )?;
+                    visit(a, step.mask, &addrs);
+                }
+                lups += match self.lups_per_thread {
+                    Some(v) => v * info.mask.count_ones() as f64,
+                    None => stores as f64 / static_stores,
+                };
+            }
+            return Ok(lups);
+        }
         let n_pre = p.pre.len();
         let n_body = p.lp.as_ref().map_or(0, |l| l.body.len());
         for (w, info) in warps.iter().enumerate() {
@@ -310,7 +347,10 @@ impl<'a> Enumerator<'a> {
                 }
             }
             let mut run = |k: usize, a: &Access, mask: u32, iteration: u32| -> Result<()> {
-                self.lane_addresses(k, a, w as u32, mask, iteration, &mut slots, &mut addrs)?;
+                let mut iterations = [0; MAX_LOOP_DEPTH];
+                iterations[0] = iteration;
+                let (w, it) = (w as u32, &iterations);
+                self.lane_addresses(k, a, w, mask, it, &mut slots, &mut addrs)?;
                 visit(a, mask, &addrs);
                 Ok(())
             };
@@ -344,7 +384,7 @@ impl<'a> Enumerator<'a> {
         a: &Access,
         warp: u32,
         mask: u32,
-        iteration: u32,
+        iterations: &[u32; MAX_LOOP_DEPTH],
         slots: &mut [i64; SLOTS],
         out: &mut Vec<u64>,
     ) -> Result<()> {
@@ -353,7 +393,9 @@ impl<'a> Enumerator<'a> {
         let arr = &launch.arrays[a.array];
         let elem = arr.element_bytes as i64;
         let limit = arr.bytes() as i64 - a.bytes as i64;
-        slots[SLOT_LOOP] = iteration as i64;
+        for (d, &k) in iterations.iter().enumerate() {
+            slots[SLOT_LOOP + d] = k as i64;
+        }
         // The per-block part of an affine index (thread slots zero), computed once per warp.
         let fast = match (&self.lane_tables[k], a.index.as_affine()) {
             (Some(table), Some(f)) => {
@@ -549,7 +591,7 @@ pub fn block_metrics(
                     pieces(ad, a.bytes, line_bytes, |l| lines.push(l));
                 }
             }
-            AccessKind::Store => m.store_request_sectors += warp.len() as u64,
+            AccessKind::Store | AccessKind::Atomic => m.store_request_sectors += warp.len() as u64,
         }
         // Lanes 0-15 and 16-31 are the two half warps; `addrs` holds the active lanes in lane
         // order, so the lower half's are the first `popcount(mask & 0xffff)`.
@@ -610,7 +652,7 @@ pub fn wave_metrics(
         lups += en.visit_block(b, &mut |a, _, addrs| {
             let set = match a.kind {
                 AccessKind::Load => &mut loads,
-                AccessKind::Store => &mut stores,
+                AccessKind::Store | AccessKind::Atomic => &mut stores,
             };
             set.insert_lanes(addrs, a.bytes, sector_bytes);
         })?;

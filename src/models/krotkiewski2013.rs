@@ -216,6 +216,7 @@ fn first_loaded_element_bytes(input: &ModelInput) -> Option<u64> {
         steps.iter().find_map(|s| match s {
             Step::Access(a) if a.kind == AccessKind::Load => Some(a.array),
             Step::Loop(l) => find(&l.body),
+            Step::If(i) => find(&i.body),
             Step::Access(_) => None,
         })
     }

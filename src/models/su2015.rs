@@ -354,7 +354,7 @@ pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
         blocks_per_smx: launch.occupancy.blocks_per_sm as u64,
         smxs: hw.sm.count as u64,
         occupancy: p("occupancy", launch.occupancy.occupancy),
-        max_occupancy: crate::timing::max_occupancy(hw, input.kernel),
+        max_occupancy: crate::timing::max_occupancy(hw, input.kernel, launch),
         max_threads_per_smx: hw.sm.max_threads as u64,
         cores_per_smx: cores as u64,
         warp_size: hw.sm.warp_size as u64,

@@ -773,7 +773,7 @@ fn stencil_of(input: &ModelInput) -> Result<Stencil> {
         halo_sides: input_param(input, "halo_sides", Some(1))?,
         shared_reads: input_param(input, "shared_reads", None)?,
         element_bytes: element_bytes as u64,
-        registers_per_thread: input.kernel.registers_per_thread as u64,
+        registers_per_thread: input.launch.registers_per_thread as u64,
         banks: banks as u64,
         sm: SmLimits {
             registers: s.registers as u64,
@@ -881,6 +881,7 @@ fn count_stores(steps: &[crate::input::trace::Step]) -> usize {
                 (a.kind == crate::input::trace::AccessKind::Store) as usize
             }
             crate::input::trace::Step::Loop(l) => count_stores(&l.body),
+            crate::input::trace::Step::If(i) => count_stores(&i.body),
         })
         .sum()
 }

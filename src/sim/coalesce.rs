@@ -159,6 +159,56 @@ impl Coalescer {
         });
     }
 
+    /// The L2 requests of one atomic warp instruction, by the rule measured on the H100
+    /// (`validation/atomics_probe.cu`, tests/data/h100/micro/atomics/): lanes on the same address
+    /// are not merged, so a line whose busiest address is hit by `r` lanes takes `r` requests,
+    /// request `j` carrying the sectors of the addresses hit by more than `j` lanes (32 lanes on
+    /// one word: 32 one-sector requests; 32 distinct words of one line: one request). Atomics
+    /// are naturally aligned, so each lane's access lies in one sector.
+    pub fn atomic(&mut self, addrs: &[u64; 32], mask: u32, size: u32) {
+        self.lines.clear();
+        let mut lanes = [0u64; 32];
+        let mut n = 0;
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            lanes[n] = addrs[lane] / size as u64 * size as u64;
+            n += 1;
+        }
+        let lanes = &mut lanes[..n];
+        lanes.sort_unstable();
+        // (address, lanes on it), sorted by address, so each line's addresses are adjacent.
+        let mut counts: Vec<(u64, u32)> = Vec::with_capacity(n);
+        for &a in lanes.iter() {
+            match counts.last_mut() {
+                Some((b, c)) if *b == a => *c += 1,
+                _ => counts.push((a, 1)),
+            }
+        }
+        let mut i = 0;
+        while i < counts.len() {
+            let line = counts[i].0 >> LINE_SHIFT;
+            let end = i + counts[i..]
+                .iter()
+                .take_while(|(a, _)| a >> LINE_SHIFT == line)
+                .count();
+            let rounds = counts[i..end].iter().map(|(_, c)| *c).max().unwrap_or(0);
+            for round in 0..rounds {
+                let sectors = counts[i..end]
+                    .iter()
+                    .filter(|(_, c)| *c > round)
+                    .fold(0u8, |s, (a, _)| s | 1 << ((a >> SECTOR_SHIFT) & 3));
+                self.lines.push(LineRequest {
+                    line,
+                    sectors,
+                    bytes: 0,
+                });
+            }
+            i = end;
+        }
+    }
+
     /// Sectors touched by the last instruction.
     pub fn sector_count(&self) -> u32 {
         self.lines.iter().map(|l| l.sectors.count_ones()).sum()
@@ -239,6 +289,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// One atomic warp instruction on 4-byte words at `f(lane)`: (L2 requests, sectors).
+    fn atomic(f: impl Fn(u64) -> u64, mask: u32, size: u32) -> (usize, u32) {
+        let mut c = Coalescer::default();
+        c.atomic(&warp(f), mask, size);
+        (c.lines.len(), c.sector_count())
+    }
+
+    #[test]
+    fn atomics_take_one_request_per_line_and_per_lane_on_a_shared_address() {
+        // The H100's counts per warp instruction (tests/data/h100/micro/atomics/summary.md):
+        // requests and sectors of lts__t_*_srcunit_tex_op_red.
+        let base = 1 << 20;
+        assert_eq!(atomic(|l| base + 4 * l, u32::MAX, 4), (1, 4)); // red_distinct
+        assert_eq!(atomic(|_| base, u32::MAX, 4), (32, 32)); // red_warp_same
+        assert_eq!(atomic(|l| base + 8 * l, u32::MAX, 4), (2, 8)); // red_stride2
+        assert_eq!(atomic(|l| base + 32 * l, u32::MAX, 4), (8, 32)); // red_stride8
+        assert_eq!(atomic(|l| base + 128 * l, u32::MAX, 4), (32, 32)); // red_stride32
+        assert_eq!(atomic(|l| base + 4 * (7 * l % 256), u32::MAX, 4), (7, 28)); // red_bins7
+        assert_eq!(atomic(|l| base + 4 * l, 0x5555_5555, 4), (1, 4)); // red_half
+        assert_eq!(atomic(|l| base + 8 * l, u32::MAX, 8), (2, 8)); // red_f64_distinct
+        assert_eq!(atomic(|l| base + 4 * l, 0, 4), (0, 0));
+        // Two lanes per word: two rounds of the same four sectors.
+        assert_eq!(atomic(|l| base + 4 * (l / 2), u32::MAX, 4), (2, 4));
+        // Lane 0 alone on its word, the rest on another sector's word: round two lacks it.
+        let mut c = Coalescer::default();
+        c.atomic(&warp(|l| if l == 0 { base } else { base + 64 }), 0b111, 4);
+        let s: Vec<u8> = c.lines.iter().map(|r| r.sectors).collect();
+        assert_eq!(s, vec![0b0101, 0b0100]);
     }
 
     #[test]

@@ -97,6 +97,32 @@ fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     per_bank.iter().copied().max().unwrap_or(0) as u64
 }
 
+/// Passes of an atomic warp instruction: the bank rule, except that lanes on the same word do
+/// not share it (measured on the H100: 32 lanes adding to one word take 32 passes, 32 distinct
+/// words 1, stride 8 words 8; tests/data/h100/micro/atomics/). The one measured exception:
+/// 32 words spread over 7 lines without a bank conflict take 2 passes, not 1.
+pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
+    let g = group_lanes(bytes);
+    let group_mask = if g == 32 { u32::MAX } else { (1u32 << g) - 1 };
+    (0..32)
+        .step_by(g)
+        .map(|first| {
+            let m = (mask >> first) & group_mask;
+            let mut per_bank = [0u8; BANKS];
+            let mut rest = m;
+            while rest != 0 {
+                let l = first + rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                // Each word of the lane's access (atomics are naturally aligned).
+                for w in 0..(bytes / 4).max(1) as u64 {
+                    per_bank[((addrs[l] >> 2) + w) as usize % BANKS] += 1;
+                }
+            }
+            per_bank.iter().copied().max().unwrap_or(0) as u64
+        })
+        .sum()
+}
+
 /// What a launch costs the data stage beyond [`passes`], the per-instruction rule measured on
 /// an idle SM: under load a load instruction that misses is run again, about
 /// `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,

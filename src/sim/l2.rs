@@ -15,13 +15,24 @@ use crate::sim::coalesce::full_sectors;
 use crate::sim::dram::{CompulsoryTracker, DramCounters};
 use hashbrown::HashMap;
 
+/// What a request asks of the L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L2Op {
+    /// A load miss.
+    Read,
+    /// A write-through store.
+    Write,
+    /// An atomic read-modify-write, performed at the L2.
+    Atomic,
+}
+
 /// A request from an SM to the L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct L2Request {
     /// Tick within the chunk.
     pub tick: u32,
-    /// Store (true) or load (false).
-    pub write: bool,
+    /// Read, write or atomic.
+    pub op: L2Op,
     /// Sectors requested.
     pub sectors: u8,
     /// Line address.
@@ -41,6 +52,10 @@ pub struct L2Counters {
     pub write_sectors: u64,
     /// Sectors crossing the fabric between the partitions.
     pub fabric_sectors: u64,
+    /// Atomic (reduction) requests arriving from the SMs.
+    pub atomic_requests: u64,
+    /// Their sectors.
+    pub atomic_sectors: u64,
 }
 
 /// The L2 and the DRAM behind it.
@@ -130,10 +145,53 @@ impl L2 {
     /// Handles one request from SM `sm`.
     #[inline]
     pub fn request(&mut self, sm: usize, r: &L2Request) {
-        if r.write {
-            self.write(sm, r.line, r.sectors, r.bytes);
+        match r.op {
+            L2Op::Read => self.read(sm, r.line, r.sectors),
+            L2Op::Write => self.write(sm, r.line, r.sectors, r.bytes),
+            L2Op::Atomic => self.atomic(sm, r.line, r.sectors),
+        }
+    }
+
+    /// An atomic from SM `sm` on `sectors` of `line`: performed in the home partition (across
+    /// the fabric when it is the far one), which needs the sectors' data (a DRAM read when
+    /// missing, rounded to the fill unit) and leaves them dirty. A near copy goes stale.
+    pub fn atomic(&mut self, sm: usize, line: u64, sectors: u8) {
+        self.counters.atomic_requests += 1;
+        self.counters.atomic_sectors += sectors.count_ones() as u64;
+        if let Some(t) = &mut self.compulsory {
+            t.read(line, sectors);
+        }
+        let near = self.near[sm] as usize;
+        let home = self.home(line);
+        if home != near {
+            self.counters.fabric_sectors += sectors.count_ones() as u64;
+            if let Some(st) = self.parts[near].access(line) {
+                st.valid &= !sectors;
+            }
+        }
+        let valid = self.parts[home].peek(line).map_or(0, |s| s.valid);
+        let missing = sectors & !valid;
+        let fill = if missing == 0 {
+            0
         } else {
-            self.read(sm, r.line, r.sectors);
+            self.expand(missing) & !valid
+        };
+        let evicted = match self.parts[home].access(line) {
+            Some(st) => {
+                st.valid |= fill;
+                st.dirty |= sectors;
+                None
+            }
+            None => {
+                let (st, ev) = self.parts[home].insert(line);
+                st.valid = fill;
+                st.dirty = sectors;
+                ev
+            }
+        };
+        self.dram_read_into(line, fill);
+        if let Some(ev) = evicted {
+            self.evict(ev);
         }
     }
 

@@ -11,7 +11,9 @@
 //! out in parallel by the per-SM stage ([`crate::sim::sm_stage`]).
 
 use crate::error::Result;
+use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::Launch;
+use crate::launch::control::{WarpCursor, WarpStep};
 use crate::launch::geometry::{WarpInfo, block_warps};
 use rayon::prelude::*;
 use std::collections::VecDeque;
@@ -23,8 +25,8 @@ pub struct Issue {
     pub tick: u32,
     /// Linear block id.
     pub block: u32,
-    /// Loop iteration (0 outside the loop).
-    pub iteration: u32,
+    /// Loop variables, outermost first (0 outside loops).
+    pub iterations: [u32; MAX_LOOP_DEPTH],
     /// Active lanes.
     pub mask: u32,
     /// Warp within the block.
@@ -34,17 +36,20 @@ pub struct Issue {
 }
 
 #[derive(Debug)]
-struct ResidentWarp {
+struct ResidentWarp<'a> {
     block: u32,
     warp: u16,
     slot: u16,
+    /// Simple form: the next dynamic instruction.
     next: u64,
     info: WarpInfo,
+    /// Other programs: the warp's cursor and its next instruction.
+    cursor: Option<Box<(WarpCursor<'a>, WarpStep)>>,
 }
 
 #[derive(Debug, Default)]
-struct SmQueue {
-    ring: Vec<ResidentWarp>,
+struct SmQueue<'a> {
+    ring: Vec<ResidentWarp<'a>>,
     cursor: usize,
     /// Live warps per block slot.
     live: Vec<u32>,
@@ -60,7 +65,7 @@ pub struct Scheduler<'a> {
     order: Vec<u32>,
     /// Position of each SM in the dispatch order.
     rank: Vec<u32>,
-    sms: Vec<SmQueue>,
+    sms: Vec<SmQueue<'a>>,
     next_block: u64,
     ready: VecDeque<Vec<WarpInfo>>,
     /// Ticks since launch.
@@ -147,8 +152,18 @@ impl<'a> Scheduler<'a> {
             let q = &mut self.sms[sm as usize];
             let slot = q.free_slots.pop().expect("dispatch needs a free slot");
             let mut live = 0;
+            let simple = self.launch.program.simple;
             for (w, info) in warps.into_iter().enumerate() {
-                if info.instructions > 0 {
+                let cursor = if simple || info.mask == 0 {
+                    None
+                } else {
+                    let mut c = WarpCursor::new(self.launch, block as u64, w as u32, info.mask);
+                    match c.next()? {
+                        Some(first) => Some(Box::new((c, first))),
+                        None => continue,
+                    }
+                };
+                if info.instructions > 0 || cursor.is_some() {
                     live += 1;
                     self.active_warps += 1;
                     q.ring.push(ResidentWarp {
@@ -157,6 +172,7 @@ impl<'a> Scheduler<'a> {
                         slot,
                         next: 0,
                         info,
+                        cursor,
                     });
                 }
             }
@@ -195,25 +211,43 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
                 let w = &mut q.ring[q.cursor];
-                let i = w.next;
-                let (access, iteration) = program.decode(i, w.info.trips as u64);
-                let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
-                let mask = if in_loop {
-                    w.info.loop_mask(iteration as u32)
-                } else {
-                    w.info.mask
+                let (access, iterations, mask, done) = match &mut w.cursor {
+                    None => {
+                        let i = w.next;
+                        let (access, iteration) = program.decode(i, w.info.trips as u64);
+                        let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
+                        let mask = if in_loop {
+                            w.info.loop_mask(iteration as u32)
+                        } else {
+                            w.info.mask
+                        };
+                        let mut iterations = [0; MAX_LOOP_DEPTH];
+                        iterations[0] = iteration as u32;
+                        w.next += 1;
+                        (access, iterations, mask, w.next == w.info.instructions)
+                    }
+                    Some(c) => {
+                        let step = c.1;
+                        let done = match c.0.next()? {
+                            Some(next) => {
+                                c.1 = next;
+                                false
+                            }
+                            None => true,
+                        };
+                        (step.access, step.iterations, step.mask, done)
+                    }
                 };
                 self.thread_accesses += mask.count_ones() as u64;
                 out[sm].push(Issue {
                     tick: t,
                     block: w.block,
-                    iteration: iteration as u32,
+                    iterations,
                     mask,
                     warp: w.warp,
                     access: access as u16,
                 });
-                w.next += 1;
-                if w.next == w.info.instructions {
+                if done {
                     let slot = w.slot as usize;
                     let block = w.block;
                     q.ring.remove(q.cursor);

@@ -7,13 +7,13 @@
 use crate::error::{Error, Result};
 use crate::input::expr::Compiled;
 use crate::input::hw::HwConfig;
-use crate::input::trace::AccessKind;
+use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{block_coords, thread_coords};
 use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::sim::cache::{Cache, Geometry};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
-use crate::sim::l2::L2Request;
+use crate::sim::l2::{L2Op, L2Request};
 use crate::sim::schedule::Issue;
 
 /// Counters of one SM's L1.
@@ -42,6 +42,11 @@ pub struct L1Counters {
     /// L1 data-stage passes of the loads and stores by the measured per-instruction rule
     /// ([`data_stage::passes`]).
     pub data_passes: u64,
+    /// Warp-level global atomic (reduction) instructions.
+    pub atomic_requests: u64,
+    /// Sectors of their L2 requests (`l1tex__t_sectors_pipe_lsu_mem_global_op_red`: a sector
+    /// hit by lanes on one address counts once per lane-round).
+    pub atomic_sectors: u64,
     /// L1 data-stage wavefronts (`l1tex__data_pipe_lsu_wavefronts`): `data_passes` plus what
     /// [`data_stage::extra_wavefronts`] adds for the launch; set when the simulation ends.
     pub wavefronts: u64,
@@ -60,6 +65,8 @@ impl L1Counters {
         self.load_miss_request_lines += o.load_miss_request_lines;
         self.load_partial_lines += o.load_partial_lines;
         self.data_passes += o.data_passes;
+        self.atomic_requests += o.atomic_requests;
+        self.atomic_sectors += o.atomic_sectors;
         self.wavefronts += o.wavefronts;
     }
 }
@@ -153,6 +160,8 @@ impl BlockFootprint {
 #[derive(Debug, Clone)]
 struct PreparedAccess {
     kind: AccessKind,
+    /// Loops around the access.
+    depth: usize,
     bytes: u32,
     elem: i64,
     base: u64,
@@ -173,7 +182,7 @@ struct PreparedAccess {
 struct FastIndex {
     c0: i64,
     block_coef: [i64; 3],
-    loop_coef: i64,
+    loop_coef: [i64; MAX_LOOP_DEPTH],
     lane_table: usize,
 }
 
@@ -232,7 +241,7 @@ impl GenContext {
                             f.coef[SLOT_BLOCK + 1],
                             f.coef[SLOT_BLOCK + 2],
                         ],
-                        loop_coef: f.coef[SLOT_LOOP],
+                        loop_coef: std::array::from_fn(|d| f.coef[SLOT_LOOP + d]),
                         lane_table,
                     }
                 });
@@ -245,6 +254,7 @@ impl GenContext {
                     aligned,
                     full_warp_passes: None,
                     kind: a.kind,
+                    depth: a.depth,
                     bytes: a.bytes,
                     elem,
                     base: arr.base,
@@ -317,10 +327,17 @@ impl GenContext {
                 b[0],
                 b[1],
                 b[2],
-                if issue.iteration > 0 {
-                    format!(" in loop iteration {}", issue.iteration)
-                } else {
-                    String::new()
+                match a.depth {
+                    0 => String::new(),
+                    1 => format!(" in loop iteration {}", issue.iterations[0]),
+                    d => format!(
+                        " in loop iterations ({})",
+                        issue.iterations[..d]
+                            .iter()
+                            .map(|k| k.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 },
                 a.limit
             ),
@@ -435,6 +452,13 @@ impl SmWorker {
             }
             self.addresses(cx, a, issue, block_xyz, &mut slots)?;
             let is_store = a.kind == AccessKind::Store;
+            if a.kind == AccessKind::Atomic {
+                self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
+                self.counters.data_passes +=
+                    data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
+                self.atomic(issue.tick);
+                continue;
+            }
             if a.aligned {
                 self.coalescer
                     .coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
@@ -448,10 +472,10 @@ impl SmWorker {
                 }
                 _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
             };
-            if is_store {
-                self.store(issue.tick);
-            } else {
-                self.load(issue.tick, issue.block);
+            match a.kind {
+                AccessKind::Load => self.load(issue.tick, issue.block),
+                AccessKind::Store => self.store(issue.tick),
+                AccessKind::Atomic => unreachable!("atomics are handled above"),
             }
         }
         for &b in finished_blocks {
@@ -476,7 +500,11 @@ impl SmWorker {
                     + f.block_coef[0] * b[0]
                     + f.block_coef[1] * b[1]
                     + f.block_coef[2] * b[2]
-                    + f.loop_coef * issue.iteration as i64;
+                    + f.loop_coef
+                        .iter()
+                        .zip(&issue.iterations)
+                        .map(|(c, &k)| c * k as i64)
+                        .sum::<i64>();
                 let warp_base = (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx));
                 let first = issue.warp as usize * 32;
                 let table = &cx.lane_tables[f.lane_table][first..first + 32];
@@ -496,7 +524,9 @@ impl SmWorker {
             }
             None => {
                 slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
-                slots[SLOT_LOOP] = issue.iteration as i64;
+                for (d, &k) in issue.iterations.iter().enumerate() {
+                    slots[SLOT_LOOP + d] = k as i64;
+                }
                 let mut m = issue.mask;
                 while m != 0 {
                     let lane = m.trailing_zeros();
@@ -562,7 +592,7 @@ impl SmWorker {
                 c.load_miss_sectors += missing.count_ones() as u64;
                 self.out.push(L2Request {
                     tick,
-                    write: false,
+                    op: L2Op::Read,
                     sectors: missing,
                     line,
                     bytes: 0,
@@ -571,6 +601,23 @@ impl SmWorker {
         }
         if misses {
             c.load_miss_request_lines += self.coalescer.lines.len() as u64;
+        }
+    }
+
+    /// Atomics bypass the L1: each request of [`Coalescer::atomic`] goes to the L2.
+    #[inline]
+    fn atomic(&mut self, tick: u32) {
+        let c = &mut self.counters;
+        c.atomic_requests += 1;
+        for r in &self.coalescer.lines {
+            c.atomic_sectors += r.sectors.count_ones() as u64;
+            self.out.push(L2Request {
+                tick,
+                op: L2Op::Atomic,
+                sectors: r.sectors,
+                line: r.line,
+                bytes: 0,
+            });
         }
     }
 
@@ -584,7 +631,7 @@ impl SmWorker {
             c.store_sectors += r.sectors.count_ones() as u64;
             self.out.push(L2Request {
                 tick,
-                write: true,
+                op: L2Op::Write,
                 sectors: r.sectors,
                 line: r.line,
                 bytes: r.bytes,

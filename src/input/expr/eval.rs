@@ -560,7 +560,7 @@ mod tests {
     fn affine_unchecked_eval() {
         let a = Affine {
             c0: 10,
-            coef: [1, -2, 3, 0, 0, 0, 0, 0],
+            coef: [1, -2, 3, 0, 0, 0, 0, 0, 0, 0],
         };
         assert_eq!(a.eval(&[1, 2, 3]), 16);
         assert_eq!(a.eval(&[1, 2]), 7); // missing slots count as zero
@@ -569,7 +569,7 @@ mod tests {
         assert_eq!(Affine::constant(i64::MAX).eval_checked(&[]), Ok(i64::MAX));
         let s = Affine {
             c0: i64::MAX,
-            coef: [1, -1, 0, 0, 0, 0, 0, 0],
+            coef: [1, -1, 0, 0, 0, 0, 0, 0, 0, 0],
         };
         // Intermediate sums may leave the i64 range; only the result is checked.
         assert_eq!(s.eval_checked(&[1, 1]), Ok(i64::MAX));

@@ -750,7 +750,7 @@ mod tests {
         // (2bz + tz + 4) * 9792 + (4by + ty + 4) * 136 + (32bx + tx + 4)
         let expected = Affine {
             c0: 4 * 9792 + 4 * 136 + 4,
-            coef: [1, 136, 9792, 32, 4 * 136, 2 * 9792, 0, 0],
+            coef: [1, 136, 9792, 32, 4 * 136, 2 * 9792, 0, 0, 0, 0],
         };
         assert_eq!(c.as_affine(), Some(&expected));
         assert_eq!(expected.c0, 39716);
@@ -776,7 +776,7 @@ mod tests {
             "y" => Some(Binding::Slot(1)),
             "nx" => Some(Binding::Const(100)),
             "ny" => Some(Binding::Const(50)),
-            "big" => Some(Binding::Slot(8)),
+            "big" => Some(Binding::Slot(MAX_SLOTS)),
             _ => None,
         };
         let comp = |s: &str| compile(&parse(s).unwrap(), &resolve);
@@ -840,7 +840,7 @@ mod tests {
             comp("big"),
             Err(EvalError::SlotOutOfRange {
                 name: "big".into(),
-                slot: 8
+                slot: MAX_SLOTS
             })
         );
     }

@@ -59,7 +59,7 @@ use std::fmt;
 use thiserror::Error;
 
 /// Number of free-variable slots supported by the affine form.
-pub const MAX_SLOTS: usize = 8;
+pub const MAX_SLOTS: usize = 10;
 
 /// Maximum depth of a tree produced by [`parse`] (a literal has depth 1; a
 /// chain of `n` additions has depth `n + 1`).
@@ -458,7 +458,7 @@ mod tests {
                 slot: 9
             }
             .to_string(),
-            "variable 'q' is bound to slot 9, but only 8 slots are supported"
+            "variable 'q' is bound to slot 9, but only 10 slots are supported"
         );
     }
 }

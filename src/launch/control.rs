@@ -1,0 +1,414 @@
+//! The control flow of one warp: which access it issues next, in which loop iterations, with
+//! which lanes. SIMT semantics: a warp runs a loop while any of its lanes is still in it (lanes
+//! that are done wait, masked off); an `if` runs its body with the lanes meeting the condition,
+//! and not at all when none does. Loop variables are the same for every lane of a warp.
+//!
+//! Programs of the simple form (no `if`, at most one loop) are decoded arithmetically by the
+//! scheduler from [`super::geometry::WarpInfo`]; this cursor walks any program, and gives the same
+//! sequence on the simple form (tested).
+
+use super::geometry::{block_coords, thread_coords};
+use super::{Launch, LoopNode, Node, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::error::{Error, Result};
+use crate::input::trace::MAX_LOOP_DEPTH;
+
+/// Most loop trips a lane may take before the launch is rejected (a runaway count is bad input).
+pub const MAX_TRIPS: i64 = 1 << 24;
+/// Most instructions one warp may issue before the launch is rejected.
+pub const MAX_WARP_INSTRUCTIONS: u64 = 1 << 32;
+
+/// One warp instruction: the access, the loop variables and the lanes taking part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarpStep {
+    /// Position in [`super::Program::accesses`].
+    pub access: usize,
+    /// Loop variables, outermost first (0 beyond the access's depth).
+    pub iterations: [u32; MAX_LOOP_DEPTH],
+    /// Active lanes.
+    pub mask: u32,
+}
+
+/// A loop being run: its variable and each lane's trip count.
+#[derive(Debug)]
+struct LoopState<'a> {
+    node: &'a LoopNode,
+    k: u32,
+    counts: [i64; 32],
+}
+
+#[derive(Debug)]
+struct Frame<'a> {
+    body: &'a [Node],
+    pos: usize,
+    mask: u32,
+    lp: Option<Box<LoopState<'a>>>,
+}
+
+/// Walks the program of one warp, instruction by instruction.
+#[derive(Debug)]
+pub struct WarpCursor<'a> {
+    launch: &'a Launch,
+    warp: u32,
+    frames: Vec<Frame<'a>>,
+    slots: [i64; SLOTS],
+    iterations: [u32; MAX_LOOP_DEPTH],
+    issued: u64,
+}
+
+impl<'a> WarpCursor<'a> {
+    /// A cursor at the start of warp `warp` of block `block_id`, running the lanes in `mask`
+    /// (those that passed the guard).
+    pub fn new(launch: &'a Launch, block_id: u64, warp: u32, mask: u32) -> WarpCursor<'a> {
+        let mut slots = [0i64; SLOTS];
+        slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
+        let frames = if mask == 0 {
+            Vec::new()
+        } else {
+            vec![Frame {
+                body: &launch.program.tree,
+                pos: 0,
+                mask,
+                lp: None,
+            }]
+        };
+        WarpCursor {
+            launch,
+            warp,
+            frames,
+            slots,
+            iterations: [0; MAX_LOOP_DEPTH],
+            issued: 0,
+        }
+    }
+
+    /// The next instruction, or `None` when the warp is done.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<WarpStep>> {
+        loop {
+            let Some(top) = self.frames.last_mut() else {
+                return Ok(None);
+            };
+            if top.pos < top.body.len() {
+                let body: &'a [Node] = top.body;
+                let node = &body[top.pos];
+                top.pos += 1;
+                let mask = top.mask;
+                match node {
+                    Node::Access(a) => {
+                        self.issued += 1;
+                        if self.issued > MAX_WARP_INSTRUCTIONS {
+                            return Err(
+                                self.error(mask, "the warp issues more than 2^32 instructions")
+                            );
+                        }
+                        return Ok(Some(WarpStep {
+                            access: *a,
+                            iterations: self.iterations,
+                            mask,
+                        }));
+                    }
+                    Node::If(i) => {
+                        let taken =
+                            self.lanes_where(mask, "if condition", |slots| i.cond.holds(slots))?;
+                        if taken != 0 {
+                            self.frames.push(Frame {
+                                body: &i.body,
+                                pos: 0,
+                                mask: taken,
+                                lp: None,
+                            });
+                        }
+                    }
+                    Node::Loop(l) => self.enter_loop(l, mask)?,
+                }
+            } else {
+                let Some(mut st) = top.lp.take() else {
+                    self.frames.pop();
+                    continue;
+                };
+                let mask = top.mask;
+                st.k += 1;
+                let alive = self.loop_lanes(&st, mask)?;
+                let top = self.frames.last_mut().expect("the loop's frame");
+                if alive == 0 {
+                    self.iterations[st.node.depth] = 0;
+                    self.frames.pop();
+                } else {
+                    top.mask = alive;
+                    top.pos = 0;
+                    self.iterations[st.node.depth] = st.k;
+                    top.lp = Some(st);
+                }
+            }
+        }
+    }
+
+    /// Starts loop `l` for the lanes in `mask`: each lane's count, then the first iteration.
+    fn enter_loop(&mut self, l: &'a LoopNode, mask: u32) -> Result<()> {
+        let mut counts = [0i64; 32];
+        self.sync_loop_slots();
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            self.lane_slots(lane);
+            let c = l
+                .count
+                .eval(&self.slots)
+                .map_err(|e| self.lane_error(lane, "loop count", e))?;
+            if c > MAX_TRIPS {
+                return Err(self.lane_error(
+                    lane,
+                    "loop count above 2^24",
+                    crate::input::expr::EvalError::Overflow,
+                ));
+            }
+            counts[lane as usize] = c;
+        }
+        let st = Box::new(LoopState {
+            node: l,
+            k: 0,
+            counts,
+        });
+        let alive = self.loop_lanes(&st, mask)?;
+        self.iterations[l.depth] = 0;
+        if alive != 0 {
+            self.frames.push(Frame {
+                body: &l.body,
+                pos: 0,
+                mask: alive,
+                lp: Some(st),
+            });
+        }
+        Ok(())
+    }
+
+    /// Lanes of `mask` that run iteration `st.k`: below their count, and meeting `while`.
+    fn loop_lanes(&mut self, st: &LoopState<'a>, mask: u32) -> Result<u32> {
+        let k = st.k as i64;
+        let mut m = mask;
+        let mut alive = 0u32;
+        while m != 0 {
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            if k < st.counts[lane as usize] {
+                alive |= 1 << lane;
+            }
+        }
+        let Some(w) = &st.node.while_cond else {
+            return Ok(alive);
+        };
+        self.iterations[st.node.depth] = st.k;
+        self.lanes_where(alive, "loop condition", |slots| w.holds(slots))
+    }
+
+    /// Lanes of `mask` for which `test` holds.
+    fn lanes_where(
+        &mut self,
+        mask: u32,
+        what: &str,
+        test: impl Fn(&[i64]) -> std::result::Result<bool, crate::input::expr::EvalError>,
+    ) -> Result<u32> {
+        self.sync_loop_slots();
+        let mut m = mask;
+        let mut out = 0u32;
+        while m != 0 {
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            self.lane_slots(lane);
+            if test(&self.slots).map_err(|e| self.lane_error(lane, what, e))? {
+                out |= 1 << lane;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Copies the loop variables into the expression slots.
+    fn sync_loop_slots(&mut self) {
+        for (d, &k) in self.iterations.iter().enumerate() {
+            self.slots[SLOT_LOOP + d] = k as i64;
+        }
+    }
+
+    fn lane_slots(&mut self, lane: u32) {
+        let t = thread_coords(self.warp * 32 + lane, self.launch.block);
+        self.slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
+    }
+
+    fn lane_error(&self, lane: u32, what: &str, e: crate::input::expr::EvalError) -> Error {
+        let t = thread_coords(self.warp * 32 + lane, self.launch.block);
+        let b = &self.slots[SLOT_BLOCK..SLOT_BLOCK + 3];
+        Error::new(
+            &self.launch.source_name,
+            format!(
+                "{what} for thread ({}, {}, {}) of block ({}, {}, {}): {e}",
+                t[0], t[1], t[2], b[0], b[1], b[2]
+            ),
+        )
+    }
+
+    fn error(&self, mask: u32, what: &str) -> Error {
+        let lane = mask.trailing_zeros().min(31);
+        let t = thread_coords(self.warp * 32 + lane, self.launch.block);
+        let b = &self.slots[SLOT_BLOCK..SLOT_BLOCK + 3];
+        Error::new(
+            &self.launch.source_name,
+            format!(
+                "{what} (thread ({}, {}, {}) of block ({}, {}, {}))",
+                t[0], t[1], t[2], b[0], b[1], b[2]
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::hw::HwConfig;
+    use crate::input::trace::Kernel;
+    use crate::launch::LaunchRequest;
+    use crate::launch::geometry::block_warps;
+
+    fn bind(text: &str, block: [u32; 3]) -> Launch {
+        let k = Kernel::parse(text, "test.toml").unwrap();
+        let req = LaunchRequest {
+            block: Some(block),
+            ..Default::default()
+        };
+        Launch::new(&k, &HwConfig::load("h200").unwrap(), &req).unwrap()
+    }
+
+    fn walk(l: &Launch, block: u64, warp: u32) -> Vec<WarpStep> {
+        let mask = block_warps(l, block).unwrap()[warp as usize].mask;
+        let mut c = WarpCursor::new(l, block, warp, mask);
+        let mut out = Vec::new();
+        while let Some(s) = c.next().unwrap() {
+            out.push(s);
+        }
+        out
+    }
+
+    #[test]
+    fn the_cursor_walks_simple_programs_as_the_scheduler_decodes_them() {
+        for (name, block) in [
+            ("star1-zloop", [32, 4, 1]),
+            ("tabik-gx", [32, 4, 1]),
+            ("su-7pt-1-zblock", [32, 4, 1]),
+            ("ernst-25pt-r4", [32, 4, 1]),
+            ("star1", [7, 3, 3]),
+        ] {
+            let k = crate::input::trace::load(name).unwrap();
+            let req = LaunchRequest {
+                block: Some(block),
+                ..Default::default()
+            };
+            let l = Launch::new(&k, &HwConfig::load("h200").unwrap(), &req).unwrap();
+            assert!(l.program.simple, "{name}");
+            let p = &l.program;
+            let pre = p.pre.len() as u64;
+            let body = p.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+            for b in [0, l.total_blocks / 2, l.total_blocks - 1] {
+                for (w, info) in block_warps(&l, b).unwrap().iter().enumerate() {
+                    let decoded: Vec<WarpStep> = (0..info.instructions)
+                        .map(|i| {
+                            let (access, it) = p.decode(i, info.trips as u64);
+                            let in_loop = i >= pre && i < pre + body * info.trips as u64;
+                            let mut iterations = [0; MAX_LOOP_DEPTH];
+                            iterations[0] = it as u32;
+                            WarpStep {
+                                access,
+                                iterations,
+                                mask: if in_loop {
+                                    info.loop_mask(it as u32)
+                                } else {
+                                    info.mask
+                                },
+                            }
+                        })
+                        .collect();
+                    assert_eq!(walk(&l, b, w as u32), decoded, "{name} block {b} warp {w}");
+                }
+            }
+        }
+    }
+
+    const NESTED: &str = r#"
+name = "nested"
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["4096"]
+[launch]
+block = [32, 1, 1]
+grid = ["1", "1", "1"]
+[thread]
+let = ["t = threadIdx.x"]
+lattice_updates = "32"
+body = [
+  { loop = "i", count = "3", body = [
+    { load = "a", index = "i" },
+    { loop = "j", count = "i + t % 2", body = [
+      { if = "t < 16 || j == 0", body = [{ store = "a", index = "64 * i + j" }] },
+    ] },
+  ] },
+  { load = "a", index = "t" },
+]
+"#;
+
+    #[test]
+    fn nested_loops_run_while_any_lane_is_in_them_and_ifs_mask_lanes() {
+        let l = bind(NESTED, [32, 1, 1]);
+        assert!(!l.program.simple);
+        let steps = walk(&l, 0, 0);
+        let odd = 0xAAAA_AAAAu32;
+        let low = 0x0000_FFFFu32;
+        let s = |access: usize, i: u32, j: u32, mask: u32| WarpStep {
+            access,
+            iterations: [i, j, 0, 0],
+            mask,
+        };
+        // Access 0: the load of each i; access 1: the store; access 2: the final load.
+        // i = 0: odd lanes run j = 0. i = 1: all run j = 0, odd lanes j = 1 (only the low
+        // half of them passes the if). i = 2: all run j = 0 and 1, odd lanes j = 2.
+        let expected = vec![
+            s(0, 0, 0, u32::MAX),
+            s(1, 0, 0, odd),
+            s(0, 1, 0, u32::MAX),
+            s(1, 1, 0, u32::MAX),
+            s(1, 1, 1, odd & low),
+            s(0, 2, 0, u32::MAX),
+            s(1, 2, 0, u32::MAX),
+            s(1, 2, 1, low),
+            s(1, 2, 2, odd & low),
+            s(2, 0, 0, u32::MAX),
+        ];
+        assert_eq!(steps, expected);
+    }
+
+    #[test]
+    fn a_warp_none_of_whose_lanes_take_an_if_issues_nothing_of_it() {
+        let text = NESTED.replace("t < 16 || j == 0", "t > 100");
+        let l = bind(&text, [32, 1, 1]);
+        let steps = walk(&l, 0, 0);
+        assert!(steps.iter().all(|s| s.access != 1));
+        assert_eq!(steps.len(), 4);
+    }
+
+    #[test]
+    fn runaway_counts_are_errors_naming_the_thread() {
+        let text = NESTED.replace("count = \"3\"", "count = \"t * 100000000\"");
+        let l = bind(&text, [32, 1, 1]);
+        let mask = block_warps(&l, 0).unwrap()[0].mask;
+        let mut c = WarpCursor::new(&l, 0, 0, mask);
+        let e = loop {
+            match c.next() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("a count above 2^24 must be refused"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(e.source_name, "test.toml");
+        assert!(e.message.contains("loop count above 2^24"), "{}", e.message);
+        assert!(e.message.contains("thread (1, 0, 0)"), "{}", e.message);
+    }
+}
