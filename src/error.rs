@@ -15,11 +15,13 @@ pub struct Error {
 }
 
 impl Error {
-    /// An error about the named input (a file path, or e.g. `--block`).
+    /// An error about the named input (a file path, or e.g. `--block`). Line breaks and other
+    /// control characters (from quoted input, such as a CSV cell spanning lines) are escaped, so
+    /// that the error is one line.
     pub fn new(source_name: impl Into<String>, message: impl Into<String>) -> Self {
         Error {
-            source_name: source_name.into(),
-            message: message.into(),
+            source_name: one_line(source_name.into()),
+            message: one_line(message.into()),
         }
     }
 
@@ -27,6 +29,19 @@ impl Error {
     pub fn in_file(path: &std::path::Path, message: impl Into<String>) -> Self {
         Error::new(path.display().to_string(), message)
     }
+}
+
+/// `s` with control characters escaped (`\n` as the two characters `\` `n`).
+fn one_line(s: String) -> String {
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    s.chars()
+        .map(|c| match c {
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// Result alias used throughout the crate.

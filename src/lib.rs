@@ -67,7 +67,8 @@ impl Bound {
     }
 
     /// Runs `model` with its constants `params` on the launch; also returns the time model
-    /// applied to the predicted volumes.
+    /// applied to the predicted volumes. A kernel outside the model's [`models::Scope`] is an
+    /// error, or carries warnings in the prediction.
     pub fn predict(
         &self,
         model: &models::ModelInfo,
@@ -80,7 +81,9 @@ impl Bound {
             launch: &self.launch,
             params,
         };
-        let prediction = (model.predict)(&input)?;
+        let warnings = models::check_scope(model, &self.kernel, &self.launch)?;
+        let mut prediction = (model.predict)(&input)?;
+        prediction.warnings = warnings;
         let mut inputs = prediction.volumes.time_inputs();
         inputs.flops = timing::launch_flops(&self.kernel, &self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);

@@ -113,8 +113,9 @@ struct SweepArgs {
     /// ernst-512, tabik-2d; comma-separated.
     #[arg(long, required = true)]
     blocks: Vec<String>,
-    /// Domains: AxBxC, or square-xy:total=T:from=A:to=B[:points=K] (square XY planes at
-    /// constant total size); comma-separated.
+    /// Domains: NXxNYxNZ (NXxNY or N for 2-D and 1-D kernels), or
+    /// square-xy:total=T:from=A:to=B[:points=K] (square XY planes at constant total size);
+    /// comma-separated.
     #[arg(long)]
     domains: Vec<String>,
     /// A kernel parameter or model constant and its values, NAME=V1,V2,… (repeatable; every
@@ -392,6 +393,9 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
     let predicted = model
         .map(|m| bound.predict(m, &model_params, clock))
         .transpose()?;
+    for w in predicted.iter().flat_map(|(p, _)| &p.warnings) {
+        eprintln!("warning: {w}");
+    }
     let opts = SimOptions {
         infinite_l1: a.infinite_l1,
         infinite_l2: a.infinite_l2,
@@ -413,6 +417,9 @@ fn predict(a: &PredictArgs) -> Result<String> {
         clock,
     } = prepare(&a.launch, Some(model))?;
     let (p, t) = bound.predict(model, &model_params, clock)?;
+    for w in &p.warnings {
+        eprintln!("warning: {w}");
+    }
     Ok(gputraffic::report::render_prediction(
         &bound.launch,
         &bound.hw,
@@ -440,6 +447,7 @@ fn list() -> String {
     s += "models (--model, --compare):\n";
     for m in models::MODELS {
         s += &format!("  {:<22} {}\n", m.name, m.summary);
+        s += &format!("      applies to {}\n", m.scope.applies_to);
         for p in m.params {
             s += &format!("      --set {:<18} {}\n", format!("{}=", p.name), p.doc);
         }

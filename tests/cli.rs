@@ -594,3 +594,121 @@ fn shared_memory_that_grows_with_the_block_sets_the_occupancy() {
     assert_eq!(occupancy("256x1x1"), (6, "shared memory".to_string()));
     assert_eq!(occupancy("1024x1x1"), (1, "shared memory".to_string()));
 }
+
+/// Found by tests/fuzz.rs: a quoted CSV cell spanning lines once made a two-line error, a config
+/// allowing blocks larger than an SM made the occupancy search run for 2^26 block sizes, and a
+/// unified L2 listing SMs per partition indexed past the SMs (a panic).
+#[test]
+fn fuzzing_finds_stay_fixed() {
+    let dir = common::scratch("fuzz-finds");
+    let ncu = std::fs::read_to_string("tests/data/h100/small_ncu.csv").unwrap();
+    let broken = ncu.replacen("\"(1024, 1, 1)\"", "\"(102\n4, 1, 1)\"", 1);
+    assert_ne!(broken, ncu);
+    let csv = dir.join("ncu.csv");
+    std::fs::write(&csv, broken).unwrap();
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            csv.to_str().unwrap(),
+            "--manifest",
+            "tests/data/h100/small_manifest.toml",
+            "--hw",
+            "h100-sxm",
+        ],
+        &["ncu.csv", "'(102\\n4, 1, 1)'"],
+    );
+    let hw = std::fs::read_to_string("hw-configs/h200.toml").unwrap();
+    let big = hw.replacen(
+        "max_threads_per_block = 1024",
+        "max_threads_per_block = 2147483648",
+        1,
+    );
+    assert_ne!(big, hw);
+    let path = dir.join("big.toml");
+    std::fs::write(&path, big).unwrap();
+    rejects(
+        &[
+            "simulate",
+            "--kernel",
+            "star1",
+            "--hw",
+            path.to_str().unwrap(),
+        ],
+        &[
+            "big.toml",
+            "sm.max_threads_per_block = 2147483648 is more than the SM holds",
+        ],
+    );
+}
+
+#[test]
+fn models_refuse_kernels_outside_their_scope_in_one_line() {
+    rejects(
+        &["simulate", "--kernel", "jacobi2d", "--compare", "su2015"],
+        &[
+            "traces/jacobi2d.toml",
+            "model su2015 applies to 3-D stencils",
+            "kernel 'jacobi2d' is 2-dimensional (it has nx, ny)",
+        ],
+    );
+    rejects(
+        &[
+            "predict",
+            "--model",
+            "layer-condition",
+            "--kernel",
+            "histogram",
+        ],
+        &[
+            "traces/histogram.toml",
+            "has none of the domain parameters nx, ny, nz",
+        ],
+    );
+    rejects(
+        &["predict", "--model", "ernst2023", "--kernel", "histogram"],
+        &["kernel 'histogram' performs atomics, which it does not model"],
+    );
+    // A kernel the model can read but was not written for: the number, and a warning.
+    let (code, stdout, stderr) = gputraffic(&[
+        "predict",
+        "--model",
+        "su2015",
+        "--kernel",
+        "star7-coarse-yz",
+        "--domain",
+        "64x64x64",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("model su2015"), "{stdout}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: model su2015 was written for kernels with one loop at most"),
+        "{stderr}"
+    );
+    // ernst2023 reads any control flow and 2-D kernels: no warning.
+    let (code, _, stderr) =
+        gputraffic(&["predict", "--model", "ernst2023", "--kernel", "jacobi2d"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    // The layer condition on a kernel it cannot analyse names the kernel, not --set.
+    let dir = common::scratch("scope");
+    let path = dir.join("gather.toml");
+    let text = std::fs::read_to_string("traces/star1.toml")
+        .unwrap()
+        .replace("index = \"c - 1\"", "index = \"(c * 7) % (nx * ny)\"");
+    std::fs::write(&path, text).unwrap();
+    rejects(
+        &[
+            "predict",
+            "--model",
+            "layer-condition",
+            "--kernel",
+            path.to_str().unwrap(),
+        ],
+        &[
+            "gather.toml",
+            "cannot derive the stencil range",
+            "give the range with --set r=R",
+        ],
+    );
+}

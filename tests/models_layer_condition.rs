@@ -170,5 +170,34 @@ body = [{ load = "a", index = "x" }, { load = "a", index = "x + 2" }]
         .unwrap()
         .predict(&layer_condition::MODEL, &BTreeMap::new(), None)
         .unwrap_err();
+    assert!(e.message.contains("none of the domain parameters"), "{e}");
+    // The same loads over a 3-D grid: in scope, but the range cannot be derived.
+    let k = Kernel::parse(
+        r#"
+name = "loads-only-3d"
+[params]
+nx = 64
+ny = 64
+nz = 64
+[[arrays]]
+name = "a"
+element_bytes = 8
+dims = ["nx + 2", "ny", "nz"]
+[launch]
+block = [64, 2, 1]
+grid = ["cdiv(nx, blockDim.x)", "cdiv(ny, blockDim.y)", "nz"]
+[thread]
+let = ["x = blockIdx.x * blockDim.x + threadIdx.x", "y = blockIdx.y * blockDim.y + threadIdx.y"]
+lattice_updates = "nx * ny * nz"
+body = [{ load = "a", index = ["x", "y", "blockIdx.z"] }, { load = "a", index = ["x + 2", "y", "blockIdx.z"] }]
+"#,
+        "loads-only-3d.toml",
+    )
+    .unwrap();
+    let e = Bound::new(k, "a100-40gb", &LaunchRequest::default())
+        .unwrap()
+        .predict(&layer_condition::MODEL, &BTreeMap::new(), None)
+        .unwrap_err();
+    assert_eq!(e.source_name, "loads-only-3d.toml");
     assert!(e.message.contains("--set r"), "{e}");
 }

@@ -325,3 +325,50 @@ fn bad_sweep_input_exits_2_with_one_line() {
         assert!(!Path::new(o).exists(), "{a:?} left a file");
     }
 }
+
+/// `--domains` takes as many sizes as the kernel has of nx, ny, nz: a 2-D sweep of jacobi2d.
+#[test]
+fn a_two_dimensional_kernel_sweeps_two_dimensional_domains() {
+    let dir = scratch("sweep-2d");
+    let out = dir.join("j.csv");
+    let (code, _, stderr) = gputraffic(&[
+        "sweep",
+        "--kernel",
+        "jacobi2d",
+        "--hw",
+        "h100-sxm",
+        "--blocks",
+        "32x8x1,16x16x1",
+        "--domains",
+        "64x32,128x64",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let t = Table::load(&out).unwrap();
+    assert_eq!(t.rows.len(), 4);
+    let nx: Vec<&str> = t.text("param_nx").unwrap();
+    let ny: Vec<&str> = t.text("param_ny").unwrap();
+    assert_eq!(nx, vec!["64", "64", "128", "128"]);
+    assert_eq!(ny, vec!["32", "32", "64", "64"]);
+    // A 3-D size for a 2-D kernel says which form it takes.
+    common::rejects(
+        &[
+            "sweep",
+            "--kernel",
+            "jacobi2d",
+            "--hw",
+            "h100-sxm",
+            "--blocks",
+            "32x8x1",
+            "--domains",
+            "64x32x8",
+            "--out",
+            dir.join("j3.csv").to_str().unwrap(),
+        ],
+        &[
+            "--domains",
+            "2-dimensional (it has nx, ny): give --domain NXxNY",
+        ],
+    );
+}

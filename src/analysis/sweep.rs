@@ -11,6 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
+use crate::input::trace::Kernel;
 use crate::launch::geometry::{BlockLimit, MAX_BLOCK_Z, check_block};
 use crate::launch::{Launch, LaunchRequest};
 use crate::metrics;
@@ -195,6 +196,32 @@ pub fn expand_domains(entries: &[String]) -> Result<Vec<[i64; 3]>> {
     Ok(out)
 }
 
+/// The domains of `--domains` for `kernel`: a series as [`expand_domains`] gives it, and every
+/// other entry as `--domain` takes it (`N`, `NXxNY` or `NXxNYxNZ`, as many sizes as the kernel
+/// has of `nx`, `ny`, `nz`).
+fn domain_settings(
+    kernel: &Kernel,
+    entries: &[String],
+) -> Result<Vec<crate::launch::DomainSettings>> {
+    let mut out = Vec::new();
+    for e in entries.iter().flat_map(|e| e.split(',')) {
+        let e = e.trim();
+        if let Some(rest) = e.strip_prefix("square-xy:") {
+            out.extend(
+                square_xy_series(e, rest)?
+                    .into_iter()
+                    .map(|d| (Some(d), Vec::new())),
+            );
+        } else {
+            out.push(
+                crate::launch::domain_request(kernel, e)
+                    .map_err(|err| Error::new("--domains", err.message))?,
+            );
+        }
+    }
+    Ok(out)
+}
+
 fn square_xy_series(entry: &str, rest: &str) -> Result<Vec<[i64; 3]>> {
     let bad = |m: &str| Error::new("--domains", format!("'{entry}': {m}"));
     let mut keys: BTreeMap<&str, i64> = BTreeMap::new();
@@ -315,13 +342,10 @@ impl Sweep {
             .map(|s| parse_set_list(s))
             .collect::<Result<_>>()?;
         let combos = cross_product(&set_lists);
-        let domains: Vec<Option<[i64; 3]>> = if spec.domains.is_empty() {
-            vec![None]
+        let domains: Vec<crate::launch::DomainSettings> = if spec.domains.is_empty() {
+            vec![(None, Vec::new())]
         } else {
-            expand_domains(&spec.domains)?
-                .into_iter()
-                .map(Some)
-                .collect()
+            domain_settings(&kernel, &spec.domains)?
         };
         let scales = |v: &[f64]| if v.is_empty() { vec![1.0] } else { v.to_vec() };
         // Each GPU at each cache scale, with its clock and its block shapes.
@@ -349,8 +373,8 @@ impl Sweep {
                 for &(block, named) in blocks {
                     let req = LaunchRequest {
                         block: Some(block),
-                        domain: *domain,
-                        set: split.kernel.clone(),
+                        domain: domain.0,
+                        set: [domain.1.clone(), split.kernel.clone()].concat(),
                     };
                     match Launch::new(&kernel, hw, &req) {
                         Ok(launch) => configs.push(Planned {

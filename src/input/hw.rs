@@ -410,6 +410,12 @@ impl HwConfig {
         )?;
         self.check_replacement()?;
         self.check_fill_and_sizes()?;
+        if l2.partitions == 1 && (l2.partition_sms.is_some() || l2.home_hash.is_some()) {
+            return Err(
+                "l2.partition_sms and l2.home_hash describe a split L2: set l2.partitions = 2 or remove them"
+                    .to_string(),
+            );
+        }
         if l2.partitions == 2 {
             check_split_l2(l2, self.sm.count)?;
         }
@@ -497,7 +503,8 @@ impl HwConfig {
     }
 }
 
-/// The SM limits: all positive, 32-thread warps, at most 65535 SMs.
+/// The SM limits: all positive, 32-thread warps, at most 65535 SMs of at most 65536 threads, a
+/// block no larger than an SM.
 fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
     for (what, v) in [
         ("sm.count", s.count),
@@ -523,6 +530,18 @@ fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
     }
     if s.count > 65535 {
         return Err(format!("sm.count = {} is more than 65535", s.count));
+    }
+    if s.max_threads > 1 << 16 {
+        return Err(format!(
+            "sm.max_threads = {} is more than 65536 threads per SM",
+            s.max_threads
+        ));
+    }
+    if s.max_threads_per_block > s.max_threads {
+        return Err(format!(
+            "sm.max_threads_per_block = {} is more than the SM holds (sm.max_threads = {})",
+            s.max_threads_per_block, s.max_threads
+        ));
     }
     Ok(())
 }

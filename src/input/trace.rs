@@ -71,6 +71,21 @@ pub enum AccessKind {
     Atomic,
 }
 
+/// Most memory instructions in a program's text (records number them in 16 bits).
+pub const MAX_ACCESSES: usize = 65535;
+
+/// Memory instructions in `steps` (loops counted once).
+fn count_accesses(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Access(_) => 1,
+            Step::Loop(l) => count_accesses(&l.body),
+            Step::If(i) => count_accesses(&i.body),
+        })
+        .sum()
+}
+
 /// Most loops one access may sit in (each loop variable takes one expression slot).
 pub const MAX_LOOP_DEPTH: usize = 4;
 /// Most loops and `if`s one step may sit in, together.
@@ -333,6 +348,15 @@ impl Kernel {
         if body.is_empty() {
             return Err(Error::new(source_name, "thread.body has no accesses"));
         }
+        let accesses = count_accesses(&body);
+        if accesses > MAX_ACCESSES {
+            return Err(Error::new(
+                source_name,
+                format!(
+                    "thread.body has {accesses} accesses; at most {MAX_ACCESSES} are supported"
+                ),
+            ));
+        }
         Ok(Kernel {
             name: raw.name,
             description: raw.description,
@@ -353,17 +377,7 @@ impl Kernel {
 
     /// Number of memory instructions in the program text (loops counted once).
     pub fn static_access_count(&self) -> usize {
-        fn count(steps: &[Step]) -> usize {
-            steps
-                .iter()
-                .map(|s| match s {
-                    Step::Access(_) => 1,
-                    Step::Loop(l) => count(&l.body),
-                    Step::If(i) => count(&i.body),
-                })
-                .sum()
-        }
-        count(&self.body)
+        count_accesses(&self.body)
     }
 }
 

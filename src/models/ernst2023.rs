@@ -46,6 +46,12 @@ pub const L1_FAR_BYTES: u64 = 1024;
 pub const MODEL: ModelInfo = ModelInfo {
     name: "ernst2023",
     summary: "Ernst et al. 2023 address-expression estimator: L1 wavefronts, L2->L1 and DRAM volumes per lattice update",
+    scope: crate::models::Scope {
+        applies_to: "kernels whose addresses follow from the thread indices, any dimensionality, without atomics",
+        dims: &[0, 1, 2, 3],
+        any_control_flow: true,
+        atomics: false,
+    },
     params: PARAMS,
     predict,
 };

@@ -56,6 +56,12 @@ const PARAMS: &[ParamSpec] = &[
 pub const MODEL: ModelInfo = ModelInfo {
     name: "krotkiewski2013",
     summary: "Krotkiewski & Dabrowski 2013: 2.5D tile + halo memory footprint BpP (eqs. 5-9), M-condition (8)",
+    scope: crate::models::Scope {
+        applies_to: "3-D stencils with 2.5D blocking over 2-D thread blocks",
+        dims: &[3],
+        any_control_flow: false,
+        atomics: false,
+    },
     params: PARAMS,
     predict,
 };

@@ -20,6 +20,12 @@ use crate::launch::Launch;
 pub const MODEL: ModelInfo = ModelInfo {
     name: "layer-condition",
     summary: "Ernst et al. 2023 Sect. 5.7 GPU layer condition: DRAM B/LUP of a d-deep wave, largest plane the L2 holds",
+    scope: crate::models::Scope {
+        applies_to: "3-D stencils whose loads sit at constant offsets from the stored point",
+        dims: &[3],
+        any_control_flow: true,
+        atomics: false,
+    },
     params: PARAMS,
     predict,
 };
@@ -154,9 +160,9 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
             .map(|r| r as f64)
             .ok_or_else(|| {
                 Error::new(
-                    "--set",
+                    &l.source_name,
                     format!(
-                        "cannot derive the stencil range of '{}' from its accesses (it needs a store and affine loads at constant offsets); set it with --set r=R",
+                        "layer-condition cannot derive the stencil range of '{}' from its accesses (it needs a store and affine loads at constant offsets from it); give the range with --set r=R",
                         l.kernel
                     ),
                 )

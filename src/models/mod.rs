@@ -138,6 +138,9 @@ impl PredictedVolumes {
 pub struct Prediction {
     /// The model's name.
     pub model: &'static str,
+    /// Where the kernel is outside what the paper's model was written for but the number may
+    /// still be wanted ([`Scope`]): printed on stderr as warnings.
+    pub warnings: Vec<String>,
     /// The paper's quantities under the names the issue and `docs/models.md` give, in a
     /// meaningful order.
     pub fields: Map<String, Value>,
@@ -150,6 +153,7 @@ impl Prediction {
     pub fn new(model: &'static str) -> Prediction {
         Prediction {
             model,
+            warnings: Vec::new(),
             fields: Map::new(),
             volumes: PredictedVolumes::default(),
         }
@@ -162,6 +166,80 @@ impl Prediction {
     }
 }
 
+/// The kernels a paper's model is written for. `predict` and `--compare` refuse a kernel of
+/// another dimensionality or with atomics (the numbers would be meaningless), and warn when the
+/// kernel's control flow goes beyond what the model reads (the number may still be wanted).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    /// One line: the kernels the model applies to (`gputraffic list` shows it).
+    pub applies_to: &'static str,
+    /// How many of `nx`, `ny`, `nz` the kernel has (its dimensionality) for the model to apply.
+    pub dims: &'static [usize],
+    /// Whether it reads programs beyond one flat loop (nested loops, `if`s).
+    pub any_control_flow: bool,
+    /// Whether it models atomics.
+    pub atomics: bool,
+}
+
+/// A kernel's dimensionality: how many of `nx`, `ny`, `nz` it has, in that order (what
+/// `--domain` sets).
+pub fn dimensionality(kernel: &Kernel) -> usize {
+    ["nx", "ny", "nz"]
+        .iter()
+        .take_while(|n| kernel.params.contains_key(**n))
+        .count()
+}
+
+/// Whether `model` applies to the bound `launch` of `kernel`: an error saying why not, or the
+/// warnings to print with its numbers.
+pub fn check_scope(model: &ModelInfo, kernel: &Kernel, launch: &Launch) -> Result<Vec<String>> {
+    let scope = &model.scope;
+    let refuse = |why: String| {
+        Error::new(
+            &kernel.source_name,
+            format!(
+                "model {} applies to {}; {why}",
+                model.name, scope.applies_to
+            ),
+        )
+    };
+    let dims = dimensionality(kernel);
+    if !scope.dims.contains(&dims) {
+        return Err(refuse(match dims {
+            0 => format!(
+                "kernel '{}' has none of the domain parameters nx, ny, nz",
+                kernel.name
+            ),
+            d => format!(
+                "kernel '{}' is {d}-dimensional (it has {})",
+                kernel.name,
+                ["nx", "ny", "nz"][..d].join(", ")
+            ),
+        }));
+    }
+    let atomics = launch
+        .program
+        .accesses
+        .iter()
+        .any(|a| a.kind == crate::input::trace::AccessKind::Atomic);
+    if atomics && !scope.atomics {
+        return Err(refuse(format!(
+            "kernel '{}' performs atomics, which it does not model",
+            kernel.name
+        )));
+    }
+    let mut warnings = Vec::new();
+    if !launch.program.simple && !scope.any_control_flow {
+        warnings.push(format!(
+            "model {} was written for kernels with one loop at most and no if; kernel '{}' has \
+             nested loops or ifs, which it reads as one representative thread runs them: check \
+             its numbers against simulate",
+            model.name, kernel.name
+        ));
+    }
+    Ok(warnings)
+}
+
 /// One model as the command line knows it.
 #[derive(Debug, Clone, Copy)]
 pub struct ModelInfo {
@@ -169,6 +247,8 @@ pub struct ModelInfo {
     pub name: &'static str,
     /// One line for `gputraffic list`.
     pub summary: &'static str,
+    /// The kernels it applies to.
+    pub scope: Scope,
     /// Constants it takes with `--set`.
     pub params: &'static [ParamSpec],
     /// The model itself.

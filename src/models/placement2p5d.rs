@@ -42,6 +42,12 @@ const PARAMS: &[ParamSpec] = &[
 pub const MODEL: ModelInfo = ModelInfo {
     name: "placement2p5d",
     summary: "2.5D data-placement paper: long-and-flat thread-block heuristic (Sect. IV-A, Formula 1) as a ranking",
+    scope: crate::models::Scope {
+        applies_to: "3-D stencils with 2.5D blocking over 2-D thread blocks",
+        dims: &[3],
+        any_control_flow: false,
+        atomics: false,
+    },
     params: PARAMS,
     predict,
 };

@@ -18,6 +18,12 @@ use crate::launch::analysis::{self, CodeAnalysis};
 pub const MODEL: ModelInfo = ModelInfo {
     name: "su2015",
     summary: "Su et al. 2015: V_SMX, V_L2, V_GM of 3D stencils (formulas 2-18), delta/epsilon/eta miss ratios",
+    scope: crate::models::Scope {
+        applies_to: "3-D stencils, one point per thread or a z loop (Su et al. Sect. 2-3)",
+        dims: &[3],
+        any_control_flow: false,
+        atomics: false,
+    },
     params: PARAMS,
     predict,
 };

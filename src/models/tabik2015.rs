@@ -27,6 +27,12 @@ const NAME: &str = "tabik2015";
 pub const MODEL: ModelInfo = ModelInfo {
     name: "tabik2015",
     summary: "Tabik et al. 2015: global/shared transactions, occupancy and the optimal block-shape set",
+    scope: crate::models::Scope {
+        applies_to: "3-D image stencils with a shared-memory tile (Tabik et al. Table II)",
+        dims: &[3],
+        any_control_flow: false,
+        atomics: false,
+    },
     params: PARAMS,
     predict,
 };
