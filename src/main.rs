@@ -90,6 +90,10 @@ struct SimulateArgs {
     /// Skip tracking the compulsory volumes (a little faster).
     #[arg(long)]
     no_compulsory: bool,
+    /// Replay the L2 serially in one piece, the reference the parallel sharded replay equals
+    /// exactly (for comparing speed and checking exactness).
+    #[arg(long, hide = true)]
+    reference_l2: bool,
 }
 
 #[derive(clap::Args)]
@@ -400,6 +404,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         infinite_l1: a.infinite_l1,
         infinite_l2: a.infinite_l2,
         compulsory: !a.no_compulsory,
+        serial_l2: a.reference_l2,
         ..SimOptions::default()
     };
     let mut report = on_threads(a.threads, || bound.simulate(&opts, clock))?;

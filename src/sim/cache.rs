@@ -62,10 +62,30 @@ pub enum Cache {
     Infinite(HashMap<u64, LineState, ahash::RandomState>),
 }
 
-/// The finite cache. Arrays are laid out set by set so a lookup touches one contiguous run.
+/// The set a line maps to in a cache of `geometry` (0..sets).
+#[inline]
+pub fn set_index(geometry: &Geometry, line: u64) -> usize {
+    let sets = geometry.sets;
+    match geometry.indexing {
+        SetIndexing::Modulo => (line % sets as u64) as usize,
+        SetIndexing::Hash => {
+            // Mix the line address, then map to 0..sets without a division.
+            let h = (line ^ (line >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let h = h ^ (h >> 32);
+            ((h as u128 * sets as u128) >> 64) as usize
+        }
+    }
+}
+
+/// The finite cache. Arrays are laid out set by set so a lookup touches one contiguous run. A
+/// shard holds only the sets `s` with `s % shards == shard` (set `s` at local position
+/// `s / shards`): sets never interact, so shards of one cache can run on different threads.
 #[derive(Debug, Clone)]
 pub struct SetAssoc {
     geometry: Geometry,
+    shards: usize,
+    /// Sets held here.
+    local_sets: usize,
     /// line + 1 per way (0 = empty).
     tags: Vec<u32>,
     states: Vec<LineState>,
@@ -82,16 +102,25 @@ pub struct SetAssoc {
 impl Cache {
     /// A finite cache with the given geometry.
     pub fn new(geometry: Geometry) -> Cache {
-        let n = geometry.sets * geometry.ways;
+        Cache::shard(geometry, 0, 1)
+    }
+
+    /// Shard `shard` of `shards` of a finite cache with the given geometry: the sets `s` with
+    /// `s % shards == shard`. Only lines of those sets may be looked up or inserted.
+    pub fn shard(geometry: Geometry, shard: usize, shards: usize) -> Cache {
+        let local_sets = geometry.sets.saturating_sub(shard).div_ceil(shards);
+        let n = local_sets * geometry.ways;
         Cache::SetAssoc(SetAssoc {
             geometry,
+            shards,
+            local_sets,
             tags: vec![0; n],
             states: vec![LineState::default(); n],
             stamps: vec![0; n],
             clock: 0,
             rng: 0x9E37_79B9_7F4A_7C15,
             tree: match geometry.replacement {
-                Replacement::Plru => vec![0; geometry.sets],
+                Replacement::Plru => vec![0; local_sets],
                 _ => vec![],
             },
         })
@@ -181,7 +210,7 @@ impl SetAssoc {
     #[cold]
     fn renumber(&mut self) {
         let ways = self.geometry.ways;
-        for set in 0..self.geometry.sets {
+        for set in 0..self.local_sets {
             let r = set * ways..(set + 1) * ways;
             let mut order: Vec<usize> = r.clone().collect();
             order.sort_by_key(|&i| self.stamps[i]);
@@ -210,17 +239,15 @@ impl SetAssoc {
         self.tree[set] = bits;
     }
 
+    /// The local position of `line`'s set.
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        let sets = self.geometry.sets;
-        match self.geometry.indexing {
-            SetIndexing::Modulo => (line % sets as u64) as usize,
-            SetIndexing::Hash => {
-                // Mix the line address, then map to 0..sets without a division.
-                let h = (line ^ (line >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                let h = h ^ (h >> 32);
-                ((h as u128 * sets as u128) >> 64) as usize
-            }
+        let s = set_index(&self.geometry, line);
+        if self.shards == 1 {
+            s
+        } else {
+            debug_assert!(s / self.shards < self.local_sets);
+            s / self.shards
         }
     }
 
@@ -322,6 +349,35 @@ mod tests {
         // Now 0 is least recent in set 0.
         assert!(c.access(4).is_some());
         assert_eq!(c.insert(6).1.map(|e| e.line), Some(0));
+    }
+
+    #[test]
+    fn shards_of_a_cache_together_behave_as_the_whole_cache() {
+        let geometry = Geometry {
+            sets: 5,
+            ways: 2,
+            replacement: Replacement::Lru,
+            indexing: SetIndexing::Hash,
+        };
+        let mut whole = Cache::new(geometry);
+        let mut shards: Vec<Cache> = (0..3).map(|k| Cache::shard(geometry, k, 3)).collect();
+        let mut x = 12345u64;
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 40;
+            let s = &mut shards[set_index(&geometry, line) % 3];
+            match (whole.access(line).is_some(), s.access(line).is_some()) {
+                (true, true) => {}
+                (false, false) => assert_eq!(whole.insert(line).1, s.insert(line).1),
+                other => panic!("line {line}: whole and shard disagree: {other:?}"),
+            }
+        }
+        // 5 sets over 3 shards: 2, 2 and 1 sets.
+        let held: Vec<usize> = shards.iter().map(|s| s.lines().count()).collect();
+        assert_eq!(held.iter().sum::<usize>(), whole.lines().count());
+        assert!(held[2] <= 2, "{held:?}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! DRAM: sector read/write counters, and the compulsory (infinite-cache) DRAM footprint.
 
 use crate::metrics::SECTOR_SHIFT;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Sector traffic between the L2 and device memory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -12,28 +13,30 @@ pub struct DramCounters {
 }
 
 /// Tracks the DRAM reads an infinitely large L2 would make: the first read of each fill unit
-/// fetches its sectors that were not fully written before.
-#[derive(Debug, Clone)]
+/// fetches its sectors that were not fully written before. Shared by the L2's shards: the bits of
+/// a line are only ever touched by the shard that owns the line, but one word holds the bits of
+/// lines of several shards, hence atomic updates (whose order cannot matter).
+#[derive(Debug)]
 pub struct CompulsoryTracker {
     /// First sector tracked (absolute sector number).
     first_sector: u64,
     sectors_per_unit: u64,
     /// Sectors fully written by a store.
-    full_written: Vec<u64>,
+    full_written: Vec<AtomicU64>,
     /// Fill units already fetched.
-    fetched: Vec<u64>,
+    fetched: Vec<AtomicU64>,
     /// Compulsory DRAM read sectors so far.
-    pub read_sectors: u64,
+    read_sectors: AtomicU64,
 }
 
 #[inline]
-fn get(bits: &[u64], i: u64) -> bool {
-    bits[(i >> 6) as usize] >> (i & 63) & 1 == 1
+fn get(bits: &[AtomicU64], i: u64) -> bool {
+    bits[(i >> 6) as usize].load(Relaxed) >> (i & 63) & 1 == 1
 }
 
 #[inline]
-fn set(bits: &mut [u64], i: u64) {
-    bits[(i >> 6) as usize] |= 1 << (i & 63);
+fn set(bits: &[AtomicU64], i: u64) {
+    bits[(i >> 6) as usize].fetch_or(1 << (i & 63), Relaxed);
 }
 
 impl CompulsoryTracker {
@@ -45,15 +48,24 @@ impl CompulsoryTracker {
         CompulsoryTracker {
             first_sector,
             sectors_per_unit: per_unit,
-            full_written: vec![0; sectors.div_ceil(64) as usize + 1],
-            fetched: vec![0; (sectors / per_unit).div_ceil(64) as usize + 1],
-            read_sectors: 0,
+            full_written: (0..sectors.div_ceil(64) + 1)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            fetched: (0..(sectors / per_unit).div_ceil(64) + 1)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            read_sectors: AtomicU64::new(0),
         }
+    }
+
+    /// Compulsory DRAM read sectors so far.
+    pub fn read_sectors(&self) -> u64 {
+        self.read_sectors.load(Relaxed)
     }
 
     /// A read of `sectors` of `line` reaching the L2.
     #[inline]
-    pub fn read(&mut self, line: u64, sectors: u8) {
+    pub fn read(&self, line: u64, sectors: u8) {
         let base = (line << 2) - self.first_sector;
         let per = self.sectors_per_unit;
         let mut s = 0u64;
@@ -67,10 +79,11 @@ impl CompulsoryTracker {
                         wanted >> (s + i) & 1 == 1 && !get(&self.full_written, base + s + i)
                     });
                     if needs {
-                        set(&mut self.fetched, unit);
-                        self.read_sectors += (0..per)
+                        set(&self.fetched, unit);
+                        let n = (0..per)
                             .filter(|i| !get(&self.full_written, base + s + i))
                             .count() as u64;
+                        self.read_sectors.fetch_add(n, Relaxed);
                     }
                 }
             }
@@ -80,11 +93,11 @@ impl CompulsoryTracker {
 
     /// A store reaching the L2 that fully writes `full` sectors of `line`.
     #[inline]
-    pub fn write_full(&mut self, line: u64, full: u8) {
+    pub fn write_full(&self, line: u64, full: u8) {
         let base = (line << 2) - self.first_sector;
         for s in 0..4 {
             if full >> s & 1 == 1 {
-                set(&mut self.full_written, base + s);
+                set(&self.full_written, base + s);
             }
         }
     }
@@ -96,24 +109,24 @@ mod tests {
 
     #[test]
     fn first_read_of_a_unit_fetches_the_unwritten_sectors_once() {
-        let mut t = CompulsoryTracker::new(0, 1 << 20, 64);
+        let t = CompulsoryTracker::new(0, 1 << 20, 64);
         t.read(10, 0b0010); // sector 1 → unit {0,1}: 2 sectors
-        assert_eq!(t.read_sectors, 2);
+        assert_eq!(t.read_sectors(), 2);
         t.read(10, 0b0001); // same unit again: nothing
-        assert_eq!(t.read_sectors, 2);
+        assert_eq!(t.read_sectors(), 2);
         t.write_full(11, 0b0011);
         t.read(11, 0b0001); // fully written before any read: nothing
-        assert_eq!(t.read_sectors, 2);
+        assert_eq!(t.read_sectors(), 2);
         t.write_full(12, 0b0001);
         t.read(12, 0b0010); // unit {0,1} of line 12, sector 0 written: 1 sector
-        assert_eq!(t.read_sectors, 3);
+        assert_eq!(t.read_sectors(), 3);
     }
 
     #[test]
     fn sector_granularity() {
-        let mut t = CompulsoryTracker::new(4096, 8192, 32);
+        let t = CompulsoryTracker::new(4096, 8192, 32);
         t.read(4096 / 128, 0b1111);
         t.read(4096 / 128, 0b1111);
-        assert_eq!(t.read_sectors, 4);
+        assert_eq!(t.read_sectors(), 4);
     }
 }

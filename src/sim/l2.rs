@@ -8,12 +8,110 @@
 //! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
 //! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
 
-use crate::input::hw::{HwConfig, PartitionHash};
+use crate::input::hw::{HwConfig, PartitionHash, Replacement};
 use crate::metrics::LINE_SHIFT;
-use crate::sim::cache::{Cache, Evicted, Geometry};
+use crate::sim::cache::{Cache, Evicted, Geometry, set_index};
 use crate::sim::coalesce::full_sectors;
 use crate::sim::dram::{CompulsoryTracker, DramCounters};
 use hashbrown::HashMap;
+use std::sync::Arc;
+
+/// Shards the L2 is split into for the parallel replay (when its replacement allows: random
+/// replacement draws from one generator per cache, which couples the sets).
+pub const SHARDS: usize = 32;
+
+/// Which shard of the L2 a line belongs to: a function of its set (the same set index in both
+/// partitions), so each shard holds whole sets and shards never interact.
+#[derive(Debug, Clone, Copy)]
+pub struct L2Router {
+    geometry: Option<Geometry>,
+    /// Number of shards.
+    pub shards: usize,
+}
+
+impl L2Router {
+    /// The router for `hw`'s L2 (`infinite`: partitions that never evict), `shards` at most;
+    /// one shard where the replacement is random.
+    pub fn new(hw: &HwConfig, infinite: bool, shards: usize) -> L2Router {
+        let c = &hw.l2;
+        let per_part = c.size_bytes / c.partitions as u64;
+        let geometry = Geometry::new(per_part, c.ways, c.replacement, c.set_indexing);
+        let shards = if c.replacement == Replacement::Random {
+            1
+        } else {
+            shards.clamp(1, geometry.sets.max(1))
+        };
+        L2Router {
+            geometry: (!infinite).then_some(geometry),
+            shards,
+        }
+    }
+
+    /// The shard of `line`.
+    #[inline]
+    pub fn shard(&self, line: u64) -> usize {
+        if self.shards == 1 {
+            return 0;
+        }
+        match &self.geometry {
+            Some(g) => set_index(g, line) % self.shards,
+            None => (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % self.shards,
+        }
+    }
+}
+
+/// The L2 as shards ([`L2`] each) that replay their requests independently, in parallel; their
+/// counters add up to exactly what one L2 replaying every request in order counts.
+#[derive(Debug)]
+pub struct ShardedL2 {
+    /// The shards, by [`L2Router::shard`].
+    pub shards: Vec<L2>,
+    /// The compulsory tracker they share.
+    pub compulsory: Option<Arc<CompulsoryTracker>>,
+}
+
+impl ShardedL2 {
+    /// The L2 of `hw` in `router.shards` shards; `address_range` enables compulsory tracking.
+    pub fn new(
+        hw: &HwConfig,
+        infinite: bool,
+        address_range: Option<(u64, u64)>,
+        router: &L2Router,
+    ) -> ShardedL2 {
+        let compulsory = address_range
+            .map(|(lo, hi)| Arc::new(CompulsoryTracker::new(lo, hi, hw.l2.fill_bytes)));
+        ShardedL2 {
+            shards: (0..router.shards)
+                .map(|k| L2::shard(hw, infinite, compulsory.clone(), k, router.shards))
+                .collect(),
+            compulsory,
+        }
+    }
+
+    /// L2 counters, summed over the shards.
+    pub fn counters(&self) -> L2Counters {
+        let mut c = L2Counters::default();
+        for s in &self.shards {
+            c.add(&s.counters);
+        }
+        c
+    }
+
+    /// DRAM traffic, summed over the shards.
+    pub fn dram(&self) -> DramCounters {
+        let mut d = DramCounters::default();
+        for s in &self.shards {
+            d.read_sectors += s.dram.read_sectors;
+            d.write_sectors += s.dram.write_sectors;
+        }
+        d
+    }
+
+    /// Dirty sectors still in the L2.
+    pub fn dirty_sectors(&self) -> u64 {
+        self.shards.iter().map(|s| s.dirty_sectors()).sum()
+    }
+}
 
 /// What a request asks of the L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +156,20 @@ pub struct L2Counters {
     pub atomic_sectors: u64,
 }
 
-/// The L2 and the DRAM behind it.
+impl L2Counters {
+    /// Adds another shard's counters.
+    pub fn add(&mut self, o: &L2Counters) {
+        self.read_sectors += o.read_sectors;
+        self.read_lookup_miss_sectors += o.read_lookup_miss_sectors;
+        self.write_sectors += o.write_sectors;
+        self.fabric_sectors += o.fabric_sectors;
+        self.atomic_requests += o.atomic_requests;
+        self.atomic_sectors += o.atomic_sectors;
+    }
+}
+
+/// The L2 and the DRAM behind it, or one shard of them (the sets `s % shards == shard` of both
+/// partitions).
 #[derive(Debug)]
 pub struct L2 {
     parts: Vec<Cache>,
@@ -72,13 +183,26 @@ pub struct L2 {
     /// DRAM traffic so far.
     pub dram: DramCounters,
     /// Compulsory DRAM footprint, when tracked.
-    pub compulsory: Option<CompulsoryTracker>,
+    pub compulsory: Option<Arc<CompulsoryTracker>>,
 }
 
 impl L2 {
     /// An empty L2 for `hw` (`infinite`: partitions that never evict). `address_range` enables
     /// compulsory-footprint tracking over those byte addresses.
     pub fn new(hw: &HwConfig, infinite: bool, address_range: Option<(u64, u64)>) -> L2 {
+        let compulsory = address_range
+            .map(|(lo, hi)| Arc::new(CompulsoryTracker::new(lo, hi, hw.l2.fill_bytes)));
+        L2::shard(hw, infinite, compulsory, 0, 1)
+    }
+
+    /// Shard `shard` of `shards` of the L2 of `hw`, sharing `compulsory`.
+    pub fn shard(
+        hw: &HwConfig,
+        infinite: bool,
+        compulsory: Option<Arc<CompulsoryTracker>>,
+        shard: usize,
+        shards: usize,
+    ) -> L2 {
         let c = &hw.l2;
         let per_part = c.size_bytes / c.partitions as u64;
         let parts = (0..c.partitions)
@@ -86,12 +210,11 @@ impl L2 {
                 if infinite {
                     Cache::infinite()
                 } else {
-                    Cache::new(Geometry::new(
-                        per_part,
-                        c.ways,
-                        c.replacement,
-                        c.set_indexing,
-                    ))
+                    Cache::shard(
+                        Geometry::new(per_part, c.ways, c.replacement, c.set_indexing),
+                        shard,
+                        shards,
+                    )
                 }
             })
             .collect();
@@ -107,7 +230,7 @@ impl L2 {
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
             counters: L2Counters::default(),
             dram: DramCounters::default(),
-            compulsory: address_range.map(|(lo, hi)| CompulsoryTracker::new(lo, hi, c.fill_bytes)),
+            compulsory,
         }
     }
 
@@ -158,7 +281,7 @@ impl L2 {
     pub fn atomic(&mut self, sm: usize, line: u64, sectors: u8) {
         self.counters.atomic_requests += 1;
         self.counters.atomic_sectors += sectors.count_ones() as u64;
-        if let Some(t) = &mut self.compulsory {
+        if let Some(t) = &self.compulsory {
             t.read(line, sectors);
         }
         let near = self.near[sm] as usize;
@@ -198,7 +321,7 @@ impl L2 {
     /// A load miss from SM `sm` for `sectors` of `line`.
     pub fn read(&mut self, sm: usize, line: u64, sectors: u8) {
         self.counters.read_sectors += sectors.count_ones() as u64;
-        if let Some(t) = &mut self.compulsory {
+        if let Some(t) = &self.compulsory {
             t.read(line, sectors);
         }
         let near = self.near[sm] as usize;
@@ -275,7 +398,7 @@ impl L2 {
     pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
         self.counters.write_sectors += sectors.count_ones() as u64;
         let full = full_sectors(bytes) & sectors;
-        if let Some(t) = &mut self.compulsory {
+        if let Some(t) = &self.compulsory {
             t.write_full(line, full);
         }
         let near = self.near[sm] as usize;

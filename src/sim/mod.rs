@@ -5,8 +5,9 @@
 //! parallel) → L2 and DRAM (in global tick order).
 //!
 //! Work proceeds in chunks of ticks so memory stays bounded however large the kernel. Results do
-//! not depend on the number of threads: SMs are independent until the L2, and the L2 replays
-//! their requests tick by tick, SM by SM.
+//! not depend on the number of threads: SMs are independent until the L2, and the L2 is split
+//! into shards of whole sets, each replaying its requests tick by tick, SM by SM — exactly the
+//! serial replay of every request in that order ([`SimOptions::serial_l2`] runs that reference).
 
 pub mod cache;
 pub mod coalesce;
@@ -20,7 +21,7 @@ use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::sim::dram::DramCounters;
-use crate::sim::l2::{L2, L2Counters, L2Request};
+use crate::sim::l2::{L2, L2Counters, L2Request, L2Router, ShardedL2};
 use crate::sim::schedule::{Issue, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
@@ -36,6 +37,8 @@ pub struct SimOptions {
     pub chunk_ticks: u32,
     /// Track compulsory volumes (costs some speed).
     pub compulsory: bool,
+    /// Replay the L2 in one piece, serially (the reference the sharded replay must equal).
+    pub serial_l2: bool,
 }
 
 impl Default for SimOptions {
@@ -45,6 +48,7 @@ impl Default for SimOptions {
             infinite_l2: false,
             chunk_ticks: 512,
             compulsory: true,
+            serial_l2: false,
         }
     }
 }
@@ -79,8 +83,10 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch);
     let mut sched = Scheduler::new(launch, hw.dispatch_order())?;
+    let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
+    let router = L2Router::new(hw, opts.infinite_l2, shards);
     let mut workers: Vec<SmWorker> = (0..n)
-        .map(|_| SmWorker::new(hw, opts.infinite_l1, opts.compulsory))
+        .map(|_| SmWorker::new(hw, opts.infinite_l1, opts.compulsory, router))
         .collect();
     let range = opts.compulsory.then(|| {
         let lo = launch.arrays.iter().map(|a| a.base).min().unwrap_or(0);
@@ -92,14 +98,14 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
             .unwrap_or(0);
         (lo, hi)
     });
-    let mut l2 = L2::new(hw, opts.infinite_l2, range);
+    let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
     // Three stages overlap: while the SMs work on chunk i, the L2 replays chunk i-1 and the
     // scheduler prepares chunk i+1.
     let mut issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
     let mut finished: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut next_issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
     let mut next_finished: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut pending: Vec<Vec<L2Request>> = vec![Vec::new(); n];
+    let mut pending: Vec<Vec<Vec<L2Request>>> = vec![vec![Vec::new(); router.shards]; n];
     let mut pending_ticks = 0;
     let mut warp_instructions = 0u64;
     let mut ticks = sched.run(opts.chunk_ticks, &mut issues, &mut finished)?;
@@ -143,10 +149,10 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         );
     Ok(Counts {
         l1,
-        l2: l2.counters,
-        dram: l2.dram,
+        l2: l2.counters(),
+        dram: l2.dram(),
         dirty_at_end_sectors: l2.dirty_sectors(),
-        compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors),
+        compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors()),
         ticks: sched.tick,
         warp_instructions,
         thread_accesses: sched.thread_accesses,
@@ -155,17 +161,42 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
     })
 }
 
-/// Replays the SMs' L2 requests of one chunk in global order: tick by tick, SM by SM.
-fn replay(l2: &mut L2, outs: &[Vec<L2Request>], ticks: u32) {
-    let mut cursors = vec![0usize; outs.len()];
-    for t in 0..ticks {
-        for (sm, out) in outs.iter().enumerate() {
-            let mut c = cursors[sm];
-            while c < out.len() && out[c].tick == t {
-                l2.request(sm, &out[c]);
-                c += 1;
-            }
-            cursors[sm] = c;
+/// Replays the SMs' L2 requests of one chunk: each shard, in parallel, its own requests in
+/// global order (tick by tick, SM by SM). Shards hold disjoint sets, so this is exactly the
+/// serial replay of every request in that order.
+fn replay(l2: &mut ShardedL2, outs: &[Vec<Vec<L2Request>>], ticks: u32) {
+    l2.shards
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(k, shard)| replay_shard(shard, outs, k, ticks));
+}
+
+/// Replays shard `k`'s requests of one chunk in global order: tick by tick, SM by SM. The SMs'
+/// lists are each in tick order; a counting sort by tick (SMs visited in order, so each tick's
+/// requests stay in SM order) puts them in global order at a cost linear in the requests.
+fn replay_shard(l2: &mut L2, outs: &[Vec<Vec<L2Request>>], k: usize, ticks: u32) {
+    let total: usize = outs.iter().map(|o| o[k].len()).sum();
+    if total == 0 {
+        return;
+    }
+    let mut starts = vec![0u32; ticks as usize + 1];
+    for o in outs {
+        for r in &o[k] {
+            starts[r.tick as usize + 1] += 1;
         }
+    }
+    for t in 0..ticks as usize {
+        starts[t + 1] += starts[t];
+    }
+    let mut order: Vec<(u32, u32)> = vec![(0, 0); total];
+    for (sm, o) in outs.iter().enumerate() {
+        for (i, r) in o[k].iter().enumerate() {
+            let slot = &mut starts[r.tick as usize];
+            order[*slot as usize] = (sm as u32, i as u32);
+            *slot += 1;
+        }
+    }
+    for (sm, i) in order {
+        l2.request(sm as usize, &outs[sm as usize][k][i as usize]);
     }
 }

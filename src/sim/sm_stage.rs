@@ -13,7 +13,7 @@ use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::sim::cache::{Cache, Geometry};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
-use crate::sim::l2::{L2Op, L2Request};
+use crate::sim::l2::{L2Op, L2Request, L2Router};
 use crate::sim::schedule::Issue;
 
 /// Counters of one SM's L1.
@@ -354,8 +354,9 @@ pub struct SmWorker {
     addrs: [u64; 32],
     /// Counters so far.
     pub counters: L1Counters,
-    /// Requests to the L2 from the last chunk, in issue order.
-    pub out: Vec<L2Request>,
+    /// Requests to the L2 from the last chunk, in issue order, one list per L2 shard.
+    pub out: Vec<Vec<L2Request>>,
+    router: L2Router,
     /// Distinct sectors loaded by each resident block so far (for the compulsory volume).
     footprints: Vec<BlockFootprint>,
     /// Index into `footprints` of the block of the last load.
@@ -364,8 +365,14 @@ pub struct SmWorker {
 }
 
 impl SmWorker {
-    /// A worker with an empty L1 (`infinite` gives an L1 that never evicts).
-    pub fn new(hw: &HwConfig, infinite: bool, track_compulsory: bool) -> SmWorker {
+    /// A worker with an empty L1 (`infinite` gives an L1 that never evicts) whose requests go to
+    /// the L2 shards of `router`.
+    pub fn new(
+        hw: &HwConfig,
+        infinite: bool,
+        track_compulsory: bool,
+        router: L2Router,
+    ) -> SmWorker {
         let l1 = if infinite {
             Cache::infinite()
         } else {
@@ -382,7 +389,8 @@ impl SmWorker {
             coalescer: Coalescer::default(),
             addrs: [0; 32],
             counters: L1Counters::default(),
-            out: Vec::new(),
+            out: vec![Vec::new(); router.shards],
+            router,
             footprints: Vec::new(),
             current: 0,
             track_compulsory,
@@ -440,7 +448,9 @@ impl SmWorker {
         issues: &[Issue],
         finished_blocks: &[u32],
     ) -> Result<()> {
-        self.out.clear();
+        for o in &mut self.out {
+            o.clear();
+        }
         let mut slots = [0i64; SLOTS];
         let mut last_block = u32::MAX;
         let mut block_xyz = [0i64; 3];
@@ -590,7 +600,7 @@ impl SmWorker {
                     c.load_partial_lines += 1;
                 }
                 c.load_miss_sectors += missing.count_ones() as u64;
-                self.out.push(L2Request {
+                self.out[self.router.shard(line)].push(L2Request {
                     tick,
                     op: L2Op::Read,
                     sectors: missing,
@@ -611,7 +621,7 @@ impl SmWorker {
         c.atomic_requests += 1;
         for r in &self.coalescer.lines {
             c.atomic_sectors += r.sectors.count_ones() as u64;
-            self.out.push(L2Request {
+            self.out[self.router.shard(r.line)].push(L2Request {
                 tick,
                 op: L2Op::Atomic,
                 sectors: r.sectors,
@@ -629,7 +639,7 @@ impl SmWorker {
         c.store_requests += 1;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
-            self.out.push(L2Request {
+            self.out[self.router.shard(r.line)].push(L2Request {
                 tick,
                 op: L2Op::Write,
                 sectors: r.sectors,
