@@ -34,9 +34,14 @@ fn get(bits: &[AtomicU64], i: u64) -> bool {
     bits[(i >> 6) as usize].load(Relaxed) >> (i & 63) & 1 == 1
 }
 
+/// Sets bit `i`. Only the shard owning a bit sets it, so the plain test first is safe, and spares
+/// most calls the atomic read-modify-write.
 #[inline]
 fn set(bits: &[AtomicU64], i: u64) {
-    bits[(i >> 6) as usize].fetch_or(1 << (i & 63), Relaxed);
+    let word = &bits[(i >> 6) as usize];
+    if word.load(Relaxed) >> (i & 63) & 1 == 0 {
+        word.fetch_or(1 << (i & 63), Relaxed);
+    }
 }
 
 impl CompulsoryTracker {

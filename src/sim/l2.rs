@@ -25,7 +25,7 @@ pub const SHARDS: usize = 32;
 #[derive(Debug, Clone, Copy)]
 pub struct L2Router {
     geometry: Option<Geometry>,
-    /// Number of shards.
+    /// Number of shards (a power of two).
     pub shards: usize,
 }
 
@@ -36,10 +36,12 @@ impl L2Router {
         let c = &hw.l2;
         let per_part = c.size_bytes / c.partitions as u64;
         let geometry = Geometry::new(per_part, c.ways, c.replacement, c.set_indexing);
+        // A power of two, so that shard and local set are a mask and a shift.
         let shards = if c.replacement == Replacement::Random {
             1
         } else {
-            shards.clamp(1, geometry.sets.max(1))
+            let most = shards.clamp(1, geometry.sets.max(1));
+            1 << most.ilog2()
         };
         L2Router {
             geometry: (!infinite).then_some(geometry),
@@ -53,9 +55,10 @@ impl L2Router {
         if self.shards == 1 {
             return 0;
         }
+        let mask = self.shards - 1;
         match &self.geometry {
-            Some(g) => set_index(g, line) % self.shards,
-            None => (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % self.shards,
+            Some(g) => set_index(g, line) & mask,
+            None => (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask,
         }
     }
 }

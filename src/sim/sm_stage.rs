@@ -98,7 +98,7 @@ impl BlockFootprint {
         (h >> (64 - self.keys.len().trailing_zeros())) as usize
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, line: u64, sectors: u8) {
         if 2 * (self.len + 1) > self.keys.len() {
             self.grow();
