@@ -60,7 +60,17 @@ impl Bound {
         opts: &sim::SimOptions,
         clock_ghz: Option<f64>,
     ) -> Result<report::Report> {
-        let counts = sim::simulate(&self.launch, &self.hw, opts)?;
+        self.simulate_with_progress(opts, clock_ghz, &|_, _| {})
+    }
+
+    /// [`Bound::simulate`], calling `progress(blocks dispatched, total blocks)` as it goes.
+    pub fn simulate_with_progress(
+        &self,
+        opts: &sim::SimOptions,
+        clock_ghz: Option<f64>,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<report::Report> {
+        let counts = sim::simulate_with_progress(&self.launch, &self.hw, opts, progress)?;
         let inputs = timing::inputs_from_counts(&counts, &self.kernel, &self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
         Ok(report::Report::new(&self.launch, &self.hw, counts).with_time(time))

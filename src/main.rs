@@ -305,6 +305,52 @@ fn progress_bar(what: &str) -> indicatif::ProgressBar {
     )
 }
 
+/// The waves of a long simulation on stderr: shown once it has run a second, and only on a
+/// terminal (indicatif draws nothing into a pipe or a file).
+struct WaveBar {
+    bar: indicatif::ProgressBar,
+    start: std::time::Instant,
+    blocks_per_wave: u64,
+    shown: std::sync::atomic::AtomicBool,
+}
+
+fn wave_bar(launch: &gputraffic::launch::Launch, hw: &gputraffic::input::hw::HwConfig) -> WaveBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden())
+            .with_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} waves, {elapsed} elapsed, about {eta} left",
+                )
+                .expect("a valid progress template"),
+            );
+    WaveBar {
+        bar,
+        start: std::time::Instant::now(),
+        blocks_per_wave: (launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64).max(1),
+        shown: std::sync::atomic::AtomicBool::new(false),
+    }
+}
+
+impl WaveBar {
+    fn update(&self, blocks_done: u64, blocks: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.shown.load(Relaxed) {
+            if self.start.elapsed() < std::time::Duration::from_secs(1) {
+                return;
+            }
+            self.shown.store(true, Relaxed);
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        self.bar.set_length(blocks.div_ceil(self.blocks_per_wave));
+        self.bar.set_position(blocks_done / self.blocks_per_wave);
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 /// A `progress(done, total)` callback that moves `bar`.
 fn follow(bar: &indicatif::ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
     move |done, total| {
@@ -407,7 +453,13 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         serial_l2: a.reference_l2,
         ..SimOptions::default()
     };
-    let mut report = on_threads(a.threads, || bound.simulate(&opts, clock))?;
+    let bar = wave_bar(&bound.launch, &bound.hw);
+    let progress = |done: u64, total: u64| bar.update(done, total);
+    let report = on_threads(a.threads, || {
+        bound.simulate_with_progress(&opts, clock, &progress)
+    });
+    bar.finish();
+    let mut report = report?;
     if let Some((p, t)) = predicted {
         report.compare(p, t);
     }

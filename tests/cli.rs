@@ -712,3 +712,21 @@ fn models_refuse_kernels_outside_their_scope_in_one_line() {
         ],
     );
 }
+
+/// The progress bar of a long simulation goes to a terminal only: piped, stderr stays empty
+/// (this run takes about 2 s on the two-core CI machine, past the bar's one-second delay).
+#[test]
+fn a_long_simulation_writes_no_progress_into_a_pipe() {
+    let (code, stdout, stderr) = gputraffic(&[
+        "simulate",
+        "--kernel",
+        "star4",
+        "--domain",
+        "640x512x32",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "");
+    assert!(stdout.starts_with('{'));
+}

@@ -80,6 +80,17 @@ pub struct Counts {
 
 /// Simulates `launch` on `hw`.
 pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Counts> {
+    simulate_with_progress(launch, hw, opts, &|_, _| {})
+}
+
+/// Simulates `launch` on `hw`, calling `progress(blocks dispatched, total blocks)` after every
+/// chunk of ticks.
+pub fn simulate_with_progress(
+    launch: &Launch,
+    hw: &HwConfig,
+    opts: &SimOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Counts> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch);
     let mut sched = Scheduler::new(launch, hw.dispatch_order())?;
@@ -130,6 +141,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Cou
         }
         pending_ticks = ticks;
         ticks = scheduled?;
+        progress(sched.blocks_dispatched(), launch.total_blocks);
         std::mem::swap(&mut issues, &mut next_issues);
         std::mem::swap(&mut finished, &mut next_finished);
     }

@@ -115,6 +115,11 @@ impl<'a> Scheduler<'a> {
         Ok(s)
     }
 
+    /// Blocks dispatched so far.
+    pub fn blocks_dispatched(&self) -> u64 {
+        self.next_block
+    }
+
     /// True when every block has been dispatched and has finished.
     pub fn done(&self) -> bool {
         self.next_block >= self.launch.total_blocks && self.sms.iter().all(|q| q.ring.is_empty())
