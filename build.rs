@@ -1,8 +1,42 @@
 //! Embeds every shipped kernel trace (`traces/*.toml`) and hardware config (`hw-configs/*.toml`)
-//! in the binary, so adding a file there is all it takes to ship it.
+//! in the binary, so adding a file there is all it takes to ship it; and records the git commit
+//! and the shipped GPUs for `--version`.
 
 use std::fmt::Write;
 use std::path::Path;
+
+/// The stems of the `.toml` files of `dir`, sorted.
+fn stems(dir: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {dir}: {e}"))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".toml").map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The commit the binary is built from (`unknown` outside a git checkout), `+` when the working
+/// tree has changes.
+fn git_commit() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(commit) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            format!("{commit}{}", if dirty { "+" } else { "" })
+        }
+        None => "unknown".to_string(),
+    }
+}
 
 fn embed(dir: &str, out_name: &str) {
     println!("cargo:rerun-if-changed={dir}");
@@ -34,4 +68,11 @@ fn embed(dir: &str, out_name: &str) {
 fn main() {
     embed("traces", "shipped_traces.rs");
     embed("hw-configs", "shipped_hw.rs");
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/refs/heads");
+    println!("cargo:rustc-env=GPUTRAFFIC_GIT_COMMIT={}", git_commit());
+    println!(
+        "cargo:rustc-env=GPUTRAFFIC_SHIPPED_GPUS={}",
+        stems("hw-configs").join(", ")
+    );
 }

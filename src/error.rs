@@ -53,12 +53,22 @@ pub fn read_file(path: &std::path::Path) -> Result<String> {
         .map_err(|e| Error::in_file(path, format!("cannot read file: {e}")))
 }
 
-/// Writes `bytes` to `path` through a temporary file beside it and a rename, so that a failure
+/// Creates the folders `path` is to be written in, when missing.
+pub fn create_parent(path: &std::path::Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => std::fs::create_dir_all(dir)
+            .map_err(|e| Error::in_file(path, format!("cannot create its folder: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `bytes` to `path` (creating its folder) through a temporary file beside it and a rename, so that a failure
 /// never leaves a partial file under the final name.
 pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| Error::in_file(path, "not a file name"))?;
+    create_parent(path)?;
     let temporary = path.with_file_name(format!(
         ".{}.{}.tmp",
         name.to_string_lossy(),

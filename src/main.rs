@@ -1,6 +1,6 @@
 //! The `gputraffic` command line: a thin layer over the library.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use gputraffic::Bound;
 use gputraffic::choice::Choice;
 use gputraffic::launch::LaunchRequest;
@@ -13,7 +13,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "gputraffic",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about = "Trace-driven simulator of GPU memory traffic"
 )]
 struct Cli {
@@ -21,10 +22,33 @@ struct Cli {
     command: Command,
 }
 
+/// `-V`: the version and the commit built from.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("GPUTRAFFIC_GIT_COMMIT"),
+    ")"
+);
+/// `--version`: also the GPUs shipped in the binary.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("GPUTRAFFIC_GIT_COMMIT"),
+    ")\nshipped GPUs: ",
+    env!("GPUTRAFFIC_SHIPPED_GPUS")
+);
+
 #[derive(Subcommand)]
 enum Command {
     /// Simulate one kernel launch and report the traffic at every level.
     Simulate(SimulateArgs),
+    /// Print a shell completion script: `gputraffic completions bash > /etc/bash_completion.d/gputraffic`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `gputraffic man > gputraffic.1; man ./gputraffic.1`.
+    Man,
     /// Evaluate a closed-form model from the literature on one kernel launch.
     Predict(PredictArgs),
     /// Simulate many configurations (block shapes, domains, parameters, GPUs, cache sizes) into
@@ -486,6 +510,22 @@ fn predict(a: &PredictArgs) -> Result<String> {
     ))
 }
 
+/// The completion script for `shell`.
+fn completions(shell: clap_complete::Shell) -> String {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "gputraffic", &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The manual page.
+fn man() -> Result<String> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut out)
+        .map_err(|e| Error::new("man", e.to_string()))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
 fn list() -> String {
     let mut s = String::from("kernels (traces/):\n");
     for (name, text) in gputraffic::input::trace::SHIPPED {
@@ -680,6 +720,8 @@ fn main() -> ExitCode {
         Command::Rank(a) => rank(a),
         Command::Show(a) => show(a),
         Command::List => Ok(list()),
+        Command::Completions { shell } => Ok(completions(*shell)),
+        Command::Man => man(),
     };
     match result {
         Ok(out) => {

@@ -730,3 +730,72 @@ fn a_long_simulation_writes_no_progress_into_a_pipe() {
     assert_eq!(stderr, "");
     assert!(stdout.starts_with('{'));
 }
+
+#[test]
+fn completions_man_page_and_version() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let (code, stdout, stderr) = gputraffic(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {stderr}");
+        // fish spells options `-l domain`, the others `--domain`.
+        assert!(
+            stdout.contains("simulate") && stdout.contains("domain"),
+            "{shell}"
+        );
+    }
+    let (code, stdout, _) = gputraffic(&["man"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains(".TH gputraffic 1"), "{stdout}");
+    assert!(stdout.contains("simulate"));
+    let (code, stdout, _) = gputraffic(&["--version"]);
+    assert_eq!(code, 0);
+    let first = stdout.lines().next().unwrap();
+    assert!(first.starts_with("gputraffic 0.1.0 (commit "), "{stdout}");
+    assert!(stdout.contains("shipped GPUs: a100-40gb, "), "{stdout}");
+    assert!(stdout.contains("h200"), "{stdout}");
+    let (code, _, stderr) = gputraffic(&["completions", "tcsh"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+/// Every command that writes a file creates the folders it goes in.
+#[test]
+fn out_creates_missing_folders() {
+    let dir = common::scratch("out-folders");
+    let sweep = dir.join("a/b/sweep.csv");
+    let (code, _, stderr) = gputraffic(&[
+        "sweep",
+        "--kernel",
+        "star1",
+        "--blocks",
+        "32x4x1",
+        "--domains",
+        "32x32x8",
+        "--out",
+        sweep.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(sweep.exists());
+    let validation = dir.join("c/v.json");
+    let (code, _, stderr) = gputraffic(&[
+        "validate",
+        "--measured",
+        "tests/data/validate/hand.csv",
+        "--hw",
+        "h200",
+        "--format",
+        "json",
+        "--out",
+        validation.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let png = dir.join("d/e/v.png");
+    let (code, _, stderr) = gputraffic(&[
+        "plot",
+        "validation",
+        "--input",
+        validation.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(png.exists());
+}

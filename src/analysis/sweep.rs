@@ -560,6 +560,7 @@ impl Sweep {
         let format = OutputFormat::for_path(out);
         let name = out.display().to_string();
         let io = |e: std::io::Error| Error::new(&name, format!("cannot write: {e}"));
+        crate::error::create_parent(out)?;
         let mut done = vec![false; self.len()];
         let mut kept = 0;
         let existing = match resume && out.exists() {
