@@ -68,11 +68,7 @@ pub fn domain_request(kernel: &Kernel, s: &str) -> Result<DomainSettings> {
         .filter(|v| (1..=3).contains(&v.len()))
         .ok_or_else(bad)?;
     let names = ["nx", "ny", "nz"];
-    let has: Vec<&str> = names
-        .iter()
-        .copied()
-        .take_while(|n| kernel.params.contains_key(*n))
-        .collect();
+    let has: Vec<&str> = names[..dimensionality(kernel)].to_vec();
     if sizes.len() != has.len() {
         let form = ["N", "NXxNY", "NXxNYxNZ"];
         let message = if has.is_empty() {
@@ -102,6 +98,15 @@ pub fn domain_request(kernel: &Kernel, s: &str) -> Result<DomainSettings> {
             .map(|(n, v)| (n.to_string(), *v))
             .collect(),
     ))
+}
+
+/// A kernel's dimensionality: how many of `nx`, `ny`, `nz` it has, in that order (what
+/// `--domain` sets, and what the models' scopes are written for).
+pub fn dimensionality(kernel: &Kernel) -> usize {
+    ["nx", "ny", "nz"]
+        .iter()
+        .take_while(|n| kernel.params.contains_key(**n))
+        .count()
 }
 
 /// What the user chose on top of the trace's defaults.

@@ -181,15 +181,6 @@ pub struct Scope {
     pub atomics: bool,
 }
 
-/// A kernel's dimensionality: how many of `nx`, `ny`, `nz` it has, in that order (what
-/// `--domain` sets).
-pub fn dimensionality(kernel: &Kernel) -> usize {
-    ["nx", "ny", "nz"]
-        .iter()
-        .take_while(|n| kernel.params.contains_key(**n))
-        .count()
-}
-
 /// Whether `model` applies to the bound `launch` of `kernel`: an error saying why not, or the
 /// warnings to print with its numbers.
 pub fn check_scope(model: &ModelInfo, kernel: &Kernel, launch: &Launch) -> Result<Vec<String>> {
@@ -203,7 +194,7 @@ pub fn check_scope(model: &ModelInfo, kernel: &Kernel, launch: &Launch) -> Resul
             ),
         )
     };
-    let dims = dimensionality(kernel);
+    let dims = crate::launch::dimensionality(kernel);
     if !scope.dims.contains(&dims) {
         return Err(refuse(match dims {
             0 => format!(
