@@ -232,21 +232,19 @@ fn mutate(text: &str, others: &[String], rng: &mut Rng) -> String {
     for _ in 0..1 + rng.below(4) {
         let lines: Vec<&str> = s.split_inclusive('\n').collect();
         s = match rng.below(11) {
-            0 | 1 => {
-                let t = tokens(&s, true);
+            k @ 0..=3 => {
+                // A number replaced by an edge value, or a word by another of the grammars.
+                let (numeric, pool) = if k < 2 {
+                    (true, NUMBERS)
+                } else {
+                    (false, WORDS)
+                };
+                let t = tokens(&s, numeric);
                 if t.is_empty() {
                     continue;
                 }
                 let (a, b) = *rng.pick(&t);
-                format!("{}{}{}", &s[..a], rng.pick(NUMBERS), &s[b..])
-            }
-            2 | 3 => {
-                let t = tokens(&s, false);
-                if t.is_empty() {
-                    continue;
-                }
-                let (a, b) = *rng.pick(&t);
-                format!("{}{}{}", &s[..a], rng.pick(WORDS), &s[b..])
+                format!("{}{}{}", &s[..a], rng.pick(pool), &s[b..])
             }
             4 if !lines.is_empty() => {
                 let i = rng.below(lines.len());

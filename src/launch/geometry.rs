@@ -3,6 +3,7 @@
 //! warp of a block will execute (the lanes its guard lets through, its loop trips). The scheduler
 //! dispatches these warps; the models read the same facts for one representative block.
 
+use super::control::MAX_TRIPS;
 use super::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Result};
 
@@ -108,8 +109,6 @@ pub fn thread_coords(tid: u32, block: [u32; 3]) -> [i64; 3] {
         (tid / (block[0] * block[1])) as i64,
     ]
 }
-
-use super::control::MAX_TRIPS;
 
 /// Works out the warps of one block: guard masks and loop trips.
 pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {

@@ -774,16 +774,13 @@ fn compile_program(
         None => None,
     };
     let mut accesses = Vec::new();
-    let tree = compile_steps(
+    let compiler = StepCompiler {
         kernel,
-        &kernel.body,
         params,
-        &mut lets,
-        &mut Vec::new(),
-        &mut accesses,
-        &compile_with,
-        &predicate,
-    )?;
+        compile_with: &compile_with,
+        predicate: &predicate,
+    };
+    let tree = compiler.steps(&kernel.body, &mut lets, &mut Vec::new(), &mut accesses)?;
     // The simple form: accesses, then at most one loop of accesses, then accesses.
     let loops: Vec<&LoopNode> = tree
         .iter()
@@ -836,85 +833,76 @@ fn compile_program(
 type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Compiled> + 'a;
 type PredicateFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Predicate> + 'a;
 
-/// Compiles the steps of one body; `loop_vars` are the enclosing loops' variables, outermost
-/// first, and the accesses found are appended to `accesses` in text order.
-#[allow(clippy::too_many_arguments)]
-fn compile_steps(
-    kernel: &Kernel,
-    steps: &[Step],
-    params: &BTreeMap<String, i64>,
-    lets: &mut Vec<(String, Expr)>,
-    loop_vars: &mut Vec<String>,
-    accesses: &mut Vec<Access>,
-    compile_with: &CompileFn<'_>,
-    predicate: &PredicateFn<'_>,
-) -> Result<Vec<Node>> {
-    let mut nodes = Vec::new();
-    for step in steps {
-        match step {
-            Step::Access(a) => {
-                let acc = compile_access(kernel, a, params, lets, loop_vars, compile_with)?;
-                nodes.push(Node::Access(accesses.len()));
-                accesses.push(acc);
-            }
-            Step::Loop(l) => {
-                let count = compile_with(&l.count, lets, loop_vars, "loop count")?;
-                if let Some(c) = count.as_affine()
-                    && c.coef.iter().all(|&x| x == 0)
-                    && c.c0 < 0
-                {
-                    return Err(Error::new(
-                        &kernel.source_name,
-                        format!(
-                            "loop '{}' has a negative count \"{}\" = {}",
-                            l.var, l.count, c.c0
-                        ),
-                    ));
+/// What compiling a program's steps reads throughout: the kernel, its bound parameters, and how
+/// expressions and conditions compile.
+struct StepCompiler<'a> {
+    kernel: &'a Kernel,
+    params: &'a BTreeMap<String, i64>,
+    compile_with: &'a CompileFn<'a>,
+    predicate: &'a PredicateFn<'a>,
+}
+
+impl StepCompiler<'_> {
+    /// Compiles the steps of one body; `loop_vars` are the enclosing loops' variables, outermost
+    /// first, and the accesses found are appended to `accesses` in text order.
+    fn steps(
+        &self,
+        steps: &[Step],
+        lets: &mut Vec<(String, Expr)>,
+        loop_vars: &mut Vec<String>,
+        accesses: &mut Vec<Access>,
+    ) -> Result<Vec<Node>> {
+        let (kernel, params, compile_with, predicate) =
+            (self.kernel, self.params, self.compile_with, self.predicate);
+        let mut nodes = Vec::new();
+        for step in steps {
+            match step {
+                Step::Access(a) => {
+                    let acc = compile_access(kernel, a, params, lets, loop_vars, compile_with)?;
+                    nodes.push(Node::Access(accesses.len()));
+                    accesses.push(acc);
                 }
-                let depth = loop_vars.len();
-                loop_vars.push(l.var.clone());
-                let while_cond = match &l.while_cond {
-                    Some(w) => Some(predicate(w, lets, loop_vars, "loop while")?),
-                    None => None,
-                };
-                let saved = lets.len();
-                lets.extend(l.lets.iter().cloned());
-                let body = compile_steps(
-                    kernel,
-                    &l.body,
-                    params,
-                    lets,
-                    loop_vars,
-                    accesses,
-                    compile_with,
-                    predicate,
-                )?;
-                lets.truncate(saved);
-                loop_vars.pop();
-                nodes.push(Node::Loop(LoopNode {
-                    count,
-                    while_cond,
-                    depth,
-                    body,
-                }));
-            }
-            Step::If(i) => {
-                let cond = predicate(&i.cond, lets, loop_vars, "if condition")?;
-                let body = compile_steps(
-                    kernel,
-                    &i.body,
-                    params,
-                    lets,
-                    loop_vars,
-                    accesses,
-                    compile_with,
-                    predicate,
-                )?;
-                nodes.push(Node::If(IfNode { cond, body }));
+                Step::Loop(l) => {
+                    let count = compile_with(&l.count, lets, loop_vars, "loop count")?;
+                    if let Some(c) = count.as_affine()
+                        && c.coef.iter().all(|&x| x == 0)
+                        && c.c0 < 0
+                    {
+                        return Err(Error::new(
+                            &kernel.source_name,
+                            format!(
+                                "loop '{}' has a negative count \"{}\" = {}",
+                                l.var, l.count, c.c0
+                            ),
+                        ));
+                    }
+                    let depth = loop_vars.len();
+                    loop_vars.push(l.var.clone());
+                    let while_cond = match &l.while_cond {
+                        Some(w) => Some(predicate(w, lets, loop_vars, "loop while")?),
+                        None => None,
+                    };
+                    let saved = lets.len();
+                    lets.extend(l.lets.iter().cloned());
+                    let body = self.steps(&l.body, lets, loop_vars, accesses)?;
+                    lets.truncate(saved);
+                    loop_vars.pop();
+                    nodes.push(Node::Loop(LoopNode {
+                        count,
+                        while_cond,
+                        depth,
+                        body,
+                    }));
+                }
+                Step::If(i) => {
+                    let cond = predicate(&i.cond, lets, loop_vars, "if condition")?;
+                    let body = self.steps(&i.body, lets, loop_vars, accesses)?;
+                    nodes.push(Node::If(IfNode { cond, body }));
+                }
             }
         }
+        Ok(nodes)
     }
-    Ok(nodes)
 }
 
 fn compile_access(

@@ -27,21 +27,27 @@ fn group_lanes(bytes: u32) -> usize {
 /// Passes one warp instruction needs in the data stage: the bank rule over the active lanes
 /// (`mask`) of `addrs` (0 when no lane is active).
 pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
+    sum_over_groups(mask, bytes, |first, m| {
+        if m == 0 {
+            0
+        } else if bytes <= 16 && contiguous(addrs, first, m, bytes) {
+            // A run of at most 128 bytes: every bank delivers at most one word.
+            1
+        } else {
+            group_passes(addrs, first, m, bytes)
+        }
+    })
+}
+
+/// The sum of `group(first lane, active lanes of the group)` over the lane groups of an access
+/// of `bytes` per lane ([`group_lanes`]).
+#[inline]
+fn sum_over_groups(mask: u32, bytes: u32, group: impl Fn(usize, u32) -> u64) -> u64 {
     let g = group_lanes(bytes);
     let group_mask = if g == 32 { u32::MAX } else { (1u32 << g) - 1 };
     (0..32)
         .step_by(g)
-        .map(|first| {
-            let m = (mask >> first) & group_mask;
-            if m == 0 {
-                0
-            } else if bytes <= 16 && contiguous(addrs, first, m, bytes) {
-                // A run of at most 128 bytes: every bank delivers at most one word.
-                1
-            } else {
-                group_passes(addrs, first, m, bytes)
-            }
-        })
+        .map(|first| group(first, (mask >> first) & group_mask))
         .sum()
 }
 
@@ -102,25 +108,19 @@ fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
 /// words 1, stride 8 words 8; tests/data/h100/micro/atomics/). The one measured exception:
 /// 32 words spread over 7 lines without a bank conflict take 2 passes, not 1.
 pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
-    let g = group_lanes(bytes);
-    let group_mask = if g == 32 { u32::MAX } else { (1u32 << g) - 1 };
-    (0..32)
-        .step_by(g)
-        .map(|first| {
-            let m = (mask >> first) & group_mask;
-            let mut per_bank = [0u8; BANKS];
-            let mut rest = m;
-            while rest != 0 {
-                let l = first + rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                // Each word of the lane's access (atomics are naturally aligned).
-                for w in 0..(bytes / 4).max(1) as u64 {
-                    per_bank[((addrs[l] >> 2) + w) as usize % BANKS] += 1;
-                }
+    sum_over_groups(mask, bytes, |first, m| {
+        let mut per_bank = [0u8; BANKS];
+        let mut rest = m;
+        while rest != 0 {
+            let l = first + rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            // Each word of the lane's access (atomics are naturally aligned).
+            for w in 0..(bytes / 4).max(1) as u64 {
+                per_bank[((addrs[l] >> 2) + w) as usize % BANKS] += 1;
             }
-            per_bank.iter().copied().max().unwrap_or(0) as u64
-        })
-        .sum()
+        }
+        per_bank.iter().copied().max().unwrap_or(0) as u64
+    })
 }
 
 /// What a launch costs the data stage beyond [`passes`], the per-instruction rule measured on

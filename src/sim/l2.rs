@@ -287,14 +287,7 @@ impl L2 {
         if let Some(t) = &self.compulsory {
             t.read(line, sectors);
         }
-        let near = self.near[sm] as usize;
-        let home = self.home(line);
-        if home != near {
-            self.counters.fabric_sectors += sectors.count_ones() as u64;
-            if let Some(st) = self.parts[near].access(line) {
-                st.valid &= !sectors;
-            }
-        }
+        let home = self.send_home(sm, line, sectors);
         let valid = self.parts[home].peek(line).map_or(0, |s| s.valid);
         let missing = sectors & !valid;
         let fill = if missing == 0 {
@@ -397,6 +390,21 @@ impl L2 {
         }
     }
 
+    /// Sends a store or an atomic on `sectors` of `line` from SM `sm` to the line's home
+    /// partition, which it returns: from the far side it crosses the fabric, and the near copy of
+    /// those sectors is stale from then on.
+    fn send_home(&mut self, sm: usize, line: u64, sectors: u8) -> usize {
+        let near = self.near[sm] as usize;
+        let home = self.home(line);
+        if home != near {
+            self.counters.fabric_sectors += sectors.count_ones() as u64;
+            if let Some(st) = self.parts[near].access(line) {
+                st.valid &= !sectors;
+            }
+        }
+        home
+    }
+
     /// A store from SM `sm` to `sectors` of `line` covering `bytes`.
     pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
         self.counters.write_sectors += sectors.count_ones() as u64;
@@ -404,15 +412,7 @@ impl L2 {
         if let Some(t) = &self.compulsory {
             t.write_full(line, full);
         }
-        let near = self.near[sm] as usize;
-        let home = self.home(line);
-        if home != near {
-            self.counters.fabric_sectors += sectors.count_ones() as u64;
-            // The near copy of this line is stale now.
-            if let Some(st) = self.parts[near].access(line) {
-                st.valid &= !sectors;
-            }
-        }
+        let home = self.send_home(sm, line, sectors);
         let (state, evicted) = match self.parts[home].access(line) {
             Some(st) => (st, None),
             None => {
