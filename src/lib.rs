@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod models;
 pub mod plot;
 pub mod report;
+pub mod request;
 pub mod sim;
 pub mod timing;
 

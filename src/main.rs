@@ -1,11 +1,10 @@
 //! The `gputraffic` command line: a thin layer over the library.
 
 use clap::{CommandFactory, Parser, Subcommand};
-use gputraffic::Bound;
 use gputraffic::choice::Choice;
-use gputraffic::launch::LaunchRequest;
-use gputraffic::models::{self, ModelInfo};
+use gputraffic::models;
 use gputraffic::report::Format;
+use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
 use gputraffic::sim::SimOptions;
 use gputraffic::{Error, Result};
 use std::process::ExitCode;
@@ -195,29 +194,7 @@ struct ShowArgs {
 
 /// The text of the shipped trace or configuration `name`, exactly as shipped.
 fn show(a: &ShowArgs) -> Result<String> {
-    use gputraffic::input::{hw, trace};
-    let found = trace::SHIPPED
-        .iter()
-        .chain(hw::SHIPPED.iter())
-        .find(|(n, _)| *n == a.name);
-    match found {
-        Some((_, text)) => Ok(text.to_string()),
-        None => {
-            let names: Vec<&str> = trace::SHIPPED
-                .iter()
-                .chain(hw::SHIPPED.iter())
-                .map(|(n, _)| *n)
-                .collect();
-            Err(Error::new(
-                "show",
-                format!(
-                    "'{}' is no shipped trace or configuration{} (gputraffic list shows them)",
-                    a.name,
-                    gputraffic::input::did_you_mean(&a.name, names.iter().copied())
-                ),
-            ))
-        }
-    }
+    gputraffic::input::shipped_text(&a.name).map(str::to_string)
 }
 
 #[derive(clap::Args)]
@@ -251,21 +228,16 @@ struct RankArgs {
 
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
-    let kernel = gputraffic::input::trace::load(&a.kernel)?;
-    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
-    let blocks = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &hw)?;
-    let (domain, sizes) = parse_domain(&a.domain, &kernel)?;
-    let sets = models::split_sets(&kernel, &[], &a.set)?;
-    let base = LaunchRequest {
+    let spec = LaunchSpec {
+        kernel: KernelSource::Load(a.kernel.clone()),
+        hw: a.hw.clone(),
         block: None,
-        domain,
-        set: [sizes, sets.kernel].concat(),
+        domain: a.domain.clone(),
+        set: a.set.clone(),
+        clock: a.clock.clone(),
     };
-    let clock = gputraffic::timing::clock_choice(&a.clock, &hw)?;
     let bar = progress_bar("shapes");
-    let ranking = on_threads(a.threads, || {
-        rank::rank(&kernel, &hw, &blocks, &base, clock, &follow(&bar))
-    })?;
+    let ranking = on_threads(a.threads, || spec.rank(&a.blocks, &follow(&bar)))?;
     bar.finish_and_clear();
     for s in &ranking.skipped {
         eprintln!("note: skipped {s}");
@@ -283,7 +255,7 @@ fn rank(a: &RankArgs) -> Result<String> {
 
 fn sweep(a: &SweepArgs) -> Result<String> {
     let spec = gputraffic::analysis::sweep::SweepSpec {
-        kernel: a.kernel.clone(),
+        kernel: KernelSource::Load(a.kernel.clone()),
         hws: a.hw.clone(),
         blocks: a.blocks.clone(),
         domains: a.domains.clone(),
@@ -383,90 +355,23 @@ fn follow(bar: &indicatif::ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
     }
 }
 
-/// Runs `f` on a pool of `threads` workers (`--threads`), or on the global pool.
-fn on_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .map_err(|e| Error::new("--threads", e.to_string()))?
-            .install(f),
-        None => f(),
+/// The launch `simulate` and `predict` ask for.
+fn launch_spec(a: &LaunchArgs) -> LaunchSpec {
+    LaunchSpec {
+        kernel: KernelSource::Load(a.kernel.clone()),
+        hw: a.hw.clone(),
+        block: a.block.clone(),
+        domain: a.domain.clone(),
+        set: a.set.clone(),
+        clock: a.clock.clone(),
     }
-}
-
-/// `--block XxYxZ`, checked against CUDA's per-side limits (the GPU's thread limit is checked
-/// when the launch is bound).
-fn parse_block(block: &Option<String>) -> Result<Option<[u32; 3]>> {
-    use gputraffic::launch::geometry::{BlockLimit, MAX_BLOCK, check_block};
-    let Some(b) = block else {
-        return Ok(None);
-    };
-    let d = gputraffic::launch::parse_dims("--block", b)?;
-    check_block(d, u64::MAX).map(Some).map_err(|limit| {
-        let why = match limit {
-            BlockLimit::Side(dim) => format!(
-                "block{} is above {}",
-                [".x", ".y", ".z"][dim],
-                MAX_BLOCK[dim]
-            ),
-            _ => "every dimension must be positive".into(),
-        };
-        Error::new("--block", format!("'{b}': {why}"))
-    })
-}
-
-/// `--domain` for `kernel`: the 3-D domain, or the `nx` (and `ny`) settings of a 1-D or 2-D
-/// kernel, which go before the user's own `--set`s.
-fn parse_domain(
-    domain: &Option<String>,
-    kernel: &gputraffic::input::trace::Kernel,
-) -> Result<gputraffic::launch::DomainSettings> {
-    match domain.as_deref() {
-        Some(d) => gputraffic::launch::domain_request(kernel, d),
-        None => Ok((None, Vec::new())),
-    }
-}
-
-/// A launch ready for `simulate` and `predict`: the bound kernel, the model constants from
-/// `--set`, and the clock for the time model.
-struct Prepared {
-    bound: Bound,
-    model_params: std::collections::BTreeMap<String, f64>,
-    clock: Option<f64>,
-}
-
-/// Loads the kernel and binds it, splitting `--set` between the kernel and `model`.
-fn prepare(a: &LaunchArgs, model: Option<&ModelInfo>) -> Result<Prepared> {
-    let block = parse_block(&a.block)?;
-    let kernel = gputraffic::input::trace::load(&a.kernel)?;
-    let (domain, sizes) = parse_domain(&a.domain, &kernel)?;
-    let sets = models::split_sets(&kernel, model.as_slice(), &a.set)?;
-    let req = LaunchRequest {
-        block,
-        domain,
-        set: [sizes, sets.kernel].concat(),
-    };
-    let bound = Bound::new(kernel, &a.hw, &req)?;
-    let clock = gputraffic::timing::clock_choice(&a.clock, &bound.hw)?;
-    Ok(Prepared {
-        bound,
-        model_params: sets.model,
-        clock,
-    })
 }
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
     let model = a.compare.as_deref().map(models::find).transpose()?;
-    let Prepared {
-        bound,
-        model_params,
-        clock,
-    } = prepare(&a.launch, model)?;
+    let prepared = launch_spec(&a.launch).prepare(model)?;
     // The model runs first: a model error should not cost a simulation.
-    let predicted = model
-        .map(|m| bound.predict(m, &model_params, clock))
-        .transpose()?;
+    let predicted = model.map(|m| prepared.predict(m)).transpose()?;
     for w in predicted.iter().flat_map(|(p, _)| &p.warnings) {
         eprintln!("warning: {w}");
     }
@@ -477,11 +382,9 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         serial_l2: a.reference_l2,
         ..SimOptions::default()
     };
-    let bar = wave_bar(&bound.launch, &bound.hw);
+    let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
     let progress = |done: u64, total: u64| bar.update(done, total);
-    let report = on_threads(a.threads, || {
-        bound.simulate_with_progress(&opts, clock, &progress)
-    });
+    let report = on_threads(a.threads, || prepared.simulate(&opts, &progress));
     bar.finish();
     let mut report = report?;
     if let Some((p, t)) = predicted {
@@ -492,15 +395,12 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
 
 fn predict(a: &PredictArgs) -> Result<String> {
     let model = models::find(&a.model)?;
-    let Prepared {
-        bound,
-        model_params,
-        clock,
-    } = prepare(&a.launch, Some(model))?;
-    let (p, t) = bound.predict(model, &model_params, clock)?;
+    let prepared = launch_spec(&a.launch).prepare(Some(model))?;
+    let (p, t) = prepared.predict(model)?;
     for w in &p.warnings {
         eprintln!("warning: {w}");
     }
+    let bound = &prepared.bound;
     Ok(gputraffic::report::render_prediction(
         &bound.launch,
         &bound.hw,

@@ -390,7 +390,7 @@ impl Corpus {
 /// A sweep small enough to run in every resume case: star1 on 16 x 16 x 8, two shapes.
 fn tiny_sweep() -> sweep::SweepSpec {
     sweep::SweepSpec {
-        kernel: "star1".into(),
+        kernel: gputraffic::request::KernelSource::Load("star1".into()),
         hws: vec!["h200".into()],
         blocks: vec!["8x8x1".into(), "16x8x1".into()],
         domains: vec!["16x16x8".into()],

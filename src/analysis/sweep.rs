@@ -17,6 +17,7 @@ use crate::launch::{Launch, LaunchRequest};
 use crate::metrics;
 use crate::models::{self, ModelInfo, ernst2023};
 use crate::report::{Report, csv_field};
+use crate::request::KernelSource;
 use crate::sim::{Counts, SimOptions};
 use crate::{Bound, timing};
 use rayon::prelude::*;
@@ -29,8 +30,8 @@ use std::sync::Mutex;
 /// What a sweep varies: every list is one dimension of the cross product.
 #[derive(Debug, Clone)]
 pub struct SweepSpec {
-    /// Kernel trace (path or shipped name).
-    pub kernel: String,
+    /// The kernel.
+    pub kernel: KernelSource,
     /// GPUs (shipped names or paths).
     pub hws: Vec<String>,
     /// Block shapes: `AxBxC` or a named set (see [`expand_blocks`]).
@@ -332,7 +333,7 @@ impl Sweep {
     /// values, block shape — the block varies fastest). Any configuration that cannot launch is
     /// an error, except shapes from named block sets, which are listed in `skipped`.
     pub fn plan(spec: &SweepSpec) -> Result<Sweep> {
-        let kernel = crate::input::trace::load(&spec.kernel)?;
+        let kernel = spec.kernel.kernel()?;
         if spec.hws.is_empty() {
             return Err(Error::new("--hw", "no hardware configuration given"));
         }
@@ -612,19 +613,39 @@ impl Sweep {
         })
     }
 
+    /// Runs the sweep in memory: one JSON object per configuration, in configuration order, as
+    /// the lines of a `.jsonl` output. `progress(done, total)` is called after each row.
+    pub fn records(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Value>> {
+        let finished = std::sync::atomic::AtomicUsize::new(0);
+        progress(0, self.len());
+        (0..self.len())
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|i| {
+                let cells = self.row(i)?;
+                let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, self.len());
+                Ok(self.record(&cells))
+            })
+            .collect()
+    }
+
+    /// A row as a JSON object, keyed by column.
+    fn record(&self, cells: &[String]) -> Value {
+        let mut m = Map::new();
+        for (k, c) in self.columns.iter().zip(cells) {
+            m.insert(k.clone(), json_cell(c));
+        }
+        Value::Object(m)
+    }
+
     fn encode(&self, cells: &[String], format: OutputFormat) -> String {
         match format {
             OutputFormat::Csv => {
                 let fields: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
                 format!("{}\n", fields.join(","))
             }
-            OutputFormat::Jsonl => {
-                let mut m = Map::new();
-                for (k, c) in self.columns.iter().zip(cells) {
-                    m.insert(k.clone(), json_cell(c));
-                }
-                format!("{}\n", Value::Object(m))
-            }
+            OutputFormat::Jsonl => format!("{}\n", self.record(cells)),
         }
     }
 

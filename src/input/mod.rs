@@ -50,6 +50,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// The text of the shipped trace or hardware configuration `name`, exactly as shipped
+/// (`gputraffic show`).
+pub fn shipped_text(name: &str) -> crate::Result<&'static str> {
+    let shipped = || trace::SHIPPED.iter().chain(hw::SHIPPED.iter());
+    match shipped().find(|(n, _)| *n == name) {
+        Some((_, text)) => Ok(text),
+        None => Err(crate::Error::new(
+            "show",
+            format!(
+                "'{name}' is no shipped trace or configuration{} (gputraffic list shows them)",
+                did_you_mean(name, shipped().map(|(n, _)| *n))
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,312 @@
+//! `gputraffic._native`: the Rust side of the Python package. Each function takes the command
+//! line's arguments as plain values, runs the library with the GIL released, and hands back the
+//! JSON text the command line prints (the Python side parses it), so that Python and the shell
+//! always agree. Errors become `ValueError` with the command line's one-line message.
+
+// Each function takes the options of one command, as Python keyword arguments.
+#![allow(clippy::too_many_arguments)]
+
+use gputraffic::analysis::sweep::{Sweep, SweepSpec};
+use gputraffic::input::{hw, trace};
+use gputraffic::models;
+use gputraffic::report::{self, Format};
+use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
+use gputraffic::sim::SimOptions;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+
+/// A library error as the `ValueError` Python users expect, with the CLI's message.
+fn value_error(e: gputraffic::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A kernel description parsed from TOML text (what a code generator writes).
+#[pyclass(frozen, module = "gputraffic._native", name = "Kernel")]
+struct Kernel {
+    inner: trace::Kernel,
+    text: String,
+}
+
+#[pymethods]
+impl Kernel {
+    /// Parses `text` (the trace format of docs/trace-format.md); `source` names it in errors.
+    #[new]
+    #[pyo3(signature = (text, source = "<kernel text>"))]
+    fn new(text: &str, source: &str) -> PyResult<Kernel> {
+        let inner = trace::Kernel::parse(text, source).map_err(value_error)?;
+        Ok(Kernel {
+            inner,
+            text: text.to_string(),
+        })
+    }
+
+    /// The kernel's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    /// The kernel's one-line description.
+    #[getter]
+    fn description(&self) -> String {
+        self.inner.description.clone()
+    }
+
+    /// The TOML text it was parsed from.
+    #[getter]
+    fn text(&self) -> String {
+        self.text.clone()
+    }
+
+    /// The parameters and their default values.
+    #[getter]
+    fn params(&self) -> BTreeMap<String, i64> {
+        self.inner.params.clone()
+    }
+
+    /// The block shape used when none is given.
+    #[getter]
+    fn default_block(&self) -> (u32, u32, u32) {
+        let [x, y, z] = self.inner.default_block;
+        (x, y, z)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Kernel(name={:?})", self.inner.name)
+    }
+}
+
+/// The kernel argument: a `Kernel`, or a shipped name or path.
+fn kernel_source(kernel: &Bound<'_, PyAny>) -> PyResult<KernelSource> {
+    if let Ok(k) = kernel.cast::<Kernel>() {
+        return Ok(KernelSource::Parsed(Box::new(k.get().inner.clone())));
+    }
+    match kernel.extract::<String>() {
+        Ok(name) => Ok(KernelSource::Load(name)),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
+            "kernel must be a shipped kernel name, a path, or a gputraffic.Kernel",
+        )),
+    }
+}
+
+/// `gputraffic simulate --format json`: returns (JSON text, model warnings).
+#[pyfunction]
+#[pyo3(signature = (kernel, hw, block, domain, set, clock, compare, threads, infinite_l1, infinite_l2, compulsory))]
+fn simulate(
+    py: Python<'_>,
+    kernel: &Bound<'_, PyAny>,
+    hw: String,
+    block: Option<String>,
+    domain: Option<String>,
+    set: Vec<String>,
+    clock: String,
+    compare: Option<String>,
+    threads: Option<usize>,
+    infinite_l1: bool,
+    infinite_l2: bool,
+    compulsory: bool,
+) -> PyResult<(String, Vec<String>)> {
+    let spec = LaunchSpec {
+        kernel: kernel_source(kernel)?,
+        hw,
+        block,
+        domain,
+        set,
+        clock,
+    };
+    let opts = SimOptions {
+        infinite_l1,
+        infinite_l2,
+        compulsory,
+        ..SimOptions::default()
+    };
+    py.detach(|| {
+        let model = compare.as_deref().map(models::find).transpose()?;
+        let prepared = spec.prepare(model)?;
+        // The model first, as on the command line: a model error should not cost a simulation.
+        let predicted = model.map(|m| prepared.predict(m)).transpose()?;
+        let warnings = predicted
+            .iter()
+            .flat_map(|(p, _)| p.warnings.clone())
+            .collect();
+        let mut report = on_threads(threads, || prepared.simulate(&opts, &|_, _| {}))?;
+        if let Some((p, t)) = predicted {
+            report.compare(p, t);
+        }
+        Ok((report.render(Format::Json), warnings))
+    })
+    .map_err(value_error)
+}
+
+/// `gputraffic predict --format json`: returns (JSON text, model warnings).
+#[pyfunction]
+#[pyo3(signature = (kernel, model, hw, block, domain, set, clock))]
+fn predict(
+    py: Python<'_>,
+    kernel: &Bound<'_, PyAny>,
+    model: String,
+    hw: String,
+    block: Option<String>,
+    domain: Option<String>,
+    set: Vec<String>,
+    clock: String,
+) -> PyResult<(String, Vec<String>)> {
+    let spec = LaunchSpec {
+        kernel: kernel_source(kernel)?,
+        hw,
+        block,
+        domain,
+        set,
+        clock,
+    };
+    py.detach(|| {
+        let model = models::find(&model)?;
+        let prepared = spec.prepare(Some(model))?;
+        let (p, t) = prepared.predict(model)?;
+        let warnings = p.warnings.clone();
+        let b = &prepared.bound;
+        let json = report::render_prediction(&b.launch, &b.hw, &p, &t, Format::Json);
+        Ok((json, warnings))
+    })
+    .map_err(value_error)
+}
+
+/// `gputraffic rank --format json`: returns (JSON text, shapes skipped with the reason).
+#[pyfunction]
+#[pyo3(signature = (kernel, blocks, hw, domain, set, clock, threads))]
+fn rank(
+    py: Python<'_>,
+    kernel: &Bound<'_, PyAny>,
+    blocks: Vec<String>,
+    hw: String,
+    domain: Option<String>,
+    set: Vec<String>,
+    clock: String,
+    threads: Option<usize>,
+) -> PyResult<(String, Vec<String>)> {
+    let spec = LaunchSpec {
+        kernel: kernel_source(kernel)?,
+        hw,
+        block: None,
+        domain,
+        set,
+        clock,
+    };
+    py.detach(|| {
+        let ranking = on_threads(threads, || spec.rank(&blocks, &|_, _| {}))?;
+        let json = serde_json::to_string(&ranking.shapes).expect("JSON of plain values");
+        Ok((json, ranking.skipped))
+    })
+    .map_err(value_error)
+}
+
+/// `gputraffic sweep` into memory: returns (a JSON array of the rows a `.jsonl` output would
+/// hold, in configuration order; shapes of named sets that cannot launch).
+#[pyfunction]
+#[pyo3(signature = (kernel, blocks, hws, domains, set, l1_scales, l2_scales, models, clock, threads))]
+fn sweep(
+    py: Python<'_>,
+    kernel: &Bound<'_, PyAny>,
+    blocks: Vec<String>,
+    hws: Vec<String>,
+    domains: Vec<String>,
+    set: Vec<String>,
+    l1_scales: Vec<f64>,
+    l2_scales: Vec<f64>,
+    models: Vec<String>,
+    clock: String,
+    threads: Option<usize>,
+) -> PyResult<(String, Vec<String>)> {
+    let kernel = kernel_source(kernel)?;
+    py.detach(|| {
+        let spec = SweepSpec {
+            kernel,
+            hws,
+            blocks,
+            domains,
+            sets: set,
+            l1_scales,
+            l2_scales,
+            models: models::select(&models)?,
+            clock,
+        };
+        let plan = Sweep::plan(&spec)?;
+        let rows = on_threads(threads, || plan.records(&|_, _| {}))?;
+        let json = serde_json::to_string(&rows).expect("JSON of plain values");
+        Ok((json, plan.skipped.clone()))
+    })
+    .map_err(value_error)
+}
+
+/// The shipped kernels: (name, description) pairs.
+#[pyfunction]
+fn list_kernels() -> Vec<(String, String)> {
+    trace::SHIPPED
+        .iter()
+        .map(|(name, text)| {
+            let description = trace::Kernel::parse(text, name)
+                .map(|k| k.description)
+                .unwrap_or_default();
+            (name.to_string(), description)
+        })
+        .collect()
+}
+
+/// The shipped GPUs: (name, description) pairs.
+#[pyfunction]
+fn list_hw() -> Vec<(String, String)> {
+    hw::SHIPPED
+        .iter()
+        .map(|(name, text)| {
+            let description = hw::HwConfig::parse(text, name)
+                .map(|h| h.description)
+                .unwrap_or_default();
+            (name.to_string(), description)
+        })
+        .collect()
+}
+
+/// The models as a JSON array of {name, summary, applies_to, params: [{name, default, doc}]}.
+#[pyfunction]
+fn list_models() -> String {
+    let list: Vec<serde_json::Value> = models::MODELS
+        .iter()
+        .map(|m| {
+            let params: Vec<serde_json::Value> = m
+                .params
+                .iter()
+                .map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": p.doc}))
+                .collect();
+            serde_json::json!({
+                "name": m.name,
+                "summary": m.summary,
+                "applies_to": m.scope.applies_to,
+                "params": params,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// The text of a shipped kernel or GPU configuration (`gputraffic show NAME`).
+#[pyfunction]
+fn show(name: &str) -> PyResult<String> {
+    gputraffic::input::shipped_text(name)
+        .map(str::to_string)
+        .map_err(value_error)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Kernel>()?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(predict, m)?)?;
+    m.add_function(wrap_pyfunction!(rank, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(list_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(list_hw, m)?)?;
+    m.add_function(wrap_pyfunction!(list_models, m)?)?;
+    m.add_function(wrap_pyfunction!(show, m)?)?;
+    Ok(())
+}

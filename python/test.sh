@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The Python package's tests: installs it (pip install ./python, maturin fetched from the package
+# index) into a virtual environment under target/, then runs pytest against the release binary,
+# whose JSON the package must reproduce.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=target/python-venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --upgrade ./python pytest pandas
+cargo build --release --quiet --bin gputraffic
+GPUTRAFFIC_BIN="$PWD/target/release/gputraffic" "$venv/bin/python" -m pytest -q python/tests "$@"

@@ -1,0 +1,218 @@
+//! One launch as a user asks for it — a kernel, a GPU, a block shape, a domain, `NAME=VALUE`
+//! settings and a clock, all as text — checked and bound into a [`Prepared`] launch. The command
+//! line and the Python package both start here, so they accept and refuse exactly the same input.
+
+use crate::analysis::rank;
+use crate::analysis::sweep::expand_blocks;
+use crate::error::{Error, Result};
+use crate::input::hw::HwConfig;
+use crate::input::trace::{self, Kernel};
+use crate::launch::{self, LaunchRequest};
+use crate::models::{self, ModelInfo};
+use crate::{Bound, report, sim, timing};
+use std::collections::BTreeMap;
+
+/// Where the kernel comes from.
+#[derive(Debug, Clone)]
+pub enum KernelSource {
+    /// A path, the name of a shipped trace, or `-` for standard input ([`trace::load`]).
+    Load(String),
+    /// A kernel already parsed, e.g. from the text a code generator produced.
+    Parsed(Box<Kernel>),
+}
+
+impl KernelSource {
+    /// The kernel, loaded if need be.
+    pub fn kernel(&self) -> Result<Kernel> {
+        match self {
+            KernelSource::Load(name) => trace::load(name),
+            KernelSource::Parsed(k) => Ok((**k).clone()),
+        }
+    }
+}
+
+/// A launch as asked for, every part still as the user wrote it.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// The kernel.
+    pub kernel: KernelSource,
+    /// GPU: a shipped configuration name or a path.
+    pub hw: String,
+    /// Block shape `XxYxZ`; the trace's when `None`.
+    pub block: Option<String>,
+    /// Domain `N`, `NXxNY` or `NXxNYxNZ`; the trace's when `None`.
+    pub domain: Option<String>,
+    /// `NAME=VALUE` settings of kernel parameters and model constants.
+    pub set: Vec<String>,
+    /// Clock of the time model: `boost`, `base` or GHz.
+    pub clock: String,
+}
+
+/// A launch ready to simulate and predict: the bound kernel, the model constants among the
+/// settings, and the clock of the time model.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The kernel bound to the GPU.
+    pub bound: Bound,
+    /// The settings that were constants of the model rather than kernel parameters.
+    pub model_params: BTreeMap<String, f64>,
+    /// Clock in GHz; `None` is the boost clock.
+    pub clock: Option<f64>,
+}
+
+impl LaunchSpec {
+    /// Loads the kernel and the GPU and binds them, splitting the settings between the kernel
+    /// and `model` (whose constants they may set).
+    pub fn prepare(&self, model: Option<&ModelInfo>) -> Result<Prepared> {
+        let block = parse_block(self.block.as_deref())?;
+        let (kernel, hw, mut req, model_params) = self.parts(model)?;
+        req.block = block;
+        let bound = Bound::with_hw(kernel, hw, &req)?;
+        let clock = timing::clock_choice(&self.clock, &bound.hw)?;
+        Ok(Prepared {
+            bound,
+            model_params,
+            clock,
+        })
+    }
+
+    /// Simulates the kernel with each of `blocks` (shapes `AxBxC` or named sets, see
+    /// [`expand_blocks`]) in place of the spec's block shape, and ranks them fastest first.
+    /// `progress(done, total)` is called after each simulation.
+    pub fn rank(
+        &self,
+        blocks: &[String],
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<rank::Ranking> {
+        let (kernel, hw, req, _) = self.parts(None)?;
+        let blocks = expand_blocks(blocks, &hw)?;
+        let clock = timing::clock_choice(&self.clock, &hw)?;
+        rank::rank(&kernel, &hw, &blocks, &req, clock, progress)
+    }
+
+    /// The kernel, the GPU, the launch request without a block shape, and the model constants.
+    fn parts(
+        &self,
+        model: Option<&ModelInfo>,
+    ) -> Result<(Kernel, HwConfig, LaunchRequest, BTreeMap<String, f64>)> {
+        let kernel = self.kernel.kernel()?;
+        let hw = HwConfig::load(&self.hw)?;
+        let (domain, sizes) = match self.domain.as_deref() {
+            Some(d) => launch::domain_request(&kernel, d)?,
+            None => (None, Vec::new()),
+        };
+        let sets = models::split_sets(&kernel, model.as_slice(), &self.set)?;
+        let req = LaunchRequest {
+            block: None,
+            domain,
+            set: [sizes, sets.kernel].concat(),
+        };
+        Ok((kernel, hw, req, sets.model))
+    }
+}
+
+impl Prepared {
+    /// Simulates the launch, calling `progress(blocks dispatched, total blocks)` as it goes.
+    pub fn simulate(
+        &self,
+        opts: &sim::SimOptions,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<report::Report> {
+        self.bound
+            .simulate_with_progress(opts, self.clock, progress)
+    }
+
+    /// Runs `model` on the launch with the model constants among the settings.
+    pub fn predict(&self, model: &ModelInfo) -> Result<(models::Prediction, timing::TimeEstimate)> {
+        self.bound.predict(model, &self.model_params, self.clock)
+    }
+}
+
+/// `--block XxYxZ`, checked against CUDA's per-side limits (the GPU's thread limit is checked
+/// when the launch is bound).
+pub fn parse_block(block: Option<&str>) -> Result<Option<[u32; 3]>> {
+    use crate::launch::geometry::{BlockLimit, MAX_BLOCK, check_block};
+    let Some(b) = block else {
+        return Ok(None);
+    };
+    let d = launch::parse_dims("--block", b)?;
+    check_block(d, u64::MAX).map(Some).map_err(|limit| {
+        let why = match limit {
+            BlockLimit::Side(dim) => format!(
+                "block{} is above {}",
+                [".x", ".y", ".z"][dim],
+                MAX_BLOCK[dim]
+            ),
+            _ => "every dimension must be positive".into(),
+        };
+        Error::new("--block", format!("'{b}': {why}"))
+    })
+}
+
+/// Runs `f` on a pool of `threads` workers, or on the global pool when `None`. Results never
+/// depend on the number of threads.
+pub fn on_threads<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| Error::new("--threads", e.to_string()))?
+            .install(f),
+        None => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kernel: &str) -> LaunchSpec {
+        LaunchSpec {
+            kernel: KernelSource::Load(kernel.into()),
+            hw: "h200".into(),
+            block: Some("32x4x2".into()),
+            domain: Some("64x32x16".into()),
+            set: vec!["delta=0.5".into()],
+            clock: "base".into(),
+        }
+    }
+
+    #[test]
+    fn settings_are_split_between_the_kernel_and_the_model() {
+        let p = spec("star1").prepare(Some(&models::su2015::MODEL)).unwrap();
+        assert_eq!(p.bound.launch.block, [32, 4, 2]);
+        assert_eq!(p.model_params.get("delta"), Some(&0.5));
+        assert_eq!(p.clock, p.bound.hw.sm.base_clock_ghz);
+    }
+
+    #[test]
+    fn a_model_constant_without_its_model_is_refused() {
+        let e = spec("star1").prepare(None).unwrap_err();
+        assert!(e.to_string().contains("delta"), "{e}");
+    }
+
+    #[test]
+    fn a_parsed_kernel_binds_like_its_file() {
+        let text = trace::SHIPPED
+            .iter()
+            .find(|(n, _)| *n == "star1")
+            .unwrap()
+            .1;
+        let mut s = spec("star1");
+        s.set.clear();
+        let from_name = s.prepare(None).unwrap();
+        s.kernel = KernelSource::Parsed(Box::new(Kernel::parse(text, "generated").unwrap()));
+        let from_text = s.prepare(None).unwrap();
+        assert_eq!(from_name.bound.launch.grid, from_text.bound.launch.grid);
+        assert_eq!(from_name.bound.launch.block, from_text.bound.launch.block);
+    }
+
+    #[test]
+    fn a_block_side_above_cudas_limit_is_named() {
+        let e = parse_block(Some("32x4x128")).unwrap_err();
+        assert_eq!(e.to_string(), "--block: '32x4x128': block.z is above 64");
+    }
+}
