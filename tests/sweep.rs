@@ -383,7 +383,7 @@ const TINY: &[&str] = &[
     "--blocks",
     "32x4x1,16x8x1",
     "--domains",
-    "64x64x32,128x32x32,32x64x32",
+    "32x32x16,64x16x16,16x32x16",
     "--models",
     "su2015",
 ];
