@@ -53,6 +53,9 @@ enum Command {
     /// Simulate many configurations (block shapes, domains, parameters, GPUs, cache sizes) into
     /// one CSV or JSONL file, with derived cache quantities and model predictions.
     Sweep(SweepArgs),
+    /// Merge the shard files of one `sweep --shard K/N` (any order) into the file the unsharded
+    /// sweep writes, byte for byte.
+    Merge(MergeArgs),
     /// Fit a model's constants to sweep results (gompertz: y = a*exp(b*exp(c*x)); su2015).
     Fit(FitArgs),
     /// Draw sweep results or a validation report as a PNG or SVG picture.
@@ -173,6 +176,24 @@ struct SweepArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
+    /// Run only shard K of N (1 ≤ K ≤ N, as sbatch --array=1-N numbers its tasks): the
+    /// configurations i with i mod N = K-1, into their own --out; `gputraffic merge` joins the N
+    /// shards.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// The shard files, every K of 1..N exactly once, in any order.
+    #[arg(required = true, value_name = "SHARD")]
+    shards: Vec<std::path::PathBuf>,
+    /// The merged file; its name must ask for the shards' format (.jsonl for JSON lines).
+    #[arg(long)]
+    out: std::path::PathBuf,
+    /// Replace an existing --out.
+    #[arg(long)]
+    force: bool,
 }
 
 /// A clap parser for a library enum chosen by name: offers exactly its names, with their help.
@@ -266,6 +287,11 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         clock: a.clock.clone(),
     };
     let out_name = a.out.display().to_string();
+    let shard = a
+        .shard
+        .as_deref()
+        .map(gputraffic::analysis::shard::Shard::parse)
+        .transpose()?;
     if a.out.exists() && !a.resume && !a.force {
         return Err(Error::new(
             &out_name,
@@ -282,11 +308,35 @@ fn sweep(a: &SweepArgs) -> Result<String> {
     }
     let bar = progress_bar("configurations");
     let progress = follow(&bar);
-    let summary = on_threads(a.threads, || plan.run(&a.out, a.resume, &progress))?;
+    let summary = on_threads(a.threads, || {
+        plan.run_shard(&a.out, shard, a.resume, &progress)
+    })?;
     bar.finish_and_clear();
+    let what = match shard {
+        Some(s) => format!("shard {s}, {} of the sweep's {}", summary.total, plan.len()),
+        None => summary.total.to_string(),
+    };
     eprintln!(
-        "{out_name}: {} configurations ({} kept from before, {} simulated)",
-        summary.total, summary.kept, summary.simulated
+        "{out_name}: {what} configurations ({} kept from before, {} simulated)",
+        summary.kept, summary.simulated
+    );
+    Ok(String::new())
+}
+
+fn merge(a: &MergeArgs) -> Result<String> {
+    if a.out.exists() && !a.force {
+        return Err(Error::new(
+            a.out.display().to_string(),
+            "exists: add --force to replace it",
+        ));
+    }
+    let merged = gputraffic::analysis::shard::merge_into(&a.out, &a.shards)?;
+    eprintln!(
+        "{}: {} configurations of sweep {} from {} shards",
+        a.out.display(),
+        merged.configurations,
+        merged.sweep,
+        merged.shards
     );
     Ok(String::new())
 }
@@ -614,6 +664,7 @@ fn main() -> ExitCode {
         Command::Simulate(a) => simulate(a),
         Command::Predict(a) => predict(a),
         Command::Sweep(a) => sweep(a),
+        Command::Merge(a) => merge(a),
         Command::Fit(a) => fit(a),
         Command::Plot(a) => plot(a),
         Command::Validate(a) => validate(a),

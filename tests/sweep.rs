@@ -372,3 +372,362 @@ fn a_two_dimensional_kernel_sweeps_two_dimensional_domains() {
         ],
     );
 }
+
+/// 6 configurations: 2 block shapes × 3 domains of star1, one model (the shard tests).
+const TINY: &[&str] = &[
+    "sweep",
+    "--kernel",
+    "star1",
+    "--hw",
+    "h200",
+    "--blocks",
+    "32x4x1,16x8x1",
+    "--domains",
+    "32x32x16,64x16x16,16x32x16",
+    "--models",
+    "su2015",
+];
+
+fn tiny(out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args: Vec<&str> = TINY.to_vec();
+    args.extend(["--out", out.to_str().unwrap(), "--threads", "1"]);
+    args.extend(extra);
+    gputraffic(&args)
+}
+
+/// Runs shards 1/n … n/n of TINY into `dir` and returns their files, in shard order.
+fn shards(dir: &Path, n: usize, ext: &str) -> Vec<std::path::PathBuf> {
+    (1..=n)
+        .map(|k| {
+            let f = dir.join(format!("s{k}-of-{n}.{ext}"));
+            let (code, _, err) = tiny(&f, &["--shard", &format!("{k}/{n}")]);
+            assert_eq!(code, 0, "{err}");
+            f
+        })
+        .collect()
+}
+
+fn merge(out: &Path, files: &[&Path]) -> (i32, String, String) {
+    let mut args = vec!["merge", "--out", out.to_str().unwrap()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    gputraffic(&args)
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_sweep_byte_for_byte() {
+    let dir = scratch("shard-merge");
+    for ext in ["csv", "jsonl"] {
+        let whole = dir.join(format!("whole.{ext}"));
+        assert_eq!(tiny(&whole, &[]).0, 0);
+        let expected = std::fs::read_to_string(&whole).unwrap();
+        let header_lines = usize::from(ext == "csv");
+        assert_eq!(expected.lines().count(), 6 + header_lines);
+        // 1 shard; 4 of uneven size (2, 2, 1, 1); 8, two of them empty.
+        for n in [1, 4, 8] {
+            let files = shards(&dir, n, ext);
+            let text = |k: usize| std::fs::read_to_string(&files[k - 1]).unwrap();
+            let first_lines: Vec<String> = (1..=n)
+                .map(|k| text(k).lines().next().unwrap().to_string())
+                .collect();
+            let prefix = if ext == "csv" { "# " } else { "" };
+            assert!(
+                first_lines[0].starts_with(&format!(
+                    "{prefix}{{\"gputraffic_shard\":{{\"shard\":1,\"of\":{n},\"sweep\":\""
+                )),
+                "{}",
+                first_lines[0]
+            );
+            // Shard K holds the configurations K-1, K-1+N, …, under the unsharded file's lines.
+            let whole_rows: Vec<&str> = expected.lines().skip(header_lines).collect();
+            for k in 1..=n {
+                let t = text(k);
+                let rows: Vec<&str> = t.lines().skip(1 + header_lines).collect();
+                let want: Vec<&str> = whole_rows.iter().skip(k - 1).step_by(n).copied().collect();
+                assert_eq!(rows, want, "shard {k}/{n}");
+                // Every shard names the same sweep.
+                let sweep = |l: &str| l.split("\"sweep\":").nth(1).unwrap()[..18].to_string();
+                assert_eq!(sweep(&first_lines[k - 1]), sweep(&first_lines[0]));
+            }
+            // Any order: reversed, then the first shard moved to the middle.
+            let mut order: Vec<&Path> = files.iter().map(|f| f.as_path()).rev().collect();
+            let last = order.pop().unwrap();
+            order.insert(order.len() / 2, last);
+            let merged = dir.join(format!("m{n}/merged.{ext}"));
+            let (code, out, err) = merge(&merged, &order);
+            assert_eq!((code, out.as_str()), (0, ""), "{err}");
+            assert!(
+                err.contains("6 configurations of sweep ")
+                    && err.contains(&format!("from {n} shards")),
+                "{err}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&merged).unwrap(),
+                expected,
+                "{ext}, N = {n}"
+            );
+        }
+    }
+    // A shard reads as a table of its rows (for a look before the merge).
+    let t = Table::load(&dir.join("s2-of-4.csv")).unwrap();
+    assert_eq!(t.numbers("config").unwrap(), [Some(1.0), Some(5.0)]);
+    let t = Table::load(&dir.join("s2-of-4.jsonl")).unwrap();
+    assert_eq!(t.numbers("config").unwrap(), [Some(1.0), Some(5.0)]);
+}
+
+#[test]
+fn merge_names_missing_duplicate_foreign_and_incomplete_shards() {
+    let dir = scratch("shard-bad");
+    let s = shards(&dir, 3, "csv");
+    let (s1, s2, s3) = (s[0].as_path(), s[1].as_path(), s[2].as_path());
+    let out = dir.join("merged.csv");
+    let o = out.to_str().unwrap();
+    let name = |p: &Path| p.to_str().unwrap().to_string();
+    let rejects = |files: &[&Path], expected: &[&str]| {
+        let mut args = vec!["merge", "--out", o];
+        args.extend(files.iter().map(|f| f.to_str().unwrap()));
+        common::rejects(&args, expected);
+        assert!(!out.exists(), "{files:?} left a file");
+    };
+    // Missing and duplicate shards, by K and by file.
+    rejects(&[s3, s1], &["shard 2/3 missing"]);
+    rejects(&[s1], &["shards 2/3 and 3/3 missing"]);
+    let copy = dir.join("copy-of-2.csv");
+    std::fs::copy(s2, &copy).unwrap();
+    rejects(
+        &[s1, s2, s3, &copy],
+        &[&format!(
+            "shard 2/3 is given 2 times ({}, {})",
+            name(s2),
+            name(&copy)
+        )],
+    );
+    rejects(
+        &[s2, &copy],
+        &["shards 1/3 and 3/3 missing; shard 2/3 is given 2 times"],
+    );
+    // A shard of another sweep (another model list), of another split, not a shard at all.
+    let other = dir.join("other.csv");
+    let mut args: Vec<&str> = TINY[..TINY.len() - 1].to_vec();
+    args.extend(["none", "--out", other.to_str().unwrap(), "--shard", "2/3"]);
+    assert_eq!(gputraffic(&args).0, 0);
+    rejects(
+        &[s1, &other, s3],
+        &[&name(&other), "a shard of another sweep", &name(s1)],
+    );
+    let half = dir.join("half.csv");
+    assert_eq!(tiny(&half, &["--shard", "2/2"]).0, 0);
+    rejects(
+        &[s1, s2, s3, &half],
+        &[&name(&half), "in 2 shards", "in 3 shards"],
+    );
+    let whole = dir.join("whole.csv");
+    assert_eq!(tiny(&whole, &[]).0, 0);
+    rejects(&[&whole], &[&name(&whole), "not a shard of a sweep"]);
+    // Another build.
+    let rebuilt = dir.join("rebuilt.csv");
+    let t = std::fs::read_to_string(s2).unwrap();
+    let build = t
+        .split("\"build\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    std::fs::write(&rebuilt, t.replacen(build, "0.0.9 (0123456789ab)", 1)).unwrap();
+    rejects(
+        &[s1, &rebuilt, s3],
+        &[
+            &name(&rebuilt),
+            "written by gputraffic 0.0.9 (0123456789ab)",
+        ],
+    );
+    // An incomplete shard: its last row lost, or torn in the middle; an edited row.
+    let lines: Vec<&str> = t.split_inclusive('\n').collect();
+    assert_eq!(lines.len(), 4, "shard line, header, configs 1 and 4");
+    let cut = dir.join("cut.csv");
+    std::fs::write(&cut, lines[..3].concat()).unwrap();
+    rejects(
+        &[s1, &cut, s3],
+        &[
+            &name(&cut),
+            "shard 2/3 is incomplete: 1 of its 2 configurations are missing (config 4)",
+            "--resume",
+        ],
+    );
+    std::fs::write(&cut, format!("{}{}", lines[..3].concat(), &lines[3][..40])).unwrap();
+    rejects(
+        &[s1, &cut, s3],
+        &[
+            &name(&cut),
+            "1 of its 2 configurations are missing (config 4)",
+        ],
+    );
+    std::fs::write(&cut, lines[..2].concat()).unwrap();
+    rejects(
+        &[s1, &cut, s3],
+        &["2 of its 2 configurations are missing (configs 1 and 4)"],
+    );
+    std::fs::write(&cut, [lines[0], lines[1], lines[2], lines[2]].concat()).unwrap();
+    rejects(
+        &[s1, &cut, s3],
+        &[&name(&cut), "line 4: config 1 appears twice"],
+    );
+    let s1_text = std::fs::read_to_string(s1).unwrap();
+    let foreign_row = s1_text.lines().nth(2).unwrap();
+    std::fs::write(&cut, format!("{}{foreign_row}\n", lines[..3].concat())).unwrap();
+    rejects(
+        &[s1, &cut, s3],
+        &[&name(&cut), "line 4: config 0 is not in shard 2/3"],
+    );
+    // The output's name must ask for the shards' format; an existing --out needs --force.
+    let jsonl = dir.join("merged.jsonl");
+    common::rejects(
+        &[
+            "merge",
+            "--out",
+            jsonl.to_str().unwrap(),
+            s1.to_str().unwrap(),
+            s2.to_str().unwrap(),
+            s3.to_str().unwrap(),
+        ],
+        &["merged.jsonl", "the shards are CSV"],
+    );
+    assert!(!jsonl.exists());
+    assert_eq!(merge(&out, &[s1, s2, s3]).0, 0);
+    std::fs::write(&out, "keep me").unwrap();
+    rejects_keeping(&out, &[s1, s2, s3]);
+    let (code, _, err) = gputraffic(&[
+        "merge",
+        "--force",
+        "--out",
+        o,
+        s1.to_str().unwrap(),
+        s2.to_str().unwrap(),
+        s3.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(&whole).unwrap()
+    );
+}
+
+/// `merge` onto an existing file without --force: exit 2, the file untouched.
+fn rejects_keeping(out: &Path, files: &[&Path]) {
+    let mut args = vec!["merge", "--out", out.to_str().unwrap()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    common::rejects(&args, &["exists", "--force"]);
+    assert_eq!(std::fs::read_to_string(out).unwrap(), "keep me");
+}
+
+#[test]
+fn a_shard_resumes_after_preemption_and_bad_shards_are_refused() {
+    let dir = scratch("shard-resume");
+    let f = dir.join("s2.jsonl");
+    assert_eq!(tiny(&f, &["--shard", "2/3"]).0, 0);
+    let finished = std::fs::read_to_string(&f).unwrap();
+    // Preempted after its first row, the second half written: resume keeps one, runs one.
+    let lines: Vec<&str> = finished.split_inclusive('\n').collect();
+    assert_eq!(lines.len(), 3, "shard line, configs 1 and 4");
+    std::fs::write(&f, format!("{}{}", lines[..2].concat(), &lines[2][..30])).unwrap();
+    let (code, _, err) = tiny(&f, &["--shard", "2/3", "--resume"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("s2.jsonl: shard 2/3, 2 of the sweep's 6 configurations (1 kept from before, 1 simulated)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), finished);
+    // A finished shard resumes to itself, simulating nothing.
+    let (code, _, err) = tiny(&f, &["--shard", "2/3", "--resume"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(2 kept from before, 0 simulated)"), "{err}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), finished);
+    // Resuming it as another shard, unsharded, or a plain sweep file as a shard: refused, kept.
+    let o = f.to_str().unwrap();
+    let resume = |extra: &[&str], expected: &[&str]| {
+        let mut args: Vec<&str> = TINY.to_vec();
+        args.extend(["--out", o, "--resume"]);
+        args.extend(extra);
+        common::rejects(&args, expected);
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), finished);
+    };
+    resume(
+        &["--shard", "3/3"],
+        &["s2.jsonl", "it is shard 2/3 of this sweep, not 3/3"],
+    );
+    resume(
+        &[],
+        &[
+            "s2.jsonl",
+            "it is shard 2/3 of a sweep: resume it with --shard 2/3",
+        ],
+    );
+    resume(
+        &["--shard", "2/4"],
+        &["s2.jsonl", "it is shard 2/3 of this sweep, not 2/4"],
+    );
+    let whole = dir.join("whole.jsonl");
+    assert_eq!(tiny(&whole, &[]).0, 0);
+    let mut args: Vec<&str> = TINY.to_vec();
+    args.extend([
+        "--out",
+        whole.to_str().unwrap(),
+        "--resume",
+        "--shard",
+        "1/2",
+    ]);
+    common::rejects(&args, &["whole.jsonl", "no shard line", "different sweep"]);
+    // Bad K/N: one line naming --shard, nothing written.
+    let none = dir.join("none.csv");
+    for (bad, expected) in [
+        ("0/3", "K counts from 1"),
+        ("4/3", "K is larger than N"),
+        ("1/0", "N must be at least 1"),
+        ("3", "is not K/N"),
+        ("a/3", "is not K/N"),
+        ("-1/3", "is not K/N"),
+    ] {
+        let mut args: Vec<&str> = TINY.to_vec();
+        let shard = format!("--shard={bad}");
+        args.extend(["--out", none.to_str().unwrap(), &shard]);
+        common::rejects(&args, &["--shard", expected]);
+        assert!(!none.exists(), "{bad} left a file");
+    }
+}
+
+#[test]
+fn the_fingerprint_names_the_plan_not_the_paths() {
+    use gputraffic::analysis::sweep::{Sweep, SweepSpec};
+    let root = env!("CARGO_MANIFEST_DIR");
+    let spec = |kernel: &str, hw: &str, domains: &str| SweepSpec {
+        kernel: kernel.into(),
+        hws: vec![hw.into()],
+        blocks: vec!["32x4x1,16x8x1".into()],
+        domains: vec![domains.into()],
+        sets: vec![],
+        l1_scales: vec![],
+        l2_scales: vec![],
+        models: gputraffic::models::select(&["su2015".to_string()]).unwrap(),
+        clock: "boost".into(),
+    };
+    let fingerprint = |s: SweepSpec| Sweep::plan(&s).unwrap().fingerprint();
+    let by_name = fingerprint(spec("star1", "h200", "64x64x32,128x32x32"));
+    assert_eq!(by_name.len(), 16);
+    assert!(by_name.chars().all(|c| c.is_ascii_hexdigit()));
+    // The same plan from files given by path.
+    let by_path = fingerprint(spec(
+        &format!("{root}/traces/star1.toml"),
+        &format!("{root}/hw-configs/h200.toml"),
+        "64x64x32,128x32x32",
+    ));
+    assert_eq!(by_path, by_name);
+    // Another domain order, another GPU: another sweep.
+    assert_ne!(
+        fingerprint(spec("star1", "h200", "128x32x32,64x64x32")),
+        by_name
+    );
+    assert_ne!(
+        fingerprint(spec("star1", "h100-sxm", "64x64x32,128x32x32")),
+        by_name
+    );
+}

@@ -1,10 +1,11 @@
-//! Work on many simulations at once: [`sweep`]s over configurations, [`fit`]s of model constants
+//! Work on many simulations at once: [`sweep`]s over configurations (in [`shard`]s across machines), [`fit`]s of model constants
 //! to their results, [`rank`]ings of block shapes by predicted time, and the [`validate`] comparison with [`measured`] hardware counters, with
 //! the [`stats`] they share.
 
 pub mod fit;
 pub mod measured;
 pub mod rank;
+pub mod shard;
 pub mod stats;
 pub mod sweep;
 pub mod validate;

@@ -8,7 +8,12 @@
 //! `resume` keeps the complete rows of an existing file, drops a torn last line, runs the rest;
 //! at the end the file is rewritten in configuration order. The finished file is therefore the
 //! same, byte for byte, however the sweep was interrupted and on any number of threads.
+//!
+//! [`Sweep::run_shard`] runs every N-th configuration into a shard file instead (one line in
+//! front names the shard and the sweep's [`Sweep::fingerprint`]); [`shard::merge`] puts the
+//! shards back together into the unsharded file's bytes.
 
+use crate::analysis::shard::{self, Fnv1a, Shard, ShardHeader};
 use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
@@ -98,7 +103,7 @@ pub struct Sweep {
 /// What [`Sweep::run`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunSummary {
-    /// Configurations in the sweep.
+    /// Configurations of this run: the sweep's, or the shard's.
     pub total: usize,
     /// Rows already in the file when it started (resume).
     pub kept: usize,
@@ -548,6 +553,45 @@ impl Sweep {
             .collect())
     }
 
+    /// A fingerprint of the plan, 16 hex digits of [`Fnv1a`] over the columns, the kernel and
+    /// every configuration in order (its identity cells, its scaled GPU, its model constants and
+    /// clock): the same on every machine and in every run for the same plan, whatever paths the
+    /// kernel and GPUs were given by; any change to what the rows depend on changes it.
+    pub fn fingerprint(&self) -> String {
+        let mut h = Fnv1a::default();
+        h.field("gputraffic sweep plan 1");
+        for c in &self.columns {
+            h.field(c);
+        }
+        if let Some(p) = self.configs.first() {
+            // One kernel for all configurations; where it was read from does not matter.
+            let mut kernel = p.bound.kernel.clone();
+            kernel.source_name.clear();
+            kernel.description.clear();
+            h.field(&format!("{kernel:?}"));
+        }
+        for (i, p) in self.configs.iter().enumerate() {
+            for cell in self.identity(i) {
+                h.field(&cell);
+            }
+            let mut hw = p.bound.hw.clone();
+            hw.description.clear();
+            h.field(&format!("{hw:?}"));
+            h.field(&format!("{:?} {:?}", p.model_params, p.clock));
+        }
+        h.hex()
+    }
+
+    /// The header line of shard `shard` of this sweep.
+    pub fn shard_header(&self, shard: Shard) -> ShardHeader {
+        ShardHeader {
+            shard,
+            sweep: self.fingerprint(),
+            configurations: self.len(),
+            build: shard::build(),
+        }
+    }
+
     /// Runs the sweep into `out`. Without `resume` an existing file is replaced; with it, the
     /// complete rows of this same sweep are kept and only the missing configurations run.
     /// `progress(done, total)` is called once the existing rows are counted and after each row
@@ -558,10 +602,25 @@ impl Sweep {
         resume: bool,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<RunSummary> {
+        self.run_shard(out, None, resume, progress)
+    }
+
+    /// [`Sweep::run`] for shard `shard` only (the whole sweep for `None`): its configurations,
+    /// in a file that begins with its [`ShardHeader`]. Resuming a shard checks that the file is
+    /// the same shard of the same sweep, written by the same build.
+    pub fn run_shard(
+        &self,
+        out: &Path,
+        shard: Option<Shard>,
+        resume: bool,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<RunSummary> {
         let format = OutputFormat::for_path(out);
         let name = out.display().to_string();
         let io = |e: std::io::Error| Error::new(&name, format!("cannot write: {e}"));
         crate::error::create_parent(out)?;
+        let header = shard.map(|s| self.shard_header(s));
+        let mine = |i: &usize| shard.is_none_or(|s| s.contains(*i));
         let mut done = vec![false; self.len()];
         let mut kept = 0;
         let existing = match resume && out.exists() {
@@ -571,25 +630,28 @@ impl Sweep {
         // A file killed before its first line was complete holds nothing to keep.
         if existing.contains('\n') {
             let text = existing;
-            let keep = self.check_existing(&text, format, &name, &mut done)?;
+            let start = self.check_shard_line(&text, header.as_ref(), format, &name)?;
+            let keep =
+                start + self.check_existing(&text[start..], format, &name, &mut done, shard)?;
             kept = done.iter().filter(|d| **d).count();
             // Drop a torn last line (the sweep was killed mid-write).
             std::fs::write(out, &text[..keep]).map_err(io)?;
         } else {
-            let header = match format {
-                OutputFormat::Csv => self.encode(&self.columns, format),
-                OutputFormat::Jsonl => String::new(),
-            };
-            std::fs::write(out, header).map_err(io)?;
+            let mut preamble = header.as_ref().map_or(String::new(), |h| h.line(format));
+            if format == OutputFormat::Csv {
+                preamble.push_str(&self.encode(&self.columns, format));
+            }
+            std::fs::write(out, preamble).map_err(io)?;
         }
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(out)
             .map_err(io)?;
         let file = Mutex::new(file);
-        let todo: Vec<usize> = (0..self.len()).filter(|&i| !done[i]).collect();
+        let total = (0..self.len()).filter(mine).count();
+        let todo: Vec<usize> = (0..self.len()).filter(|i| mine(i) && !done[*i]).collect();
         let finished = std::sync::atomic::AtomicUsize::new(kept);
-        progress(kept, self.len());
+        progress(kept, total);
         todo.par_iter()
             .with_max_len(1)
             .try_for_each(|&i| -> Result<()> {
@@ -601,13 +663,13 @@ impl Sweep {
                     .map_err(io)?;
                 drop(f);
                 let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(n, self.len());
+                progress(n, total);
                 Ok(())
             })?;
         drop(file);
-        self.sort_file(out, format)?;
+        self.sort_file(out, format, header.is_some())?;
         Ok(RunSummary {
-            total: self.len(),
+            total,
             kept,
             simulated: todo.len(),
         })
@@ -681,14 +743,76 @@ impl Sweep {
         }
     }
 
-    /// Checks an existing output file against this sweep, marks its configurations done and
-    /// returns the byte length of its complete part (a torn last line is not).
+    /// Checks the shard line of an existing output file (none without a shard) and returns its
+    /// length in bytes.
+    fn check_shard_line(
+        &self,
+        text: &str,
+        want: Option<&ShardHeader>,
+        format: OutputFormat,
+        name: &str,
+    ) -> Result<usize> {
+        let first = text.split('\n').next().unwrap_or("");
+        let different = |what: String| {
+            Error::new(
+                name,
+                format!(
+                    "{what}: the file was written by a different sweep (use another --out, or --force to overwrite)"
+                ),
+            )
+        };
+        match (want, ShardHeader::parse(first)) {
+            (None, None) => Ok(0),
+            (None, Some((got, _))) => Err(Error::new(
+                name,
+                format!(
+                    "it is shard {} of a sweep: resume it with --shard {} (or use another --out, or --force to overwrite)",
+                    got.shard, got.shard
+                ),
+            )),
+            (Some(_), None) => Err(different("it has no shard line".into())),
+            (Some(want), Some((got, got_format))) => {
+                if got_format != format
+                    || (&got.sweep, got.configurations) != (&want.sweep, want.configurations)
+                {
+                    return Err(different(format!(
+                        "it is a shard of sweep {} ({} configurations), this is sweep {} ({})",
+                        got.sweep, got.configurations, want.sweep, want.configurations
+                    )));
+                }
+                if got.shard != want.shard {
+                    return Err(Error::new(
+                        name,
+                        format!(
+                            "it is shard {} of this sweep, not {}: give each shard its own --out",
+                            got.shard, want.shard
+                        ),
+                    ));
+                }
+                if got.build != want.build {
+                    return Err(Error::new(
+                        name,
+                        format!(
+                            "it was written by gputraffic {}, this is {}: resuming would mix the rows of two builds (--force starts the shard again)",
+                            got.build, want.build
+                        ),
+                    ));
+                }
+                Ok(first.len() + 1)
+            }
+        }
+    }
+
+    /// Checks an existing output file (after its shard line) against this sweep and `shard`,
+    /// marks its configurations done and returns the byte length of its complete part (a torn
+    /// last line is not).
     fn check_existing(
         &self,
         text: &str,
         format: OutputFormat,
         name: &str,
         done: &mut [bool],
+        shard: Option<Shard>,
     ) -> Result<usize> {
         let complete = text.rfind('\n').map_or(0, |i| i + 1);
         let mut lines = text[..complete].split_inclusive('\n');
@@ -724,6 +848,12 @@ impl Sweep {
                     n + 1
                 )));
             }
+            if let Some(s) = shard.filter(|s| !s.contains(index)) {
+                return Err(different(format!(
+                    "row {} (config {index}) is not in shard {s}",
+                    n + 1
+                )));
+            }
             if done[index] {
                 return Err(Error::new(name, format!("config {index} appears twice")));
             }
@@ -732,14 +862,13 @@ impl Sweep {
         Ok(complete)
     }
 
-    /// Rewrites the finished file in configuration order (via a temporary file and a rename).
-    fn sort_file(&self, out: &Path, format: OutputFormat) -> Result<()> {
+    /// Rewrites the finished file in configuration order (via a temporary file and a rename),
+    /// its shard line (`sharded`) and CSV header first.
+    fn sort_file(&self, out: &Path, format: OutputFormat, sharded: bool) -> Result<()> {
         let text = crate::error::read_file(out)?;
         let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let header = match format {
-            OutputFormat::Csv if !lines.is_empty() => Some(lines.remove(0)),
-            _ => None,
-        };
+        let head = usize::from(sharded) + usize::from(format == OutputFormat::Csv);
+        let header: Vec<&str> = lines.drain(..head.min(lines.len())).collect();
         let index = |l: &str| -> usize {
             self.decode(l.trim_end_matches('\n'), format)
                 .and_then(|c| c.first().and_then(|v| v.parse().ok()))

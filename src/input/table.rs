@@ -2,6 +2,7 @@
 //! and `validate`. Every problem (missing column, a cell that is not a number) is an [`Error`]
 //! naming the file, the column and the row.
 
+use crate::analysis::shard::ShardHeader;
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -22,14 +23,19 @@ pub struct Table {
 
 impl Table {
     /// Reads a `.jsonl` file (one flat JSON object per line) or, for any other name, a CSV file
-    /// with a header line.
+    /// with a header line. A shard of a sweep (`sweep --shard K/N`) reads as the rows it holds:
+    /// its shard line is skipped.
     pub fn load(path: &Path) -> Result<Table> {
         let text = crate::error::read_file(path)?;
+        let text = match text.split_once('\n') {
+            Some((first, rest)) if ShardHeader::parse(first).is_some() => rest,
+            _ => &text,
+        };
         let source = path.display().to_string();
         if path.extension().is_some_and(|e| e == "jsonl") {
-            Table::parse_jsonl(&text, &source)
+            Table::parse_jsonl(text, &source)
         } else {
-            Table::parse_csv(&text, &source)
+            Table::parse_csv(text, &source)
         }
     }
 
