@@ -68,8 +68,20 @@ fn embed(dir: &str, out_name: &str) {
 fn main() {
     embed("traces", "shipped_traces.rs");
     embed("hw-configs", "shipped_hw.rs");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs/heads");
+    // Rebuild when the commit changes: HEAD and the branch refs, wherever git keeps them (a
+    // worktree's `.git` is a file pointing elsewhere). A path that does not exist would make
+    // cargo rerun this script on every build, so only existing ones are watched.
+    for what in ["HEAD", "refs/heads", "packed-refs"] {
+        let path = std::process::Command::new("git")
+            .args(["rev-parse", "--git-path", what])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        if let Some(p) = path.filter(|p| Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
     println!("cargo:rustc-env=GPUTRAFFIC_GIT_COMMIT={}", git_commit());
     println!(
         "cargo:rustc-env=GPUTRAFFIC_SHIPPED_GPUS={}",

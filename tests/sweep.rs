@@ -700,7 +700,7 @@ fn the_fingerprint_names_the_plan_not_the_paths() {
     use gputraffic::analysis::sweep::{Sweep, SweepSpec};
     let root = env!("CARGO_MANIFEST_DIR");
     let spec = |kernel: &str, hw: &str, domains: &str| SweepSpec {
-        kernel: kernel.into(),
+        kernel: gputraffic::request::KernelSource::Load(kernel.into()),
         hws: vec![hw.into()],
         blocks: vec!["32x4x1,16x8x1".into()],
         domains: vec![domains.into()],
