@@ -71,10 +71,29 @@ impl Bound {
         clock_ghz: Option<f64>,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<report::Report> {
-        let counts = sim::simulate_with_progress(&self.launch, &self.hw, opts, progress)?;
+        let sampled = match &opts.sample {
+            Some(sampling) => {
+                sim::simulate_sampled(&self.launch, &self.hw, opts, sampling, progress)?
+            }
+            None => None,
+        };
+        let (counts, sampled) = match sampled {
+            Some(s) => {
+                let counts = s.counts.clone();
+                (counts, Some(s))
+            }
+            None => (
+                sim::simulate_with_progress(&self.launch, &self.hw, opts, progress)?,
+                None,
+            ),
+        };
         let inputs = timing::inputs_from_counts(&counts, &self.kernel, &self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
-        Ok(report::Report::new(&self.launch, &self.hw, counts).with_time(time))
+        let mut report = report::Report::new(&self.launch, &self.hw, counts).with_time(time);
+        if let Some(s) = sampled {
+            report = report.with_sample(s);
+        }
+        Ok(report)
     }
 
     /// Runs `model` with its constants `params` on the launch; also returns the time model

@@ -6,6 +6,7 @@ use gputraffic::models;
 use gputraffic::report::Format;
 use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
 use gputraffic::sim::SimOptions;
+use gputraffic::sim::sample::SampleOptions;
 use gputraffic::{Error, Result};
 use std::process::ExitCode;
 
@@ -116,6 +117,10 @@ struct SimulateArgs {
     /// Skip tracking the compulsory volumes (a little faster).
     #[arg(long)]
     no_compulsory: bool,
+    /// Simulate the first and last waves exactly and a stratified sample of the others, and
+    /// extrapolate: every count with a 95% interval (exact when the launch is too short).
+    #[arg(long)]
+    sample: bool,
     /// Replay the L2 serially in one piece, the reference the parallel sharded replay equals
     /// exactly (for comparing speed and checking exactness).
     #[arg(long, hide = true)]
@@ -242,6 +247,10 @@ struct RankArgs {
     /// Output format.
     #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
     format: Format,
+    /// Sample the interior waves of long launches instead of simulating every one: counts
+    /// become estimates (see simulate --sample).
+    #[arg(long)]
+    sample: bool,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
@@ -258,7 +267,8 @@ fn rank(a: &RankArgs) -> Result<String> {
         clock: a.clock.clone(),
     };
     let bar = progress_bar("shapes");
-    let ranking = on_threads(a.threads, || spec.rank(&a.blocks, &follow(&bar)))?;
+    let sample = a.sample.then(SampleOptions::default);
+    let ranking = on_threads(a.threads, || spec.rank(&a.blocks, sample, &follow(&bar)))?;
     bar.finish_and_clear();
     for s in &ranking.skipped {
         eprintln!("note: skipped {s}");
@@ -430,6 +440,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         infinite_l2: a.infinite_l2,
         compulsory: !a.no_compulsory,
         serial_l2: a.reference_l2,
+        sample: a.sample.then(SampleOptions::default),
         ..SimOptions::default()
     };
     let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
@@ -568,6 +579,10 @@ struct ValidateArgs {
     /// Write the report to this file instead of stdout (only when every launch simulated).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Sample the interior waves of long launches instead of simulating every one: counts
+    /// become estimates (see simulate --sample).
+    #[arg(long)]
+    sample: bool,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
@@ -580,7 +595,13 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     let progress = follow(&bar);
     let measured = a.measured.display().to_string();
     let validation = on_threads(a.threads, || {
-        gputraffic::analysis::validate::validate(launches, &a.hw, &measured, &progress)
+        gputraffic::analysis::validate::validate(
+            launches,
+            &a.hw,
+            &measured,
+            a.sample.then(SampleOptions::default),
+            &progress,
+        )
     })?;
     bar.finish_and_clear();
     // After the run, so that bad input stays a one-line error.

@@ -80,6 +80,8 @@ pub struct Report {
     pub time: Option<TimeEstimate>,
     /// A model's prediction next to the simulation (`simulate --compare`).
     pub comparison: Option<Comparison>,
+    /// For a sampled simulation, the intervals of its estimates and the waves it simulated.
+    pub sample: Option<crate::sim::SampledCounts>,
 }
 
 /// One volume, simulated and predicted. Serialised with its fields in this order.
@@ -159,7 +161,32 @@ impl Report {
                 .any(|a| a.kind == crate::input::trace::AccessKind::Atomic),
             time: None,
             comparison: None,
+            sample: None,
         }
+    }
+
+    /// Marks the report as a sampled simulation's, with its intervals.
+    pub fn with_sample(mut self, sample: crate::sim::SampledCounts) -> Report {
+        self.sample = Some(sample);
+        self
+    }
+
+    /// For a sampled simulation, each metric's 95% interval, in [`Report::metrics`] order.
+    pub fn metrics_ci95(&self) -> Option<Vec<(&'static str, [u64; 2])>> {
+        let s = self.sample.as_ref()?;
+        let with = |counts: &Counts| {
+            let mut r = self.clone();
+            r.sample = None;
+            r.counts = counts.clone();
+            r.metrics()
+        };
+        Some(
+            with(&s.lo)
+                .into_iter()
+                .zip(with(&s.hi))
+                .map(|((n, lo), (_, hi))| (n, [lo, hi]))
+                .collect(),
+        )
     }
 
     /// Adds the time model applied to the simulated volumes.
@@ -408,10 +435,31 @@ impl Report {
         );
         let _ = writeln!(s, "lattice updates: {}\n", self.lattice_updates);
         let blup: BTreeMap<&str, f64> = self.bytes_per_lup().into_iter().collect();
-        let _ = writeln!(s, "{:<58} {:>16} {:>10}", "metric", "count", "B/LUP");
+        let intervals: BTreeMap<&str, [u64; 2]> =
+            self.metrics_ci95().into_iter().flatten().collect();
+        if let Some(sample) = &self.sample {
+            let _ = writeln!(
+                s,
+                "sampled: {} of {} waves simulated ({} counted), the rest extrapolated with 95% intervals\n",
+                sample.waves_simulated, sample.waves, sample.waves_counted
+            );
+        }
+        let interval_header = if intervals.is_empty() {
+            ""
+        } else {
+            "  95% interval"
+        };
+        let _ = writeln!(
+            s,
+            "{:<58} {:>16} {:>10}{interval_header}",
+            "metric", "count", "B/LUP"
+        );
         for (n, v) in self.metrics() {
             let bl = blup.get(n).map_or("-".to_string(), |x| format!("{x:.3}"));
-            let _ = writeln!(s, "{n:<58} {v:>16} {bl:>10}");
+            let interval = intervals
+                .get(n)
+                .map_or(String::new(), |[lo, hi]| format!("  {lo} .. {hi}"));
+            let _ = writeln!(s, "{n:<58} {v:>16} {bl:>10}{interval}");
         }
         let _ = writeln!(s);
         for (n, v) in self.hit_rates() {
@@ -502,6 +550,8 @@ struct ReportJson<'a> {
     launch: &'a LaunchSummary,
     #[serde(serialize_with = "pairs_as_map")]
     metrics: Vec<(&'static str, u64)>,
+    #[serde(serialize_with = "optional_pairs_as_map")]
+    metrics_ci95: Option<Vec<(&'static str, [u64; 2])>>,
     #[serde(serialize_with = "pairs_as_map")]
     bytes_per_lup: Vec<(&'static str, f64)>,
     #[serde(serialize_with = "pairs_as_map")]
@@ -545,6 +595,10 @@ struct SimulationJson {
     l1_data_passes: u64,
     l1_load_miss_request_lines: u64,
     l1_load_partial_lines: u64,
+    sampled: bool,
+    waves: Option<u64>,
+    waves_simulated: Option<u64>,
+    waves_counted: Option<u64>,
 }
 
 impl Serialize for Report {
@@ -560,6 +614,7 @@ impl Serialize for Report {
             lattice_updates: self.lattice_updates,
             launch: &self.launch,
             metrics: self.metrics(),
+            metrics_ci95: self.metrics_ci95(),
             bytes_per_lup: self.bytes_per_lup(),
             hit_rates: self.hit_rates(),
             dirty_at_end_sectors: c.dirty_at_end_sectors,
@@ -574,6 +629,10 @@ impl Serialize for Report {
                 l1_data_passes: c.l1.data_passes,
                 l1_load_miss_request_lines: c.l1.load_miss_request_lines,
                 l1_load_partial_lines: c.l1.load_partial_lines,
+                sampled: self.sample.is_some(),
+                waves: self.sample.as_ref().map(|s| s.waves),
+                waves_simulated: self.sample.as_ref().map(|s| s.waves_simulated),
+                waves_counted: self.sample.as_ref().map(|s| s.waves_counted),
             },
             time: self.time.as_ref(),
             compare: self.comparison.as_ref(),
@@ -591,6 +650,22 @@ where
     V: Serialize,
 {
     serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+/// [`pairs_as_map`] for an optional list: `null` when absent.
+fn optional_pairs_as_map<S, K, V>(
+    pairs: &Option<Vec<(K, V)>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error>
+where
+    S: Serializer,
+    K: Serialize,
+    V: Serialize,
+{
+    match pairs {
+        Some(p) => pairs_as_map(p, serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// A time estimate as aligned text.

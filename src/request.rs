@@ -9,6 +9,7 @@ use crate::input::hw::HwConfig;
 use crate::input::trace::{self, Kernel};
 use crate::launch::{self, LaunchRequest};
 use crate::models::{self, ModelInfo};
+use crate::sim::sample::SampleOptions;
 use crate::{Bound, report, sim, timing};
 use std::collections::BTreeMap;
 
@@ -77,17 +78,19 @@ impl LaunchSpec {
     }
 
     /// Simulates the kernel with each of `blocks` (shapes `AxBxC` or named sets, see
-    /// [`expand_blocks`]) in place of the spec's block shape, and ranks them fastest first.
+    /// [`expand_blocks`]) in place of the spec's block shape (sampled with `sample` when given),
+    /// and ranks them fastest first.
     /// `progress(done, total)` is called after each simulation.
     pub fn rank(
         &self,
         blocks: &[String],
+        sample: Option<SampleOptions>,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<rank::Ranking> {
         let (kernel, hw, req, _) = self.parts(None)?;
         let blocks = expand_blocks(blocks, &hw)?;
         let clock = timing::clock_choice(&self.clock, &hw)?;
-        rank::rank(&kernel, &hw, &blocks, &req, clock, progress)
+        rank::rank(&kernel, &hw, &blocks, &req, clock, sample, progress)
     }
 
     /// The kernel, the GPU, the launch request without a block shape, and the model constants.

@@ -51,7 +51,7 @@ fn simulated_counts_match_the_h200_counters() {
         .filter(|l| l.kernel != "star4" || full || star4_sample.contains(&l.request.block.unwrap()))
         .collect();
     assert_eq!(launches.len(), if full { 77 } else { 36 + 5 + 6 });
-    let v = validate::validate(launches, "h200", "dev set", &|_, _| {}).unwrap();
+    let v = validate::validate(launches, "h200", "dev set", None, &|_, _| {}).unwrap();
     eprint!("{}", v.to_table());
 
     for r in &v.rows {

@@ -12,6 +12,7 @@ use gputraffic::models;
 use gputraffic::report::{self, Format};
 use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
 use gputraffic::sim::SimOptions;
+use gputraffic::sim::sample::SampleOptions;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
@@ -92,7 +93,7 @@ fn kernel_source(kernel: &Bound<'_, PyAny>) -> PyResult<KernelSource> {
 
 /// `gputraffic simulate --format json`: returns (JSON text, model warnings).
 #[pyfunction]
-#[pyo3(signature = (kernel, hw, block, domain, set, clock, compare, threads, infinite_l1, infinite_l2, compulsory))]
+#[pyo3(signature = (kernel, hw, block, domain, set, clock, compare, threads, infinite_l1, infinite_l2, compulsory, sample))]
 fn simulate(
     py: Python<'_>,
     kernel: &Bound<'_, PyAny>,
@@ -106,6 +107,7 @@ fn simulate(
     infinite_l1: bool,
     infinite_l2: bool,
     compulsory: bool,
+    sample: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let spec = LaunchSpec {
         kernel: kernel_source(kernel)?,
@@ -119,6 +121,7 @@ fn simulate(
         infinite_l1,
         infinite_l2,
         compulsory,
+        sample: sample.then(SampleOptions::default),
         ..SimOptions::default()
     };
     py.detach(|| {
@@ -174,7 +177,7 @@ fn predict(
 
 /// `gputraffic rank --format json`: returns (JSON text, shapes skipped with the reason).
 #[pyfunction]
-#[pyo3(signature = (kernel, blocks, hw, domain, set, clock, threads))]
+#[pyo3(signature = (kernel, blocks, hw, domain, set, clock, threads, sample))]
 fn rank(
     py: Python<'_>,
     kernel: &Bound<'_, PyAny>,
@@ -184,6 +187,7 @@ fn rank(
     set: Vec<String>,
     clock: String,
     threads: Option<usize>,
+    sample: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let spec = LaunchSpec {
         kernel: kernel_source(kernel)?,
@@ -194,7 +198,8 @@ fn rank(
         clock,
     };
     py.detach(|| {
-        let ranking = on_threads(threads, || spec.rank(&blocks, &|_, _| {}))?;
+        let sample = sample.then(SampleOptions::default);
+        let ranking = on_threads(threads, || spec.rank(&blocks, sample, &|_, _| {}))?;
         let json = serde_json::to_string(&ranking.shapes).expect("JSON of plain values");
         Ok((json, ranking.skipped))
     })

@@ -87,6 +87,24 @@ def test_simulate_options_change_the_counts_as_on_the_cli():
     assert infinite["metrics"][l2_reads] <= plain["metrics"][l2_reads]
 
 
+def test_a_sampled_simulation_carries_intervals_like_the_cli():
+    args = dict(hw=str(REPO / "tests/data/hw/sampling-small.toml"), block=(32, 8, 4),
+                domain=(128, 128, 256))
+    py = gputraffic.simulate("star1", sample=True, **args)
+    shell = cli_json(
+        "simulate", "--kernel", "star1", "--hw", args["hw"], "--block", "32x8x4", "--domain",
+        "128x128x256", "--sample", "--format", "json",
+    )
+    assert py == shell
+    assert py["simulation"]["sampled"] is True
+    lo, hi = py["metrics_ci95"]["dram__sectors_read.sum"]
+    assert lo <= py["metrics"]["dram__sectors_read.sum"] <= hi
+    exact = gputraffic.simulate("star1", **args)
+    assert exact["metrics_ci95"] is None
+    # The scheduler's counts are exact either way.
+    assert exact["simulation"]["ticks"] == py["simulation"]["ticks"]
+
+
 def test_results_do_not_depend_on_the_thread_count():
     args = dict(hw="h200", block=(32, 8, 1), domain=(128, 64, 32))
     assert gputraffic.simulate("box27", threads=1, **args) == gputraffic.simulate(

@@ -9,6 +9,7 @@ use crate::launch::LaunchRequest;
 use crate::metrics;
 use crate::report::Report;
 use crate::sim::SimOptions;
+use crate::sim::sample::SampleOptions;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -73,7 +74,8 @@ pub struct Ranking {
 }
 
 /// Simulates `kernel` on `hw` with each of `blocks` (the rest of the launch from `base`), in
-/// parallel, the time model at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
+/// parallel (each sampled with `sample` when given, see [`crate::sim::sample`]), the time model
+/// at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
 /// each shape with whether it came from a named set (as [`super::sweep::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
 /// anything is simulated. `progress(done, total)` is called after each simulation.
@@ -83,6 +85,7 @@ pub fn rank(
     blocks: &[([u32; 3], bool)],
     base: &LaunchRequest,
     clock_ghz: Option<f64>,
+    sample: Option<SampleOptions>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Ranking> {
     let mut bound = Vec::new();
@@ -111,6 +114,7 @@ pub fn rank(
     progress(0, bound.len());
     let opts = SimOptions {
         compulsory: false,
+        sample,
         ..SimOptions::default()
     };
     let mut shapes = bound

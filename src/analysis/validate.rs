@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::metrics;
 use crate::report::pairs_as_map;
 use crate::sim::SimOptions;
+use crate::sim::sample::SampleOptions;
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -226,6 +227,7 @@ pub fn validate(
     launches: Vec<MeasuredLaunch>,
     hw: &str,
     measured: &str,
+    sample: Option<SampleOptions>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Validation> {
     let hw_config = crate::input::hw::HwConfig::load(hw)?;
@@ -245,6 +247,7 @@ pub fn validate(
             let (b, l) = (&bound[i], &launches[i]);
             let opts = SimOptions {
                 compulsory: false,
+                sample,
                 ..SimOptions::default()
             };
             let report = b.simulate(&opts, clock).map_err(|e| in_launch(l, e))?;

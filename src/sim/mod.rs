@@ -14,6 +14,7 @@ pub mod coalesce;
 pub mod data_stage;
 pub mod dram;
 pub mod l2;
+pub mod sample;
 pub mod schedule;
 pub mod sm_stage;
 
@@ -39,6 +40,8 @@ pub struct SimOptions {
     pub compulsory: bool,
     /// Replay the L2 in one piece, serially (the reference the sharded replay must equal).
     pub serial_l2: bool,
+    /// Sample the interior waves instead of simulating every one ([`sample`]).
+    pub sample: Option<sample::SampleOptions>,
 }
 
 impl Default for SimOptions {
@@ -49,6 +52,7 @@ impl Default for SimOptions {
             chunk_ticks: 512,
             compulsory: true,
             serial_l2: false,
+            sample: None,
         }
     }
 }
@@ -91,6 +95,100 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Counts> {
+    Ok(pipeline(launch, hw, opts, None, progress)?.0)
+}
+
+/// A sampled simulation's result: the counts with their additive fields estimated, and each
+/// estimate's 95% interval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampledCounts {
+    /// Point estimates (exact where not additive: ticks, instructions, thread accesses).
+    pub counts: Counts,
+    /// Lower ends of the intervals, as counts.
+    pub lo: Counts,
+    /// Upper ends.
+    pub hi: Counts,
+    /// Waves in the launch (labels).
+    pub waves: u64,
+    /// Waves simulated in detail (counted or warming the caches).
+    pub waves_simulated: u64,
+    /// Waves counted.
+    pub waves_counted: u64,
+}
+
+/// Simulates `launch` on `hw` by sampling waves ([`sample`]); `None` when the launch is too
+/// short for sampling (simulate it exactly).
+pub fn simulate_sampled(
+    launch: &Launch,
+    hw: &HwConfig,
+    opts: &SimOptions,
+    sampling: &sample::SampleOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Option<SampledCounts>> {
+    let Some(plan) = sample::WavePlan::new(launch, hw, sampling) else {
+        return Ok(None);
+    };
+    let (counts, tallies) = pipeline(launch, hw, opts, Some(&plan), progress)?;
+    let e = sample::estimate(&plan, &tallies);
+    let finish = |values: &[u64; sample::FIELDS]| {
+        let mut c = sample::with_fields(&counts, values);
+        c.l1.wavefronts = wavefronts(launch, hw, &c.l1, c.warps_launched);
+        c
+    };
+    Ok(Some(SampledCounts {
+        counts: finish(&e.point),
+        lo: finish(&e.lo),
+        hi: finish(&e.hi),
+        waves: plan.modes.len() as u64,
+        waves_simulated: plan.detailed() as u64,
+        waves_counted: plan
+            .modes
+            .iter()
+            .filter(|m| **m == sample::WaveMode::Count)
+            .count() as u64,
+    }))
+}
+
+/// L1 data-stage wavefronts: the passes plus what the launch adds ([`data_stage`]).
+fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u64) -> u64 {
+    l1.data_passes
+        + data_stage::extra_wavefronts(
+            &hw.l1,
+            l1.load_miss_request_lines,
+            l1.load_partial_lines,
+            warps_launched,
+            launch.block_index_components,
+        )
+}
+
+/// The additive fields of the L1s, L2 and DRAM now.
+fn tally_now(workers: &[SmWorker], l2: &ShardedL2) -> [u64; sample::FIELDS] {
+    let mut c = l2_counts(l2);
+    for w in workers {
+        c.l1.add(&w.counters);
+    }
+    sample::fields(&c)
+}
+
+/// The L2's, DRAM's and compulsory counts now, the L1's zero.
+fn l2_counts(l2: &ShardedL2) -> Counts {
+    Counts {
+        l2: l2.counters(),
+        dram: l2.dram(),
+        compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|t| t.read_sectors()),
+        ..Counts::default()
+    }
+}
+
+/// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
+/// the L2, and each counted wave's traffic is tallied by label.
+fn pipeline(
+    launch: &Launch,
+    hw: &HwConfig,
+    opts: &SimOptions,
+    plan: Option<&sample::WavePlan>,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(Counts, sample::WaveTallies)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch);
     let mut sched = Scheduler::new(launch, hw.dispatch_order())?;
@@ -119,10 +217,32 @@ pub fn simulate_with_progress(
     let mut pending: Vec<Vec<Vec<L2Request>>> = vec![vec![Vec::new(); router.shards]; n];
     let mut pending_ticks = 0;
     let mut warp_instructions = 0u64;
-    let mut ticks = sched.run(opts.chunk_ticks, &mut issues, &mut finished)?;
+    let mut tallies = sample::WaveTallies::default();
+    // With a plan: each chunk stays within one wave, and its wave decides whether the caches see
+    // it. `current` is the chunk the SMs work on, `pending` the one the L2 replays.
+    let chunk_wave = |sched: &mut Scheduler| -> Option<(u64, sample::WaveMode)> {
+        let p = plan?;
+        let label = p.label(sched.blocks_dispatched());
+        let mode = p.mode(label);
+        sched.list_issues = mode != sample::WaveMode::Skip;
+        Some((label, mode))
+    };
+    let until = |wave: Option<(u64, sample::WaveMode)>| match (plan, wave) {
+        (Some(p), Some((label, _))) => p.end_of(label),
+        _ => u64::MAX,
+    };
+    let counted = |wave: Option<(u64, sample::WaveMode)>| {
+        wave.and_then(|(label, mode)| (mode == sample::WaveMode::Count).then_some(label))
+    };
+    let mut current = chunk_wave(&mut sched);
+    let mut pending_wave = None;
+    let mut ticks =
+        sched.run_until(opts.chunk_ticks, until(current), &mut issues, &mut finished)?;
     while ticks > 0 || pending_ticks > 0 {
         warp_instructions += issues.iter().map(|v| v.len() as u64).sum::<u64>();
-        let (worked, scheduled) = rayon::join(
+        let next = chunk_wave(&mut sched);
+        let l1_before = counted(current).map(|_| tally_now(&workers, &l2));
+        let (worked, (scheduled, l2_delta)) = rayon::join(
             || {
                 workers
                     .par_iter_mut()
@@ -131,35 +251,59 @@ pub fn simulate_with_progress(
                     .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))
             },
             || {
-                replay(&mut l2, &pending, pending_ticks);
-                sched.run(opts.chunk_ticks, &mut next_issues, &mut next_finished)
+                let replayed = counted(pending_wave).map(|label| {
+                    let before = sample::fields(&l2_counts(&l2));
+                    replay(&mut l2, &pending, pending_ticks);
+                    (label, before, sample::fields(&l2_counts(&l2)))
+                });
+                if replayed.is_none() {
+                    replay(&mut l2, &pending, pending_ticks);
+                }
+                let scheduled = sched.run_until(
+                    opts.chunk_ticks,
+                    until(next),
+                    &mut next_issues,
+                    &mut next_finished,
+                );
+                (scheduled, replayed)
             },
         );
         worked?;
+        if let (Some(label), Some(before)) = (counted(current), l1_before) {
+            let after = tally_now(&workers, &l2);
+            let mut delta = [0u64; sample::FIELDS];
+            for f in 0..sample::L1_FIELDS {
+                delta[f] = after[f] - before[f];
+            }
+            tallies.add(label, &delta);
+        }
+        if let Some((label, before, after)) = l2_delta {
+            let mut delta = [0u64; sample::FIELDS];
+            for f in sample::L1_FIELDS..sample::FIELDS {
+                delta[f] = after[f] - before[f];
+            }
+            tallies.add(label, &delta);
+        }
         for (w, p) in workers.iter_mut().zip(pending.iter_mut()) {
             std::mem::swap(&mut w.out, p);
         }
         pending_ticks = ticks;
+        pending_wave = current;
+        current = next;
         ticks = scheduled?;
         progress(sched.blocks_dispatched(), launch.total_blocks);
         std::mem::swap(&mut issues, &mut next_issues);
         std::mem::swap(&mut finished, &mut next_finished);
     }
+    warp_instructions += sched.unlisted_instructions;
     let mut l1 = L1Counters::default();
     for w in &mut workers {
         w.finish();
         l1.add(&w.counters);
     }
     let warps_launched = launch.total_blocks * launch.occupancy.warps_per_block as u64;
-    l1.wavefronts = l1.data_passes
-        + data_stage::extra_wavefronts(
-            &hw.l1,
-            l1.load_miss_request_lines,
-            l1.load_partial_lines,
-            warps_launched,
-            launch.block_index_components,
-        );
-    Ok(Counts {
+    l1.wavefronts = wavefronts(launch, hw, &l1, warps_launched);
+    let counts = Counts {
         l1,
         l2: l2.counters(),
         dram: l2.dram(),
@@ -170,7 +314,8 @@ pub fn simulate_with_progress(
         thread_accesses: sched.thread_accesses,
         active_warps: sched.active_warps,
         warps_launched,
-    })
+    };
+    Ok((counts, tallies))
 }
 
 /// Replays the SMs' L2 requests of one chunk: each shard, in parallel, its own requests in

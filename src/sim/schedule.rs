@@ -74,6 +74,11 @@ pub struct Scheduler<'a> {
     pub active_warps: u64,
     /// Lanes that issued an access, so far (thread accesses simulated).
     pub thread_accesses: u64,
+    /// Whether [`Scheduler::run`] lists its issues; when not, it only counts them in
+    /// `unlisted_instructions` (sampled simulation fast-forwards so).
+    pub list_issues: bool,
+    /// Warp instructions issued while `list_issues` was off.
+    pub unlisted_instructions: u64,
     freed: Vec<(u32, u32)>,
 }
 
@@ -103,6 +108,8 @@ impl<'a> Scheduler<'a> {
             tick: 0,
             active_warps: 0,
             thread_accesses: 0,
+            list_issues: true,
+            unlisted_instructions: 0,
             freed: Vec::new(),
         };
         // First wave: round after round over the dispatch order, one block per SM per round.
@@ -198,6 +205,18 @@ impl<'a> Scheduler<'a> {
         out: &mut [Vec<Issue>],
         finished: &mut [Vec<u32>],
     ) -> Result<u32> {
+        self.run_until(ticks, u64::MAX, out, finished)
+    }
+
+    /// [`Scheduler::run`], stopping early after the tick in which the blocks dispatched reach
+    /// `dispatched` (so that a chunk of ticks never spans two waves of a sampled simulation).
+    pub fn run_until(
+        &mut self,
+        ticks: u32,
+        dispatched: u64,
+        out: &mut [Vec<Issue>],
+        finished: &mut [Vec<u32>],
+    ) -> Result<u32> {
         for o in out.iter_mut() {
             o.clear();
         }
@@ -244,14 +263,18 @@ impl<'a> Scheduler<'a> {
                     }
                 };
                 self.thread_accesses += mask.count_ones() as u64;
-                out[sm].push(Issue {
-                    tick: t,
-                    block: w.block,
-                    iterations,
-                    mask,
-                    warp: w.warp,
-                    access: access as u16,
-                });
+                if self.list_issues {
+                    out[sm].push(Issue {
+                        tick: t,
+                        block: w.block,
+                        iterations,
+                        mask,
+                        warp: w.warp,
+                        access: access as u16,
+                    });
+                } else {
+                    self.unlisted_instructions += 1;
+                }
                 if done {
                     let slot = w.slot as usize;
                     let block = w.block;
@@ -279,6 +302,9 @@ impl<'a> Scheduler<'a> {
                 self.freed = freed;
             }
             self.tick += 1;
+            if self.next_block >= dispatched {
+                return Ok(t + 1);
+            }
         }
         Ok(ticks)
     }

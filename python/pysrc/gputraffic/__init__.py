@@ -99,6 +99,7 @@ def simulate(
     infinite_l1: bool = False,
     infinite_l2: bool = False,
     compulsory: bool = True,
+    sample: bool = False,
 ) -> Dict[str, Any]:
     """Simulates one launch: ``gputraffic simulate --format json``, parsed.
 
@@ -110,6 +111,8 @@ def simulate(
     compare: also evaluate this model (see :func:`list_models`) beside the simulation.
     clock: ``"boost"``, ``"base"`` or GHz for the time model.
     threads: worker threads (default all cores); results never depend on it.
+    sample: simulate a stratified sample of a long launch's waves and extrapolate; the result
+    then has ``metrics_ci95`` (a 95% interval per metric) and ``simulation["sampled"]``.
     """
     text, notes = _native.simulate(
         _kernel(kernel),
@@ -123,6 +126,7 @@ def simulate(
         infinite_l1,
         infinite_l2,
         compulsory,
+        sample,
     )
     _warn(notes)
     return json.loads(text)
@@ -165,12 +169,14 @@ def rank(
     *,
     clock: Union[str, float] = "boost",
     threads: Optional[int] = None,
+    sample: bool = False,
 ) -> List[Dict[str, Any]]:
     """Simulates each block shape and lists them fastest first: ``gputraffic rank --format json``.
 
     blocks: shapes (``"32x8x4"`` or tuples) and named sets (``"all-1024"``, ``"ernst-512"``,
     ``"tabik-2d"``); a single string may list several, comma-separated. Shapes of named sets
-    that cannot launch are left out with a ``UserWarning``.
+    that cannot launch are left out with a ``UserWarning``. ``sample=True`` samples the waves
+    of long launches (see :func:`simulate`).
     """
     text, skipped = _native.rank(
         _kernel(kernel),
@@ -180,6 +186,7 @@ def rank(
         _settings(params),
         str(clock),
         threads,
+        sample,
     )
     _warn([f"skipped {s}" for s in skipped])
     return json.loads(text)

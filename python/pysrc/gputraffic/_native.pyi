@@ -36,6 +36,7 @@ def simulate(
     infinite_l1: bool,
     infinite_l2: bool,
     compulsory: bool,
+    sample: bool,
 ) -> Tuple[str, List[str]]: ...
 def predict(
     kernel: Union[str, Kernel],
@@ -54,6 +55,7 @@ def rank(
     set: List[str],
     clock: str,
     threads: Optional[int],
+    sample: bool,
 ) -> Tuple[str, List[str]]: ...
 def sweep(
     kernel: Union[str, Kernel],

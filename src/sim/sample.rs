@@ -1,0 +1,369 @@
+//! Sampled simulation (`--sample`): simulate the first waves and the last ones exactly, a few
+//! interior waves chosen by stratified sampling, and extrapolate the traffic of the rest, with a
+//! 95% confidence interval for every count.
+//!
+//! A wave is labelled by the blocks dispatched when its ticks run: label `k` covers the ticks
+//! in which `k·B ≤ dispatched < (k+1)·B` (B = blocks per wave), so the labels partition the
+//! launch and their traffic sums to the total. The scheduler runs every tick (it alone decides
+//! the timing, so ticks, instructions and thread accesses stay exact); the per-SM stage and the
+//! L2 run only for the waves simulated in detail. Before each sampled wave a warm-up runs in full
+//! detail without being counted, so that the L1s and the L2 hold what they would hold in the
+//! exact run: one wave more than the longer of one layer of blocks (the reuse distance of a
+//! stencil's outermost grid dimension) and the waves in which the kernel's data fills the L2
+//! once (its turnover: the L2's lines, dirty ones too, are then all the warm-up's own).
+//!
+//! The interior is split into strata of equal length; in each, a seeded generator (so results
+//! are deterministic) picks where its counted waves start. The estimate of each count is the
+//! exact head and tail plus, per stratum, its length times the mean of its counted waves. Its
+//! interval treats the counted waves as a simple random sample of the interior waves:
+//! half-width t(n−1) · N · s / √n · √(1 − n/N).
+
+use crate::input::hw::HwConfig;
+use crate::launch::Launch;
+use crate::sim::Counts;
+
+/// How a wave is simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaveMode {
+    /// In full detail, counted.
+    Count,
+    /// In full detail, not counted (warming the caches for a counted wave).
+    Warm,
+    /// Scheduled only: the caches do not see it.
+    Skip,
+}
+
+/// What a sampled simulation simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleOptions {
+    /// Strata of the interior waves (one sampled run of waves each): as many as fit in
+    /// `budget_percent` of the waves (warm-ups included), within `min_strata..=max_strata`.
+    pub min_strata: u32,
+    /// The most strata.
+    pub max_strata: u32,
+    /// Share of the waves to simulate in detail, in percent, when the launch is long enough.
+    pub budget_percent: u32,
+    /// Consecutive waves counted per stratum.
+    pub counted_waves: u32,
+    /// Waves at the start simulated exactly (cold caches, the first wave's spread).
+    pub head_waves: u32,
+    /// Waves at the end simulated exactly (the last partial wave and the drain).
+    pub tail_waves: u32,
+    /// Seed of the stratified choice.
+    pub seed: u64,
+}
+
+impl Default for SampleOptions {
+    fn default() -> Self {
+        SampleOptions {
+            min_strata: 4,
+            max_strata: 16,
+            budget_percent: 5,
+            counted_waves: 3,
+            head_waves: 2,
+            tail_waves: 2,
+            seed: 0x5eed_9e37_79b9_7f4a,
+        }
+    }
+}
+
+/// The waves of one launch and how each is simulated.
+#[derive(Debug, Clone)]
+pub struct WavePlan {
+    /// Blocks per wave.
+    pub blocks_per_wave: u64,
+    /// Mode by label (`0..=last`).
+    pub modes: Vec<WaveMode>,
+    /// The interior labels `[lo, hi)`, estimated from samples.
+    pub interior: (u64, u64),
+    /// Each stratum's labels `[lo, hi)` and its counted labels.
+    pub strata: Vec<((u64, u64), Vec<u64>)>,
+    /// Waves of warm-up before each counted run.
+    pub warmup_waves: u64,
+}
+
+impl WavePlan {
+    /// The plan for `launch`, or `None` when the launch is too short for sampling to pay (it is
+    /// then simulated exactly).
+    pub fn new(launch: &Launch, hw: &HwConfig, o: &SampleOptions) -> Option<WavePlan> {
+        let b = (launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64).max(1);
+        let last = launch.total_blocks / b;
+        let g = launch.grid;
+        // One layer of blocks: the blocks of one step of the slowest grid dimension in use.
+        let layer = if g[2] > 1 {
+            g[0] as u64 * g[1] as u64
+        } else if g[1] > 1 {
+            g[0] as u64
+        } else {
+            1
+        };
+        // The L2 must also have turned over since the last detailed wave, or its stale lines
+        // (dirty ones too) stand in for what the skipped waves would have left: the waves in
+        // which the kernel's data, spread evenly, fills the L2 once.
+        let data: u64 = launch.arrays.iter().map(|a| a.bytes()).sum();
+        let waves = launch.total_blocks.div_ceil(b).max(1);
+        let per_wave = data.div_ceil(waves).max(1);
+        let turnover = hw.l2.size_bytes.div_ceil(per_wave);
+        let warmup = layer.div_ceil(b).max(turnover) + 1;
+        let counted = o.counted_waves.max(2) as u64;
+        let budget = waves * o.budget_percent as u64 / 100 / (warmup + counted);
+        let strata = budget.clamp(o.min_strata.max(2) as u64, o.max_strata.max(2) as u64);
+        // The first label the scheduler can see is the one after the first wave's dispatch.
+        let first = b.min(launch.total_blocks) / b;
+        let lo = first + o.head_waves as u64;
+        let hi = (last + 1).saturating_sub(o.tail_waves as u64);
+        let interior = hi.saturating_sub(lo);
+        // Each stratum needs room for its counted waves, and sampling must leave most waves
+        // out to be worth its warm-ups.
+        if interior < strata * (counted + warmup) * 2 {
+            return None;
+        }
+        let mut modes = vec![WaveMode::Skip; last as usize + 1];
+        for m in modes.iter_mut().take(lo as usize) {
+            *m = WaveMode::Count;
+        }
+        for m in modes.iter_mut().skip(hi as usize) {
+            *m = WaveMode::Count;
+        }
+        let warm = |modes: &mut Vec<WaveMode>, start: u64| {
+            for l in start.saturating_sub(warmup)..start {
+                if modes[l as usize] == WaveMode::Skip {
+                    modes[l as usize] = WaveMode::Warm;
+                }
+            }
+        };
+        warm(&mut modes, hi);
+        let mut rng = SplitMix(o.seed ^ launch.total_blocks.rotate_left(17));
+        let mut plan_strata = Vec::new();
+        for s in 0..strata {
+            let a = lo + interior * s / strata;
+            let z = lo + interior * (s + 1) / strata;
+            let start = a + rng.below(z - a - counted + 1);
+            let labels: Vec<u64> = (start..start + counted).collect();
+            for &l in &labels {
+                modes[l as usize] = WaveMode::Count;
+            }
+            warm(&mut modes, start);
+            plan_strata.push(((a, z), labels));
+        }
+        Some(WavePlan {
+            blocks_per_wave: b,
+            modes,
+            interior: (lo, hi),
+            strata: plan_strata,
+            warmup_waves: warmup,
+        })
+    }
+
+    /// The label of the ticks run while `dispatched` blocks have been dispatched.
+    pub fn label(&self, dispatched: u64) -> u64 {
+        (dispatched / self.blocks_per_wave).min(self.modes.len() as u64 - 1)
+    }
+
+    /// How the wave `label` is simulated.
+    pub fn mode(&self, label: u64) -> WaveMode {
+        self.modes[label as usize]
+    }
+
+    /// The dispatch count at which wave `label` ends.
+    pub fn end_of(&self, label: u64) -> u64 {
+        (label + 1) * self.blocks_per_wave
+    }
+
+    /// Labels simulated in detail (counted or warming).
+    pub fn detailed(&self) -> usize {
+        self.modes.iter().filter(|m| **m != WaveMode::Skip).count()
+    }
+}
+
+/// The counts the sampler extrapolates, as one vector: each additive field of [`Counts`], the
+/// L1's first.
+pub const FIELDS: usize = 21;
+/// How many of [`FIELDS`] are the L1's (the rest are the L2's, the DRAM's and the compulsory
+/// volume).
+pub const L1_FIELDS: usize = 12;
+
+/// The additive fields of `c`, in [`FIELDS`] order (the compulsory volume as 0 when untracked).
+pub fn fields(c: &Counts) -> [u64; FIELDS] {
+    let mut c = c.clone();
+    let mut compulsory = c.compulsory_dram_read_sectors.unwrap_or(0);
+    let f = fields_mut(&mut c, &mut compulsory);
+    f.map(|v| *v)
+}
+
+fn fields_mut<'a>(c: &'a mut Counts, compulsory: &'a mut u64) -> [&'a mut u64; FIELDS] {
+    let (l1, l2, d) = (&mut c.l1, &mut c.l2, &mut c.dram);
+    [
+        &mut l1.load_requests,
+        &mut l1.load_sectors,
+        &mut l1.load_miss_sectors,
+        &mut l1.store_requests,
+        &mut l1.store_sectors,
+        &mut l1.block_unique_load_sectors,
+        &mut l1.block_unique_load_lines,
+        &mut l1.load_miss_request_lines,
+        &mut l1.load_partial_lines,
+        &mut l1.data_passes,
+        &mut l1.atomic_requests,
+        &mut l1.atomic_sectors,
+        &mut l2.read_sectors,
+        &mut l2.read_lookup_miss_sectors,
+        &mut l2.write_sectors,
+        &mut l2.fabric_sectors,
+        &mut l2.atomic_requests,
+        &mut l2.atomic_sectors,
+        &mut d.read_sectors,
+        &mut d.write_sectors,
+        compulsory,
+    ]
+}
+
+/// `c` with its additive fields replaced by `values`.
+pub fn with_fields(c: &Counts, values: &[u64; FIELDS]) -> Counts {
+    let mut out = c.clone();
+    let mut compulsory = 0;
+    for (f, v) in fields_mut(&mut out, &mut compulsory)
+        .into_iter()
+        .zip(values)
+    {
+        *f = *v;
+    }
+    if out.compulsory_dram_read_sectors.is_some() {
+        out.compulsory_dram_read_sectors = Some(compulsory);
+    }
+    out
+}
+
+/// What the counted waves of a sampled simulation added, by label.
+#[derive(Debug, Clone, Default)]
+pub struct WaveTallies {
+    /// Per counted label, the fields it added.
+    pub by_label: std::collections::BTreeMap<u64, [u64; FIELDS]>,
+}
+
+impl WaveTallies {
+    /// Adds `delta` to the tally of `label`.
+    pub fn add(&mut self, label: u64, delta: &[u64; FIELDS]) {
+        let t = self.by_label.entry(label).or_insert([0; FIELDS]);
+        for (a, d) in t.iter_mut().zip(delta) {
+            *a += d;
+        }
+    }
+}
+
+/// The estimate of every field: the point and the 95% interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Point estimates.
+    pub point: [u64; FIELDS],
+    /// Lower ends of the intervals.
+    pub lo: [u64; FIELDS],
+    /// Upper ends.
+    pub hi: [u64; FIELDS],
+}
+
+/// Extrapolates the tallies of a plan's counted waves.
+pub fn estimate(plan: &WavePlan, tallies: &WaveTallies) -> Estimate {
+    let tally = |l: u64| tallies.by_label.get(&l).copied().unwrap_or([0; FIELDS]);
+    let (lo, hi) = plan.interior;
+    let mut exact = [0f64; FIELDS];
+    for l in (0..lo).chain(hi..plan.modes.len() as u64) {
+        for (e, v) in exact.iter_mut().zip(tally(l)) {
+            *e += v as f64;
+        }
+    }
+    let big_n = (hi - lo) as f64;
+    let samples: Vec<[u64; FIELDS]> = plan
+        .strata
+        .iter()
+        .flat_map(|(_, labels)| labels.iter().map(|&l| tally(l)))
+        .collect();
+    let n = samples.len() as f64;
+    let t = student_t_975(samples.len().saturating_sub(1));
+    let mut point = [0u64; FIELDS];
+    let mut low = [0u64; FIELDS];
+    let mut high = [0u64; FIELDS];
+    for f in 0..FIELDS {
+        // Stratified point estimate.
+        let strat: f64 = plan
+            .strata
+            .iter()
+            .map(|((a, z), labels)| {
+                let mean =
+                    labels.iter().map(|&l| tally(l)[f] as f64).sum::<f64>() / labels.len() as f64;
+                (z - a) as f64 * mean
+            })
+            .sum();
+        let values: Vec<f64> = samples.iter().map(|s| s[f] as f64).collect();
+        let mean = values.iter().sum::<f64>() / n;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        let half = t * big_n * (var / n).sqrt() * (1.0 - n / big_n).max(0.0).sqrt();
+        let est = exact[f] + strat;
+        point[f] = est.round() as u64;
+        low[f] = (est - half).floor().max(exact[f]) as u64;
+        high[f] = (est + half).ceil() as u64;
+    }
+    Estimate {
+        point,
+        lo: low,
+        hi: high,
+    }
+}
+
+/// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%).
+pub fn student_t_975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        31..=60 => 2.042 - (df - 30) as f64 * (2.042 - 2.000) / 30.0,
+        _ => 1.96,
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for the stratified choice.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n ≥ 1).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn student_t_matches_the_table_values() {
+        assert_eq!(student_t_975(1), 12.706);
+        assert_eq!(student_t_975(15), 2.131);
+        assert!((student_t_975(45) - 2.021).abs() < 0.01);
+        assert_eq!(student_t_975(1000), 1.96);
+    }
+
+    #[test]
+    fn fields_round_trip() {
+        let mut c = Counts::default();
+        c.l1.load_sectors = 7;
+        c.dram.write_sectors = 3;
+        c.compulsory_dram_read_sectors = Some(5);
+        let f = fields(&c);
+        assert_eq!(f.iter().sum::<u64>(), 15);
+        assert_eq!(with_fields(&Counts::default(), &f).l1.load_sectors, 7);
+        assert_eq!(with_fields(&c, &f), c);
+    }
+}

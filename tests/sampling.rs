@@ -1,0 +1,149 @@
+//! Sampled simulation (`--sample`) against exact simulation: what the scheduler decides stays
+//! exact, every extrapolated count lands near the exact one, and the 95% intervals hold the
+//! exact value in at least 95% of cases over a series of kernels, block shapes and domains.
+//!
+//! The GPU is a V100 cut down to 8 SMs and a 512 KB L2 (tests/data/hw/sampling-small.toml), so
+//! that launches small enough to simulate exactly in a second have hundreds of waves and an L2
+//! that turns over, as the launches sampling is for do on the real chips.
+
+use gputraffic::Bound;
+use gputraffic::input::hw::HwConfig;
+use gputraffic::launch::LaunchRequest;
+use gputraffic::report::Report;
+use gputraffic::sim::SimOptions;
+use gputraffic::sim::sample::SampleOptions;
+
+const HW: &str = "tests/data/hw/sampling-small.toml";
+
+/// `kernel` with `block` on `domain` (as many sizes as the kernel has of nx, ny, nz).
+fn bound(kernel: &str, block: [u32; 3], domain: [i64; 3]) -> Bound {
+    let k = gputraffic::input::trace::load(kernel).unwrap();
+    let hw = HwConfig::load(HW).unwrap();
+    let set = ["nx", "ny", "nz"]
+        .iter()
+        .zip(domain)
+        .filter(|(n, _)| k.params.contains_key(**n))
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
+    let req = LaunchRequest {
+        block: Some(block),
+        domain: None,
+        set,
+    };
+    Bound::with_hw(k, hw, &req).unwrap()
+}
+
+fn run(b: &Bound, sample: bool) -> Report {
+    let opts = SimOptions {
+        sample: sample.then(SampleOptions::default),
+        ..SimOptions::default()
+    };
+    b.simulate(&opts, None).unwrap()
+}
+
+/// Kernels, block shapes and a domain series, each long enough to be sampled.
+fn cases() -> Vec<(&'static str, [u32; 3], [i64; 3])> {
+    vec![
+        ("star1", [32, 8, 4], [128, 128, 192]),
+        ("star1", [32, 8, 4], [128, 128, 256]),
+        ("star1", [32, 8, 4], [128, 128, 320]),
+        ("star1", [64, 4, 2], [128, 96, 256]),
+        ("star1", [16, 16, 2], [96, 128, 256]),
+        ("star4", [32, 8, 4], [128, 128, 256]),
+        ("star4", [32, 4, 8], [96, 96, 320]),
+        ("box27", [32, 8, 2], [96, 96, 256]),
+        ("box27", [64, 2, 4], [128, 64, 256]),
+        ("jacobi2d", [32, 8, 1], [4096, 1024, 1]),
+    ]
+}
+
+#[test]
+fn intervals_hold_the_exact_counts_in_at_least_95_percent_of_cases() {
+    let mut inside = 0;
+    let mut total = 0;
+    let mut misses = Vec::new();
+    for (kernel, block, domain) in cases() {
+        let b = bound(kernel, block, domain);
+        let exact = run(&b, false);
+        let sampled = run(&b, true);
+        let what = format!("{kernel} {block:?} {domain:?}");
+        let s = sampled
+            .sample
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what} is long enough to be sampled"));
+        assert!(
+            s.waves_simulated * 2 < s.waves,
+            "{what}: {} of {} waves simulated",
+            s.waves_simulated,
+            s.waves
+        );
+        // What the scheduler decides is not estimated.
+        let (e, p) = (&exact.counts, &sampled.counts);
+        assert_eq!(
+            (e.ticks, e.warp_instructions, e.thread_accesses),
+            (p.ticks, p.warp_instructions, p.thread_accesses),
+            "{what}"
+        );
+        assert_eq!(exact.time.is_some(), sampled.time.is_some());
+        let intervals = sampled.metrics_ci95().unwrap();
+        for ((name, value), (_, estimate)) in exact.metrics().into_iter().zip(sampled.metrics()) {
+            let [lo, hi] = intervals.iter().find(|(n, _)| *n == name).unwrap().1;
+            assert!(lo <= estimate && estimate <= hi, "{what} {name}");
+            // Close as well as covered: within 3% (or 64 sectors, for tiny counts).
+            let err = estimate.abs_diff(value);
+            assert!(
+                err as f64 <= 0.03 * value as f64 + 64.0,
+                "{what} {name}: exact {value}, sampled {estimate}"
+            );
+            total += 1;
+            if lo <= value && value <= hi {
+                inside += 1;
+            } else {
+                misses.push(format!("{what} {name}: {value} not in {lo}..{hi}"));
+            }
+        }
+    }
+    assert!(
+        inside * 100 >= total * 95,
+        "{inside} of {total} inside: {misses:#?}"
+    );
+}
+
+#[test]
+fn sampled_results_do_not_depend_on_the_thread_count() {
+    let b = bound("star4", [32, 8, 4], [128, 128, 256]);
+    let on = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| run(&b, true))
+    };
+    let one = on(1);
+    assert!(one.sample.is_some());
+    assert_eq!(one, on(3));
+}
+
+#[test]
+fn a_launch_too_short_to_sample_is_simulated_exactly() {
+    let b = bound("star1", [32, 8, 4], [64, 64, 64]);
+    let sampled = run(&b, true);
+    assert!(sampled.sample.is_none());
+    assert_eq!(sampled, run(&b, false));
+}
+
+#[test]
+fn the_json_carries_the_intervals_and_the_waves() {
+    let b = bound("star1", [32, 8, 4], [128, 128, 256]);
+    let json = run(&b, true).to_json();
+    let sim = &json["simulation"];
+    assert_eq!(sim["sampled"], true);
+    assert!(sim["waves_simulated"].as_u64().unwrap() < sim["waves"].as_u64().unwrap());
+    let metric = "dram__sectors_read.sum";
+    let point = json["metrics"][metric].as_u64().unwrap();
+    let ci = json["metrics_ci95"][metric].as_array().unwrap();
+    assert!(ci[0].as_u64().unwrap() <= point && point <= ci[1].as_u64().unwrap());
+    let exact = run(&b, false).to_json();
+    assert_eq!(exact["simulation"]["sampled"], false);
+    assert!(exact["metrics_ci95"].is_null());
+}
