@@ -655,6 +655,13 @@ struct PlotArgs {
     /// Caption (default: made from the columns).
     #[arg(long)]
     title: Option<String>,
+    /// Description under the x axis, e.g. "L2 oversubscription O" (default: the column and
+    /// its unit).
+    #[arg(long, value_name = "TEXT")]
+    x_label: Option<String>,
+    /// Description beside the y axis (default: the column and its unit).
+    #[arg(long, value_name = "TEXT")]
+    y_label: Option<String>,
     /// Picture size WIDTHxHEIGHT in pixels.
     #[arg(long, default_value = gputraffic::plot::DEFAULT_SIZE_TEXT)]
     size: String,
@@ -681,6 +688,10 @@ struct PlotArgs {
     /// composition: the cache level (default l2).
     #[arg(long, value_parser = choice::<gputraffic::plot::Level>())]
     level: Option<gputraffic::plot::Level>,
+    /// hit-rate, scatter, layer-condition: how block shapes are told apart (default auto:
+    /// categorical for up to 16 shapes, else ernst).
+    #[arg(long, value_parser = choice::<gputraffic::plot::Colours>())]
+    colours: Option<gputraffic::plot::Colours>,
 }
 
 fn plot(a: &PlotArgs) -> Result<String> {
@@ -694,12 +705,15 @@ fn plot(a: &PlotArgs) -> Result<String> {
         log: a.log,
         metric: a.metric.clone(),
         level: a.level,
+        colours: a.colours,
     };
     let spec = plot::PlotSpec {
         kind: plot::PlotKind::from_options(a.kind, &options)?,
         title: a.title.clone(),
         size: plot::parse_size(&a.size)?,
         filters: a.filters.clone(),
+        x_label: a.x_label.clone(),
+        y_label: a.y_label.clone(),
     };
     let table = plot::load_input(a.kind, &a.input)?;
     for note in plot::render(&spec, &table, &a.out)? {
