@@ -576,16 +576,22 @@ struct FitArgs {
     /// Use only the rows where COLUMN equals VALUE (repeatable), e.g. --where hw=k20-rodc.
     #[arg(long = "where", value_name = "COLUMN=VALUE")]
     where_: Vec<String>,
+    /// Keep a fitted constant within LO..HI (repeatable; a side may be empty), e.g.
+    /// --bound a=0..1 (gompertz: a, b, c; su2015: delta, epsilon, eta).
+    #[arg(long, value_name = "NAME=LO..HI")]
+    bound: Vec<String>,
     /// Write the fit to this file instead of stdout (only when the fit succeeds).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
 }
 
 fn fit(a: &FitArgs) -> Result<String> {
-    let request =
-        gputraffic::analysis::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
+    use gputraffic::analysis::fit::{Bounds, Request};
+    let request = Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
+    let bounds = Bounds::parse(&a.bound, &request)?;
     let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
-    write_or_print(a.out.as_deref(), request.fit(&table)?.render(a.format))
+    let fitted = request.fit_bounded(&table, &bounds)?;
+    write_or_print(a.out.as_deref(), fitted.render(a.format))
 }
 
 /// Writes `text` to `out` (all or nothing), or hands it back for stdout when there is no `--out`.
