@@ -632,6 +632,18 @@ fn tick_labels_have_one_style_and_no_e_notation() {
             "{numeric:?}"
         );
     }
+    // Panels too small to read are drawn, with a note saying what to do.
+    let (_, stderr) = plot(
+        &dir,
+        "small.svg",
+        &["validation", "--input", VALIDATION, "--size", "400x300"],
+    );
+    assert!(
+        stderr.contains("3 panels in 400x300 pixels") && stderr.contains("--metric"),
+        "{stderr}"
+    );
+    let (_, stderr) = plot(&dir, "fine.svg", &["validation", "--input", VALIDATION]);
+    assert!(!stderr.contains("too small"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

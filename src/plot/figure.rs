@@ -399,8 +399,16 @@ fn legend_width(figure: &Figure, m: Metrics) -> f64 {
             for part in wrap(&f.value_label, 22) {
                 lines.push((part, 14.0, 4.0));
             }
-            for v in [lo, (lo + hi) / 2.0, hi] {
-                lines.push((format_number(v), 15.0, 40.0));
+            let labels: Vec<String> = if hi > lo {
+                colour_key_ticks(lo, hi, 400.0, m)
+                    .into_iter()
+                    .map(|t| t.label)
+                    .collect()
+            } else {
+                vec![format_number(hi)]
+            };
+            for l in labels {
+                lines.push((l, 15.0, 41.0));
             }
         }
     }
@@ -1151,10 +1159,15 @@ fn draw_heat<DB: DrawingBackend>(
     let (pw, ph) = chart.plotting_area().dim_in_pixel();
     let cell_w = pw as f64 / nx.max(1) as f64;
     let cell_h = ph as f64 / ny.max(1) as f64;
-    let text_size = (cell_w / 4.5)
+    // The widest value fits its cell with a margin.
+    let widest = values
+        .iter()
+        .map(|v| ticks::text_width(&format_number(*v), 1.0))
+        .fold(0.0, f64::max);
+    let text_size = (0.88 * cell_w / widest.max(1e-9))
         .min(cell_h / 2.2)
         .min(20.0 * m.scale)
-        .max(8.0);
+        .max(6.0);
     for (j, row) in f.values.iter().enumerate() {
         for (i, v) in row.iter().enumerate() {
             let (cx, cy) = (i as f64, j as f64);
@@ -1206,8 +1219,6 @@ fn draw_colour_key<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let (_, height) = area.dim_in_pixel();
     let x = m.px(10.0);
-    let top = m.px(70.0);
-    let bottom = (height as i32 - m.px(80.0)).max(top + 20);
     let width = m.px(24.0);
     // The heading may be long (a metric name): break it at '_' / '.' to fit the column.
     let mut y = m.px(14.0);
@@ -1216,6 +1227,8 @@ fn draw_colour_key<DB: DrawingBackend>(
             .map_err(fail)?;
         y += m.px(17.0);
     }
+    let top = y + m.px(16.0);
+    let bottom = (height as i32 - m.px(80.0)).max(top + 20);
     let steps = 64;
     for s in 0..steps {
         let t0 = s as f64 / steps as f64;
@@ -1227,31 +1240,53 @@ fn draw_colour_key<DB: DrawingBackend>(
         ))
         .map_err(fail)?;
     }
-    let label = |v: f64, y: i32| {
+    let label = |text: String, y: i32| -> Result<(), String> {
+        area.draw(&Rectangle::new(
+            [(x + width, y), (x + width + m.px(4.0), y + 1)],
+            BLACK.filled(),
+        ))
+        .map_err(fail)?;
         area.draw(&Text::new(
-            format_number(v),
-            (x + width + m.px(6.0), y),
+            text,
+            (x + width + m.px(7.0), y),
             m.font(15.0).pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(fail)
     };
-    label(hi, top)?;
     if hi > lo {
-        label((lo + hi) / 2.0, (top + bottom) / 2)?;
-        label(lo, bottom)?;
+        // Round values along the bar, as on an axis.
+        let key_ticks = colour_key_ticks(lo, hi, (bottom - top) as f64, m);
+        for t in key_ticks {
+            let y = bottom - ((t.position - lo) / (hi - lo) * (bottom - top) as f64).round() as i32;
+            label(t.label, y)?;
+        }
+    } else {
+        label(format_number(hi), (top + bottom) / 2)?;
     }
     Ok(())
 }
 
-/// Splits `s` into lines of at most about `width` characters, breaking after '_', '.', ' ' or
-/// '/' where possible.
+/// The ticks of a colour key from `lo` to `hi`, `length` pixels tall.
+fn colour_key_ticks(lo: f64, hi: f64, length: f64, m: Metrics) -> Vec<Tick> {
+    ticks::choose(&AxisRoom {
+        scale: Scale::Linear,
+        lo,
+        hi,
+        length,
+        font: 15.0 * m.scale,
+        orientation: Orientation::Vertical,
+    })
+}
+
+/// Splits `s` into lines of at most about `width` characters, breaking after '_', '.' or ' '
+/// where possible (not inside a unit such as `[B/LUP]`).
 fn wrap(s: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut current = String::new();
     let mut last_break = None;
     for c in s.chars() {
         current.push(c);
-        if matches!(c, '_' | '.' | ' ' | '/') {
+        if matches!(c, '_' | '.' | ' ') {
             last_break = Some(current.len());
         }
         if current.chars().count() >= width {
@@ -1308,8 +1343,10 @@ fn draw_bars<DB: DrawingBackend>(
         .iter()
         .map(|c| ticks::text_width(c, font))
         .fold(0.0, f64::max);
+    // Upright labels shrink when the bars are narrower than a line of text.
+    let upright_size = font.min(0.95 * rough_length / n.max(1) as f64).max(6.0);
     let x_area = if upright {
-        (longest + (DESC_FONT * 1.4 + 24.0) * m.scale).ceil() as i32
+        (longest * upright_size / font + (DESC_FONT * 1.4 + 24.0) * m.scale).ceil() as i32
     } else {
         m.px(X_AREA)
     };
@@ -1361,11 +1398,7 @@ fn draw_bars<DB: DrawingBackend>(
         .draw()
         .map_err(fail)?;
     if upright {
-        // Shrink the labels when the bars are narrower than a line of text.
-        let (width, _) = chart.plotting_area().dim_in_pixel();
-        let spacing = width as f64 / n.max(1) as f64;
-        let size = font.min(spacing * 0.95).max(6.0);
-        let style = TextStyle::from((FAMILY, size).into_font())
+        let style = TextStyle::from((FAMILY, upright_size).into_font())
             .transform(FontTransform::Rotate270)
             .pos(Pos::new(HPos::Right, VPos::Center));
         chart
@@ -1407,8 +1440,9 @@ fn draw_bars<DB: DrawingBackend>(
     draw_legend(legend, lm, "", &entries, &[])
 }
 
-/// A number for a label: at most four significant digits, trailing zeros dropped, scientific
-/// notation outside 0.001..100000; magnitudes below 1e-12 print as 0.
+/// A number for a label: at most four significant digits, trailing zeros dropped, `m×10ⁿ`
+/// outside 0.001..100000 (the style of the axes, never `e`), a true minus sign; magnitudes below
+/// 1e-12 print as 0.
 pub fn format_number(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
@@ -1417,13 +1451,23 @@ pub fn format_number(v: f64) -> String {
     if a < 1e-12 {
         return "0".to_string();
     }
-    if !(1e-3..1e5).contains(&a) {
+    let text = if !(1e-3..1e5).contains(&a) {
         let s = format!("{v:.2e}");
         let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
-        return format!("{}e{exponent}", trim_zeros(mantissa));
+        let exponent: i64 = exponent.parse().unwrap_or(0);
+        format!(
+            "{}×10{}",
+            trim_zeros(mantissa),
+            ticks::superscript(exponent)
+        )
+    } else {
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        trim_zeros(&format!("{v:.decimals$}"))
+    };
+    match text.strip_prefix('-') {
+        Some(rest) => format!("−{rest}"),
+        None => text,
     }
-    let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
-    trim_zeros(&format!("{v:.decimals$}"))
 }
 
 fn trim_zeros(s: &str) -> String {
@@ -1444,9 +1488,10 @@ mod tests {
         assert_eq!(format_number(1.0 / 3.0), "0.3333");
         assert_eq!(format_number(12.5), "12.5");
         assert_eq!(format_number(4096.0), "4096");
-        assert_eq!(format_number(1.5e6), "1.5e6");
+        assert_eq!(format_number(1.5e6), "1.5×10⁶");
         assert_eq!(format_number(-0.0), "0");
-        assert_eq!(format_number(2.5e-5), "2.5e-5");
+        assert_eq!(format_number(2.5e-5), "2.5×10⁻⁵");
+        assert_eq!(format_number(-0.0221), "−0.0221");
     }
 
     #[test]

@@ -502,6 +502,27 @@ pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
         }
     };
     let mut figure = figure;
+    if let Figure::Grid(g) = &figure {
+        // About what a panel gets: four fifths of the width (the legend takes the rest) and the
+        // height under the title, shared by the grid.
+        let columns = g.columns.max(1);
+        let rows = g.panels.len().div_ceil(columns).max(1);
+        let panel = (
+            spec.size.0 as f64 * 0.8 / columns as f64,
+            (spec.size.1 as f64 - 50.0) / rows as f64,
+        );
+        if panel.0 < MIN_PANEL.0 || panel.1 < MIN_PANEL.1 {
+            notes.push(format!(
+                "{} panels in {}x{} pixels leave each about {}x{}: too small to read; draw fewer \
+                 with --metric or enlarge --size",
+                g.panels.len(),
+                spec.size.0,
+                spec.size.1,
+                panel.0.round(),
+                panel.1.round()
+            ));
+        }
+    }
     let (title, x_label, y_label) = match &mut figure {
         Figure::Xy(f) => (&mut f.title, Some(&mut f.x.label), Some(&mut f.y.label)),
         Figure::Heat(f) => (&mut f.title, Some(&mut f.x_label), Some(&mut f.y_label)),
@@ -529,6 +550,9 @@ pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
     }
     Ok(Plot { figure, notes })
 }
+
+/// The smallest panel of a grid, in pixels, that `plot validation` draws without a note.
+const MIN_PANEL: (f64, f64) = (180.0, 150.0);
 
 /// Ernst et al.'s block-shape colour (Figs. 13, 14, 16–20): red, green and blue are
 /// log2 x / log2 256, log2 y / log2 256 and log2 z / log2 64, each clamped to 0..1.
