@@ -1094,7 +1094,7 @@ fn box_minimum(
 
 /// [`fit_su2015`] with δ, ε, η within `bounds`: each one-constant least squares is clamped to
 /// its interval (exact for a one-dimensional quadratic), η after δ is; δ and η fitted together
-/// take the minimum over the box ([`box_minimum`]). The result reports the constants that end
+/// take the minimum of their quadratic over the box. The result reports the constants that end
 /// on a bound.
 pub fn fit_su2015_bounded(rows: &SuRows, bounds: &Bounds) -> Result<Su2015Fit> {
     let (db, eb, hb) = (

@@ -38,10 +38,15 @@ type Coverage = Vec<(BackendCoord, f64)>;
 /// sampled every pixel or two, its vertices rounded to whole pixels, would otherwise wobble.
 const MIN_SEGMENT: f64 = 4.0;
 
+/// The largest bounding box, in pixels, of a path drawn anti-aliased (its coverage grid takes
+/// 4 bytes a pixel: 100 MB at most).
+const MAX_GRID: f64 = 2.5e7;
+
 /// The pixels a polyline through `points` (pixel centres) of `width` pixels covers, each
 /// pixel's coverage being the largest over the segments (so joints are not painted twice):
-/// 1 within half the width of the line, falling linearly to 0 one pixel further out.
-pub(super) fn path_coverage(points: &[BackendCoord], width: f64) -> Coverage {
+/// 1 within half the width of the line, falling linearly to 0 one pixel further out. `None`
+/// when the path's bounding box holds more than [`MAX_GRID`] pixels.
+pub(super) fn path_coverage(points: &[BackendCoord], width: f64) -> Option<Coverage> {
     let mut kept: Vec<(f64, f64)> = Vec::new();
     for (i, &(x, y)) in points.iter().enumerate() {
         let p = (x as f64, y as f64);
@@ -64,13 +69,16 @@ pub(super) fn path_coverage(points: &[BackendCoord], width: f64) -> Coverage {
         x1 = x1.max(x + reach);
         y1 = y1.max(y + reach);
     }
-    if kept.is_empty() || !(x1 - x0).is_finite() || (x1 - x0) * (y1 - y0) > 1e8 {
-        return Vec::new();
+    if kept.is_empty() {
+        return Some(Vec::new());
+    }
+    if (x1 - x0) * (y1 - y0) > MAX_GRID {
+        return None;
     }
     let (bx, by) = (x0.floor() as i32, y0.floor() as i32);
     let w = (x1.ceil() as i32 - bx + 1) as usize;
     let h = (y1.ceil() as i32 - by + 1) as usize;
-    let mut grid = vec![0f64; w * h];
+    let mut grid = vec![0f32; w * h];
     for s in kept.windows(2) {
         let (a, b) = (s[0], s[1]);
         let (dx, dy) = (b.0 - a.0, b.1 - a.1);
@@ -88,7 +96,7 @@ pub(super) fn path_coverage(points: &[BackendCoord], width: f64) -> Coverage {
                     0.0
                 };
                 let d = (qx - a.0 - t * dx).hypot(qy - a.1 - t * dy);
-                let c = (half + 0.5 - d).clamp(0.0, 1.0);
+                let c = (half + 0.5 - d).clamp(0.0, 1.0) as f32;
                 if c > 0.0 {
                     let cell = &mut grid[(py - by) as usize * w + (px - bx) as usize];
                     *cell = cell.max(c);
@@ -96,11 +104,13 @@ pub(super) fn path_coverage(points: &[BackendCoord], width: f64) -> Coverage {
             }
         }
     }
-    grid.iter()
-        .enumerate()
-        .filter(|(_, c)| **c > 0.0)
-        .map(|(i, c)| (((i % w) as i32 + bx, (i / w) as i32 + by), *c))
-        .collect()
+    Some(
+        grid.iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0.0)
+            .map(|(i, c)| (((i % w) as i32 + bx, (i / w) as i32 + by), *c as f64))
+            .collect(),
+    )
 }
 
 /// The pixels a circle around `center` of `radius` covers: the disc when `fill`, else a ring of
@@ -189,8 +199,11 @@ impl<'a> DrawingBackend for CrispText<'a> {
         style: &S,
     ) -> Drawn<Self::ErrorType> {
         let points: Vec<BackendCoord> = path.into_iter().collect();
-        let coverage = path_coverage(&points, style.stroke_width().max(1) as f64);
-        self.paint(&coverage, style.color())
+        match path_coverage(&points, style.stroke_width().max(1) as f64) {
+            Some(coverage) => self.paint(&coverage, style.color()),
+            // A path spanning a huge picture: plotters' own drawing, without a coverage grid.
+            None => self.inner.draw_path(points, style),
+        }
     }
     fn draw_circle<S: BackendStyle>(
         &mut self,
@@ -290,21 +303,23 @@ mod tests {
     #[test]
     fn lines_are_anti_aliased_and_joints_painted_once() {
         // A horizontal 3 px line: full coverage within 1.5 px of the axis, none beyond 2 px.
-        let c = path_coverage(&[(0, 10), (20, 10)], 3.0);
+        let c = path_coverage(&[(0, 10), (20, 10)], 3.0).unwrap();
         let at = |p: (i32, i32)| c.iter().find(|(q, _)| *q == p).map(|(_, v)| *v);
         assert_eq!(at((10, 10)), Some(1.0));
         assert_eq!(at((10, 11)), Some(1.0));
         assert_eq!(at((10, 12)), None);
         // A diagonal has pixels of partial coverage (smooth edges).
-        let d = path_coverage(&[(0, 0), (40, 30)], 2.0);
+        let d = path_coverage(&[(0, 0), (40, 30)], 2.0).unwrap();
         assert!(d.iter().any(|(_, v)| *v > 0.05 && *v < 0.95));
         // Every pixel once, even where segments meet.
-        let bent = path_coverage(&[(0, 0), (10, 0), (10, 10)], 3.0);
+        let bent = path_coverage(&[(0, 0), (10, 0), (10, 10)], 3.0).unwrap();
         let mut pixels: Vec<_> = bent.iter().map(|(p, _)| *p).collect();
         let n = pixels.len();
         pixels.sort_unstable();
         pixels.dedup();
         assert_eq!(pixels.len(), n);
+        // A path across a 10000-pixel picture is left to plotters.
+        assert!(path_coverage(&[(0, 0), (9999, 9999)], 2.0).is_none());
     }
 
     #[test]
