@@ -537,16 +537,22 @@ struct FitArgs {
     /// Use only the rows where COLUMN equals VALUE (repeatable), e.g. --where hw=k20-rodc.
     #[arg(long = "where", value_name = "COLUMN=VALUE")]
     where_: Vec<String>,
+    /// Keep a fitted constant within LO..HI (repeatable; a side may be empty), e.g.
+    /// --bound a=0..1 (gompertz: a, b, c; su2015: delta, epsilon, eta).
+    #[arg(long, value_name = "NAME=LO..HI")]
+    bound: Vec<String>,
     /// Write the fit to this file instead of stdout (only when the fit succeeds).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
 }
 
 fn fit(a: &FitArgs) -> Result<String> {
-    let request =
-        gputraffic::analysis::fit::Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
+    use gputraffic::analysis::fit::{Bounds, Request};
+    let request = Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
+    let bounds = Bounds::parse(&a.bound, &request)?;
     let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
-    write_or_print(a.out.as_deref(), request.fit(&table)?.render(a.format))
+    let fitted = request.fit_bounded(&table, &bounds)?;
+    write_or_print(a.out.as_deref(), fitted.render(a.format))
 }
 
 /// Writes `text` to `out` (all or nothing), or hands it back for stdout when there is no `--out`.
@@ -626,6 +632,13 @@ struct PlotArgs {
     /// Caption (default: made from the columns).
     #[arg(long)]
     title: Option<String>,
+    /// Description under the x axis, e.g. "L2 oversubscription O" (default: the column and
+    /// its unit).
+    #[arg(long, value_name = "TEXT")]
+    x_label: Option<String>,
+    /// Description beside the y axis (default: the column and its unit).
+    #[arg(long, value_name = "TEXT")]
+    y_label: Option<String>,
     /// Picture size WIDTHxHEIGHT in pixels.
     #[arg(long, default_value = gputraffic::plot::DEFAULT_SIZE_TEXT)]
     size: String,
@@ -652,6 +665,10 @@ struct PlotArgs {
     /// composition: the cache level (default l2).
     #[arg(long, value_parser = choice::<gputraffic::plot::Level>())]
     level: Option<gputraffic::plot::Level>,
+    /// hit-rate, scatter, layer-condition: how block shapes are told apart (default auto:
+    /// categorical for up to 16 shapes, else ernst).
+    #[arg(long, value_parser = choice::<gputraffic::plot::Colours>())]
+    colours: Option<gputraffic::plot::Colours>,
 }
 
 fn plot(a: &PlotArgs) -> Result<String> {
@@ -665,12 +682,15 @@ fn plot(a: &PlotArgs) -> Result<String> {
         log: a.log,
         metric: a.metric.clone(),
         level: a.level,
+        colours: a.colours,
     };
     let spec = plot::PlotSpec {
         kind: plot::PlotKind::from_options(a.kind, &options)?,
         title: a.title.clone(),
         size: plot::parse_size(&a.size)?,
         filters: a.filters.clone(),
+        x_label: a.x_label.clone(),
+        y_label: a.y_label.clone(),
     };
     let table = plot::load_input(a.kind, &a.input)?;
     for note in plot::render(&spec, &table, &a.out)? {

@@ -635,3 +635,164 @@ fn render_formats() {
     assert!(starts.iter().all(|&s| s == starts[0]), "{table}");
     assert!(columns.iter().all(|&c| c <= starts[0]));
 }
+
+// ---- bounds ----------------------------------------------------------------------------------
+
+fn bounded(request: &Request, table: &Table, bounds: &[&str]) -> Fitted {
+    let texts: Vec<String> = bounds.iter().map(|b| b.to_string()).collect();
+    let bounds = gputraffic::analysis::fit::Bounds::parse(&texts, request).unwrap();
+    request.fit_bounded(table, &bounds).unwrap()
+}
+
+fn gompertz_of(f: Fitted) -> gputraffic::analysis::fit::GompertzFit {
+    match f {
+        Fitted::Gompertz(g) => g,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bound_keeps_the_hit_rate_ceiling_at_most_one() {
+    use gputraffic::analysis::fit::Side;
+    // The shipped star4 sweep: its L2 hit rates fit best with a ceiling a = 1.12 (docs/fitting.md).
+    let table = Table::load(std::path::Path::new("docs/data/star4-h200.csv")).unwrap();
+    let request = Request::new(
+        "gompertz",
+        Some("l2_oversubscription"),
+        Some("l2_redundant_hit_rate"),
+    )
+    .unwrap();
+    let free = gompertz_of(request.fit(&table).unwrap());
+    // Unchanged by the bounds machinery: the value docs/data/star4-h200-l2-fit.json records.
+    assert!((free.curve.a - 1.1168641).abs() < 1e-6, "{free:?}");
+    assert_eq!(free.bounded, None);
+    let capped = gompertz_of(bounded(&request, &table, &["a=0..1"]));
+    assert_eq!(capped.curve.a, 1.0, "{capped:?}");
+    assert!(
+        capped.rmse >= free.rmse && capped.r2 <= free.r2,
+        "{capped:?}"
+    );
+    // Still a fit: r2 close to the free one's, every curve value a rate.
+    assert!(capped.r2 > free.r2 - 0.05, "{capped:?}");
+    let report = capped.bounded.as_ref().unwrap();
+    assert_eq!(report.at_bound, [("a".to_string(), Side::Upper)]);
+    // A bound the fit does not reach changes nothing.
+    let loose = gompertz_of(bounded(&request, &table, &["a=0..2", "c=-5.."]));
+    assert_eq!(loose.curve, free.curve);
+    assert!(loose.bounded.unwrap().at_bound.is_empty());
+
+    // Synthetic: y = 1.12·exp(−0.1·exp(0.6·x)) with noise, the same shape.
+    let x = grid(0.2, 2.8, 60);
+    let mut noise = Noise(7);
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&v| gompertz([1.12, -0.1, 0.6], v) + 0.01 * noise.next())
+        .collect();
+    let table = Table::parse_csv(&gompertz_csv(&x, &y), "gen.csv").unwrap();
+    let free = gompertz_of(request.fit(&table).unwrap());
+    assert!(free.curve.a > 1.05, "{free:?}");
+    for bounds in [&["a=..1"][..], &["a=0..1", "b=-1..0"][..]] {
+        let capped = gompertz_of(bounded(&request, &table, bounds));
+        assert!(
+            capped.curve.a <= 1.0 && capped.rmse >= free.rmse,
+            "{capped:?}"
+        );
+        assert!(
+            capped.curve.b >= -1.0 && capped.curve.b <= 0.0,
+            "{capped:?}"
+        );
+    }
+    // A bound on c alone.
+    let slow = gompertz_of(bounded(&request, &table, &["c=..0.3"]));
+    assert_eq!(slow.curve.c, 0.3, "{slow:?}");
+    assert_eq!(
+        slow.bounded.unwrap().at_bound,
+        [("c".to_string(), Side::Upper)]
+    );
+}
+
+#[test]
+fn su2015_bounds_clamp_each_constant() {
+    use gputraffic::analysis::fit::Side;
+    let truth = [0.012, 0.008, 0.004];
+    let table = Table::parse_csv(&su_csv(&su_rows(&[1, 16, 64], truth, 0.0, 1)), "su.csv").unwrap();
+    let request = Request::new("su2015", None, None).unwrap();
+    let Fitted::Su2015(f) = bounded(&request, &table, &["delta=..0.01", "epsilon=0.009.."]) else {
+        panic!()
+    };
+    assert_eq!((f.delta, f.epsilon), (0.01, 0.009), "{f:?}");
+    // η is fitted with δ on its bound, so it takes up part of the difference.
+    assert!(f.eta.unwrap() > truth[2], "{f:?}");
+    let report = f.bounded.unwrap();
+    assert_eq!(
+        report.at_bound,
+        [
+            ("delta".to_string(), Side::Upper),
+            ("epsilon".to_string(), Side::Lower)
+        ]
+    );
+    // Without formula-8 rows δ and η come together: the box minimum.
+    let table = Table::parse_csv(&su_csv(&su_rows(&[16, 64], truth, 0.0, 1)), "su.csv").unwrap();
+    let Fitted::Su2015(free) = request.fit(&table).unwrap() else {
+        panic!()
+    };
+    let Fitted::Su2015(joint) = bounded(&request, &table, &["eta=0..0.002"]) else {
+        panic!()
+    };
+    assert_eq!(joint.eta, Some(0.002), "{joint:?}");
+    assert!(
+        joint.delta != free.delta && joint.r2 <= free.r2,
+        "{joint:?}"
+    );
+}
+
+#[test]
+fn cli_bounds_are_reported_and_bad_ones_rejected() {
+    let dir = scratch("bounds");
+    let x = grid(0.2, 2.8, 40);
+    let y: Vec<f64> = x.iter().map(|&v| gompertz([1.12, -0.1, 0.6], v)).collect();
+    let input = write(&dir, "h.csv", &gompertz_csv(&x, &y));
+    let mut args = gompertz_args(&input, "l2_oversubscription", "l2_redundant_hit_rate");
+    let (code, stdout, stderr) = gputraffic(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let free: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(free.get("bounds").is_none() && free.get("at_bound").is_none());
+    args.extend(["--bound", "a=..1"]);
+    let (code, stdout, stderr) = gputraffic(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["a"], 1.0);
+    assert_eq!(json["bounds"], serde_json::json!({"a": [null, 1.0]}));
+    assert_eq!(json["at_bound"], serde_json::json!({"a": "upper"}));
+    let mut table = args.clone();
+    table.extend(["--format", "table"]);
+    let (_, stdout, _) = gputraffic(&table);
+    assert!(stdout.contains("bounds    a ..1.00000"), "{stdout}");
+    assert!(stdout.contains("at_bound  a upper"), "{stdout}");
+
+    let base = gompertz_args(&input, "l2_oversubscription", "l2_redundant_hit_rate");
+    for (bound, expected) in [
+        (
+            "d=0..1",
+            "'d' is not a constant of gompertz (it fits a, b, c)",
+        ),
+        ("a=1..0", "lower bound 1 is above the upper bound 0"),
+        ("a=0..x", "'x' is not a number"),
+        ("a=0..inf", "not a finite number"),
+        ("a<1", "not NAME=LO..HI"),
+    ] {
+        let mut bad = base.clone();
+        bad.extend(["--bound", bound]);
+        rejects(&bad, &["--bound", expected]);
+    }
+    let mut twice = base.clone();
+    twice.extend(["--bound", "a=0..1", "--bound", "a=..2"]);
+    rejects(&twice, &["--bound", "'a' is bounded twice"]);
+    rejects(
+        &[
+            "fit", "--model", "su2015", "--input", &input, "--bound", "a=0..1",
+        ],
+        &["--bound", "delta, epsilon, eta"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -595,6 +595,8 @@ fn run_case(c: &Corpus, seed: u64, case: u64) -> (&'static str, bool, Result<(),
                             title: None,
                             size: (400, 300),
                             filters: vec![],
+                            x_label: None,
+                            y_label: None,
                         };
                         judged(plot::build(&spec, &t))?;
                     }
@@ -614,6 +616,8 @@ fn run_case(c: &Corpus, seed: u64, case: u64) -> (&'static str, bool, Result<(),
                         title: None,
                         size: (400, 300),
                         filters: vec![],
+                        x_label: None,
+                        y_label: None,
                     };
                     judged(plot::build(&spec, &t))?;
                 }

@@ -149,12 +149,25 @@ fn hit_rate_has_one_marker_per_row_with_data_the_shapes_and_the_fitted_curve() {
     }
     // The skipped row is reported.
     assert!(stderr.contains("skipped 1 of 8 rows"), "{stderr}");
-    // Ernst et al.'s colour: 128x1x1 is red 7/8 (223), no green or blue.
+    // Few shapes: the Okabe–Ito palette, one colour per shape (7 shapes with a point).
+    let mut fills: Vec<&str> = markers(&s).iter().map(|m| attribute(m, "fill")).collect();
     assert!(
-        markers(&s)
+        fills.contains(&"#0072B2") && fills.contains(&"#E69F00"),
+        "{fills:?}"
+    );
+    fills.sort_unstable();
+    fills.dedup();
+    assert_eq!(fills.len(), with_data.min(7), "{fills:?}");
+    assert!(!has_text(&t, "red = log2 x / 8"));
+    // --colours ernst: Ernst et al.'s colour, 128x1x1 is red 7/8 (223), no green or blue, and
+    // the legend explains the code.
+    let ernst = svg(&dir, &["hit-rate", "--input", STAR4, "--colours", "ernst"]);
+    assert!(
+        markers(&ernst)
             .iter()
             .any(|m| attribute(m, "fill") == "#DF0000")
     );
+    assert!(has_text(&texts(&ernst), "red = log2 x / 8"));
     // The fitted curve: a long polyline, absent without --fit, and the parameters in the legend.
     let long = |s: &str| polylines(s).iter().filter(|(_, p)| p.len() > 100).count();
     assert_eq!(long(&s), 1);
@@ -162,9 +175,9 @@ fn hit_rate_has_one_marker_per_row_with_data_the_shapes_and_the_fitted_curve() {
     let without = svg(&dir, &["hit-rate", "--input", STAR4]);
     assert_eq!(long(&without), 0);
     assert!(!has_text(&texts(&without), "Gompertz"));
-    // The rate axis runs from 0 to 1.
+    // The rate axis runs from 0 to 1, its labels with one decimal each.
     assert!(
-        t.iter().any(|x| x == "0") && t.iter().any(|x| x == "1"),
+        t.iter().any(|x| x == "0.0") && t.iter().any(|x| x == "1.0"),
         "{t:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -312,8 +325,8 @@ fn composition_stacks_compulsory_and_capacity_per_shape() {
             .filter(|r| attribute(r, "fill") == colour)
             .count()
     };
-    assert_eq!(fills("#1F77B4"), names.len() + 1);
-    assert_eq!(fills("#FF7F0E"), names.len() + 1);
+    assert_eq!(fills("#0072B2"), names.len() + 1);
+    assert_eq!(fills("#E69F00"), names.len() + 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -487,6 +500,151 @@ fn bad_input_names_the_file_and_writes_nothing() {
         "p.svg",
         &[STAR4, "JSON"],
     );
+}
+
+#[test]
+fn axis_labels_can_be_given_for_every_kind() {
+    let dir = scratch("axis-labels");
+    let metric = "dram__sectors_read.sum_bytes_per_lup";
+    let runs: [(&[&str], &str, &str); 6] = [
+        (
+            &["hit-rate", "--input", STAR4],
+            "l2_oversubscription",
+            "l2_redundant_hit_rate",
+        ),
+        (
+            &[
+                "scatter",
+                "--input",
+                STAR4,
+                "--x",
+                "l2_v_down_bytes",
+                "--y",
+                "ernst2023_dram_load_bytes",
+            ],
+            "l2_v_down_bytes [B]",
+            "ernst2023_dram_load_bytes [B]",
+        ),
+        (
+            &["layer-condition", "--input", LAYERS],
+            "XY plane size param_nx·param_ny [elements]",
+            "dram__sectors_read.sum_bytes_per_lup [B/LUP]",
+        ),
+        (
+            &["block-table", "--input", STAR4, "--metric", metric],
+            "Blk.x = block_x [threads]",
+            "Blk.y = block_y [threads]",
+        ),
+        (
+            &["composition", "--input", STAR4],
+            "block shape x×y×z",
+            "L2 → DRAM volume [B/LUP]",
+        ),
+        (
+            &["validation", "--input", VALIDATION],
+            "measured",
+            "simulated",
+        ),
+    ];
+    for (args, default_x, default_y) in runs {
+        let before = texts(&svg(&dir, args));
+        assert!(
+            before.iter().any(|t| t == default_x),
+            "{args:?}: {before:?}"
+        );
+        assert!(
+            before.iter().any(|t| t == default_y),
+            "{args:?}: {before:?}"
+        );
+        let mut with = args.to_vec();
+        with.extend([
+            "--x-label",
+            "Oversubscription O",
+            "--y-label",
+            "Hit rate R (%)",
+        ]);
+        let after = texts(&svg(&dir, &with));
+        assert!(
+            after.iter().any(|t| t == "Oversubscription O"),
+            "{args:?}: {after:?}"
+        );
+        assert!(
+            after.iter().any(|t| t == "Hit rate R (%)"),
+            "{args:?}: {after:?}"
+        );
+        assert!(
+            !after.iter().any(|t| t == default_x || t == default_y),
+            "{args:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn colours_option_is_checked() {
+    rejects_plot(
+        "colours-of-composition",
+        &["composition", "--input", STAR4, "--colours", "ernst"],
+        "p.svg",
+        &["--colours", "not an option of 'plot composition'"],
+    );
+    let dir = scratch("colours-bad");
+    let out = dir.join("p.svg");
+    let (code, _, stderr) = gputraffic(&[
+        "plot",
+        "hit-rate",
+        "--input",
+        STAR4,
+        "--colours",
+        "rainbow",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("rainbow") && stderr.contains("categorical"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tick_labels_have_one_style_and_no_e_notation() {
+    // The validation fixture's panels span under one decade to several: at the default size
+    // and at column width no tick label uses e notation, and every label is different within a
+    // panel's axis (checked via the texts: no label repeats more often than there are panels).
+    let dir = scratch("ticks");
+    for size in ["1024x768", "500x375"] {
+        let t = texts(&svg(
+            &dir,
+            &["validation", "--input", VALIDATION, "--size", size],
+        ));
+        let numeric: Vec<&String> = t
+            .iter()
+            .filter(|x| x.starts_with(|c: char| c.is_ascii_digit()) && !x.contains('='))
+            .collect();
+        assert!(!numeric.is_empty());
+        assert!(
+            numeric
+                .iter()
+                .all(|x| !x.contains('e') && (x.contains("×10") || !x.contains('⁰'))),
+            "{numeric:?}"
+        );
+    }
+    // Panels too small to read are drawn, with a note saying what to do.
+    let (_, stderr) = plot(
+        &dir,
+        "small.svg",
+        &["validation", "--input", VALIDATION, "--size", "400x300"],
+    );
+    assert!(
+        stderr.contains("3 panels in 400x300 pixels") && stderr.contains("--metric"),
+        "{stderr}"
+    );
+    let (_, stderr) = plot(&dir, "fine.svg", &["validation", "--input", VALIDATION]);
+    assert!(!stderr.contains("too small"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---- validation: simulated vs measured per metric, from `gputraffic validate --format json` ----

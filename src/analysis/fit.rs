@@ -127,14 +127,38 @@ impl Request {
         }
     }
 
+    /// The model's name, as `--model` spells it.
+    pub fn model(&self) -> &'static str {
+        match self {
+            Request::Gompertz { .. } => "gompertz",
+            Request::Su2015 => "su2015",
+        }
+    }
+
+    /// The constants the model fits, the names `--bound` takes.
+    pub fn constants(&self) -> &'static [&'static str] {
+        match self {
+            Request::Gompertz { .. } => &["a", "b", "c"],
+            Request::Su2015 => &["delta", "epsilon", "eta"],
+        }
+    }
+
     /// Fits the model to `table`.
     pub fn fit(&self, table: &Table) -> Result<Fitted> {
+        self.fit_bounded(table, &Bounds::default())
+    }
+
+    /// Fits the model to `table` with its constants kept within `bounds` ([`Bounds::parse`]).
+    pub fn fit_bounded(&self, table: &Table, bounds: &Bounds) -> Result<Fitted> {
         match self {
             Request::Gompertz { x, y } => {
                 let points = Points::from_table(table, x, y)?;
-                Ok(Fitted::Gompertz(fit_gompertz(&points)?))
+                Ok(Fitted::Gompertz(fit_gompertz_bounded(&points, bounds)?))
             }
-            Request::Su2015 => Ok(Fitted::Su2015(fit_su2015(&SuRows::from_table(table)?)?)),
+            Request::Su2015 => Ok(Fitted::Su2015(fit_su2015_bounded(
+                &SuRows::from_table(table)?,
+                bounds,
+            )?)),
         }
     }
 }
@@ -182,11 +206,29 @@ fn render_table(json: &Value) -> String {
             Value::Null => "-".to_string(),
             Value::String(t) => t.clone(),
             Value::Number(n) if n.is_f64() => significant(n.as_f64().unwrap_or(f64::NAN), 6),
+            Value::Object(o) => o
+                .iter()
+                .map(|(name, v)| format!("{name} {}", table_value(v)))
+                .collect::<Vec<_>>()
+                .join(", "),
             other => other.to_string(),
         };
         s += &format!("{k:<width$}  {text}\n");
     }
     s
+}
+
+/// A value inside an object of the table output: `[lo, hi]` as `lo..hi` (an open side empty),
+/// a string as itself.
+fn table_value(v: &Value) -> String {
+    match v {
+        Value::Array(a) if a.len() == 2 => {
+            let side = |x: &Value| x.as_f64().map_or(String::new(), |f| significant(f, 6));
+            format!("{}..{}", side(&a[0]), side(&a[1]))
+        }
+        Value::String(t) => t.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// `v` with `digits` significant digits: fixed notation for moderate magnitudes, else scientific.
@@ -270,6 +312,183 @@ impl Points {
             }
         }
         Ok(points)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounds on fitted constants
+// ---------------------------------------------------------------------------------------------
+
+/// A bound on one fitted constant, `--bound NAME=LO..HI`; either side may be open.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// The constant (`a`, `b`, `c` of gompertz; `delta`, `epsilon`, `eta` of su2015).
+    pub name: String,
+    /// The lowest value allowed; `None` for no lower bound.
+    pub lo: Option<f64>,
+    /// The highest value allowed; `None` for no upper bound.
+    pub hi: Option<f64>,
+}
+
+impl Bound {
+    /// Parses `NAME=LO..HI` (`a=0..1`, `a=..1`, `c=0..`). A side that is not a finite number,
+    /// or LO above HI, is an error naming `--bound`.
+    pub fn parse(text: &str) -> Result<Bound> {
+        let err = |m: String| Error::new("--bound", m);
+        let shape = || {
+            err(format!(
+                "'{text}' is not NAME=LO..HI (e.g. a=0..1; leave a side empty for no bound: a=..1)"
+            ))
+        };
+        let (name, range) = text.split_once('=').ok_or_else(shape)?;
+        let (lo, hi) = range.split_once("..").ok_or_else(shape)?;
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(shape());
+        }
+        let side = |s: &str| -> Result<Option<f64>> {
+            let s = s.trim();
+            if s.is_empty() {
+                return Ok(None);
+            }
+            match s.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(Some(v)),
+                Ok(_) => Err(err(format!(
+                    "'{text}': {s} is not a finite number (leave the side empty for no bound)"
+                ))),
+                Err(_) => Err(err(format!("'{text}': '{s}' is not a number"))),
+            }
+        };
+        let (lo, hi) = (side(lo)?, side(hi)?);
+        if let (Some(l), Some(h)) = (lo, hi)
+            && l > h
+        {
+            return Err(err(format!(
+                "'{text}': the lower bound {l} is above the upper bound {h}"
+            )));
+        }
+        Ok(Bound {
+            name: name.to_string(),
+            lo,
+            hi,
+        })
+    }
+
+    /// The interval, open sides as ±∞.
+    pub fn interval(&self) -> (f64, f64) {
+        (
+            self.lo.unwrap_or(f64::NEG_INFINITY),
+            self.hi.unwrap_or(f64::INFINITY),
+        )
+    }
+}
+
+/// Which bound a fitted constant sits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// At its lower bound.
+    Lower,
+    /// At its upper bound.
+    Upper,
+}
+
+/// The bounds of a fit, each constant at most once, all of the model's constants.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Bounds {
+    /// In the order given.
+    pub bounds: Vec<Bound>,
+}
+
+impl Bounds {
+    /// Parses the `--bound` texts for `request`: a constant the model does not fit, or one
+    /// bounded twice, is an error naming `--bound` and the model's constants.
+    pub fn parse(texts: &[String], request: &Request) -> Result<Bounds> {
+        let mut bounds: Vec<Bound> = Vec::new();
+        let constants = request.constants();
+        for text in texts {
+            let b = Bound::parse(text)?;
+            if !constants.contains(&b.name.as_str()) {
+                return Err(Error::new(
+                    "--bound",
+                    format!(
+                        "'{}' is not a constant of {} (it fits {})",
+                        b.name,
+                        request.model(),
+                        constants.join(", ")
+                    ),
+                ));
+            }
+            if bounds.iter().any(|o| o.name == b.name) {
+                return Err(Error::new(
+                    "--bound",
+                    format!("'{}' is bounded twice", b.name),
+                ));
+            }
+            bounds.push(b);
+        }
+        Ok(Bounds { bounds })
+    }
+
+    /// The interval of constant `name` (±∞ without a bound).
+    pub fn interval(&self, name: &str) -> (f64, f64) {
+        self.bounds
+            .iter()
+            .find(|b| b.name == name)
+            .map_or((f64::NEG_INFINITY, f64::INFINITY), Bound::interval)
+    }
+
+    /// The report of a fit with these bounds: `None` without bounds; else the bounds and the
+    /// constants (`values`, by name) that sit on one.
+    fn report(&self, values: &[(&str, f64)]) -> Option<BoundReport> {
+        if self.bounds.is_empty() {
+            return None;
+        }
+        let at_bound = values
+            .iter()
+            .filter_map(|&(name, v)| {
+                let b = self.bounds.iter().find(|b| b.name == name)?;
+                if b.lo == Some(v) {
+                    Some((name.to_string(), Side::Lower))
+                } else if b.hi == Some(v) {
+                    Some((name.to_string(), Side::Upper))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        Some(BoundReport {
+            bounds: self.bounds.clone(),
+            at_bound,
+        })
+    }
+}
+
+/// The bounds a fit honoured and the constants that ended on one, written after the fit's
+/// keys as `"bounds": {"a": [0.0, 1.0]}` (an open side `null`) and `"at_bound": {"a": "upper"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundReport {
+    /// The bounds given.
+    pub bounds: Vec<Bound>,
+    /// The constants on a bound, in the model's order.
+    pub at_bound: Vec<(String, Side)>,
+}
+
+impl Serialize for BoundReport {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut bounds = serde_json::Map::new();
+        for b in &self.bounds {
+            bounds.insert(b.name.clone(), serde_json::json!([b.lo, b.hi]));
+        }
+        let mut at = serde_json::Map::new();
+        for (name, side) in &self.at_bound {
+            at.insert(name.clone(), serde_json::json!(side));
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("bounds", &bounds)?;
+        map.serialize_entry("at_bound", &at)?;
+        map.end()
     }
 }
 
@@ -388,10 +607,13 @@ pub struct GompertzFit {
     pub n: usize,
     /// Rows skipped for an empty cell.
     pub skipped: usize,
+    /// The bounds honoured and the constants on one; `None` without `--bound`.
+    pub bounded: Option<BoundReport>,
 }
 
 /// The keys of a Gompertz fit in JSON, in order: `x`, `y`, `a`, `b`, `c`, `r2`, `rmse`, `n`,
-/// `skipped` (after `"model":"gompertz"`, see [`Fitted`]); `plot --fit` reads them.
+/// `skipped` (after `"model":"gompertz"`, see [`Fitted`]), then `bounds` and `at_bound` when
+/// bounded ([`BoundReport`]); `plot --fit` reads them.
 #[derive(Serialize)]
 struct GompertzJson<'a> {
     x: &'a str,
@@ -403,6 +625,8 @@ struct GompertzJson<'a> {
     rmse: f64,
     n: usize,
     skipped: usize,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    bounded: &'a Option<BoundReport>,
 }
 
 impl Serialize for GompertzFit {
@@ -417,6 +641,7 @@ impl Serialize for GompertzFit {
             rmse: self.rmse,
             n: self.n,
             skipped: self.skipped,
+            bounded: &self.bounded,
         }
         .serialize(serializer)
     }
@@ -527,18 +752,24 @@ fn normal_equations(p: &[f64; 3], x: &[f64], y: &[f64]) -> ([[f64; 3]; 3], [f64;
     (jtj, jtr)
 }
 
-/// The largest |cos| between a Jacobian column and the residual vector.
-fn gradient_cosine(jtj: &[[f64; 3]; 3], jtr: &[f64; 3], sse: f64) -> f64 {
+/// The largest |cos| between a Jacobian column of a `free` parameter and the residual vector.
+fn gradient_cosine(jtj: &[[f64; 3]; 3], jtr: &[f64; 3], sse: f64, free: &[bool; 3]) -> f64 {
     (0..3)
-        .filter(|&k| jtj[k][k] > 0.0)
+        .filter(|&k| free[k] && jtj[k][k] > 0.0)
         .map(|k| jtr[k].abs() / (jtj[k][k].sqrt() * sse.sqrt()))
         .fold(0.0, f64::max)
 }
 
 /// The Levenberg–Marquardt step: (JᵀJ + λ·diag(JᵀJ)) δ = Jᵀr, solved in the scaled variables
 /// u = D^½ δ (D = diag JᵀJ) so the three parameters' very different magnitudes do not spoil the
-/// elimination.
-fn damped_step(jtj: &[[f64; 3]; 3], jtr: &[f64; 3], lambda: f64) -> Option<[f64; 3]> {
+/// elimination. A parameter that is not `free` (held on its bound) does not move: its row and
+/// column become the identity's.
+fn damped_step(
+    jtj: &[[f64; 3]; 3],
+    jtr: &[f64; 3],
+    lambda: f64,
+    free: &[bool; 3],
+) -> Option<[f64; 3]> {
     // A zero column (e.g. ∂f/∂c when b = 0) gets unit scale: its row becomes λ·u = 0.
     let s: [f64; 3] = std::array::from_fn(|k| {
         if jtj[k][k] > 0.0 {
@@ -548,12 +779,21 @@ fn damped_step(jtj: &[[f64; 3]; 3], jtr: &[f64; 3], lambda: f64) -> Option<[f64;
         }
     });
     let m: [[f64; 3]; 3] = std::array::from_fn(|i| {
-        std::array::from_fn(|j| jtj[i][j] * s[i] * s[j] + if i == j { lambda } else { 0.0 })
+        std::array::from_fn(|j| {
+            if !free[i] || !free[j] {
+                if i == j { 1.0 } else { 0.0 }
+            } else {
+                jtj[i][j] * s[i] * s[j] + if i == j { lambda } else { 0.0 }
+            }
+        })
     });
-    let rhs: [f64; 3] = std::array::from_fn(|k| jtr[k] * s[k]);
+    let rhs: [f64; 3] = std::array::from_fn(|k| if free[k] { jtr[k] * s[k] } else { 0.0 });
     let u = solve3(m, rhs)?;
     Some(std::array::from_fn(|k| u[k] * s[k]))
 }
+
+/// No bounds on [a, b, c].
+const UNBOUNDED: [(f64, f64); 3] = [(f64::NEG_INFINITY, f64::INFINITY); 3];
 
 /// Refines `start` by Levenberg–Marquardt. Returns the parameters and their SSE, or why it did
 /// not converge.
@@ -562,7 +802,22 @@ pub fn levenberg_marquardt(
     y: &[f64],
     start: [f64; 3],
 ) -> std::result::Result<([f64; 3], f64), String> {
-    let mut p = start;
+    levenberg_marquardt_bounded(x, y, start, &UNBOUNDED)
+}
+
+/// [`levenberg_marquardt`] with [a, b, c] kept in the intervals `bounds` (projected: every
+/// trial point is clamped into the box, and a parameter on its bound whose gradient points out of
+/// the box is held there for the step and left out of the convergence test). Without bounds it
+/// is exactly the unbounded method.
+pub fn levenberg_marquardt_bounded(
+    x: &[f64],
+    y: &[f64],
+    start: [f64; 3],
+    bounds: &[(f64, f64); 3],
+) -> std::result::Result<([f64; 3], f64), String> {
+    let clamp =
+        |p: [f64; 3]| -> [f64; 3] { std::array::from_fn(|k| p[k].clamp(bounds[k].0, bounds[k].1)) };
+    let mut p = clamp(start);
     let mut sse = gompertz_sse(&p, x, y);
     if !sse.is_finite() {
         return Err("the curve is not finite at the start".into());
@@ -575,14 +830,18 @@ pub fn levenberg_marquardt(
             return Ok((p, sse));
         }
         let (jtj, jtr) = normal_equations(&p, x, y);
-        let cosine = gradient_cosine(&jtj, &jtr, sse);
+        // Jᵀr is the descent direction of the SSE: held where it leaves the box.
+        let free: [bool; 3] = std::array::from_fn(|k| {
+            !((p[k] <= bounds[k].0 && jtr[k] < 0.0) || (p[k] >= bounds[k].1 && jtr[k] > 0.0))
+        });
+        let cosine = gradient_cosine(&jtj, &jtr, sse, &free);
         if cosine <= GRADIENT_TOLERANCE {
             return Ok((p, sse));
         }
         // Raise the damping until a step lowers the SSE (NaN and ∞ never do).
         loop {
-            if let Some(d) = damped_step(&jtj, &jtr, lambda) {
-                let q = [p[0] + d[0], p[1] + d[1], p[2] + d[2]];
+            if let Some(d) = damped_step(&jtj, &jtr, lambda, &free) {
+                let q = clamp([p[0] + d[0], p[1] + d[1], p[2] + d[2]]);
                 let s = gompertz_sse(&q, x, y);
                 if s < sse {
                     p = q;
@@ -613,6 +872,13 @@ pub fn levenberg_marquardt(
 /// Fits y = a·exp(b·exp(c·x)) to `points`: every start of [`gompertz_starts`] refined by
 /// [`levenberg_marquardt`], keeping the converged one with the smallest SSE.
 pub fn fit_gompertz(points: &Points) -> Result<GompertzFit> {
+    fit_gompertz_bounded(points, &Bounds::default())
+}
+
+/// [`fit_gompertz`] with a, b and c within `bounds`: each start is moved into the box (a start
+/// whose amplitude moves gets b and c from the linearisation at the new amplitude) and refined
+/// by [`levenberg_marquardt_bounded`]. The result reports the constants that end on a bound.
+pub fn fit_gompertz_bounded(points: &Points, bounds: &Bounds) -> Result<GompertzFit> {
     let src = points.source.as_str();
     let (x, y) = (&points.x, &points.y);
     let n = x.len();
@@ -634,11 +900,25 @@ pub fn fit_gompertz(points: &Points) -> Result<GompertzFit> {
             ));
         }
     }
-    let starts = gompertz_starts(x, y);
+    let boxed = [
+        bounds.interval("a"),
+        bounds.interval("b"),
+        bounds.interval("c"),
+    ];
+    let starts: Vec<[f64; 3]> = gompertz_starts(x, y)
+        .into_iter()
+        .map(|s| {
+            let a = s[0].clamp(boxed[0].0, boxed[0].1);
+            if a == s[0] {
+                return s;
+            }
+            linearised_start(x, y, a, s[1].signum()).unwrap_or([a, s[1], s[2]])
+        })
+        .collect();
     let mut best: Option<([f64; 3], f64)> = None;
     let mut why = String::from("no start: ln(±ln(y/a)) is defined at fewer than two distinct x");
     for start in starts {
-        match levenberg_marquardt(x, y, start) {
+        match levenberg_marquardt_bounded(x, y, start, &boxed) {
             Ok((p, s)) => {
                 if best.is_none_or(|(_, b)| s < b) {
                     best = Some((p, s));
@@ -667,6 +947,7 @@ pub fn fit_gompertz(points: &Points) -> Result<GompertzFit> {
         rmse,
         n,
         skipped: points.skipped,
+        bounded: bounds.report(&[("a", p[0]), ("b", p[1]), ("c", p[2])]),
     })
 }
 
@@ -749,6 +1030,10 @@ pub struct Su2015Fit {
     pub n_eta: usize,
     /// Rows that fed neither level.
     pub skipped: usize,
+    /// The bounds honoured and the constants on one (`bounds`, `at_bound`); `None` without
+    /// `--bound`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub bounded: Option<BoundReport>,
 }
 
 /// 1 − SSE/SST, or `None` when SST is 0 (no variation, or no rows).
@@ -762,6 +1047,61 @@ fn r_squared(sse: f64, sst: f64) -> Option<f64> {
 /// - η on the formula-(17) rows with δ fixed: ratio − δ·capacity = η·scheduling; without
 ///   formula-(8) rows, δ and η together on the formula-(17) rows (two-parameter least squares).
 pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
+    fit_su2015_bounded(rows, &Bounds::default())
+}
+
+/// The minimum of the convex quadratic q(d, e) = [d e]·m·[d e]ᵀ − 2·(d·v₀ + e·v₁) over the box
+/// `db` × `eb`, given its unconstrained minimum `free`: that point if inside, else the best of
+/// the edges' minima (one variable on a finite bound, the other minimising and clamped).
+fn box_minimum(
+    m: [[f64; 2]; 2],
+    v: [f64; 2],
+    free: [f64; 2],
+    db: (f64, f64),
+    eb: (f64, f64),
+) -> [f64; 2] {
+    let inside = |p: [f64; 2]| p[0] >= db.0 && p[0] <= db.1 && p[1] >= eb.0 && p[1] <= eb.1;
+    if inside(free) {
+        return free;
+    }
+    let q = |p: [f64; 2]| {
+        m[0][0] * p[0] * p[0] + 2.0 * m[0][1] * p[0] * p[1] + m[1][1] * p[1] * p[1]
+            - 2.0 * (p[0] * v[0] + p[1] * v[1])
+    };
+    let mut candidates = Vec::new();
+    for d in [db.0, db.1].into_iter().filter(|d| d.is_finite()) {
+        let e = if m[1][1] > 0.0 {
+            (v[1] - m[1][0] * d) / m[1][1]
+        } else {
+            0.0
+        };
+        candidates.push([d, e.clamp(eb.0, eb.1)]);
+    }
+    for e in [eb.0, eb.1].into_iter().filter(|e| e.is_finite()) {
+        let d = if m[0][0] > 0.0 {
+            (v[0] - m[0][1] * e) / m[0][0]
+        } else {
+            0.0
+        };
+        candidates.push([d.clamp(db.0, db.1), e]);
+    }
+    candidates
+        .into_iter()
+        .filter(|p| inside(*p))
+        .min_by(|a, b| q(*a).total_cmp(&q(*b)))
+        .unwrap_or(free)
+}
+
+/// [`fit_su2015`] with δ, ε, η within `bounds`: each one-constant least squares is clamped to
+/// its interval (exact for a one-dimensional quadratic), η after δ is; δ and η fitted together
+/// take the minimum of their quadratic over the box. The result reports the constants that end
+/// on a bound.
+pub fn fit_su2015_bounded(rows: &SuRows, bounds: &Bounds) -> Result<Su2015Fit> {
+    let (db, eb, hb) = (
+        bounds.interval("delta"),
+        bounds.interval("epsilon"),
+        bounds.interval("eta"),
+    );
     let src = rows.source.as_str();
     let too_few = |what: &str| Error::new(src, what.to_string());
     let (n8, n17, nl2) = (rows.formula8.len(), rows.formula17.len(), rows.l2.len());
@@ -782,11 +1122,13 @@ pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
     // δ and η.
     let (delta, eta) = if n8 > 0 {
         let (r, c): (Vec<f64>, Vec<f64>) = rows.formula8.iter().copied().unzip();
-        let delta = through_origin(&c, &r).ok_or_else(|| {
-            no_variation(format!(
-                "{SMX_CAPACITY} is 0 on all {n8} formula-8 rows, delta is undetermined"
-            ))
-        })?;
+        let delta = through_origin(&c, &r)
+            .ok_or_else(|| {
+                no_variation(format!(
+                    "{SMX_CAPACITY} is 0 on all {n8} formula-8 rows, delta is undetermined"
+                ))
+            })?
+            .clamp(db.0, db.1);
         let eta = (n17 > 0).then(|| {
             let (t, s): (Vec<f64>, Vec<f64>) = rows
                 .formula17
@@ -795,7 +1137,7 @@ pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
                 .unzip();
             // The scheduling term is nonzero on every formula-17 row, so Σs² > 0; only an
             // overflow gives None, which the finiteness check below reports.
-            through_origin(&s, &t).unwrap_or(f64::NAN)
+            through_origin(&s, &t).unwrap_or(f64::NAN).clamp(hb.0, hb.1)
         });
         (delta, eta)
     } else {
@@ -808,21 +1150,24 @@ pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
             v[0] += c * r;
             v[1] += s * r;
         }
-        let [d, e] = solve2(m, v).ok_or_else(|| {
+        let free = solve2(m, v).ok_or_else(|| {
             no_variation(format!(
                 "without formula-8 rows delta and eta come from the {n17} formula-17 rows together, but there {SMX_CAPACITY} and {SMX_SCHEDULING} are proportional"
             ))
         })?;
+        let [d, e] = box_minimum(m, v, free, db, hb);
         (d, Some(e))
     };
 
     // ε.
     let (r2s, c2s): (Vec<f64>, Vec<f64>) = rows.l2.iter().copied().unzip();
-    let epsilon = through_origin(&c2s, &r2s).ok_or_else(|| {
-        no_variation(format!(
-            "{L2_CAPACITY} is 0 on all {nl2} L2 rows, epsilon is undetermined"
-        ))
-    })?;
+    let epsilon = through_origin(&c2s, &r2s)
+        .ok_or_else(|| {
+            no_variation(format!(
+                "{L2_CAPACITY} is 0 on all {nl2} L2 rows, epsilon is undetermined"
+            ))
+        })?
+        .clamp(eb.0, eb.1);
 
     // Goodness of fit per equation and per level.
     let sse8: f64 = rows
@@ -863,6 +1208,11 @@ pub fn fit_su2015(rows: &SuRows) -> Result<Su2015Fit> {
         n_epsilon: nl2,
         n_eta: n17,
         skipped: rows.skipped,
+        bounded: bounds.report(&{
+            let mut values = vec![("delta", delta), ("epsilon", epsilon)];
+            values.extend(eta.map(|e| ("eta", e)));
+            values
+        }),
     };
     let finite = [delta, epsilon, eta_value, r2]
         .iter()
@@ -941,6 +1291,32 @@ mod tests {
             .is_none()
         );
         assert!(solve3([[0.0; 3]; 3], [0.0; 3]).is_none());
+    }
+
+    #[test]
+    fn box_minimum_by_hand() {
+        // q = d² + e² − 2(2d + 2e): minimum (2, 2).
+        let (m, v) = ([[1.0, 0.0], [0.0, 1.0]], [2.0, 2.0]);
+        let open = (f64::NEG_INFINITY, f64::INFINITY);
+        assert_eq!(box_minimum(m, v, [2.0, 2.0], open, open), [2.0, 2.0]);
+        // e ≤ 1: on the edge, d still 2.
+        assert_eq!(box_minimum(m, v, [2.0, 2.0], open, (0.0, 1.0)), [2.0, 1.0]);
+        // Both capped: the corner.
+        assert_eq!(
+            box_minimum(m, v, [2.0, 2.0], (0.0, 1.5), (0.0, 1.0)),
+            [1.5, 1.0]
+        );
+        // Coupled: q = d² + de + e² − 2(d + e)·1.5 → free (1, 1); with e ≥ 2 the edge minimum
+        // is d = (1.5 − 0.5·2) / 1 = 0.5.
+        let m = [[1.0, 0.5], [0.5, 1.0]];
+        assert_eq!(
+            box_minimum(m, [1.5, 1.5], [1.0, 1.0], open, (2.0, 3.0)),
+            [0.5, 2.0]
+        );
+        assert_eq!(
+            Bound::parse(" a = ..1 ").unwrap().interval(),
+            (f64::NEG_INFINITY, 1.0)
+        );
     }
 
     #[test]

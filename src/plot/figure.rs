@@ -6,8 +6,9 @@
 //! and lets tests check the data without looking at pixels.
 
 use super::bitmap::CrispText;
-use plotters::coord::Shift;
+use super::ticks::{self, AxisRoom, Orientation, Tick};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Display;
@@ -57,22 +58,6 @@ impl Scale {
         };
         p.is_finite().then_some(p)
     }
-
-    /// The tick label at axis position `p`.
-    fn tick(self, p: f64) -> String {
-        let power = |base: &str, base_value: f64| {
-            if (p - p.round()).abs() < 1e-9 {
-                format!("{base}{}", superscript(p.round() as i64))
-            } else {
-                format_number(base_value.powf(p))
-            }
-        };
-        match self {
-            Scale::Linear => format_number(p),
-            Scale::Log2 => power("2", 2.0),
-            Scale::Log10 => power("10", 10.0),
-        }
-    }
 }
 
 /// One axis of an x–y figure.
@@ -99,6 +84,70 @@ pub enum SeriesStyle {
     Dashed,
 }
 
+/// The shape of a series' markers: colours alone name at most a palette's worth of categories,
+/// colour and shape together many more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Marker {
+    /// A filled circle.
+    Circle,
+    /// A filled square.
+    Square,
+    /// A triangle pointing up.
+    TriangleUp,
+    /// A square standing on a corner.
+    Diamond,
+    /// A triangle pointing down.
+    TriangleDown,
+    /// A triangle pointing left.
+    TriangleLeft,
+    /// A triangle pointing right.
+    TriangleRight,
+    /// A regular pentagon.
+    Pentagon,
+}
+
+impl Marker {
+    /// Every marker, in the order categories get them.
+    pub const ALL: [Marker; 8] = [
+        Marker::Circle,
+        Marker::Square,
+        Marker::TriangleUp,
+        Marker::Diamond,
+        Marker::TriangleDown,
+        Marker::TriangleLeft,
+        Marker::TriangleRight,
+        Marker::Pentagon,
+    ];
+
+    /// The corners of the marker around (0, 0) in pixels for a circle radius `r` (`None` for
+    /// the circle itself). Every shape covers about the circle's area, so no category looks
+    /// bigger than another.
+    fn corners(self, r: f64) -> Option<Vec<(i32, i32)>> {
+        let polygon = |n: usize, radius: f64, start_degrees: f64| {
+            (0..n)
+                .map(|k| {
+                    let a = (start_degrees + 360.0 * k as f64 / n as f64).to_radians();
+                    (
+                        (radius * a.cos()).round() as i32,
+                        (-radius * a.sin()).round() as i32,
+                    )
+                })
+                .collect()
+        };
+        Some(match self {
+            Marker::Circle => return None,
+            // Area πr²: a square of side r·√π, a triangle of circumradius 1.56 r, …
+            Marker::Square => polygon(4, 1.25 * r, 45.0),
+            Marker::Diamond => polygon(4, 1.3 * r, 90.0),
+            Marker::TriangleUp => polygon(3, 1.5 * r, 90.0),
+            Marker::TriangleDown => polygon(3, 1.5 * r, 270.0),
+            Marker::TriangleLeft => polygon(3, 1.5 * r, 180.0),
+            Marker::TriangleRight => polygon(3, 1.5 * r, 0.0),
+            Marker::Pentagon => polygon(5, 1.15 * r, 90.0),
+        })
+    }
+}
+
 /// A named set of points drawn in one colour.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -110,6 +159,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Markers, line or both.
     pub style: SeriesStyle,
+    /// The shape of the markers (when drawn).
+    pub marker: Marker,
     /// Extra legend lines under the entry (e.g. the fitted parameters).
     pub details: Vec<String>,
 }
@@ -277,8 +328,16 @@ struct Metrics {
 }
 
 impl Metrics {
+    /// The scale of a picture of `size`: linear in the size from the default 1024×768 up, and
+    /// shrinking only with the square root below it, since a small picture (a figure at column
+    /// width) is shown larger than its pixels and its text must stay readable.
     fn new(size: (u32, u32)) -> Metrics {
-        let scale = (size.0 as f64 / 1024.0).min(size.1 as f64 / 768.0).max(0.4);
+        let linear = (size.0 as f64 / 1024.0).min(size.1 as f64 / 768.0);
+        let scale = if linear >= 1.0 {
+            linear
+        } else {
+            linear.max(0.2).sqrt()
+        };
         Metrics { scale }
     }
     fn px(self, v: f64) -> i32 {
@@ -287,6 +346,76 @@ impl Metrics {
     fn font(self, v: f64) -> TextStyle<'static> {
         TextStyle::from((FAMILY, v * self.scale).into_font())
     }
+}
+
+/// The width in pixels the legend column of `figure` needs at metrics `m`: its widest line of
+/// text (heading 17, entries 16 after a swatch, details and notes 14, as `draw_legend` sets them;
+/// for a heat map the colour key's heading and labels), plus margins.
+fn legend_width(figure: &Figure, m: Metrics) -> f64 {
+    // (text, font size, indent) before scaling.
+    let mut lines: Vec<(String, f64, f64)> = Vec::new();
+    let mut legend = |heading: &str, entries: Vec<(&str, &[String])>, notes: &[String]| {
+        lines.push((heading.to_string(), 17.0, 6.0));
+        for (label, details) in entries {
+            lines.push((label.to_string(), 16.0, 28.0));
+            lines.extend(details.iter().map(|d| (d.clone(), 14.0, 28.0)));
+        }
+        lines.extend(notes.iter().map(|n| (n.clone(), 14.0, 6.0)));
+    };
+    match figure {
+        Figure::Xy(f) => legend(
+            &f.legend_title,
+            f.series
+                .iter()
+                .map(|s| (s.label.as_str(), s.details.as_slice()))
+                .collect(),
+            &f.legend_notes,
+        ),
+        Figure::Grid(f) => {
+            let mut seen: Vec<&str> = Vec::new();
+            for s in f.panels.iter().flat_map(|p| &p.series) {
+                if !seen.contains(&s.label.as_str()) {
+                    seen.push(&s.label);
+                }
+            }
+            legend(
+                &f.legend_title,
+                seen.into_iter().map(|l| (l, &[][..])).collect(),
+                &f.legend_notes,
+            )
+        }
+        Figure::Bars(f) => legend(
+            "",
+            f.layers
+                .iter()
+                .map(|l| (l.label.as_str(), &[][..]))
+                .collect(),
+            &[],
+        ),
+        Figure::Heat(f) => {
+            let values = f.values.iter().flatten().flatten();
+            let lo = values.clone().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.copied().fold(f64::NEG_INFINITY, f64::max);
+            for part in wrap(&f.value_label, 22) {
+                lines.push((part, 14.0, 4.0));
+            }
+            let labels: Vec<String> = if hi > lo {
+                colour_key_ticks(lo, hi, 400.0, m)
+                    .into_iter()
+                    .map(|t| t.label)
+                    .collect()
+            } else {
+                vec![format_number(hi)]
+            };
+            for l in labels {
+                lines.push((l, 15.0, 41.0));
+            }
+        }
+    }
+    lines
+        .iter()
+        .map(|(t, size, indent)| (indent + 16.0) * m.scale + ticks::text_width(t, size * m.scale))
+        .fold(0.0, f64::max)
 }
 
 fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), String> {
@@ -301,33 +430,32 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &Area<DB>) -> Result<(), Stri
     // A long title (metric names, --where conditions) shrinks to fit the width.
     let width = root.dim_in_pixel().0 as f64;
     let title_size = (26.0 * m.scale)
-        .min(size_to_fit(width, title.chars().count()))
+        .min(LINE_FILL * width / ticks::text_width(title, 1.0).max(1e-9))
         .max(8.0);
     let body = root
         .margin(m.px(8.0), 0, 0, 0)
         .titled(title, TextStyle::from((FAMILY, title_size).into_font()))
         .map_err(fail)?;
     let (w, _) = body.dim_in_pixel();
-    // The legend / colour key gets its own column on the right so it never hides data.
-    let legend_width = (w as f64 * 0.2).clamp(120.0, 360.0) as u32;
+    // The legend / colour key gets its own column on the right so it never hides data: as wide
+    // as its text, at most two fifths of the picture; text wider than that shrinks.
+    let needed = legend_width(figure, m);
+    let most = 0.4 * w as f64;
+    let lm = Metrics {
+        scale: m.scale * (most / needed).min(1.0),
+    };
+    let legend_width = needed.min(most).max(60.0 * m.scale).ceil() as u32;
     let (plot, legend) = body.split_horizontally(w.saturating_sub(legend_width));
     match figure {
-        Figure::Xy(f) => draw_xy(f, &plot, &legend, m),
-        Figure::Heat(f) => draw_heat(f, &plot, &legend, m),
-        Figure::Bars(f) => draw_bars(f, &plot, &legend, m),
-        Figure::Grid(f) => draw_grid(f, &plot, &legend, m),
+        Figure::Xy(f) => draw_xy(f, &plot, &legend, m, lm),
+        Figure::Heat(f) => draw_heat(f, &plot, &legend, m, lm),
+        Figure::Bars(f) => draw_bars(f, &plot, &legend, m, lm),
+        Figure::Grid(f) => draw_grid(f, &plot, &legend, m, lm),
     }
 }
 
-/// Average letter width of DejaVu Sans, as a fraction of the font size.
-const LETTER_WIDTH: f64 = 0.6;
 /// Share of the available width a line of text may fill.
 const LINE_FILL: f64 = 0.95;
-
-/// The largest font size at which `letters` letters fit in `width` pixels.
-fn size_to_fit(width: f64, letters: usize) -> f64 {
-    LINE_FILL * width / (LETTER_WIDTH * letters.max(1) as f64)
-}
 
 /// The axis position range of `axis` (log of the data range on a log axis).
 fn axis_span(axis: &Axis) -> Result<(f64, f64), String> {
@@ -347,10 +475,11 @@ fn draw_xy<DB: DrawingBackend>(
     plot: &Area<DB>,
     legend: &Area<DB>,
     m: Metrics,
+    lm: Metrics,
 ) -> Result<(), String> {
     draw_xy_chart(f, plot, m)?;
     let entries: Vec<LegendEntry> = f.series.iter().map(legend_entry).collect();
-    draw_legend(legend, m, &f.legend_title, &entries, &f.legend_notes)
+    draw_legend(legend, lm, &f.legend_title, &entries, &f.legend_notes)
 }
 
 /// The legend entry of a series: a box for markers, a bar for lines.
@@ -361,7 +490,8 @@ fn legend_entry(s: &Series) -> LegendEntry {
         swatch: match s.style {
             SeriesStyle::Line => Swatch::Line,
             SeriesStyle::Dashed => Swatch::Dashed,
-            _ => Swatch::Box,
+            SeriesStyle::Markers => Swatch::Marker(s.marker),
+            SeriesStyle::LineAndMarkers => Swatch::LineAndMarker(s.marker),
         },
         details: s.details.clone(),
     }
@@ -375,33 +505,50 @@ fn draw_xy_chart<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let (x0, x1) = axis_span(&f.x)?;
     let (y0, y1) = axis_span(&f.y)?;
-    let mut chart = ChartBuilder::on(plot)
-        .margin(m.px(12.0))
-        .x_label_area_size(m.px(62.0))
-        .y_label_area_size(m.px(86.0))
+    let room = |scale: Scale, lo: f64, hi: f64, orientation: Orientation| {
+        move |length: f64| {
+            ticks::choose(&AxisRoom {
+                scale,
+                lo,
+                hi,
+                length,
+                font: TICK_FONT * m.scale,
+                orientation,
+            })
+        }
+    };
+    let layout = AxesLayout::new(
+        plot.dim_in_pixel(),
+        m,
+        m.px(X_AREA),
+        room(f.x.scale, x0, x1, Orientation::Horizontal),
+        room(f.y.scale, y0, y1, Orientation::Vertical),
+    );
+    let mut chart = layout
+        .builder(plot, m)
         .build_cartesian_2d(
-            Ticked::new(x0, x1, ticks(f.x.scale, x0, x1)),
-            Ticked::new(y0, y1, ticks(f.y.scale, y0, y1)),
+            Ticked::new(x0, x1, layout.x_ticks.clone()),
+            Ticked::new(y0, y1, layout.y_ticks.clone()),
         )
         .map_err(fail)?;
     let (xs, ys) = (f.x.scale, f.y.scale);
-    let x_fmt = move |p: &f64| xs.tick(*p);
-    let y_fmt = move |p: &f64| ys.tick(*p);
+    let x_fmt = |p: &f64| label_at(&layout.x_ticks, *p);
+    let y_fmt = |p: &f64| label_at(&layout.y_ticks, *p);
     chart
         .configure_mesh()
         .x_desc(f.x.label.as_str())
         .y_desc(f.y.label.as_str())
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .label_style(m.font(16.0))
-        .axis_desc_style(m.font(19.0))
+        .set_all_tick_mark_size(m.px(TICK_MARK))
+        .label_style(m.font(TICK_FONT))
+        .axis_desc_style(m.font(DESC_FONT))
         .bold_line_style(RGBColor(215, 215, 215))
         .light_line_style(RGBColor(242, 242, 242))
         .draw()
         .map_err(fail)?;
 
-    let radius = m.px(5.0) as u32;
-    let outline = RGBColor(60, 60, 60);
+    let radius = m.px(MARKER_RADIUS);
     for s in &f.series {
         let colour = s.colour.plotters();
         let points: Vec<Option<(f64, f64)>> = s
@@ -413,52 +560,229 @@ fn draw_xy_chart<DB: DrawingBackend>(
             s.style,
             SeriesStyle::Line | SeriesStyle::LineAndMarkers | SeriesStyle::Dashed
         ) {
-            // A curve leaving the shown range (a fit overshooting 0..1) is cut there, not
-            // flattened onto the frame.
-            let inside = |p: &Option<(f64, f64)>| {
-                p.is_some_and(|(x, y)| (x0..=x1).contains(&x) && (y0..=y1).contains(&y))
-            };
-            let mut run = Vec::new();
-            for p in points.iter().chain(std::iter::once(&None)) {
-                if inside(p) {
-                    run.push(p.unwrap_or_default());
-                } else if !run.is_empty() && s.style == SeriesStyle::Dashed {
+            // A curve leaving the shown range (a fit overshooting 0..1) is cut where it crosses
+            // the frame, not flattened onto it.
+            for run in clip_runs(&points, (x0, x1), (y0, y1)) {
+                if s.style == SeriesStyle::Dashed {
                     chart
                         .draw_series(DashedLineSeries::new(
-                            std::mem::take(&mut run),
+                            run,
                             m.px(6.0),
                             m.px(6.0),
                             colour.stroke_width(m.px(1.0) as u32),
                         ))
                         .map_err(fail)?;
-                } else if !run.is_empty() {
+                } else {
                     let width = m.px(2.5) as u32;
                     chart
-                        .draw_series(LineSeries::new(
-                            std::mem::take(&mut run),
-                            colour.stroke_width(width),
-                        ))
+                        .draw_series(LineSeries::new(run, colour.stroke_width(width)))
                         .map_err(fail)?;
                 }
             }
         }
         if matches!(s.style, SeriesStyle::Markers | SeriesStyle::LineAndMarkers) {
-            // Every point gets a filled circle and a thin dark ring, so that white (large
-            // blocks) and pale markers stay visible on the white background.
-            let shown = points
+            let shown: Vec<(f64, f64)> = points
                 .iter()
                 .flatten()
-                .filter(|&&(x, y)| (x0..=x1).contains(&x) && (y0..=y1).contains(&y));
-            chart
-                .draw_series(shown.map(|&p| {
-                    EmptyElement::at(p)
-                        + Circle::new((0, 0), radius, colour.filled())
-                        + Circle::new((0, 0), radius, outline.stroke_width(1))
-                }))
-                .map_err(fail)?;
+                .filter(|&&(x, y)| (x0..=x1).contains(&x) && (y0..=y1).contains(&y))
+                .copied()
+                .collect();
+            for p in shown {
+                draw_marker(chart.plotting_area(), p, s.marker, radius, s.colour, false)?;
+            }
         }
     }
     Ok(())
+}
+
+/// Radius of a data marker, before scaling.
+const MARKER_RADIUS: f64 = 5.0;
+/// The ring around every marker, so that white (large blocks) and pale markers stay visible on
+/// the white background.
+const OUTLINE: RGBColor = RGBColor(60, 60, 60);
+
+/// Draws a marker of shape `marker` and colour `colour` with its dark outline on `area` at `at`
+/// (chart or pixel coordinates), `radius` pixels being the circle's radius. Shapes other than
+/// the circle, and the circle too when `circle_as_polygon` (the legend's, which must not count
+/// as a data point), are a dark polygon under a coloured one: no stroked path is drawn.
+fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    at: CT::From,
+    marker: Marker,
+    radius: i32,
+    colour: Rgb,
+    circle_as_polygon: bool,
+) -> Result<(), String> {
+    let fill = colour.plotters().filled();
+    let r = radius as f64;
+    let shape = |r: f64| match (marker.corners(r), circle_as_polygon) {
+        (Some(c), _) => Some(c),
+        (None, true) => Some(circle_corners(r)),
+        (None, false) => None,
+    };
+    match (shape(r), shape(r + 1.0)) {
+        (Some(inner), Some(outer)) => area
+            .draw(
+                &(EmptyElement::at(at)
+                    + Polygon::new(outer, OUTLINE.filled())
+                    + Polygon::new(inner, fill)),
+            )
+            .map_err(fail),
+        _ => area
+            .draw(
+                &(EmptyElement::at(at)
+                    + Circle::new((0, 0), radius, fill)
+                    + Circle::new((0, 0), radius, OUTLINE.stroke_width(1))),
+            )
+            .map_err(fail),
+    }
+}
+
+/// A circle of radius `r` around (0, 0) as a polygon of 20 corners.
+fn circle_corners(r: f64) -> Vec<(i32, i32)> {
+    (0..20)
+        .map(|k| {
+            let a = (k as f64 * 18.0).to_radians();
+            ((r * a.cos()).round() as i32, (r * a.sin()).round() as i32)
+        })
+        .collect()
+}
+
+/// The runs of consecutive points inside the box `xs` × `ys`, each ended (or begun) where the
+/// line crosses the box's edge; `None` (a point a log axis cannot show) breaks a run.
+fn clip_runs(
+    points: &[Option<(f64, f64)>],
+    xs: (f64, f64),
+    ys: (f64, f64),
+) -> Vec<Vec<(f64, f64)>> {
+    let inside = |(x, y): (f64, f64)| x >= xs.0 && x <= xs.1 && y >= ys.0 && y <= ys.1;
+    // The part of the segment a→b inside the box, as parameters t0 ≤ t1 in 0..1 (Liang–Barsky).
+    let clip = |a: (f64, f64), b: (f64, f64)| -> Option<(f64, f64)> {
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (p, q) in [
+            (-dx, a.0 - xs.0),
+            (dx, xs.1 - a.0),
+            (-dy, a.1 - ys.0),
+            (dy, ys.1 - a.1),
+        ] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return None;
+                }
+            } else {
+                let t = q / p;
+                if p < 0.0 {
+                    t0 = t0.max(t);
+                } else {
+                    t1 = t1.min(t);
+                }
+            }
+        }
+        (t0 <= t1).then_some((t0, t1))
+    };
+    let at = |a: (f64, f64), b: (f64, f64), t: f64| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+    let mut runs = Vec::new();
+    let mut run: Vec<(f64, f64)> = Vec::new();
+    let mut previous: Option<(f64, f64)> = None;
+    for p in points {
+        match (previous, *p) {
+            (Some(a), Some(b)) => {
+                if let Some((t0, t1)) = clip(a, b) {
+                    let start = at(a, b, t0);
+                    if run.is_empty() {
+                        run.push(start);
+                    }
+                    run.push(at(a, b, t1));
+                    if t1 < 1.0 {
+                        runs.push(std::mem::take(&mut run));
+                    }
+                } else if !run.is_empty() {
+                    runs.push(std::mem::take(&mut run));
+                }
+            }
+            (None, Some(b)) if inside(b) => run = vec![b],
+            _ => {
+                if run.len() > 1 {
+                    runs.push(std::mem::take(&mut run));
+                }
+                run.clear();
+            }
+        }
+        previous = *p;
+    }
+    if run.len() > 1 {
+        runs.push(run);
+    }
+    runs.retain(|r| r.len() > 1);
+    runs
+}
+
+/// How a panel of a grid sets its text: the panel's [`Metrics`] (its tick labels are
+/// `TICK_FONT · scale`), and its heading broken into lines that fit the panel's width, each with
+/// its font size: the first line (the metric) larger than the tick labels, the others as large.
+struct PanelText {
+    metrics: Metrics,
+    lines: Vec<(String, f64)>,
+}
+
+/// Smallest tick label font in a panel, in pixels: below this, digits blur.
+const MIN_PANEL_TICK_FONT: f64 = 9.0;
+/// The first heading line (the metric name) is this much larger than the tick labels.
+const PANEL_HEADING: f64 = 1.2;
+
+impl PanelText {
+    /// The text of a panel of `panel` pixels in a grid on `plot` pixels, in a picture of
+    /// metrics `m`: text scaled to the whole picture would crowd a small panel, text scaled to the
+    /// panel alone would be unreadable; the panel's share of the grid shrinks it, to no less than
+    /// three quarters of the picture's (and [`MIN_PANEL_TICK_FONT`]).
+    fn new(title: &str, panel: (u32, u32), plot: (u32, u32), m: Metrics) -> PanelText {
+        let share = (panel.0 as f64 * panel.1 as f64) / (plot.0 as f64 * plot.1 as f64).max(1.0);
+        let scale =
+            (m.scale * (1.6 * share.sqrt()).clamp(0.75, 1.0)).max(MIN_PANEL_TICK_FONT / TICK_FONT);
+        let metrics = Metrics { scale };
+        let tick = TICK_FONT * scale;
+        let width = LINE_FILL * panel.0 as f64;
+        let mut lines = Vec::new();
+        for (i, line) in title.lines().enumerate() {
+            let size = if i == 0 { PANEL_HEADING * tick } else { tick };
+            for part in wrap_to_width(line, width, size) {
+                // A piece without a break that is still too wide shrinks, as little as needed.
+                let fitted = size.min(size * width / ticks::text_width(&part, size).max(1.0));
+                lines.push((part, fitted));
+            }
+        }
+        PanelText { metrics, lines }
+    }
+}
+
+/// `s` broken into lines no wider than `width` pixels at font `size`, after '_', '.', ' ' or
+/// '/' where possible; a piece without such a break stays whole.
+fn wrap_to_width(s: &str, width: f64, size: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut piece = String::new();
+    let flush_piece = |current: &mut String, piece: &mut String, lines: &mut Vec<String>| {
+        let joined = format!("{current}{piece}");
+        if !current.is_empty() && ticks::text_width(joined.trim_end(), size) > width {
+            lines.push(current.trim_end().to_string());
+            *current = std::mem::take(piece);
+        } else {
+            *current = joined;
+            piece.clear();
+        }
+    };
+    for c in s.chars() {
+        piece.push(c);
+        if matches!(c, '_' | '.' | ' ' | '/') {
+            flush_piece(&mut current, &mut piece, &mut lines);
+        }
+    }
+    flush_piece(&mut current, &mut piece, &mut lines);
+    if !current.trim_end().is_empty() {
+        lines.push(current.trim_end().to_string());
+    }
+    lines
 }
 
 /// The panels of `f` in a grid on `plot`, each under its heading, and one legend for all.
@@ -467,52 +791,25 @@ fn draw_grid<DB: DrawingBackend>(
     plot: &Area<DB>,
     legend: &Area<DB>,
     m: Metrics,
+    lm: Metrics,
 ) -> Result<(), String> {
     let n = f.panels.len();
     let columns = f.columns.clamp(1, n.max(1));
     let rows = n.div_ceil(columns).max(1);
     let areas = plot.split_evenly((rows, columns));
     for (panel, area) in f.panels.iter().zip(&areas) {
-        let (w, h) = area.dim_in_pixel();
-        // Text scaled to the whole picture would crowd a small panel, text scaled to the panel
-        // alone would be unreadable: take the panel's scale, enlarged, but never above the
-        // picture's.
-        let pm = Metrics {
-            scale: (Metrics::new((w, h)).scale * 1.8).min(m.scale),
-        };
-        // A long heading (metric names) first shrinks to the panel's width, as draw does the
-        // title, down to a readable size; below that it breaks at '_' / '.' into more lines.
-        let longest = panel.title.lines().map(|l| l.chars().count()).max();
-        // `wrap` breaks a line when it reaches the width, so a line that just fits needs one more.
-        let fits = |size: f64| {
-            (LINE_FILL * w as f64 / (LETTER_WIDTH * size) + 1e-6)
-                .floor()
-                .max(8.0) as usize
-                + 1
-        };
-        let size = (15.0 * pm.scale)
-            .min(size_to_fit(w as f64, longest.unwrap_or(1)))
-            .max(11.0 * pm.scale)
-            .max(7.0);
-        let lines: Vec<String> = panel
-            .title
-            .lines()
-            .flat_map(|l| wrap(l, fits(size)))
-            .collect();
-        let line_height = (size * 1.25).round() as i32;
-        let top = pm.px(6.0);
-        for (i, line) in lines.iter().enumerate() {
+        let (w, _) = area.dim_in_pixel();
+        let text = PanelText::new(&panel.title, area.dim_in_pixel(), plot.dim_in_pixel(), m);
+        let top = text.metrics.px(6.0);
+        let mut y = top;
+        for (line, size) in &text.lines {
             let style =
-                TextStyle::from((FAMILY, size).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-            area.draw(&Text::new(
-                line.to_string(),
-                (w as i32 / 2, top + i as i32 * line_height),
-                style,
-            ))
-            .map_err(fail)?;
+                TextStyle::from((FAMILY, *size).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw(&Text::new(line.to_string(), (w as i32 / 2, y), style))
+                .map_err(fail)?;
+            y += (size * 1.25).round() as i32;
         }
-        let heading = top + lines.len() as i32 * line_height;
-        draw_xy_chart(panel, &area.margin(heading, 0, 0, 0), pm)?;
+        draw_xy_chart(panel, &area.margin(y + top, 0, 0, 0), text.metrics)?;
     }
     let mut entries: Vec<LegendEntry> = Vec::new();
     for s in f.panels.iter().flat_map(|p| &p.series) {
@@ -520,7 +817,117 @@ fn draw_grid<DB: DrawingBackend>(
             entries.push(legend_entry(s));
         }
     }
-    draw_legend(legend, m, &f.legend_title, &entries, &f.legend_notes)
+    draw_legend(legend, lm, &f.legend_title, &entries, &f.legend_notes)
+}
+
+/// Font size of tick labels, before [`Metrics`] scaling.
+const TICK_FONT: f64 = 16.0;
+/// Font size of axis descriptions, before scaling.
+const DESC_FONT: f64 = 19.0;
+/// Length of a tick mark, before scaling.
+const TICK_MARK: f64 = 5.0;
+/// Height of the x label area (tick labels and the description), before scaling.
+const X_AREA: f64 = 62.0;
+/// Margin around a chart, before scaling.
+const CHART_MARGIN: f64 = 12.0;
+
+/// Where a chart's axes go: the label areas sized to what they hold, and the ticks chosen for
+/// the axis lengths that leaves.
+struct AxesLayout {
+    x_area: i32,
+    y_area: i32,
+    x_ticks: Vec<Tick>,
+    y_ticks: Vec<Tick>,
+}
+
+impl AxesLayout {
+    /// The layout of a chart on an area of `dim` pixels with an x label area `x_area` high:
+    /// `y_ticks` chooses the y ticks for the y axis length, whose widest label sizes the y label
+    /// area; `x_ticks` then chooses the x ticks for the x axis length that is left.
+    fn new(
+        dim: (u32, u32),
+        m: Metrics,
+        x_area: i32,
+        x_ticks: impl Fn(f64) -> Vec<Tick>,
+        y_ticks: impl Fn(f64) -> Vec<Tick>,
+    ) -> AxesLayout {
+        let margin = m.px(CHART_MARGIN);
+        let y_length = (dim.1 as i32 - 2 * margin - x_area).max(1) as f64;
+        let y_ticks = y_ticks(y_length);
+        let widest = y_ticks
+            .iter()
+            .map(|t| ticks::text_width(&t.label, TICK_FONT * m.scale))
+            .fold(0.0, f64::max);
+        // Description (rotated, one line), a gap, the labels, twice the tick mark (plotters'
+        // distance from the axis), rounded up.
+        let y_area =
+            (DESC_FONT * m.scale * 1.4 + widest + (2.0 * TICK_MARK + 8.0) * m.scale).ceil() as i32;
+        let x_length = (dim.0 as i32 - 2 * margin - y_area).max(1) as f64;
+        AxesLayout {
+            x_area,
+            y_area,
+            x_ticks: x_ticks(x_length),
+            y_ticks,
+        }
+    }
+
+    /// A chart builder on `area` with this layout's label areas.
+    fn builder<'a, 'b, DB: DrawingBackend>(
+        &self,
+        area: &'a Area<'b, DB>,
+        m: Metrics,
+    ) -> ChartBuilder<'a, 'b, DB> {
+        let mut builder = ChartBuilder::on(area);
+        builder
+            .margin(m.px(CHART_MARGIN))
+            .x_label_area_size(self.x_area)
+            .y_label_area_size(self.y_area);
+        builder
+    }
+}
+
+/// The label of the tick at position `p` (plotters asks with the positions it was given).
+fn label_at(ticks: &[Tick], p: f64) -> String {
+    ticks
+        .iter()
+        .find(|t| (t.position - p).abs() <= 1e-9 * (1.0 + p.abs()))
+        .map(|t| t.label.clone())
+        .unwrap_or_default()
+}
+
+/// Ticks for `names` placed at 0, 1, …: every name when they fit side by side (or stacked),
+/// else every second, third, … name, so that no two labels overlap.
+fn category_ticks(names: &[String], length: f64, font: f64, orientation: Orientation) -> Vec<Tick> {
+    let room = AxisRoom {
+        scale: Scale::Linear,
+        lo: -0.5,
+        hi: names.len() as f64 - 0.5,
+        length,
+        font,
+        orientation,
+    };
+    let all = |every: usize| -> Vec<Tick> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % every == 0)
+            .map(|(i, n)| Tick {
+                position: i as f64,
+                label: n.clone(),
+            })
+            .collect()
+    };
+    let fits = |t: &[Tick]| {
+        let extents = room.extents(t);
+        extents.windows(2).all(|w| match orientation {
+            Orientation::Horizontal => w[1].0 - w[0].1 >= 0.5 * font,
+            Orientation::Vertical => w[1].0 - w[0].1 >= 0.1 * font,
+        })
+    };
+    (1..=names.len().max(1))
+        .map(all)
+        .find(|t| fits(t))
+        .unwrap_or_default()
 }
 
 /// A linear coordinate with the tick positions given (plotters' own choice cannot put whole
@@ -532,8 +939,12 @@ struct Ticked {
 }
 
 impl Ticked {
-    fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Ticked {
-        Ticked { lo, hi, ticks }
+    fn new(lo: f64, hi: f64, ticks: Vec<Tick>) -> Ticked {
+        Ticked {
+            lo,
+            hi,
+            ticks: ticks.into_iter().map(|t| t.position).collect(),
+        }
     }
 }
 
@@ -559,55 +970,13 @@ impl Ranged for Ticked {
     }
 }
 
-/// Tick positions on an axis spanning positions `lo..hi`: 1-2-5 steps on a linear axis; whole
-/// powers on a log axis spanning at least two of them, else 1-2-5 steps of the values.
-fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
-    let powers = hi.floor() - lo.ceil();
-    match scale {
-        Scale::Linear => linear_ticks(lo, hi, 8),
-        Scale::Log2 | Scale::Log10 if powers >= 1.0 => {
-            let step = (powers / 10.0).ceil().max(1.0);
-            let first = (lo / step).ceil() * step;
-            (0..)
-                .map(|k| first + k as f64 * step)
-                .take_while(|&p| p <= hi + 1e-9)
-                .collect()
-        }
-        Scale::Log2 | Scale::Log10 => {
-            let base: f64 = if scale == Scale::Log2 { 2.0 } else { 10.0 };
-            linear_ticks(base.powf(lo), base.powf(hi), 5)
-                .into_iter()
-                .filter_map(|v| scale.to_axis(v))
-                .collect()
-        }
-    }
-}
-
-/// Multiples of a 1, 2, 2.5 or 5 × 10ᵏ step inside `lo..=hi`, about `target` of them.
-fn linear_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
-    if !lo.is_finite() || !hi.is_finite() || hi <= lo {
-        return Vec::new();
-    }
-    let raw = (hi - lo) / target as f64;
-    let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .iter()
-        .map(|m| m * magnitude)
-        .find(|&s| s >= raw)
-        .unwrap_or(10.0 * magnitude);
-    let first = (lo / step).ceil();
-    let last = (hi / step).floor();
-    // Multiply from integers (not repeated addition) so labels are not off by rounding.
-    (first as i64..=last as i64)
-        .map(|k| k as f64 * step)
-        .collect()
-}
-
 #[derive(Clone, Copy, PartialEq)]
 enum Swatch {
     Box,
     Line,
     Dashed,
+    Marker(Marker),
+    LineAndMarker(Marker),
 }
 
 struct LegendEntry {
@@ -664,6 +1033,20 @@ fn draw_legend<DB: DrawingBackend>(
                     RGBColor(60, 60, 60).stroke_width(1),
                 ))
                 .map_err(fail)?;
+            }
+            Swatch::Marker(marker) | Swatch::LineAndMarker(marker) => {
+                let mid = (x + box_size / 2, y + box_size / 2);
+                if matches!(e.swatch, Swatch::LineAndMarker(_)) {
+                    area.draw(&Rectangle::new(
+                        [
+                            (x - m.px(4.0), mid.1 - m.px(1.0)),
+                            (x + box_size + m.px(4.0), mid.1 + m.px(1.0)),
+                        ],
+                        colour.filled(),
+                    ))
+                    .map_err(fail)?;
+                }
+                draw_marker(area, mid, marker, m.px(MARKER_RADIUS), e.colour, true)?;
             }
             Swatch::Line => {
                 // A thin filled bar, not a path: the legend must not add curves to the plot.
@@ -731,43 +1114,35 @@ fn value_colour(t: f64) -> Rgb {
     Rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// The positions 0..n of n categories.
-fn positions(n: usize) -> Vec<f64> {
-    (0..n).map(|i| i as f64).collect()
-}
-
-/// Tick labels for categories placed at integer positions 0..n; nothing elsewhere.
-fn category_tick(names: &[String], p: f64) -> String {
-    let i = p.round();
-    if (p - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-        names[i as usize].clone()
-    } else {
-        String::new()
-    }
-}
-
 fn draw_heat<DB: DrawingBackend>(
     f: &HeatMap,
     plot: &Area<DB>,
     legend: &Area<DB>,
     m: Metrics,
+    lm: Metrics,
 ) -> Result<(), String> {
     let (nx, ny) = (f.xs.len(), f.ys.len());
     let values: Vec<f64> = f.values.iter().flatten().flatten().copied().collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let fraction = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-    let mut chart = ChartBuilder::on(plot)
-        .margin(m.px(12.0))
-        .x_label_area_size(m.px(62.0))
-        .y_label_area_size(m.px(86.0))
+    let font = TICK_FONT * m.scale;
+    let layout = AxesLayout::new(
+        plot.dim_in_pixel(),
+        m,
+        m.px(X_AREA),
+        |length| category_ticks(&f.xs, length, font, Orientation::Horizontal),
+        |length| category_ticks(&f.ys, length, font, Orientation::Vertical),
+    );
+    let mut chart = layout
+        .builder(plot, m)
         .build_cartesian_2d(
-            Ticked::new(-0.5, nx as f64 - 0.5, positions(nx)),
-            Ticked::new(-0.5, ny as f64 - 0.5, positions(ny)),
+            Ticked::new(-0.5, nx as f64 - 0.5, layout.x_ticks.clone()),
+            Ticked::new(-0.5, ny as f64 - 0.5, layout.y_ticks.clone()),
         )
         .map_err(fail)?;
-    let x_fmt = |p: &f64| category_tick(&f.xs, *p);
-    let y_fmt = |p: &f64| category_tick(&f.ys, *p);
+    let x_fmt = |p: &f64| label_at(&layout.x_ticks, *p);
+    let y_fmt = |p: &f64| label_at(&layout.y_ticks, *p);
     chart
         .configure_mesh()
         .disable_mesh()
@@ -775,18 +1150,24 @@ fn draw_heat<DB: DrawingBackend>(
         .y_desc(f.y_label.as_str())
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .label_style(m.font(16.0))
-        .axis_desc_style(m.font(19.0))
+        .set_all_tick_mark_size(m.px(TICK_MARK))
+        .label_style(m.font(TICK_FONT))
+        .axis_desc_style(m.font(DESC_FONT))
         .draw()
         .map_err(fail)?;
     // Cell text shrinks with the cell so a wide table stays legible.
     let (pw, ph) = chart.plotting_area().dim_in_pixel();
     let cell_w = pw as f64 / nx.max(1) as f64;
     let cell_h = ph as f64 / ny.max(1) as f64;
-    let text_size = (cell_w / 4.5)
+    // The widest value fits its cell with a margin.
+    let widest = values
+        .iter()
+        .map(|v| ticks::text_width(&format_number(*v), 1.0))
+        .fold(0.0, f64::max);
+    let text_size = (0.88 * cell_w / widest.max(1e-9))
         .min(cell_h / 2.2)
         .min(20.0 * m.scale)
-        .max(8.0);
+        .max(6.0);
     for (j, row) in f.values.iter().enumerate() {
         for (i, v) in row.iter().enumerate() {
             let (cx, cy) = (i as f64, j as f64);
@@ -825,7 +1206,7 @@ fn draw_heat<DB: DrawingBackend>(
                 .map_err(fail)?;
         }
     }
-    draw_colour_key(legend, m, &f.value_label, lo, hi)
+    draw_colour_key(legend, lm, &f.value_label, lo, hi)
 }
 
 /// A vertical colour bar from `lo` (bottom) to `hi` (top) with labelled ends and middle.
@@ -838,8 +1219,6 @@ fn draw_colour_key<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let (_, height) = area.dim_in_pixel();
     let x = m.px(10.0);
-    let top = m.px(70.0);
-    let bottom = (height as i32 - m.px(80.0)).max(top + 20);
     let width = m.px(24.0);
     // The heading may be long (a metric name): break it at '_' / '.' to fit the column.
     let mut y = m.px(14.0);
@@ -848,6 +1227,8 @@ fn draw_colour_key<DB: DrawingBackend>(
             .map_err(fail)?;
         y += m.px(17.0);
     }
+    let top = y + m.px(16.0);
+    let bottom = (height as i32 - m.px(80.0)).max(top + 20);
     let steps = 64;
     for s in 0..steps {
         let t0 = s as f64 / steps as f64;
@@ -859,31 +1240,53 @@ fn draw_colour_key<DB: DrawingBackend>(
         ))
         .map_err(fail)?;
     }
-    let label = |v: f64, y: i32| {
+    let label = |text: String, y: i32| -> Result<(), String> {
+        area.draw(&Rectangle::new(
+            [(x + width, y), (x + width + m.px(4.0), y + 1)],
+            BLACK.filled(),
+        ))
+        .map_err(fail)?;
         area.draw(&Text::new(
-            format_number(v),
-            (x + width + m.px(6.0), y),
+            text,
+            (x + width + m.px(7.0), y),
             m.font(15.0).pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(fail)
     };
-    label(hi, top)?;
     if hi > lo {
-        label((lo + hi) / 2.0, (top + bottom) / 2)?;
-        label(lo, bottom)?;
+        // Round values along the bar, as on an axis.
+        let key_ticks = colour_key_ticks(lo, hi, (bottom - top) as f64, m);
+        for t in key_ticks {
+            let y = bottom - ((t.position - lo) / (hi - lo) * (bottom - top) as f64).round() as i32;
+            label(t.label, y)?;
+        }
+    } else {
+        label(format_number(hi), (top + bottom) / 2)?;
     }
     Ok(())
 }
 
-/// Splits `s` into lines of at most about `width` characters, breaking after '_', '.', ' ' or
-/// '/' where possible.
+/// The ticks of a colour key from `lo` to `hi`, `length` pixels tall.
+fn colour_key_ticks(lo: f64, hi: f64, length: f64, m: Metrics) -> Vec<Tick> {
+    ticks::choose(&AxisRoom {
+        scale: Scale::Linear,
+        lo,
+        hi,
+        length,
+        font: 15.0 * m.scale,
+        orientation: Orientation::Vertical,
+    })
+}
+
+/// Splits `s` into lines of at most about `width` characters, breaking after '_', '.' or ' '
+/// where possible (not inside a unit such as `[B/LUP]`).
 fn wrap(s: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut current = String::new();
     let mut last_break = None;
     for c in s.chars() {
         current.push(c);
-        if matches!(c, '_' | '.' | ' ' | '/') {
+        if matches!(c, '_' | '.' | ' ') {
             last_break = Some(current.len());
         }
         if current.chars().count() >= width {
@@ -905,6 +1308,7 @@ fn draw_bars<DB: DrawingBackend>(
     plot: &Area<DB>,
     legend: &Area<DB>,
     m: Metrics,
+    lm: Metrics,
 ) -> Result<(), String> {
     let n = f.categories.len();
     let totals: Vec<f64> = (0..n)
@@ -912,26 +1316,61 @@ fn draw_bars<DB: DrawingBackend>(
         .collect();
     let top = totals.iter().copied().fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.08 } else { 1.0 };
-    // Many or long category names are turned upright so they do not overlap.
+    // Category names that do not fit side by side are turned upright.
+    let font = TICK_FONT * m.scale;
+    let (w, _) = plot.dim_in_pixel();
+    let rough_length = w as f64 - (2.0 * CHART_MARGIN + 86.0) * m.scale;
+    let side_by_side = AxisRoom {
+        scale: Scale::Linear,
+        lo: -0.5,
+        hi: n as f64 - 0.5,
+        length: rough_length,
+        font,
+        orientation: Orientation::Horizontal,
+    };
+    let all: Vec<Tick> = f
+        .categories
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Tick {
+            position: i as f64,
+            label: c.clone(),
+        })
+        .collect();
+    let upright = n > 1 && !side_by_side.fits(&all);
     let longest = f
         .categories
         .iter()
-        .map(|c| c.chars().count())
-        .max()
-        .unwrap_or(0);
-    let upright = n > 8 || (n > 4 && longest > 9);
+        .map(|c| ticks::text_width(c, font))
+        .fold(0.0, f64::max);
+    // Upright labels shrink when the bars are narrower than a line of text.
+    let upright_size = font.min(0.95 * rough_length / n.max(1) as f64).max(6.0);
     let x_area = if upright {
-        m.px(40.0 + 10.0 * longest as f64)
+        (longest * upright_size / font + (DESC_FONT * 1.4 + 24.0) * m.scale).ceil() as i32
     } else {
-        m.px(62.0)
+        m.px(X_AREA)
     };
-    let mut chart = ChartBuilder::on(plot)
-        .margin(m.px(12.0))
-        .x_label_area_size(x_area)
-        .y_label_area_size(m.px(86.0))
+    let layout = AxesLayout::new(
+        plot.dim_in_pixel(),
+        m,
+        x_area,
+        |_| all.clone(),
+        |length| {
+            ticks::choose(&AxisRoom {
+                scale: Scale::Linear,
+                lo: 0.0,
+                hi: top,
+                length,
+                font,
+                orientation: Orientation::Vertical,
+            })
+        },
+    );
+    let mut chart = layout
+        .builder(plot, m)
         .build_cartesian_2d(
-            Ticked::new(-0.5, n as f64 - 0.5, positions(n)),
-            Ticked::new(0.0, top, linear_ticks(0.0, top, 8)),
+            Ticked::new(-0.5, n as f64 - 0.5, layout.x_ticks.clone()),
+            Ticked::new(0.0, top, layout.y_ticks.clone()),
         )
         .map_err(fail)?;
     // plotters centres every x label on its tick, which puts turned labels across the axis:
@@ -940,10 +1379,10 @@ fn draw_bars<DB: DrawingBackend>(
         if upright {
             String::new()
         } else {
-            category_tick(&f.categories, *p)
+            label_at(&layout.x_ticks, *p)
         }
     };
-    let y_fmt = |p: &f64| format_number(*p);
+    let y_fmt = |p: &f64| label_at(&layout.y_ticks, *p);
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -951,18 +1390,15 @@ fn draw_bars<DB: DrawingBackend>(
         .y_desc(f.y_label.as_str())
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .label_style(m.font(16.0))
-        .axis_desc_style(m.font(19.0))
+        .set_all_tick_mark_size(m.px(TICK_MARK))
+        .label_style(m.font(TICK_FONT))
+        .axis_desc_style(m.font(DESC_FONT))
         .bold_line_style(RGBColor(215, 215, 215))
         .light_line_style(RGBColor(242, 242, 242))
         .draw()
         .map_err(fail)?;
     if upright {
-        // Shrink the labels when the bars are narrower than a line of text.
-        let (width, _) = chart.plotting_area().dim_in_pixel();
-        let spacing = width as f64 / n.max(1) as f64;
-        let size = (15.0 * m.scale).min(spacing * 0.95).max(6.0);
-        let style = TextStyle::from((FAMILY, size).into_font())
+        let style = TextStyle::from((FAMILY, upright_size).into_font())
             .transform(FontTransform::Rotate270)
             .pos(Pos::new(HPos::Right, VPos::Center));
         chart
@@ -1001,11 +1437,12 @@ fn draw_bars<DB: DrawingBackend>(
             details: Vec::new(),
         })
         .collect();
-    draw_legend(legend, m, "", &entries, &[])
+    draw_legend(legend, lm, "", &entries, &[])
 }
 
-/// A number for a label: at most four significant digits, trailing zeros dropped, scientific
-/// notation outside 0.001..100000; magnitudes below 1e-12 print as 0.
+/// A number for a label: at most four significant digits, trailing zeros dropped, `m×10ⁿ`
+/// outside 0.001..100000 (the style of the axes, never `e`), a true minus sign; magnitudes below
+/// 1e-12 print as 0.
 pub fn format_number(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
@@ -1014,13 +1451,23 @@ pub fn format_number(v: f64) -> String {
     if a < 1e-12 {
         return "0".to_string();
     }
-    if !(1e-3..1e5).contains(&a) {
+    let text = if !(1e-3..1e5).contains(&a) {
         let s = format!("{v:.2e}");
         let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
-        return format!("{}e{exponent}", trim_zeros(mantissa));
+        let exponent: i64 = exponent.parse().unwrap_or(0);
+        format!(
+            "{}×10{}",
+            trim_zeros(mantissa),
+            ticks::superscript(exponent)
+        )
+    } else {
+        let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
+        trim_zeros(&format!("{v:.decimals$}"))
+    };
+    match text.strip_prefix('-') {
+        Some(rest) => format!("−{rest}"),
+        None => text,
     }
-    let decimals = (3 - a.log10().floor() as i32).clamp(0, 6) as usize;
-    trim_zeros(&format!("{v:.decimals$}"))
 }
 
 fn trim_zeros(s: &str) -> String {
@@ -1029,25 +1476,6 @@ fn trim_zeros(s: &str) -> String {
     } else {
         s.to_string()
     }
-}
-
-fn superscript(n: i64) -> String {
-    n.to_string()
-        .chars()
-        .map(|c| match c {
-            '-' => '⁻',
-            '0' => '⁰',
-            '1' => '¹',
-            '2' => '²',
-            '3' => '³',
-            '4' => '⁴',
-            '5' => '⁵',
-            '6' => '⁶',
-            '7' => '⁷',
-            '8' => '⁸',
-            _ => '⁹',
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -1060,43 +1488,96 @@ mod tests {
         assert_eq!(format_number(1.0 / 3.0), "0.3333");
         assert_eq!(format_number(12.5), "12.5");
         assert_eq!(format_number(4096.0), "4096");
-        assert_eq!(format_number(1.5e6), "1.5e6");
+        assert_eq!(format_number(1.5e6), "1.5×10⁶");
         assert_eq!(format_number(-0.0), "0");
-        assert_eq!(format_number(2.5e-5), "2.5e-5");
+        assert_eq!(format_number(2.5e-5), "2.5×10⁻⁵");
+        assert_eq!(format_number(-0.0221), "−0.0221");
     }
 
     #[test]
-    fn log_ticks_read_as_powers() {
-        assert_eq!(Scale::Log2.tick(16.0), "2¹⁶");
-        assert_eq!(Scale::Log10.tick(-3.0), "10⁻³");
-        assert_eq!(Scale::Log10.tick(0.5), "3.162");
-        assert_eq!(Scale::Log2.to_axis(0.0), None);
+    fn small_pictures_keep_readable_text() {
+        assert_eq!(Metrics::new((1024, 768)).scale, 1.0);
+        assert_eq!(Metrics::new((2048, 1536)).scale, 2.0);
+        // A column-width picture is about half the default size; its text shrinks only to 70 %.
+        let column = Metrics::new((500, 375)).scale;
+        assert!(
+            (column - (500.0f64 / 1024.0).sqrt()).abs() < 1e-12,
+            "{column}"
+        );
+        assert!(TICK_FONT * column >= 11.0);
     }
 
     #[test]
-    fn ticks_are_round_numbers_inside_the_range() {
-        let labels = |t: Vec<f64>| t.into_iter().map(format_number).collect::<Vec<_>>();
-        assert_eq!(
-            labels(linear_ticks(0.0, 1.0, 8)),
-            ["0", "0.2", "0.4", "0.6", "0.8", "1"]
+    fn panel_headings_are_larger_than_tick_labels_and_fit() {
+        let title = "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum\nn = 77, median |rel err| = 7.362 %";
+        // (picture, grid columns × rows) as `plot validation` draws them: the default size with
+        // 12 and 4 panels, a wide two-panel figure, a column-width picture with 2 panels.
+        for (size, (cols, rows)) in [
+            ((1024, 768), (4, 3)),
+            ((1024, 768), (2, 2)),
+            ((1400, 650), (2, 1)),
+            ((500, 375), (2, 1)),
+        ] {
+            let m = Metrics::new(size);
+            let plot = (size.0 * 4 / 5, size.1 - 40);
+            let panel = (plot.0 / cols, plot.1 / rows);
+            let text = PanelText::new(title, panel, plot, m);
+            let tick = TICK_FONT * text.metrics.scale;
+            assert!(tick >= MIN_PANEL_TICK_FONT, "{size:?}: tick font {tick}");
+            let (first, size0) = &text.lines[0];
+            assert!(
+                *size0 >= 1.1 * tick,
+                "{size:?}: heading {size0} vs ticks {tick}"
+            );
+            assert!(first.starts_with("lts__"), "{:?}", text.lines);
+            for (line, size) in &text.lines {
+                assert!(*size >= tick * 0.99, "{size:?}: {line} at {size}");
+                assert!(
+                    ticks::text_width(line, *size) <= LINE_FILL * panel.0 as f64 + 0.5,
+                    "{line} is wider than the panel"
+                );
+            }
+            assert_eq!(
+                text.lines
+                    .iter()
+                    .map(|l| l.0.as_str())
+                    .collect::<String>()
+                    .replace(' ', ""),
+                title.replace(['\n', ' '], "")
+            );
+        }
+    }
+
+    #[test]
+    fn clipped_curves_end_on_the_frame() {
+        let runs = clip_runs(
+            &[
+                Some((0.0, 0.5)),
+                Some((1.0, 1.5)),
+                Some((2.0, 0.5)),
+                None,
+                Some((3.0, 0.2)),
+            ],
+            (0.0, 3.0),
+            (0.0, 1.0),
         );
         assert_eq!(
-            labels(linear_ticks(0.63, 2.47, 8)),
-            ["0.75", "1", "1.25", "1.5", "1.75", "2", "2.25"]
+            runs,
+            [vec![(0.0, 0.5), (0.5, 1.0)], vec![(1.5, 1.0), (2.0, 0.5)]]
         );
-        // Whole powers when the log range spans several.
-        assert_eq!(
-            ticks(Scale::Log2, 13.7, 20.3),
-            [14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0]
-        );
-        assert_eq!(
-            ticks(Scale::Log10, -0.5, 25.0),
-            [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]
-        );
-        // Round values when it spans less than two.
-        let narrow = ticks(Scale::Log10, 8.2, 8.43);
-        let values: Vec<String> = narrow.iter().map(|&p| Scale::Log10.tick(p)).collect();
-        assert_eq!(values, ["1.75e8", "2e8", "2.25e8", "2.5e8"]);
+    }
+
+    #[test]
+    fn category_labels_thin_out_instead_of_overlapping() {
+        let names: Vec<String> = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let all = category_ticks(&names, 900.0, 16.0, Orientation::Horizontal);
+        assert_eq!(all.len(), 11);
+        let some = category_ticks(&names, 200.0, 11.0, Orientation::Horizontal);
+        assert!(some.len() < 11 && some.len() >= 3, "{some:?}");
+        assert_eq!(some[0].label, "1");
     }
 
     #[test]

@@ -10,10 +10,11 @@
 
 mod bitmap;
 pub mod figure;
+pub mod ticks;
 pub mod validation;
 
 pub use figure::{
-    Axis, BarLayer, Figure, Format, HeatMap, PanelGrid, Rgb, Scale, Series, SeriesStyle,
+    Axis, BarLayer, Figure, Format, HeatMap, Marker, PanelGrid, Rgb, Scale, Series, SeriesStyle,
     StackedBars, XyFigure,
 };
 
@@ -109,6 +110,43 @@ impl Level {
     }
 }
 
+/// How the categories of a plot (block shapes) are told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Colours {
+    /// [`Colours::Categorical`] for up to [`AUTO_CATEGORIES`] block shapes, else
+    /// [`Colours::Ernst`] (a legend cannot list more, and the RGB code needs none).
+    #[default]
+    Auto,
+    /// The colour-blind-safe palette [`CATEGORICAL`], the marker shape changing after every
+    /// round of its colours ([`categorical_style`]).
+    Categorical,
+    /// Ernst et al.'s RGB code of the block shape ([`block_colour`]), circles.
+    Ernst,
+}
+
+impl crate::choice::Choice for Colours {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            Colours::Auto,
+            "auto",
+            "categorical for up to 16 block shapes, else ernst",
+        ),
+        (
+            Colours::Categorical,
+            "categorical",
+            "Okabe-Ito colour-blind-safe colours, then marker shapes, one pair per shape",
+        ),
+        (
+            Colours::Ernst,
+            "ernst",
+            "Ernst et al.'s RGB code: red = log2 x, green = log2 y, blue = log2 z",
+        ),
+    ];
+}
+
+/// The most block shapes [`Colours::Auto`] tells apart by palette colour and marker.
+pub const AUTO_CATEGORIES: usize = 16;
+
 /// A plot kind with its settings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlotKind {
@@ -120,6 +158,8 @@ pub enum PlotKind {
         y: String,
         /// The curve from `gputraffic fit --model gompertz`.
         fit: Option<FitCurve>,
+        /// How block shapes are coloured.
+        colours: Colours,
     },
     /// `y` against `x` with y = x and equal axis ranges.
     Scatter {
@@ -129,11 +169,15 @@ pub enum PlotKind {
         y: String,
         /// Logarithmic axes.
         log: bool,
+        /// How block shapes are coloured.
+        colours: Colours,
     },
     /// `y` against `param_nx·param_ny` (log2 axis), one series per block shape.
     LayerCondition {
         /// Column on the y axis.
         y: String,
+        /// How block shapes are coloured.
+        colours: Colours,
     },
     /// `metric` on a block_x × block_y grid.
     BlockTable {
@@ -169,6 +213,8 @@ pub struct PlotOptions {
     pub metric: Vec<String>,
     /// `--level l1|l2`.
     pub level: Option<Level>,
+    /// `--colours auto|categorical|ernst`.
+    pub colours: Option<Colours>,
 }
 
 /// Default columns: the L2 redundant hit rate against the L2 oversubscription (Ernst Figs. 16–18).
@@ -188,11 +234,12 @@ impl PlotKind {
             ("--log", o.log),
             ("--metric", !o.metric.is_empty()),
             ("--level", o.level.is_some()),
+            ("--colours", o.colours.is_some()),
         ];
         let (kind_text, allowed): (&str, &[&str]) = match name {
-            KindName::HitRate => ("hit-rate", &["--x", "--y", "--fit"]),
-            KindName::Scatter => ("scatter", &["--x", "--y", "--log"]),
-            KindName::LayerCondition => ("layer-condition", &["--y"]),
+            KindName::HitRate => ("hit-rate", &["--x", "--y", "--fit", "--colours"]),
+            KindName::Scatter => ("scatter", &["--x", "--y", "--log", "--colours"]),
+            KindName::LayerCondition => ("layer-condition", &["--y", "--colours"]),
             KindName::BlockTable => ("block-table", &["--metric"]),
             KindName::Composition => ("composition", &["--level"]),
             KindName::Validation => ("validation", &["--metric"]),
@@ -214,6 +261,7 @@ impl PlotKind {
                 Error::new(option, format!("'plot {kind_text}' needs {option} COLUMN"))
             })
         };
+        let colours = o.colours.unwrap_or_default();
         Ok(match name {
             KindName::HitRate => {
                 let x = o.x.clone().unwrap_or_else(|| HIT_RATE_X.into());
@@ -222,15 +270,17 @@ impl PlotKind {
                     Some(path) => Some(FitCurve::load_for(path, &x, &y)?),
                     None => None,
                 };
-                PlotKind::HitRate { x, y, fit }
+                PlotKind::HitRate { x, y, fit, colours }
             }
             KindName::Scatter => PlotKind::Scatter {
                 x: required(&o.x, "--x")?,
                 y: required(&o.y, "--y")?,
                 log: o.log,
+                colours,
             },
             KindName::LayerCondition => PlotKind::LayerCondition {
                 y: o.y.clone().unwrap_or_else(|| LAYER_CONDITION_Y.into()),
+                colours,
             },
             KindName::BlockTable => {
                 if o.metric.len() > 1 {
@@ -272,6 +322,10 @@ pub struct PlotSpec {
     /// Only rows matching all of these `COLUMN=VALUE` conditions are drawn
     /// ([`Table::filtered`]).
     pub filters: Vec<String>,
+    /// The x axis description; `None` for one made from the column (with its unit).
+    pub x_label: Option<String>,
+    /// The y axis description; `None` for one made from the column.
+    pub y_label: Option<String>,
 }
 
 /// The default picture size, as `--size` spells it.
@@ -434,36 +488,71 @@ pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
     };
     let mut notes = Vec::new();
     let figure = match &spec.kind {
-        PlotKind::HitRate { x, y, fit } => hit_rate(&data, x, y, fit.as_ref(), &mut notes)?,
-        PlotKind::Scatter { x, y, log } => scatter(&data, x, y, *log, &mut notes)?,
-        PlotKind::LayerCondition { y } => layer_condition(&data, y, &mut notes)?,
+        PlotKind::HitRate { x, y, fit, colours } => {
+            hit_rate(&data, x, y, fit.as_ref(), *colours, &mut notes)?
+        }
+        PlotKind::Scatter { x, y, log, colours } => {
+            scatter(&data, x, y, *log, *colours, &mut notes)?
+        }
+        PlotKind::LayerCondition { y, colours } => layer_condition(&data, y, *colours, &mut notes)?,
         PlotKind::BlockTable { metric } => block_table(&data, metric, &spec.filters, &mut notes)?,
         PlotKind::Composition { level } => composition(&data, *level, &mut notes)?,
         PlotKind::Validation { metrics } => {
             validation::figure(&data, metrics, &spec.filters, &mut notes)?
         }
     };
-    let figure = match (&spec.title, figure) {
-        (None, f) => f,
-        (Some(t), Figure::Xy(mut f)) => {
-            f.title = t.clone();
-            Figure::Xy(f)
+    let mut figure = figure;
+    if let Figure::Grid(g) = &figure {
+        // About what a panel gets: four fifths of the width (the legend takes the rest) and the
+        // height under the title, shared by the grid.
+        let columns = g.columns.max(1);
+        let rows = g.panels.len().div_ceil(columns).max(1);
+        let panel = (
+            spec.size.0 as f64 * 0.8 / columns as f64,
+            (spec.size.1 as f64 - 50.0) / rows as f64,
+        );
+        if panel.0 < MIN_PANEL.0 || panel.1 < MIN_PANEL.1 {
+            notes.push(format!(
+                "{} panels in {}x{} pixels leave each about {}x{}: too small to read; draw fewer \
+                 with --metric or enlarge --size",
+                g.panels.len(),
+                spec.size.0,
+                spec.size.1,
+                panel.0.round(),
+                panel.1.round()
+            ));
         }
-        (Some(t), Figure::Heat(mut f)) => {
-            f.title = t.clone();
-            Figure::Heat(f)
-        }
-        (Some(t), Figure::Bars(mut f)) => {
-            f.title = t.clone();
-            Figure::Bars(f)
-        }
-        (Some(t), Figure::Grid(mut f)) => {
-            f.title = t.clone();
-            Figure::Grid(f)
+    }
+    let (title, x_label, y_label) = match &mut figure {
+        Figure::Xy(f) => (&mut f.title, Some(&mut f.x.label), Some(&mut f.y.label)),
+        Figure::Heat(f) => (&mut f.title, Some(&mut f.x_label), Some(&mut f.y_label)),
+        Figure::Bars(f) => (&mut f.title, Some(&mut f.x_label), Some(&mut f.y_label)),
+        Figure::Grid(f) => {
+            for p in &mut f.panels {
+                if let Some(l) = &spec.x_label {
+                    p.x.label = l.clone();
+                }
+                if let Some(l) = &spec.y_label {
+                    p.y.label = l.clone();
+                }
+            }
+            (&mut f.title, None, None)
         }
     };
+    for (given, caption) in [
+        (&spec.title, Some(title)),
+        (&spec.x_label, x_label),
+        (&spec.y_label, y_label),
+    ] {
+        if let (Some(given), Some(caption)) = (given, caption) {
+            *caption = given.clone();
+        }
+    }
     Ok(Plot { figure, notes })
 }
+
+/// The smallest panel of a grid, in pixels, that `plot validation` draws without a note.
+const MIN_PANEL: (f64, f64) = (180.0, 150.0);
 
 /// Ernst et al.'s block-shape colour (Figs. 13, 14, 16–20): red, green and blue are
 /// log2 x / log2 256, log2 y / log2 256 and log2 z / log2 64, each clamped to 0..1.
@@ -545,6 +634,7 @@ pub fn scatter_with_diagonal(
         colour: Rgb(110, 110, 110),
         points: vec![(range.0, range.0), (range.1, range.1)],
         style: SeriesStyle::Line,
+        marker: Marker::Circle,
         details: Vec::new(),
     };
     let mut series = vec![diagonal];
@@ -749,26 +839,40 @@ impl Data<'_> {
     }
 }
 
-/// Ten well-separated colours (Tableau 10) for line plots with few series.
-const CATEGORICAL: [Rgb; 10] = [
-    Rgb(31, 119, 180),
-    Rgb(255, 127, 14),
-    Rgb(44, 160, 44),
-    Rgb(214, 39, 40),
-    Rgb(148, 103, 189),
-    Rgb(140, 86, 75),
-    Rgb(227, 119, 194),
-    Rgb(127, 127, 127),
-    Rgb(188, 189, 34),
-    Rgb(23, 190, 207),
+/// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2008): blue, orange,
+/// bluish green, vermillion, sky blue, reddish purple, yellow and black, told apart with any of
+/// the common colour vision deficiencies. Categories (block shapes, kernels, bar layers) take
+/// them in this order.
+pub const CATEGORICAL: [Rgb; 8] = [
+    Rgb(0, 114, 178),
+    Rgb(230, 159, 0),
+    Rgb(0, 158, 115),
+    Rgb(213, 94, 0),
+    Rgb(86, 180, 233),
+    Rgb(204, 121, 167),
+    Rgb(240, 228, 66),
+    Rgb(0, 0, 0),
 ];
+
+/// The colour and marker of category `i` (0-based): the [`CATEGORICAL`] colours in turn, the
+/// marker changing after each round ([`Marker::ALL`]), so the first 64 categories get 64
+/// different pairs.
+pub fn categorical_style(i: usize) -> (Rgb, Marker) {
+    let n = CATEGORICAL.len();
+    (CATEGORICAL[i % n], Marker::ALL[(i / n) % Marker::ALL.len()])
+}
 
 /// A point (x, y) and the block shape of its row, if the table has block shapes.
 type ShapedPoint = ((f64, f64), Option<[u32; 3]>);
 
-/// Points grouped into one series per block shape (in order of first appearance), coloured with
-/// [`block_colour`]; without block shapes one series "data".
-fn series_by_shape(points: Vec<ShapedPoint>, style: SeriesStyle) -> Vec<Series> {
+/// Points grouped into one series per block shape (in order of first appearance), styled by
+/// `colours`; without block shapes one series "data". Also says whether Ernst's code was used
+/// (its legend needs the explanation of [`block_colour_notes`]).
+fn series_by_shape(
+    points: Vec<ShapedPoint>,
+    style: SeriesStyle,
+    colours: Colours,
+) -> (Vec<Series>, bool) {
     let mut series: Vec<(Option<[u32; 3]>, Series)> = Vec::new();
     for (p, shape) in points {
         match series.iter_mut().find(|(s, _)| *s == shape) {
@@ -777,15 +881,79 @@ fn series_by_shape(points: Vec<ShapedPoint>, style: SeriesStyle) -> Vec<Series> 
                 shape,
                 Series {
                     label: shape.map_or_else(|| "data".to_string(), shape_name),
-                    colour: shape.map_or(Rgb(31, 119, 180), block_colour),
+                    colour: CATEGORICAL[0],
                     points: vec![p],
                     style,
+                    marker: Marker::Circle,
                     details: Vec::new(),
                 },
             )),
         }
     }
-    series.into_iter().map(|(_, s)| s).collect()
+    let shaped = series.iter().any(|(s, _)| s.is_some());
+    let ernst = shaped
+        && match colours {
+            Colours::Ernst => true,
+            Colours::Categorical => false,
+            Colours::Auto => series.len() > AUTO_CATEGORIES,
+        };
+    let series = series
+        .into_iter()
+        .enumerate()
+        .map(|(i, (shape, mut s))| {
+            match shape {
+                Some(shape) if ernst => s.colour = block_colour(shape),
+                Some(_) => (s.colour, s.marker) = categorical_style(i),
+                None => {}
+            }
+            s
+        })
+        .collect();
+    (series, ernst)
+}
+
+/// Samples `f` on `x_range` for a smooth curve: 256 equal steps, each split in halves (up to 64
+/// pieces) while the curve moves by more than 1/400 of `y_range` across it inside the shown
+/// range. Points where `f` is not finite are left out.
+pub fn sample_curve(
+    f: impl Fn(f64) -> f64,
+    x_range: (f64, f64),
+    y_range: (f64, f64),
+) -> Vec<(f64, f64)> {
+    const STEPS: usize = 256;
+    const MAX_DEPTH: u32 = 6;
+    let (x0, x1) = x_range;
+    let y_tolerance = (y_range.1 - y_range.0).abs() / 400.0;
+    let shown = |y: f64| y >= y_range.0 && y <= y_range.1;
+    let mut points = vec![(x0, f(x0))];
+    // Refines the piece from `a` to `b` (both already evaluated), pushing the points after `a`.
+    fn refine(
+        f: &dyn Fn(f64) -> f64,
+        a: (f64, f64),
+        b: (f64, f64),
+        depth: u32,
+        tolerance: f64,
+        shown: &dyn Fn(f64) -> bool,
+        out: &mut Vec<(f64, f64)>,
+    ) {
+        let steep = (b.1 - a.1).abs() > tolerance && (shown(a.1) || shown(b.1));
+        if depth > 0 && steep {
+            let xm = (a.0 + b.0) / 2.0;
+            let m = (xm, f(xm));
+            refine(f, a, m, depth - 1, tolerance, shown, out);
+            refine(f, m, b, depth - 1, tolerance, shown, out);
+        } else {
+            out.push(b);
+        }
+    }
+    for i in 1..=STEPS {
+        let x = x0 + (x1 - x0) * i as f64 / STEPS as f64;
+        let b = (x, f(x));
+        let a = *points.last().unwrap_or(&b);
+        refine(&f, a, b, MAX_DEPTH, y_tolerance, &shown, &mut points);
+    }
+    points.retain(|p| p.1.is_finite());
+    points
 }
 
 /// The rows where both `x` and `y` are numbers, with their block shapes; notes the rest.
@@ -809,6 +977,7 @@ fn hit_rate(
     x: &str,
     y: &str,
     fit: Option<&FitCurve>,
+    colours: Colours,
     notes: &mut Vec<String>,
 ) -> Result<Figure> {
     let points = xy_points(data, x, y, notes)?;
@@ -817,16 +986,10 @@ fn hit_rate(
     let ys: Vec<f64> = points.iter().map(|((_, y), _)| *y).collect();
     let x_range = padded_range(&xs, Scale::Linear);
     let y_range = value_range(y, &ys);
-    let mut series = series_by_shape(points, SeriesStyle::Markers);
+    let (mut series, ernst) = series_by_shape(points, SeriesStyle::Markers, colours);
     if let Some(fit) = fit {
         let g = &fit.curve;
-        let samples = 400;
-        let curve = (0..=samples)
-            .map(|i| {
-                let x = x_range.0 + (x_range.1 - x_range.0) * i as f64 / samples as f64;
-                (x, g.eval(x))
-            })
-            .collect();
+        let curve = sample_curve(|x| g.eval(x), x_range, y_range);
         let mut details = vec![
             "y = a·exp(b·exp(c·x))".to_string(),
             format!("a = {}", figure::format_number(g.a)),
@@ -845,6 +1008,7 @@ fn hit_rate(
             colour: Rgb(0, 0, 0),
             points: curve,
             style: SeriesStyle::Line,
+            marker: Marker::Circle,
             details,
         });
     }
@@ -866,7 +1030,7 @@ fn hit_rate(
         } else {
             String::new()
         },
-        legend_notes: if coloured {
+        legend_notes: if ernst {
             block_colour_notes()
         } else {
             Vec::new()
@@ -874,7 +1038,14 @@ fn hit_rate(
     }))
 }
 
-fn scatter(data: &Data, x: &str, y: &str, log: bool, notes: &mut Vec<String>) -> Result<Figure> {
+fn scatter(
+    data: &Data,
+    x: &str,
+    y: &str,
+    log: bool,
+    colours: Colours,
+    notes: &mut Vec<String>,
+) -> Result<Figure> {
     let scale = if log { Scale::Log10 } else { Scale::Linear };
     let points = xy_points(data, x, y, notes)?;
     let coloured = points.iter().any(|(_, s)| s.is_some());
@@ -894,7 +1065,7 @@ fn scatter(data: &Data, x: &str, y: &str, log: bool, notes: &mut Vec<String>) ->
         positive,
         &format!("positive numbers in both '{x}' and '{y}'"),
     )?;
-    let groups = series_by_shape(points, SeriesStyle::Markers);
+    let (groups, ernst) = series_by_shape(points, SeriesStyle::Markers, colours);
     let mut f = scatter_with_diagonal(
         format!("{}{y} vs {x}", data.subject()),
         describe(x),
@@ -905,12 +1076,19 @@ fn scatter(data: &Data, x: &str, y: &str, log: bool, notes: &mut Vec<String>) ->
     .ok_or_else(|| data.error("no point to plot"))?;
     if coloured {
         f.legend_title = "block x×y×z".into();
+    }
+    if ernst {
         f.legend_notes = block_colour_notes();
     }
     Ok(Figure::Xy(f))
 }
 
-fn layer_condition(data: &Data, y: &str, notes: &mut Vec<String>) -> Result<Figure> {
+fn layer_condition(
+    data: &Data,
+    y: &str,
+    colours: Colours,
+    notes: &mut Vec<String>,
+) -> Result<Figure> {
     let nx = data.numbers("param_nx")?;
     let ny = data.numbers("param_ny")?;
     let ys = data.numbers(y)?;
@@ -931,14 +1109,9 @@ fn layer_condition(data: &Data, y: &str, notes: &mut Vec<String>) -> Result<Figu
     )?;
     let xs: Vec<f64> = points.iter().map(|((x, _), _)| *x).collect();
     let values: Vec<f64> = points.iter().map(|((_, v), _)| *v).collect();
-    let mut series = series_by_shape(points, SeriesStyle::LineAndMarkers);
-    // Few lines are told apart better by distinct colours than by the block-shape scheme.
-    let distinct = series.len() <= CATEGORICAL.len();
-    for (i, s) in series.iter_mut().enumerate() {
+    let (mut series, ernst) = series_by_shape(points, SeriesStyle::LineAndMarkers, colours);
+    for s in &mut series {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        if distinct {
-            s.colour = CATEGORICAL[i];
-        }
     }
     Ok(Figure::Xy(XyFigure {
         title: format!("{}{y} vs XY plane size", data.subject()),
@@ -954,10 +1127,10 @@ fn layer_condition(data: &Data, y: &str, notes: &mut Vec<String>) -> Result<Figu
         },
         series,
         legend_title: "block x×y×z".into(),
-        legend_notes: if distinct {
-            Vec::new()
-        } else {
+        legend_notes: if ernst {
             block_colour_notes()
+        } else {
+            Vec::new()
         },
     }))
 }
@@ -1083,12 +1256,12 @@ fn composition(data: &Data, level: Level, notes: &mut Vec<String>) -> Result<Fig
         layers: vec![
             BarLayer {
                 label: "compulsory".into(),
-                colour: Rgb(31, 119, 180),
+                colour: CATEGORICAL[0],
                 values: compulsory,
             },
             BarLayer {
                 label: "capacity".into(),
-                colour: Rgb(255, 127, 14),
+                colour: CATEGORICAL[1],
                 values: capacity,
             },
         ],
@@ -1109,6 +1282,8 @@ mod tests {
             title: None,
             size: parse_size(DEFAULT_SIZE_TEXT).unwrap(),
             filters: Vec::new(),
+            x_label: None,
+            y_label: None,
         }
     }
 
@@ -1162,6 +1337,7 @@ mod tests {
                 x: "sim".into(),
                 y: "pred".into(),
                 log: false,
+                colours: Colours::Auto,
             }),
             &t,
         )
@@ -1188,5 +1364,119 @@ mod tests {
         assert_eq!(b.layers[1].values, [4.0, 0.0]);
         assert_eq!(p.notes.len(), 1);
         assert!(p.notes[0].contains("64x4x1"), "{:?}", p.notes);
+    }
+
+    /// sRGB to CIELAB (D65), for colour distances as people see them.
+    fn lab(c: Rgb) -> [f64; 3] {
+        let linear = |v: u8| {
+            let v = v as f64 / 255.0;
+            if v <= 0.04045 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let (r, g, b) = (linear(c.0), linear(c.1), linear(c.2));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| {
+            if t > 0.008856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        [
+            116.0 * f(y) - 16.0,
+            500.0 * (f(x) - f(y)),
+            200.0 * (f(y) - f(z)),
+        ]
+    }
+
+    #[test]
+    fn palette_colours_are_far_apart() {
+        // Okabe–Ito: every pair at least ΔE*ab 25 apart (the closest, orange and vermillion or
+        // blue and bluish green, are about 30), and none too pale for a white page.
+        let mut closest = f64::INFINITY;
+        for (i, a) in CATEGORICAL.iter().enumerate() {
+            for b in &CATEGORICAL[i + 1..] {
+                let (p, q) = (lab(*a), lab(*b));
+                let d =
+                    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+                closest = closest.min(d);
+            }
+            assert!(lab(*a)[0] < 92.0, "{a:?} is too pale");
+        }
+        assert!(closest >= 25.0, "closest pair ΔE = {closest}");
+    }
+
+    #[test]
+    fn categories_get_distinct_colour_and_marker_pairs() {
+        let pairs: Vec<(Rgb, Marker)> = (0..64).map(categorical_style).collect();
+        for (i, a) in pairs.iter().enumerate() {
+            assert!(!pairs[i + 1..].contains(a), "category {i} repeats {a:?}");
+        }
+        // 20 block shapes, categorical: 20 pairs, no RGB code.
+        let points: Vec<ShapedPoint> = (0..20u32)
+            .map(|i| ((i as f64, 0.5), Some([1 << (i % 10), 1 << (i / 10), 1])))
+            .collect();
+        let (series, ernst) =
+            series_by_shape(points.clone(), SeriesStyle::Markers, Colours::Categorical);
+        assert!(!ernst);
+        assert_eq!(series.len(), 20);
+        let styles: Vec<(Rgb, Marker)> = series.iter().map(|s| (s.colour, s.marker)).collect();
+        assert_eq!(styles, pairs[..20]);
+        // Auto: 20 shapes are more than a legend reads, so Ernst's code; 16 are not.
+        let (series, ernst) = series_by_shape(points.clone(), SeriesStyle::Markers, Colours::Auto);
+        assert!(ernst);
+        assert_eq!(series[3].colour, block_colour([8, 1, 1]));
+        assert!(series.iter().all(|s| s.marker == Marker::Circle));
+        let (_, ernst) =
+            series_by_shape(points[..16].to_vec(), SeriesStyle::Markers, Colours::Auto);
+        assert!(!ernst);
+        let (series, ernst) =
+            series_by_shape(points[..3].to_vec(), SeriesStyle::Markers, Colours::Ernst);
+        assert!(ernst && series[0].colour == block_colour([1, 1, 1]));
+    }
+
+    #[test]
+    fn fitted_curves_are_sampled_densely() {
+        // A steep Gompertz curve: Ernst's L1 hit-rate shape over 0..3.
+        let g = Gompertz::new(0.98, -0.02, 3.0);
+        let (xr, yr) = ((0.0, 3.0), (0.0, 1.0));
+        let points = sample_curve(|x| g.eval(x), xr, yr);
+        assert!(points.len() >= 257, "{}", points.len());
+        assert_eq!(points.first().unwrap().0, 0.0);
+        assert_eq!(points.last().unwrap().0, 3.0);
+        for w in points.windows(2) {
+            let (dx, dy) = (w[1].0 - w[0].0, (w[1].1 - w[0].1).abs());
+            assert!(dx > 0.0 && dx <= 3.0 / 256.0 + 1e-12, "x step {dx}");
+            // Where it falls fastest the pieces are split until the curve moves < 1/400 of
+            // the axis (or 64 pieces per step).
+            assert!(
+                dy <= 1.0 / 400.0 + 1e-12 || dx <= 3.0 / 256.0 / 64.0 + 1e-12,
+                "y step {dy}"
+            );
+        }
+        // The same input gives the same points.
+        assert_eq!(points, sample_curve(|x| g.eval(x), xr, yr));
+    }
+
+    #[test]
+    fn axis_labels_replace_the_default_captions() {
+        let t = table("block_x,block_y,block_z,sim,pred\n32,8,1,10,12\n64,4,1,20,15\n");
+        let mut s = spec(PlotKind::Scatter {
+            x: "sim".into(),
+            y: "pred".into(),
+            log: true,
+            colours: Colours::Auto,
+        });
+        s.x_label = Some("simulated volume [B]".into());
+        let Figure::Xy(f) = build(&s, &t).unwrap().figure else {
+            panic!()
+        };
+        assert_eq!(f.x.label, "simulated volume [B]");
+        assert_eq!(f.y.label, "pred");
     }
 }

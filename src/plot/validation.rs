@@ -6,7 +6,7 @@
 //! ([`Table::filtered`]). The file's summary statistics are ignored: each panel's n and median
 //! |rel err| are computed from the points it draws, so they stay right under `--where`.
 
-use super::{CATEGORICAL, Data, Figure, PanelGrid, Rgb, Scale, Series, SeriesStyle};
+use super::{Data, Figure, Marker, PanelGrid, Rgb, Scale, Series, SeriesStyle, categorical_style};
 use crate::error::{Error, Result};
 use crate::input::table::Table;
 use serde_json::Value;
@@ -242,13 +242,11 @@ pub(super) fn figure(
         }
         wanted.to_vec()
     };
-    // One colour per kernel for the whole grid, by sorted name, so panels agree and reruns
-    // give the same picture; more than ten kernels reuse colours.
+    // One colour and marker per kernel for the whole grid, by sorted name, so panels agree and
+    // reruns give the same picture.
     let kernels: BTreeSet<&str> = data.rows.iter().map(|&r| kernel_cells[r]).collect();
-    let colour = |k: &str| {
-        let i = kernels.iter().position(|&x| x == k).unwrap_or_default();
-        CATEGORICAL[i % CATEGORICAL.len()]
-    };
+    let style =
+        |k: &str| categorical_style(kernels.iter().position(|&x| x == k).unwrap_or_default());
 
     let mut panels = Vec::new();
     for metric in &metrics {
@@ -256,9 +254,10 @@ pub(super) fn figure(
             .iter()
             .map(|&k| Series {
                 label: k.to_string(),
-                colour: colour(k),
+                colour: style(k).0,
                 points: Vec::new(),
                 style: SeriesStyle::Markers,
+                marker: style(k).1,
                 details: Vec::new(),
             })
             .collect();
@@ -317,6 +316,7 @@ pub(super) fn figure(
             colour: BAND,
             points,
             style: SeriesStyle::Dashed,
+            marker: Marker::Circle,
             details: Vec::new(),
         };
         f.series
