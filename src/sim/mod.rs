@@ -8,6 +8,10 @@
 //! not depend on the number of threads: SMs are independent until the L2, and the L2 is split
 //! into shards of whole sets, each replaying its requests tick by tick, SM by SM — exactly the
 //! serial replay of every request in that order ([`SimOptions::serial_l2`] runs that reference).
+//!
+//! [`simulate_sampled`] runs the same pipeline over a [`sample::WavePlan`]: the scheduler still
+//! runs every tick, but only the planned waves reach the SMs' stage and the L2, and the counted
+//! ones are tallied wave by wave for the extrapolation.
 
 pub mod cache;
 pub mod coalesce;
@@ -161,9 +165,9 @@ fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u
         )
 }
 
-/// The additive fields of the L1s, L2 and DRAM now.
-fn tally_now(workers: &[SmWorker], l2: &ShardedL2) -> [u64; sample::FIELDS] {
-    let mut c = l2_counts(l2);
+/// The additive fields of the L1s now (the others zero).
+fn l1_fields(workers: &[SmWorker]) -> [u64; sample::FIELDS] {
+    let mut c = Counts::default();
     for w in workers {
         c.l1.add(&w.counters);
     }
@@ -241,7 +245,7 @@ fn pipeline(
     while ticks > 0 || pending_ticks > 0 {
         warp_instructions += issues.iter().map(|v| v.len() as u64).sum::<u64>();
         let next = chunk_wave(&mut sched);
-        let l1_before = counted(current).map(|_| tally_now(&workers, &l2));
+        let l1_before = counted(current).map(|_| l1_fields(&workers));
         let (worked, (scheduled, l2_delta)) = rayon::join(
             || {
                 workers
@@ -251,14 +255,10 @@ fn pipeline(
                     .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))
             },
             || {
-                let replayed = counted(pending_wave).map(|label| {
-                    let before = sample::fields(&l2_counts(&l2));
-                    replay(&mut l2, &pending, pending_ticks);
-                    (label, before, sample::fields(&l2_counts(&l2)))
-                });
-                if replayed.is_none() {
-                    replay(&mut l2, &pending, pending_ticks);
-                }
+                let before =
+                    counted(pending_wave).map(|label| (label, sample::fields(&l2_counts(&l2))));
+                replay(&mut l2, &pending, pending_ticks);
+                let replayed = before.map(|(label, b)| (label, b, sample::fields(&l2_counts(&l2))));
                 let scheduled = sched.run_until(
                     opts.chunk_ticks,
                     until(next),
@@ -270,7 +270,7 @@ fn pipeline(
         );
         worked?;
         if let (Some(label), Some(before)) = (counted(current), l1_before) {
-            let after = tally_now(&workers, &l2);
+            let after = l1_fields(&workers);
             let mut delta = [0u64; sample::FIELDS];
             for f in 0..sample::L1_FIELDS {
                 delta[f] = after[f] - before[f];
