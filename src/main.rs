@@ -489,17 +489,11 @@ fn man() -> Result<String> {
 
 fn list() -> String {
     let mut s = String::from("kernels (traces/):\n");
-    for (name, text) in gputraffic::input::trace::SHIPPED {
-        let desc = gputraffic::input::trace::Kernel::parse(text, name)
-            .map(|k| k.description)
-            .unwrap_or_default();
+    for (name, desc) in gputraffic::input::shipped_kernels() {
         s += &format!("  {name:<22} {desc}\n");
     }
     s += "hardware (hw-configs/):\n";
-    for (name, text) in gputraffic::input::hw::SHIPPED {
-        let desc = gputraffic::input::hw::HwConfig::parse(text, name)
-            .map(|h| h.description)
-            .unwrap_or_default();
+    for (name, desc) in gputraffic::input::shipped_hw() {
         s += &format!("  {name:<22} {desc}\n");
     }
     s += "models (--model, --compare):\n";

@@ -7,7 +7,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use gputraffic::analysis::sweep::{Sweep, SweepSpec};
-use gputraffic::input::{hw, trace};
+use gputraffic::input::trace;
 use gputraffic::models;
 use gputraffic::report::{self, Format};
 use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
@@ -246,30 +246,14 @@ fn sweep(
 
 /// The shipped kernels: (name, description) pairs.
 #[pyfunction]
-fn list_kernels() -> Vec<(String, String)> {
-    trace::SHIPPED
-        .iter()
-        .map(|(name, text)| {
-            let description = trace::Kernel::parse(text, name)
-                .map(|k| k.description)
-                .unwrap_or_default();
-            (name.to_string(), description)
-        })
-        .collect()
+fn list_kernels() -> Vec<(&'static str, String)> {
+    gputraffic::input::shipped_kernels()
 }
 
 /// The shipped GPUs: (name, description) pairs.
 #[pyfunction]
-fn list_hw() -> Vec<(String, String)> {
-    hw::SHIPPED
-        .iter()
-        .map(|(name, text)| {
-            let description = hw::HwConfig::parse(text, name)
-                .map(|h| h.description)
-                .unwrap_or_default();
-            (name.to_string(), description)
-        })
-        .collect()
+fn list_hw() -> Vec<(&'static str, String)> {
+    gputraffic::input::shipped_hw()
 }
 
 /// The models as a JSON array of {name, summary, applies_to, params: [{name, default, doc}]}.

@@ -50,6 +50,32 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// The shipped kernel traces, each with its one-line description (`gputraffic list`).
+pub fn shipped_kernels() -> Vec<(&'static str, String)> {
+    trace::SHIPPED
+        .iter()
+        .map(|(name, text)| {
+            let description = trace::Kernel::parse(text, name)
+                .map(|k| k.description)
+                .unwrap_or_default();
+            (*name, description)
+        })
+        .collect()
+}
+
+/// The shipped hardware configurations, each with its one-line description.
+pub fn shipped_hw() -> Vec<(&'static str, String)> {
+    hw::SHIPPED
+        .iter()
+        .map(|(name, text)| {
+            let description = hw::HwConfig::parse(text, name)
+                .map(|h| h.description)
+                .unwrap_or_default();
+            (*name, description)
+        })
+        .collect()
+}
+
 /// The text of the shipped trace or hardware configuration `name`, exactly as shipped
 /// (`gputraffic show`).
 pub fn shipped_text(name: &str) -> crate::Result<&'static str> {
