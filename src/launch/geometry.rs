@@ -4,8 +4,9 @@
 //! dispatches these warps; the models read the same facts for one representative block.
 
 use super::control::MAX_TRIPS;
-use super::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use super::{Launch, Predicate, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Result};
+use crate::input::expr::{Affine, BinaryOp};
 
 /// CUDA's limits on blockDim.x, .y and .z (every compute capability since 2.0); the threads of a
 /// block are limited by the GPU ([`crate::input::hw::SmConfig::max_threads_per_block`], 1024 on
@@ -111,7 +112,162 @@ pub fn thread_coords(tid: u32, block: [u32; 3]) -> [i64; 3] {
 }
 
 /// Works out the warps of one block: guard masks and loop trips.
+///
+/// Blocks that an affine guard lets through whole (or stops whole), with a loop count that is the
+/// same for every thread, are decided once for the block from the extremes of each expression
+/// over its thread box; any other block is worked out thread by thread. Both give the same warps
+/// and the same errors (tested), so interior blocks of large launches cost O(warps), not O(threads).
 pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
+    if let Some(warps) = uniform_block_warps(launch, block_id)? {
+        return Ok(warps);
+    }
+    block_warps_per_thread(launch, block_id)
+}
+
+/// The smallest and largest value of `a` over the threads of a block, with the block and loop
+/// slots as in `slots`; `None` when a value could overflow or `a` reads a slot beyond [`SLOTS`]
+/// (the per-thread path then reports it). Affine over a box, the extremes lie at its corners.
+fn affine_range(a: &Affine, slots: &[i64; SLOTS], block: [u32; 3]) -> Option<(i64, i64)> {
+    if a.coef[SLOTS.min(a.coef.len())..].iter().any(|&c| c != 0) {
+        return None;
+    }
+    let mut lo = i128::from(a.c0);
+    for (i, &s) in slots.iter().enumerate() {
+        if !(SLOT_THREAD..SLOT_THREAD + 3).contains(&i) {
+            lo += i128::from(a.coef[i]) * i128::from(s);
+        }
+    }
+    let mut hi = lo;
+    for (d, &side) in block.iter().enumerate() {
+        let span = i128::from(a.coef[SLOT_THREAD + d]) * i128::from(side - 1);
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    Some((i64::try_from(lo).ok()?, i64::try_from(hi).ok()?))
+}
+
+/// How a guard term `d op 0` fares over a whole block, from the range of `d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TermOverBlock {
+    /// Holds for every thread.
+    All,
+    /// Holds for no thread.
+    None,
+    /// Holds for some: the block needs the per-thread path.
+    Mixed,
+}
+
+fn term_over_block(op: BinaryOp, (lo, hi): (i64, i64)) -> TermOverBlock {
+    let (all, none) = match op {
+        BinaryOp::Lt => (hi < 0, lo >= 0),
+        BinaryOp::Le => (hi <= 0, lo > 0),
+        BinaryOp::Gt => (lo > 0, hi <= 0),
+        BinaryOp::Ge => (lo >= 0, hi < 0),
+        BinaryOp::Eq => (lo == 0 && hi == 0, lo > 0 || hi < 0),
+        _ => (lo > 0 || hi < 0, lo == 0 && hi == 0),
+    };
+    if all {
+        TermOverBlock::All
+    } else if none {
+        TermOverBlock::None
+    } else {
+        TermOverBlock::Mixed
+    }
+}
+
+/// Whether a condition holds for every thread of a block (`Some(true)`) or for none
+/// (`Some(false)`), with the block and loop slots as in `slots`; `None` when it is mixed, not a
+/// conjunction of affine terms, or could fail for some thread.
+fn predicate_over_block(p: &Predicate, slots: &[i64; SLOTS], block: [u32; 3]) -> Option<bool> {
+    let Predicate::Conjunction(terms) = p else {
+        return None;
+    };
+    // Threads test the terms in order and stop at the first false one, so a term that stops the
+    // whole block decides only if every term before it holds everywhere and cannot fail.
+    for (d, op) in terms {
+        match term_over_block(*op, affine_range(d, slots, block)?) {
+            TermOverBlock::All => {}
+            TermOverBlock::None => return Some(false),
+            TermOverBlock::Mixed => return None,
+        }
+    }
+    Some(true)
+}
+
+/// The warps of a block decided as a whole ([`block_warps`]'s fast path), or `None` when the
+/// block needs the per-thread path.
+fn uniform_block_warps(launch: &Launch, block_id: u64) -> Result<Option<Vec<WarpInfo>>> {
+    let p = &launch.program;
+    let mut slots = [0i64; SLOTS];
+    slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
+    let active = match &p.guard {
+        None => Some(true),
+        Some(g) => predicate_over_block(g, &slots, launch.block),
+    };
+    let Some(active) = active else {
+        return Ok(None);
+    };
+    let mut trips = 0u32;
+    if active && let Some(lp) = &p.lp {
+        let Some(count) = lp.count.as_affine() else {
+            return Ok(None);
+        };
+        let Some((lo, hi)) = affine_range(count, &slots, launch.block) else {
+            return Ok(None);
+        };
+        if lo != hi {
+            return Ok(None);
+        }
+        if lo > MAX_TRIPS {
+            // The per-thread path names the block's first thread; so does this.
+            return block_warps_per_thread(launch, block_id).map(Some);
+        }
+        trips = lo.max(0) as u32;
+        if let Some(c) = &lp.while_cond {
+            let mut k = 0;
+            while k < trips {
+                slots[SLOT_LOOP] = i64::from(k);
+                match predicate_over_block(c, &slots, launch.block) {
+                    Some(true) => k += 1,
+                    Some(false) => break,
+                    None => return Ok(None),
+                }
+            }
+            trips = k;
+        }
+    }
+    let warps = launch.occupancy.warps_per_block;
+    let out = (0..warps)
+        .map(|w| {
+            let lanes = launch.threads_per_block.saturating_sub(w * 32).min(32);
+            let mask = if !active || lanes == 0 {
+                0
+            } else if lanes == 32 {
+                u32::MAX
+            } else {
+                (1u32 << lanes) - 1
+            };
+            let trips = if mask == 0 { 0 } else { trips };
+            WarpInfo {
+                mask,
+                trips,
+                lane_trips: None,
+                instructions: if mask == 0 || !p.simple {
+                    0
+                } else {
+                    p.instructions(trips as u64)
+                },
+            }
+        })
+        .collect();
+    Ok(Some(out))
+}
+
+/// [`block_warps`] thread by thread: the reference for every block.
+fn block_warps_per_thread(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
     let p = &launch.program;
     let b = block_coords(block_id, launch.grid);
     let warps = launch.occupancy.warps_per_block;
@@ -218,5 +374,136 @@ mod tests {
         // A GPU allowing fewer threads lowers the side limits too.
         assert_eq!(check_block([1, 1, 64], 32), Err(BlockLimit::Side(2)));
         assert_eq!(max_side(0, 512), 512);
+    }
+}
+
+#[cfg(test)]
+mod block_fast_path_tests {
+    use super::*;
+    use crate::input::hw::HwConfig;
+    use crate::input::trace::Kernel;
+    use crate::launch::LaunchRequest;
+
+    /// A kernel over a 3-D domain with the given guard and body, launched with `block`.
+    fn launch(guard: &str, body: &str, block: [u32; 3]) -> Launch {
+        let text = format!(
+            r#"
+name = "t"
+[params]
+nx = 45
+ny = 13
+nz = 7
+cz = 3
+[[arrays]]
+name = "a"
+element_bytes = 8
+dims = ["(nx + 64) * (ny + 64) * (nz + 64)"]
+[launch]
+block = [32, 1, 1]
+grid = ["cdiv(nx, blockDim.x)", "cdiv(ny, blockDim.y)", "cdiv(nz, blockDim.z)"]
+[thread]
+let = [
+  "x = blockIdx.x * blockDim.x + threadIdx.x",
+  "y = blockIdx.y * blockDim.y + threadIdx.y",
+  "z = blockIdx.z * blockDim.z + threadIdx.z",
+]
+guard = "{guard}"
+lattice_updates = "nx * ny * nz"
+body = [{body}]
+"#
+        );
+        let k = Kernel::parse(&text, "t.toml").unwrap();
+        let req = LaunchRequest {
+            block: Some(block),
+            ..Default::default()
+        };
+        Launch::new(&k, &HwConfig::load("h200").unwrap(), &req).unwrap()
+    }
+
+    #[test]
+    fn whole_block_decisions_match_the_thread_by_thread_reference() {
+        let guards = [
+            "x < nx && y < ny && z < nz",
+            "x < nx && y <= ny - 1 && z >= 0",
+            "x != 40 && y > 2",
+            "y == 5 || z == 1",
+            "2 * x - y >= 10 && z < nz",
+            "x - 3 * z < 20",
+        ];
+        let bodies = [
+            r#"{ load = "a", index = "x + y * nx" }"#,
+            r#"{ load = "a", index = "x" }, { loop = "k", count = "cz", body = [{ store = "a", index = "x + k" }] }"#,
+            r#"{ loop = "k", count = "cz", while = "z + k < nz", body = [{ load = "a", index = "x + k" }] }"#,
+            r#"{ loop = "k", count = "cz + blockIdx.y", while = "blockIdx.z * 2 + k < 9", body = [{ load = "a", index = "x + k" }] }"#,
+            r#"{ loop = "k", count = "y % 4", body = [{ load = "a", index = "x + k" }] }"#,
+            r#"{ loop = "k", count = "4 - y", body = [{ load = "a", index = "x + k" }] }"#,
+        ];
+        let mut whole = 0;
+        let mut blocks = 0;
+        for guard in guards {
+            for body in bodies {
+                for block in [[32, 1, 1], [7, 3, 3], [16, 4, 2], [33, 2, 1], [64, 1, 2]] {
+                    let l = launch(guard, body, block);
+                    for b in 0..l.total_blocks {
+                        let fast = block_warps(&l, b).unwrap();
+                        let reference = block_warps_per_thread(&l, b).unwrap();
+                        assert_eq!(fast, reference, "{guard} / {body} / {block:?} block {b}");
+                        whole += uniform_block_warps(&l, b).unwrap().is_some() as u32;
+                        blocks += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            whole > 0 && whole < blocks,
+            "{whole} of {blocks} blocks decided whole"
+        );
+    }
+
+    #[test]
+    fn blocks_inside_the_domain_are_decided_whole() {
+        // 45 x 13 x 7 in 32 x 1 x 1 blocks: a grid of 2 x 13 x 7; the second column of blocks
+        // (x from 32 to 63) straddles nx = 45, the first lies inside.
+        let l = launch(
+            "x < nx && y < ny && z < nz",
+            r#"{ load = "a", index = "x" }"#,
+            [32, 1, 1],
+        );
+        let whole: Vec<u64> = (0..l.total_blocks)
+            .filter(|&b| uniform_block_warps(&l, b).unwrap().is_some())
+            .collect();
+        assert_eq!(whole, (0..91).map(|i| 2 * i).collect::<Vec<_>>());
+        // With 8 x 2 x 4 blocks (grid 6 x 7 x 2), the blocks of x column 5, y row 6 or z layer 1
+        // straddle the domain's edge: 5 * 6 * 1 = 30 of 84 lie inside.
+        let l = launch(
+            "x < nx && y < ny && z < nz",
+            r#"{ load = "a", index = "x" }"#,
+            [8, 2, 4],
+        );
+        let whole = (0..l.total_blocks)
+            .filter(|&b| uniform_block_warps(&l, b).unwrap().is_some())
+            .count();
+        assert_eq!(whole, 30);
+    }
+
+    #[test]
+    fn whole_block_decisions_report_the_reference_errors() {
+        for (guard, body) in [
+            (
+                "x < nx",
+                r#"{ loop = "k", count = "cz * 16777216", body = [{ load = "a", index = "x" }] }"#,
+            ),
+            (
+                "x * 4611686018427387904 < 1",
+                r#"{ load = "a", index = "x" }"#,
+            ),
+        ] {
+            let l = launch(guard, body, [32, 2, 1]);
+            for b in [0, l.total_blocks - 1] {
+                let fast = block_warps(&l, b).unwrap_err().to_string();
+                let reference = block_warps_per_thread(&l, b).unwrap_err().to_string();
+                assert_eq!(fast, reference);
+            }
+        }
     }
 }
