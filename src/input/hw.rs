@@ -92,6 +92,22 @@ pub struct ScheduleConfig {
     /// Number of GPCs, used to generate the dispatch order when no explicit one is given (default 1).
     #[serde(default)]
     pub gpcs: Option<u32>,
+    /// How an SM picks the warp that issues next (default `load-runs`).
+    #[serde(default)]
+    pub warp_issue: WarpIssue,
+}
+
+/// How an SM picks the warp that issues next, one instruction per tick.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarpIssue {
+    /// Round-robin over the resident warps, but a warp keeps issuing while its instructions are
+    /// loads: a load does not stall the warp until its value is used, so a warp sends a run of
+    /// independent loads back to back before the scheduler moves on (docs/model.md "Schedule").
+    #[default]
+    LoadRuns,
+    /// Round-robin over the resident warps, one instruction each.
+    RoundRobin,
 }
 
 /// Replacement policy of a set-associative cache.
@@ -118,6 +134,11 @@ pub enum SetIndexing {
     /// A mixing hash of the line address, reduced to the set count (models the XOR set hashing of
     /// recent GPUs, which spreads power-of-two strides).
     Hash,
+    /// The line address XOR-folded onto itself in 7-bit steps (`l ^ l>>7 ^ l>>14 ^ ...`), then
+    /// `% sets`: consecutive lines fill the sets evenly like `modulo`, and power-of-two strides
+    /// spread over them too. Chosen against the H100/H200 L1 pointer chase (docs/model.md).
+    #[serde(rename = "xor-fold")]
+    XorFold,
 }
 
 /// The cache that serves global loads inside an SM.
@@ -717,13 +738,17 @@ mod tests {
         hw.schedule = ScheduleConfig {
             dispatch_order: None,
             gpcs: Some(2),
+            ..hw.schedule
         };
         assert_eq!(hw.dispatch_order(), vec![0, 1, 4, 5, 2, 3, 6, 7]);
     }
 
     #[test]
     fn impossible_geometry_is_rejected_with_the_file_name() {
-        let text = include_str!("../../hw-configs/h200.toml").replace("ways = 16", "ways = 7");
+        let text = include_str!("../../hw-configs/h200.toml").replace(
+            "ways = 16                         # [open]",
+            "ways = 7 # [open]",
+        );
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert_eq!(err.source_name, "bad.toml");
         assert!(err.message.contains("l2: size"), "{}", err.message);
@@ -764,10 +789,14 @@ mod tests {
     #[test]
     fn tree_plru_needs_a_power_of_two_of_ways() {
         // 12 ways divide each 30 MiB partition into whole sets, so only the policy objects.
-        let text = include_str!("../../hw-configs/h200.toml").replace("ways = 16", "ways = 12");
+        let text = include_str!("../../hw-configs/h200.toml").replace(
+            "ways = 16                         # [open]",
+            "ways = 12 # [open]",
+        );
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
+        assert!(err.message.contains("l2.replacement"), "{}", err.message);
         assert!(err.message.contains("power of two"), "{}", err.message);
-        let lru = text.replace("replacement = \"plru\"", "replacement = \"lru\"");
+        let lru = text.replacen("replacement = \"plru\"", "replacement = \"lru\"", 2);
         assert!(HwConfig::parse(&lru, "ok.toml").is_ok());
     }
 

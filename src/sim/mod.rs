@@ -195,7 +195,7 @@ fn pipeline(
 ) -> Result<(Counts, sample::WaveTallies)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch);
-    let mut sched = Scheduler::new(launch, hw.dispatch_order())?;
+    let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let mut workers: Vec<SmWorker> = (0..n)

@@ -11,6 +11,8 @@
 //! out in parallel by the per-SM stage ([`crate::sim::sm_stage`]).
 
 use crate::error::Result;
+use crate::input::hw::WarpIssue;
+use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::Launch;
 use crate::launch::control::{WarpCursor, WarpStep};
@@ -77,6 +79,8 @@ pub struct Scheduler<'a> {
     /// Whether [`Scheduler::run`] lists its issues; when not, it only counts them in
     /// `unlisted_instructions` (sampled simulation fast-forwards so).
     pub list_issues: bool,
+    /// Whether warps issue runs of loads back to back ([`WarpIssue::LoadRuns`]).
+    burst_loads: bool,
     /// Warp instructions issued while `list_issues` was off.
     pub unlisted_instructions: u64,
     freed: Vec<(u32, u32)>,
@@ -84,7 +88,11 @@ pub struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     /// A scheduler with the first wave dispatched.
-    pub fn new(launch: &'a Launch, dispatch_order: Vec<u32>) -> Result<Scheduler<'a>> {
+    pub fn new(
+        launch: &'a Launch,
+        dispatch_order: Vec<u32>,
+        warp_issue: WarpIssue,
+    ) -> Result<Scheduler<'a>> {
         let n = dispatch_order.len();
         let mut rank = vec![0; n];
         for (i, &sm) in dispatch_order.iter().enumerate() {
@@ -109,6 +117,7 @@ impl<'a> Scheduler<'a> {
             active_warps: 0,
             thread_accesses: 0,
             list_issues: true,
+            burst_loads: warp_issue == WarpIssue::LoadRuns,
             unlisted_instructions: 0,
             freed: Vec::new(),
         };
@@ -289,7 +298,19 @@ impl<'a> Scheduler<'a> {
                         self.freed.push((self.rank[sm], sm as u32));
                     }
                 } else {
-                    q.cursor = (q.cursor + 1) % q.ring.len();
+                    // A warp issues a run of loads back to back: nothing waits on a load until
+                    // its value is used, so the scheduler only moves on after the last load of a
+                    // run (or any other instruction).
+                    let next_access = match &w.cursor {
+                        None => program.decode(w.next, w.info.trips as u64).0,
+                        Some(c) => c.1.access,
+                    };
+                    let keep = self.burst_loads
+                        && program.accesses[access].kind == AccessKind::Load
+                        && program.accesses[next_access].kind == AccessKind::Load;
+                    if !keep {
+                        q.cursor = (q.cursor + 1) % q.ring.len();
+                    }
                 }
             }
             if !self.freed.is_empty() {
@@ -348,7 +369,7 @@ mod tests {
     fn round_robin_over_resident_warps_and_first_wave_order() {
         let l = launch([32, 2, 1], [32, 2, 1]); // one block of two warps
         let order: Vec<u32> = (0..132).rev().collect();
-        let mut s = Scheduler::new(&l, order).unwrap();
+        let mut s = Scheduler::new(&l, order, WarpIssue::RoundRobin).unwrap();
         let mut out = vec![Vec::new(); 132];
         let ran = s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap();
         assert_eq!(ran, 16); // 2 warps × 8 instructions on one SM
@@ -360,10 +381,30 @@ mod tests {
     }
 
     #[test]
+    fn a_warp_issues_its_run_of_loads_back_to_back_then_the_next_warp_goes() {
+        // star1: 7 loads then 1 store per thread. Two warps on one SM: warp 0 sends its 7 loads,
+        // warp 1 its 7, then the stores alternate with nothing left between them.
+        let l = launch([32, 2, 1], [32, 2, 1]);
+        let order: Vec<u32> = (0..132).rev().collect();
+        let mut s = Scheduler::new(&l, order, WarpIssue::LoadRuns).unwrap();
+        let mut out = vec![Vec::new(); 132];
+        assert_eq!(
+            s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap(),
+            16
+        );
+        let seq: Vec<(u16, u16)> = out[131].iter().map(|i| (i.warp, i.access)).collect();
+        let mut expected: Vec<(u16, u16)> = (0..7).map(|a| (0, a)).collect();
+        expected.extend((0..7).map(|a| (1, a)));
+        expected.extend([(0, 7), (1, 7)]);
+        assert_eq!(seq, expected);
+        assert_eq!(s.thread_accesses, 16 * 32);
+    }
+
+    #[test]
     fn freed_slots_take_the_next_blocks() {
         // 3 blocks of 1024 threads on a single SM: 2 resident, the third starts when they end.
         let l = launch([32, 32, 1], [32, 96, 1]);
-        let mut s = Scheduler::new(&l, vec![0]).unwrap();
+        let mut s = Scheduler::new(&l, vec![0], WarpIssue::RoundRobin).unwrap();
         let mut out = vec![Vec::new(); 1];
         assert_eq!(
             s.run(1_000_000, &mut out, &mut vec![Vec::new(); 1])
