@@ -531,6 +531,15 @@ fn bad_loops_ifs_atomics_and_resources_name_the_line() {
             vec!["launch.shared_bytes_per_block", "= -24 is negative"],
         ),
         (
+            "loads-per-run-zero",
+            "loads_per_run = 0".to_string(),
+            load.to_string(),
+            vec![
+                "line 11",
+                "launch.loads_per_run = 0 is not a positive integer",
+            ],
+        ),
+        (
             "registers-zero",
             "registers_per_thread = \"blockDim.x / 1024\"".to_string(),
             load.to_string(),

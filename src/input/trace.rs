@@ -33,6 +33,9 @@ pub struct Kernel {
     pub registers_per_thread: Expr,
     /// Shared memory per block in bytes (occupancy); may use parameters and `blockDim.*`.
     pub shared_bytes_per_block: Expr,
+    /// Loads a warp issues back to back before an instruction waits on one of them (read off the
+    /// compiled SASS); `None`: every run of consecutive loads in the body goes at once.
+    pub loads_per_run: Option<u32>,
     /// Derived names, in definition order.
     pub lets: Vec<(String, Expr)>,
     /// Threads for which this is false do nothing.
@@ -174,6 +177,8 @@ struct RawLaunch {
     registers_per_thread: Option<Spanned<toml::Value>>,
     #[serde(default)]
     shared_bytes_per_block: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    loads_per_run: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -367,6 +372,7 @@ impl Kernel {
             grid: launch.grid,
             registers_per_thread: launch.registers_per_thread,
             shared_bytes_per_block: launch.shared_bytes_per_block,
+            loads_per_run: launch.loads_per_run,
             lets,
             guard,
             lattice_updates,
@@ -448,11 +454,13 @@ struct ParsedLaunch {
     grid: [Expr; 3],
     registers_per_thread: Expr,
     shared_bytes_per_block: Expr,
+    loads_per_run: Option<u32>,
 }
 
 /// The `[launch]` table: the default block, the grid expressions, registers per thread (32 by
 /// default) and shared memory per block (0 by default), each a number or an expression (their
-/// names are checked later, in [`check_launch_names`]; their values where a block is bound).
+/// names are checked later, in [`check_launch_names`]; their values where a block is bound), and
+/// the loads per run (a positive integer, optional).
 fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
     if l.block.get_ref().len() != 3 {
         return Err(cx.err_at(
@@ -497,11 +505,27 @@ fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
         "shared_bytes_per_block",
         0,
     )?;
+    let loads_per_run = match &l.loads_per_run {
+        None => None,
+        Some(v) => match u32::try_from(*v.get_ref()) {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                return Err(cx.err_at(
+                    v.span().start,
+                    format!(
+                        "launch.loads_per_run = {} is not a positive integer",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        },
+    };
     Ok(ParsedLaunch {
         default_block,
         grid,
         registers_per_thread,
         shared_bytes_per_block,
+        loads_per_run,
     })
 }
 

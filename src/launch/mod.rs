@@ -345,6 +345,8 @@ pub struct Launch {
     pub registers_per_thread: u32,
     /// Shared memory per block in bytes, for this block shape.
     pub shared_bytes_per_block: u32,
+    /// Most loads a warp issues back to back ([`Kernel::loads_per_run`]; `u32::MAX`: no limit).
+    pub loads_per_run: u32,
 }
 
 impl Launch {
@@ -403,6 +405,7 @@ impl Launch {
             block_index_components: block_index_components(kernel),
             registers_per_thread,
             shared_bytes_per_block,
+            loads_per_run: kernel.loads_per_run.unwrap_or(u32::MAX),
         })
     }
 }

@@ -42,6 +42,8 @@ struct ResidentWarp<'a> {
     block: u32,
     warp: u16,
     slot: u16,
+    /// Loads issued in the warp's current run (see [`Scheduler::run_until`]).
+    run: u32,
     /// Simple form: the next dynamic instruction.
     next: u64,
     info: WarpInfo,
@@ -191,6 +193,7 @@ impl<'a> Scheduler<'a> {
                         block,
                         warp: w as u16,
                         slot,
+                        run: 0,
                         next: 0,
                         info,
                         cursor,
@@ -300,15 +303,20 @@ impl<'a> Scheduler<'a> {
                 } else {
                     // A warp issues a run of loads back to back: nothing waits on a load until
                     // its value is used, so the scheduler only moves on after the last load of a
-                    // run (or any other instruction).
+                    // run (or any other instruction). The compiler bounds a run: after
+                    // `loads_per_run` loads an instruction uses one of them and the warp waits.
                     let next_access = match &w.cursor {
                         None => program.decode(w.next, w.info.trips as u64).0,
                         Some(c) => c.1.access,
                     };
                     let keep = self.burst_loads
                         && program.accesses[access].kind == AccessKind::Load
-                        && program.accesses[next_access].kind == AccessKind::Load;
-                    if !keep {
+                        && program.accesses[next_access].kind == AccessKind::Load
+                        && w.run + 1 < self.launch.loads_per_run;
+                    if keep {
+                        w.run += 1;
+                    } else {
+                        w.run = 0;
                         q.cursor = (q.cursor + 1) % q.ring.len();
                     }
                 }
@@ -398,6 +406,30 @@ mod tests {
         expected.extend([(0, 7), (1, 7)]);
         assert_eq!(seq, expected);
         assert_eq!(s.thread_accesses, 16 * 32);
+    }
+
+    #[test]
+    fn the_compiler_bounds_a_run_of_loads_at_loads_per_run() {
+        // star1's 7 loads with runs of at most 3: warp 0 sends loads 0-2, warp 1 its 0-2, then
+        // 3-5 each, then the last load each, then the stores.
+        let mut l = launch([32, 2, 1], [32, 2, 1]);
+        l.loads_per_run = 3;
+        let order: Vec<u32> = (0..132).rev().collect();
+        let mut s = Scheduler::new(&l, order, WarpIssue::LoadRuns).unwrap();
+        let mut out = vec![Vec::new(); 132];
+        assert_eq!(
+            s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap(),
+            16
+        );
+        let seq: Vec<(u16, u16)> = out[131].iter().map(|i| (i.warp, i.access)).collect();
+        let mut expected = Vec::new();
+        for run in [0..3, 3..6, 6..7] {
+            for warp in 0..2 {
+                expected.extend(run.clone().map(|a| (warp, a)));
+            }
+        }
+        expected.extend([(0, 7), (1, 7)]);
+        assert_eq!(seq, expected);
     }
 
     #[test]
