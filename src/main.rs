@@ -181,6 +181,11 @@ struct SweepArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
+    /// Sample the interior waves of long launches instead of simulating every one: counts
+    /// become estimates, and every row gains `sampled` and a 95% interval per metric
+    /// (METRIC_ci95_lo, METRIC_ci95_hi; see simulate --sample).
+    #[arg(long)]
+    sample: bool,
     /// Run only shard K of N (1 ≤ K ≤ N, as sbatch --array=1-N numbers its tasks): the
     /// configurations i with i mod N = K-1, into their own --out; `gputraffic merge` joins the N
     /// shards.
@@ -295,6 +300,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         l2_scales: a.l2_scale.clone(),
         models: models::select(&a.models)?,
         clock: a.clock.clone(),
+        sample: a.sample.then(SampleOptions::default),
     };
     let out_name = a.out.display().to_string();
     let shard = a

@@ -85,6 +85,15 @@ pub fn bytes_per_lup_column(metric: &str) -> String {
     format!("{metric}{BYTES_PER_LUP_SUFFIX}")
 }
 
+/// The sweep columns of a sampled `metric`'s 95% interval: its low and high ends.
+pub fn ci95_columns(metric: &str) -> [String; 2] {
+    [format!("{metric}_ci95_lo"), format!("{metric}_ci95_hi")]
+}
+
+/// Sweep column of a sampled sweep: whether the row's launch was sampled (`false`: too short
+/// to sample, simulated exactly, its interval the value itself).
+pub const SAMPLED: &str = "sampled";
+
 /// Sweep column: DRAM reads in bytes per lattice update (the layer-condition plot's y); the
 /// same as `bytes_per_lup_column(DRAM_READ)`, spelled out to be a constant.
 pub const DRAM_READ_BYTES_PER_LUP: &str = "dram__sectors_read.sum_bytes_per_lup";

@@ -399,6 +399,7 @@ fn tiny_sweep() -> sweep::SweepSpec {
         l2_scales: vec![],
         models: vec![],
         clock: "boost".into(),
+        sample: None,
     }
 }
 

@@ -709,6 +709,7 @@ fn the_fingerprint_names_the_plan_not_the_paths() {
         l2_scales: vec![],
         models: gputraffic::models::select(&["su2015".to_string()]).unwrap(),
         clock: "boost".into(),
+        sample: None,
     };
     let fingerprint = |s: SweepSpec| Sweep::plan(&s).unwrap().fingerprint();
     let by_name = fingerprint(spec("star1", "h200", "64x64x32,128x32x32"));
@@ -730,4 +731,53 @@ fn the_fingerprint_names_the_plan_not_the_paths() {
         fingerprint(spec("star1", "h100-sxm", "64x64x32,128x32x32")),
         by_name
     );
+}
+
+#[test]
+fn a_sampled_sweep_marks_its_rows_and_its_intervals_hold_the_exact_counts() {
+    use gputraffic::analysis::sweep::{Sweep, SweepSpec};
+    use gputraffic::metrics::{DRAM_READ, L2_READ, SAMPLED, ci95_columns};
+    // The cut-down GPU of tests/sampling.rs: launches with hundreds of waves that run in seconds.
+    let hw = format!(
+        "{}/tests/data/hw/sampling-small.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec = |sample| SweepSpec {
+        kernel: gputraffic::request::KernelSource::Load("star1".into()),
+        hws: vec![hw.clone()],
+        blocks: vec!["32x8x4".into()],
+        domains: vec!["128x128x192,128x128x256".into()],
+        sets: vec![],
+        l1_scales: vec![],
+        l2_scales: vec![],
+        models: vec![],
+        clock: "boost".into(),
+        sample,
+    };
+    let rows = |s: SweepSpec| Sweep::plan(&s).unwrap().records(&|_, _| {}).unwrap();
+    let exact = rows(spec(None));
+    let sampled = rows(spec(Some(Default::default())));
+    assert_eq!(exact.len(), 2);
+    assert!(exact[0].get(SAMPLED).is_none());
+    let count = |row: &serde_json::Value, column: &str| row[column].as_u64().unwrap();
+    for (e, s) in exact.iter().zip(&sampled) {
+        assert_eq!(s[SAMPLED], serde_json::Value::Bool(true));
+        assert_eq!(e["param_nz"], s["param_nz"]);
+        for metric in [L2_READ, DRAM_READ] {
+            let [lo, hi] = ci95_columns(metric).map(|c| count(s, &c));
+            let (exact, estimate) = (count(e, metric), count(s, metric));
+            assert!(
+                lo <= estimate && estimate <= hi,
+                "{metric}: {lo} {estimate} {hi}"
+            );
+            assert!(
+                lo <= exact && exact <= hi,
+                "{metric}: exact {exact} outside {lo}..{hi}"
+            );
+            assert_ne!(
+                exact, estimate,
+                "{metric}: a sampled count equal to the exact one"
+            );
+        }
+    }
 }

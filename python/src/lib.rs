@@ -209,7 +209,7 @@ fn rank(
 /// `gputraffic sweep` into memory: returns (a JSON array of the rows a `.jsonl` output would
 /// hold, in configuration order; shapes of named sets that cannot launch).
 #[pyfunction]
-#[pyo3(signature = (kernel, blocks, hws, domains, set, l1_scales, l2_scales, models, clock, threads))]
+#[pyo3(signature = (kernel, blocks, hws, domains, set, l1_scales, l2_scales, models, clock, threads, sample))]
 fn sweep(
     py: Python<'_>,
     kernel: &Bound<'_, PyAny>,
@@ -222,6 +222,7 @@ fn sweep(
     models: Vec<String>,
     clock: String,
     threads: Option<usize>,
+    sample: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let kernel = kernel_source(kernel)?;
     py.detach(|| {
@@ -235,6 +236,7 @@ fn sweep(
             l2_scales,
             models: models::select(&models)?,
             clock,
+            sample: sample.then(SampleOptions::default),
         };
         let plan = Sweep::plan(&spec)?;
         let rows = on_threads(threads, || plan.records(&|_, _| {}))?;

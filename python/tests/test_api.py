@@ -211,6 +211,23 @@ def test_sweep_rows_are_the_lines_of_a_jsonl_sweep(tmp_path):
     assert [r["config"] for r in py] == list(range(16))
 
 
+def test_sampled_sweep_rows_are_the_lines_of_a_sampled_jsonl_sweep(tmp_path):
+    out = tmp_path / "s.jsonl"
+    code, _, err = cli(
+        "sweep", "--kernel", "star1", "--blocks", "32x8x4", "--domains", "64x64x32",
+        "--models", "none", "--sample", "--out", str(out),
+    )
+    assert code == 0, err
+    shell = [json.loads(line) for line in out.read_text().splitlines()]
+    py = gputraffic.sweep("star1", "32x8x4", domains=(64, 64, 32), models="none", sample=True)
+    assert py == shell
+    # 32 blocks fill no more than one wave on the H200: simulated exactly, the interval the value.
+    row = py[0]
+    metric = "dram__sectors_read.sum"
+    assert row["sampled"] is False
+    assert row[metric + "_ci95_lo"] == row[metric] == row[metric + "_ci95_hi"] > 0
+
+
 def test_sweep_gives_a_dataframe_with_pandas():
     pandas = pytest.importorskip("pandas")
     frame = gputraffic.sweep("star1", "32x4x2,64x2x2", domains=(64, 64, 32), models="none",

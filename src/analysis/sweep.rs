@@ -23,6 +23,7 @@ use crate::metrics;
 use crate::models::{self, ModelInfo, ernst2023};
 use crate::report::{Report, csv_field};
 use crate::request::KernelSource;
+use crate::sim::sample::SampleOptions;
 use crate::sim::{Counts, SimOptions};
 use crate::{Bound, timing};
 use rayon::prelude::*;
@@ -53,6 +54,9 @@ pub struct SweepSpec {
     pub models: Vec<&'static ModelInfo>,
     /// Clock of the time model: `boost`, `base` or GHz.
     pub clock: String,
+    /// Sample the interior waves of every configuration ([`crate::sim::sample`]): the counts
+    /// become estimates, and each row gains `sampled` and a 95% interval per metric.
+    pub sample: Option<SampleOptions>,
 }
 
 /// Output encoding, chosen from the file name.
@@ -96,6 +100,7 @@ pub struct Sweep {
     /// How many leading columns identify a configuration (checked on resume).
     identity_columns: usize,
     models: Vec<&'static ModelInfo>,
+    sample: Option<SampleOptions>,
     /// Shapes of named block sets that cannot launch, with the reason (reported, not run).
     pub skipped: Vec<String>,
 }
@@ -431,6 +436,12 @@ impl Sweep {
             .position(|c| c == "lattice_updates")
             .unwrap_or(report_columns.len());
         let identity_columns = columns.len() + metric_start;
+        if spec.sample.is_some() {
+            columns.push(metrics::SAMPLED.into());
+            for (m, _) in Sweep::empty_report(&configs[0]).metrics() {
+                columns.extend(metrics::ci95_columns(m));
+            }
+        }
         columns.extend(report_columns);
         columns.extend(DERIVED.iter().map(|s| s.to_string()));
         for m in &spec.models {
@@ -443,6 +454,7 @@ impl Sweep {
             columns,
             identity_columns,
             models: spec.models.clone(),
+            sample: spec.sample,
             skipped,
         })
     }
@@ -498,13 +510,34 @@ impl Sweep {
     pub fn row(&self, i: usize) -> Result<Vec<String>> {
         let p = &self.configs[i];
         let b = &p.bound;
-        let report = b.simulate(&SimOptions::default(), p.clock)?;
+        let opts = SimOptions {
+            sample: self.sample,
+            ..SimOptions::default()
+        };
+        let report = b.simulate(&opts, p.clock)?;
         let mut cells: BTreeMap<String, String> = BTreeMap::new();
         cells.insert("config".into(), i.to_string());
         cells.insert(metrics::L1_SCALE.into(), p.l1_scale.to_string());
         cells.insert(metrics::L2_SCALE.into(), p.l2_scale.to_string());
         for (n, v) in &p.sets {
             cells.insert(format!("set_{n}"), v.clone());
+        }
+        if self.sample.is_some() {
+            let intervals = report.metrics_ci95();
+            cells.insert(metrics::SAMPLED.into(), intervals.is_some().to_string());
+            // A launch too short to sample is simulated exactly: its interval is the value.
+            let intervals = intervals.unwrap_or_else(|| {
+                report
+                    .metrics()
+                    .into_iter()
+                    .map(|(m, v)| (m, [v, v]))
+                    .collect()
+            });
+            for (m, [lo, hi]) in intervals {
+                let [lo_column, hi_column] = metrics::ci95_columns(m);
+                cells.insert(lo_column, lo.to_string());
+                cells.insert(hi_column, hi.to_string());
+            }
         }
         cells.extend(report.columns());
         for (k, v) in derived(&report, b)? {
@@ -578,6 +611,10 @@ impl Sweep {
             hw.description.clear();
             h.field(&format!("{hw:?}"));
             h.field(&format!("{:?} {:?}", p.model_params, p.clock));
+        }
+        // Exact sweeps keep the fingerprint they had before sampling existed.
+        if let Some(s) = &self.sample {
+            h.field(&format!("sampled {s:?}"));
         }
         h.hex()
     }
@@ -696,7 +733,12 @@ impl Sweep {
     fn record(&self, cells: &[String]) -> Value {
         let mut m = Map::new();
         for (k, c) in self.columns.iter().zip(cells) {
-            m.insert(k.clone(), json_cell(c));
+            let value = if k == metrics::SAMPLED {
+                Value::Bool(c == "true")
+            } else {
+                json_cell(c)
+            };
+            m.insert(k.clone(), value);
         }
         Value::Object(m)
     }

@@ -204,6 +204,7 @@ def sweep(
     models: Union[str, Sequence[str]] = "all",
     clock: Union[str, float] = "boost",
     threads: Optional[int] = None,
+    sample: bool = False,
     as_dataframe: bool = False,
 ) -> Any:
     """Simulates every combination, like ``gputraffic sweep`` into a ``.jsonl`` file.
@@ -219,6 +220,8 @@ def sweep(
     combination runs.
     l1_scale, l2_scale: factors for the cache capacities.
     models: model names whose predictions go into every row, ``"all"`` or ``"none"``.
+    sample: sample the interior waves of long launches (as :func:`simulate`); every row then has
+    ``sampled`` and ``<metric>_ci95_lo`` / ``<metric>_ci95_hi``, its metric's 95% interval.
     """
     if isinstance(hw, str):
         hw = [hw]
@@ -248,6 +251,7 @@ def sweep(
         list(models),
         str(clock),
         threads,
+        bool(sample),
     )
     if skipped:
         _warn(
