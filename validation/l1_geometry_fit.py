@@ -129,6 +129,14 @@ def main(path):
         e = [abs(simulated_misses(r, lines, ways, index, policy) - measured(r)) for r in knee]
         print(f"| {lines * 128 // 1024} KiB | {ways} x {lines // ways} | {index} | {policy} | {b:.2f} | "
               f"{statistics.mean(e):.2f} / {max(e):.2f} |", flush=True)
+    # The fold step of the shipped index (src/sim/cache.rs XOR_FOLD_BITS) on the shipped geometry.
+    print("\n| xor-fold step (248 KiB, 16 x 124, plru) | worst miss fraction <= 1920 lines | knee: mean / worst error |")
+    print("|---|---|---|")
+    for bits in [5, 6, 7, 8, 9, 10]:
+        INDEX["xor-fold"] = lambda line, sets, bits=bits: fold(line, bits) % sets
+        b = max(simulated_misses(r, 1984, 16, "xor-fold", "plru") for r in below)
+        e = [abs(simulated_misses(r, 1984, 16, "xor-fold", "plru") - measured(r)) for r in knee]
+        print(f"| {bits} bits | {b:.2f} | {statistics.mean(e):.2f} / {max(e):.2f} |", flush=True)
 
 
 if __name__ == "__main__":
