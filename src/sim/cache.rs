@@ -62,8 +62,9 @@ pub enum Cache {
     Infinite(HashMap<u64, LineState, ahash::RandomState>),
 }
 
-/// The step of [`SetIndexing::XorFold`]: of 5, 7, 9 and 10 bits, 7 reproduces the H200 L1
-/// pointer chase best (docs/model.md).
+/// The step of [`SetIndexing::XorFold`]: on the shipped 16 × 124 tree-PLRU L1, 7 bits gives the
+/// smallest error at the knee of the measured H100/H200 pointer chase (6 bits leaves fewer misses
+/// below capacity; docs/model.md "L1 geometry").
 pub const XOR_FOLD_BITS: u32 = 7;
 
 /// The set a line maps to in a cache of `geometry` (0..sets).
