@@ -485,7 +485,8 @@ mod tests {
 
     #[test]
     fn xor_fold_indexing_gives_consecutive_lines_and_power_of_two_strides_distinct_sets() {
-        // The H100/H200 L1 as modelled: 640 sets of 3 ways.
+        // 640 sets of 3 ways: the 3-way trial L1 of docs/model.md "L1 geometry" (the shipped one
+        // has 124 sets of 16), a set count that 640 consecutive lines fill exactly.
         let g = Geometry {
             sets: 640,
             ways: 3,

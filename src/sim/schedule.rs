@@ -305,14 +305,17 @@ impl<'a> Scheduler<'a> {
                     // its value is used, so the scheduler only moves on after the last load of a
                     // run (or any other instruction). The compiler bounds a run: after
                     // `loads_per_run` loads an instruction uses one of them and the warp waits.
-                    let next_access = match &w.cursor {
-                        None => program.decode(w.next, w.info.trips as u64).0,
-                        Some(c) => c.1.access,
-                    };
+                    // The next instruction is only decoded where it can matter.
                     let keep = self.burst_loads
                         && program.accesses[access].kind == AccessKind::Load
-                        && program.accesses[next_access].kind == AccessKind::Load
-                        && w.run + 1 < self.launch.loads_per_run;
+                        && w.run + 1 < self.launch.loads_per_run
+                        && {
+                            let next_access = match &w.cursor {
+                                None => program.decode(w.next, w.info.trips as u64).0,
+                                Some(c) => c.1.access,
+                            };
+                            program.accesses[next_access].kind == AccessKind::Load
+                        };
                     if keep {
                         w.run += 1;
                     } else {
@@ -373,16 +376,45 @@ mod tests {
         assert_eq!(w0[1].mask, u32::MAX);
     }
 
+    /// What [`issue_order`] saw.
+    struct Issued<'a> {
+        /// Ticks run.
+        ran: u32,
+        /// (warp, access) of every issue of the last SM, the one the block went to.
+        seq: Vec<(u16, u16)>,
+        /// Every SM's issues.
+        out: Vec<Vec<Issue>>,
+        scheduler: Scheduler<'a>,
+    }
+
+    /// Runs `l` (one block) for up to 100 ticks on 132 SMs dispatched last SM first.
+    fn issue_order(l: &Launch, warp_issue: WarpIssue) -> Issued<'_> {
+        let order: Vec<u32> = (0..132).rev().collect();
+        let mut scheduler = Scheduler::new(l, order, warp_issue).unwrap();
+        let mut out = vec![Vec::new(); 132];
+        let ran = scheduler
+            .run(100, &mut out, &mut vec![Vec::new(); 132])
+            .unwrap();
+        let seq = out[131].iter().map(|i| (i.warp, i.access)).collect();
+        Issued {
+            ran,
+            seq,
+            out,
+            scheduler,
+        }
+    }
+
     #[test]
     fn round_robin_over_resident_warps_and_first_wave_order() {
         let l = launch([32, 2, 1], [32, 2, 1]); // one block of two warps
-        let order: Vec<u32> = (0..132).rev().collect();
-        let mut s = Scheduler::new(&l, order, WarpIssue::RoundRobin).unwrap();
-        let mut out = vec![Vec::new(); 132];
-        let ran = s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap();
+        let Issued {
+            ran,
+            seq,
+            out,
+            scheduler: s,
+        } = issue_order(&l, WarpIssue::RoundRobin);
         assert_eq!(ran, 16); // 2 warps × 8 instructions on one SM
         assert!(out[..131].iter().all(|o| o.is_empty()));
-        let seq: Vec<(u16, u16)> = out[131].iter().map(|i| (i.warp, i.access)).collect();
         assert_eq!(&seq[..4], &[(0, 0), (1, 0), (0, 1), (1, 1)]);
         assert_eq!(s.thread_accesses, 16 * 32);
         assert!(s.done());
@@ -393,14 +425,13 @@ mod tests {
         // star1: 7 loads then 1 store per thread. Two warps on one SM: warp 0 sends its 7 loads,
         // warp 1 its 7, then the stores alternate with nothing left between them.
         let l = launch([32, 2, 1], [32, 2, 1]);
-        let order: Vec<u32> = (0..132).rev().collect();
-        let mut s = Scheduler::new(&l, order, WarpIssue::LoadRuns).unwrap();
-        let mut out = vec![Vec::new(); 132];
-        assert_eq!(
-            s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap(),
-            16
-        );
-        let seq: Vec<(u16, u16)> = out[131].iter().map(|i| (i.warp, i.access)).collect();
+        let Issued {
+            ran,
+            seq,
+            scheduler: s,
+            ..
+        } = issue_order(&l, WarpIssue::LoadRuns);
+        assert_eq!(ran, 16);
         let mut expected: Vec<(u16, u16)> = (0..7).map(|a| (0, a)).collect();
         expected.extend((0..7).map(|a| (1, a)));
         expected.extend([(0, 7), (1, 7)]);
@@ -414,14 +445,8 @@ mod tests {
         // 3-5 each, then the last load each, then the stores.
         let mut l = launch([32, 2, 1], [32, 2, 1]);
         l.loads_per_run = 3;
-        let order: Vec<u32> = (0..132).rev().collect();
-        let mut s = Scheduler::new(&l, order, WarpIssue::LoadRuns).unwrap();
-        let mut out = vec![Vec::new(); 132];
-        assert_eq!(
-            s.run(100, &mut out, &mut vec![Vec::new(); 132]).unwrap(),
-            16
-        );
-        let seq: Vec<(u16, u16)> = out[131].iter().map(|i| (i.warp, i.access)).collect();
+        let Issued { ran, seq, .. } = issue_order(&l, WarpIssue::LoadRuns);
+        assert_eq!(ran, 16);
         let mut expected = Vec::new();
         for run in [0..3, 3..6, 6..7] {
             for warp in 0..2 {
