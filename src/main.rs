@@ -125,6 +125,10 @@ struct SimulateArgs {
     /// exactly (for comparing speed and checking exactness).
     #[arg(long, hide = true)]
     reference_l2: bool,
+    /// Coalesce every warp instruction lane by lane, without the per-launch line patterns (the
+    /// reference they must equal).
+    #[arg(long, hide = true)]
+    lane_by_lane: bool,
 }
 
 #[derive(clap::Args)]
@@ -446,6 +450,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         infinite_l2: a.infinite_l2,
         compulsory: !a.no_compulsory,
         serial_l2: a.reference_l2,
+        lane_by_lane: a.lane_by_lane,
         sample: a.sample.then(SampleOptions::default),
         ..SimOptions::default()
     };

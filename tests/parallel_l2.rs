@@ -1,8 +1,9 @@
-//! The sharded, parallel L2 replay counts exactly what the serial reference replay counts: on
-//! random small kernels (guards, per-lane loop exits, nested loops, `if`s, partial-sector stores,
-//! atomics, partial blocks) and tiny cache geometries that force evictions (every replacement
-//! policy that shards, both set indexings, one and two partitions, infinite caches), on 1, 2 and
-//! 7 threads, every counter is identical.
+//! The default pipeline (sharded, parallel L2 replay; full warps coalesced from per-launch line
+//! patterns; long chunks) counts exactly what the reference counts (serial L2 replay, every lane
+//! coalesced, short chunks): on random small kernels (4-, 8- and 12-byte elements, guards, per-lane
+//! loop exits, nested loops, `if`s, partial-sector stores, atomics, partial blocks) and tiny cache
+//! geometries that force evictions (every replacement policy that shards, both set indexings, one
+//! and two partitions, infinite caches), on 1, 2 and 7 threads, every counter is identical.
 
 use gputraffic::input::hw::{HwConfig, Replacement, SetIndexing};
 use gputraffic::input::trace::Kernel;
@@ -145,7 +146,7 @@ fn case() -> impl Strategy<Value = Case> {
             prop::array::uniform3(4i64..40),
             prop::array::uniform3(1u32..9),
         ),
-        (prop::sample::select(vec![4u32, 8]), 1i64..4),
+        (prop::sample::select(vec![4u32, 8, 12]), 1i64..4),
         prop::collection::vec(prop::array::uniform3(-2i64..3), 1..5),
         (
             prop::option::of(1i64..5),
@@ -188,11 +189,18 @@ fn case() -> impl Strategy<Value = Case> {
         )
 }
 
+/// The reference (`serial`: the serial L2 replay, lane-by-lane coalescing, chunks of 64 ticks)
+/// or the default pipeline, on `threads` threads.
 fn run(launch: &Launch, hw: &HwConfig, serial: bool, infinite_l2: bool, threads: usize) -> String {
     let opts = SimOptions {
         serial_l2: serial,
+        lane_by_lane: serial,
         infinite_l2,
-        chunk_ticks: 64,
+        chunk_ticks: if serial {
+            64
+        } else {
+            SimOptions::default().chunk_ticks
+        },
         ..SimOptions::default()
     };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -209,7 +217,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     #[test]
-    fn the_sharded_l2_counts_exactly_as_the_serial_reference(c in case()) {
+    fn the_default_pipeline_counts_exactly_as_the_reference(c in case()) {
         let k = Kernel::parse(&kernel_text(&c), "random.toml").unwrap();
         let hw = hw(&c);
         let req = LaunchRequest { block: Some(c.block), ..Default::default() };

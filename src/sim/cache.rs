@@ -67,21 +67,55 @@ pub enum Cache {
 /// below capacity; docs/model.md "L1 geometry").
 pub const XOR_FOLD_BITS: u32 = 7;
 
+/// The line address folded onto itself in steps of [`XOR_FOLD_BITS`] (before the modulo of
+/// [`SetIndexing::XorFold`]).
+#[inline]
+fn xor_fold(line: u64) -> u64 {
+    let mut folded = line;
+    let mut rest = line >> XOR_FOLD_BITS;
+    while rest != 0 {
+        folded ^= rest;
+        rest >>= XOR_FOLD_BITS;
+    }
+    folded
+}
+
+/// `x % d` by one multiplication for `x < 2^32` (Lemire, Kaser & Kurz, "Faster remainder by
+/// direct computation", 2019: exact for every 32-bit `x` and `d`), a division otherwise. Set
+/// indices of non-power-of-two set counts (the L1's 124 sets) are on the hottest path.
+#[derive(Debug, Clone, Copy)]
+struct FastRem {
+    d: u64,
+    magic: u64,
+}
+
+impl FastRem {
+    fn new(d: u64) -> FastRem {
+        assert!(d > 0 && d <= u32::MAX as u64, "divisor out of range");
+        FastRem {
+            d,
+            magic: (u64::MAX / d).wrapping_add(1),
+        }
+    }
+
+    #[inline]
+    fn rem(self, x: u64) -> u64 {
+        if x >> 32 == 0 {
+            let low = self.magic.wrapping_mul(x);
+            ((low as u128 * self.d as u128) >> 64) as u64
+        } else {
+            x % self.d
+        }
+    }
+}
+
 /// The set a line maps to in a cache of `geometry` (0..sets).
 #[inline]
 pub fn set_index(geometry: &Geometry, line: u64) -> usize {
     let sets = geometry.sets;
     match geometry.indexing {
         SetIndexing::Modulo => (line % sets as u64) as usize,
-        SetIndexing::XorFold => {
-            let mut folded = line;
-            let mut rest = line >> XOR_FOLD_BITS;
-            while rest != 0 {
-                folded ^= rest;
-                rest >>= XOR_FOLD_BITS;
-            }
-            (folded % sets as u64) as usize
-        }
+        SetIndexing::XorFold => (xor_fold(line) % sets as u64) as usize,
         SetIndexing::Hash => {
             // Mix the line address, then map to 0..sets without a division.
             let h = (line ^ (line >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -99,6 +133,8 @@ pub struct SetAssoc {
     geometry: Geometry,
     /// log2 of the number of shards.
     shard_shift: u32,
+    /// `% sets`.
+    sets_rem: FastRem,
     /// Sets held here.
     local_sets: usize,
     /// line + 1 per way (0 = empty).
@@ -129,6 +165,7 @@ impl Cache {
         Cache::SetAssoc(SetAssoc {
             geometry,
             shard_shift: shards.trailing_zeros(),
+            sets_rem: FastRem::new(geometry.sets.max(1) as u64),
             local_sets,
             tags: vec![0; n],
             states: vec![LineState::default(); n],
@@ -258,7 +295,13 @@ impl SetAssoc {
     /// The local position of `line`'s set.
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        let s = set_index(&self.geometry, line) >> self.shard_shift;
+        let set = match self.geometry.indexing {
+            SetIndexing::Modulo => self.sets_rem.rem(line) as usize,
+            SetIndexing::XorFold => self.sets_rem.rem(xor_fold(line)) as usize,
+            SetIndexing::Hash => set_index(&self.geometry, line),
+        };
+        debug_assert_eq!(set, set_index(&self.geometry, line));
+        let s = set >> self.shard_shift;
         debug_assert!(s < self.local_sets);
         s
     }
@@ -268,10 +311,18 @@ impl SetAssoc {
         let ways = self.geometry.ways;
         let start = self.set_of(line) * ways;
         let tag = (line + 1) as u32;
-        self.tags[start..start + ways]
-            .iter()
-            .position(|&t| t == tag)
-            .map(|w| start + w)
+        let set = &self.tags[start..start + ways];
+        if let Ok(set) = <&[u32; 16]>::try_from(set) {
+            // 16 ways (the L1s): a tag is in a set at most once, so compare every way without
+            // branching (this vectorises) and take the one that matched.
+            let mut hits = 0u32;
+            for (w, &t) in set.iter().enumerate() {
+                hits |= u32::from(t == tag) << w;
+            }
+            (hits != 0).then(|| start + hits.trailing_zeros() as usize)
+        } else {
+            set.iter().position(|&t| t == tag).map(|w| start + w)
+        }
     }
 
     #[inline]
@@ -326,6 +377,26 @@ impl SetAssoc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fast_remainder_equals_the_division() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let divisors = (1..=300u64).chain([124 * 16, 40960, 65_535, 1 << 31, u32::MAX as u64]);
+        for d in divisors {
+            let r = FastRem::new(d);
+            let edges = [0, 1, d - 1, d, d + 1, u32::MAX as u64, 1 << 32, u64::MAX];
+            for v in edges {
+                assert_eq!(r.rem(v), v % d, "{v} % {d}");
+            }
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = x >> (x % 40); // every width, most below 2^32
+                assert_eq!(r.rem(v), v % d, "{v} % {d}");
+            }
+        }
+    }
 
     fn two_way(replacement: Replacement) -> Cache {
         Cache::new(Geometry {

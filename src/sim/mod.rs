@@ -38,12 +38,18 @@ pub struct SimOptions {
     pub infinite_l1: bool,
     /// L2 partitions that never evict.
     pub infinite_l2: bool,
-    /// Ticks per chunk.
+    /// Ticks per chunk. Results do not depend on it; speed and memory do: a longer chunk gives
+    /// each SM more work while its L1 and footprint tables are warm in the CPU's caches (star4,
+    /// 32×8×4, h200: 2048 ticks run about 30% faster than 512, in 60 MB instead of 36 MB;
+    /// docs/performance.md).
     pub chunk_ticks: u32,
     /// Track compulsory volumes (costs some speed).
     pub compulsory: bool,
     /// Replay the L2 in one piece, serially (the reference the sharded replay must equal).
     pub serial_l2: bool,
+    /// Coalesce every warp instruction lane by lane, without the per-launch line patterns of full
+    /// warps (the reference the patterns must equal).
+    pub lane_by_lane: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
 }
@@ -53,9 +59,10 @@ impl Default for SimOptions {
         SimOptions {
             infinite_l1: false,
             infinite_l2: false,
-            chunk_ticks: 512,
+            chunk_ticks: 2048,
             compulsory: true,
             serial_l2: false,
+            lane_by_lane: false,
             sample: None,
         }
     }
@@ -194,7 +201,7 @@ fn pipeline(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(Counts, sample::WaveTallies)> {
     let n = hw.sm.count as usize;
-    let cx = GenContext::new(launch);
+    let cx = GenContext::new(launch, !opts.lane_by_lane);
     let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);

@@ -10,6 +10,7 @@ use crate::input::hw::HwConfig;
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{block_coords, thread_coords};
 use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Geometry};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
@@ -176,6 +177,20 @@ struct PreparedAccess {
     /// depend on the warp's base address (an affine index on 4-byte-aligned elements: moving
     /// every lane by whole words only renames the banks).
     full_warp_passes: Option<Vec<u8>>,
+    /// Which memoised line pattern a full warp of this access has (see [`LinePatterns`]); set
+    /// where `fast` and `full_warp_passes` are.
+    pattern_class: Option<usize>,
+}
+
+/// What the coalesced lines of a full warp of an affine access depend on besides the warp's base
+/// address: its lane table, its size and whether byte masks are kept (stores), and the coalescer
+/// used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PatternClass {
+    lane_table: usize,
+    bytes: u32,
+    with_bytes: bool,
+    aligned: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -186,6 +201,25 @@ struct FastIndex {
     lane_table: usize,
 }
 
+impl FastIndex {
+    /// Byte address of thread (0, 0, 0) of block `b` at loop iterations `iterations`; a lane's
+    /// address adds its lane-table offset.
+    #[inline]
+    fn warp_base(&self, a: &PreparedAccess, b: [i64; 3], iterations: &[u32]) -> i64 {
+        let idx = self.c0
+            + self.block_coef[0] * b[0]
+            + self.block_coef[1] * b[1]
+            + self.block_coef[2] * b[2]
+            + self
+                .loop_coef
+                .iter()
+                .zip(iterations)
+                .map(|(c, &k)| c * k as i64)
+                .sum::<i64>();
+        (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx))
+    }
+}
+
 /// Read-only facts shared by all SM workers of one launch.
 #[derive(Debug)]
 pub struct GenContext {
@@ -194,6 +228,10 @@ pub struct GenContext {
     lane_tables: Vec<Vec<i64>>,
     /// Lanes of each warp of the block that exist (the last warp may be partial).
     full_masks: Vec<u32>,
+    /// Per lane table and warp: the smallest and largest byte offset of the warp's lanes that
+    /// exist, so one comparison each bounds-checks a full warp.
+    lane_extremes: Vec<Vec<(i64, i64)>>,
+    patterns: LinePatterns,
     grid: [u32; 3],
     block: [u32; 3],
     array_names: Vec<String>,
@@ -201,8 +239,9 @@ pub struct GenContext {
 }
 
 impl GenContext {
-    /// Prepares the launch's accesses: affine indices get per-lane offset tables.
-    pub fn new(launch: &Launch) -> GenContext {
+    /// Prepares the launch's accesses: affine indices get per-lane offset tables and, with
+    /// `line_patterns`, full warps of them their coalesced lines ([`LinePatterns`]).
+    pub fn new(launch: &Launch, line_patterns: bool) -> GenContext {
         let mut triples: Vec<[i64; 3]> = Vec::new();
         let mut lane_tables: Vec<Vec<i64>> = Vec::new();
         let threads = launch.occupancy.warps_per_block * 32;
@@ -253,6 +292,7 @@ impl GenContext {
                 PreparedAccess {
                     aligned,
                     full_warp_passes: None,
+                    pattern_class: None,
                     kind: a.kind,
                     depth: a.depth,
                     bytes: a.bytes,
@@ -276,10 +316,40 @@ impl GenContext {
                 }
             })
             .collect();
+        let lane_extremes: Vec<Vec<(i64, i64)>> = lane_tables
+            .iter()
+            .map(|table| {
+                (0..warps)
+                    .map(|w| {
+                        let lanes = full_masks[w].count_ones() as usize;
+                        let offsets = &table[32 * w..32 * w + lanes];
+                        let lo = offsets.iter().copied().min().unwrap_or(0);
+                        let hi = offsets.iter().copied().max().unwrap_or(0);
+                        (lo, hi)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut pattern_classes: Vec<PatternClass> = Vec::new();
         for a in &mut accesses {
             let Some(f) = &a.fast else { continue };
             if a.elem % 4 != 0 || a.base % 4 != 0 {
                 continue;
+            }
+            if line_patterns && a.kind != AccessKind::Atomic {
+                let class = PatternClass {
+                    lane_table: f.lane_table,
+                    bytes: a.bytes,
+                    with_bytes: a.kind == AccessKind::Store,
+                    aligned: a.aligned,
+                };
+                a.pattern_class = Some(match pattern_classes.iter().position(|c| *c == class) {
+                    Some(i) => i,
+                    None => {
+                        pattern_classes.push(class);
+                        pattern_classes.len() - 1
+                    }
+                });
             }
             let table = &lane_tables[f.lane_table];
             a.full_warp_passes = Some(
@@ -297,9 +367,12 @@ impl GenContext {
                     .collect(),
             );
         }
+        let patterns = LinePatterns::new(&pattern_classes, &lane_tables, &full_masks);
         GenContext {
             accesses,
             full_masks,
+            lane_extremes,
+            patterns,
             lane_tables,
             grid: launch.grid,
             block: launch.block,
@@ -342,6 +415,85 @@ impl GenContext {
                 a.limit
             ),
         )
+    }
+}
+
+/// Coalesced lines of full warps of affine accesses, worked out once per launch. A full warp's
+/// addresses are its base plus fixed lane offsets, so its lines (relative to the base's line),
+/// sectors and byte masks depend only on the base's offset within its 128-byte line: each
+/// (class, warp, offset) is coalesced once, by the same coalescer as the general path, and an
+/// instruction only shifts the result by its base's line.
+#[derive(Debug, Default)]
+struct LinePatterns {
+    /// Per (class, warp, base offset): `(start, len)` in `lines`.
+    index: Vec<(u32, u32)>,
+    /// Lines relative to the base's line (wrapping), in the coalescer's order.
+    lines: Vec<LineRequest>,
+    warps: usize,
+}
+
+/// Far from zero, and a multiple of 128, so the synthetic addresses of a pattern stay positive
+/// and keep every lane's offset within its line.
+const PATTERN_ORIGIN: i64 = 1 << 40;
+
+impl LinePatterns {
+    fn new(classes: &[PatternClass], lane_tables: &[Vec<i64>], full_masks: &[u32]) -> LinePatterns {
+        let warps = full_masks.len();
+        let mut coalescer = Coalescer::default();
+        let mut index = Vec::with_capacity(classes.len() * warps * 128);
+        let mut lines = Vec::new();
+        let origin_line = (PATTERN_ORIGIN >> LINE_SHIFT) as u64;
+        for c in classes {
+            for (warp, &mask) in full_masks.iter().enumerate() {
+                let table = &lane_tables[c.lane_table][32 * warp..32 * warp + 32];
+                for offset in 0..128 {
+                    let mut addrs = [0u64; 32];
+                    for (x, &t) in addrs.iter_mut().zip(table) {
+                        *x = (PATTERN_ORIGIN + offset + t) as u64;
+                    }
+                    // Offsets the access's alignment never produces are never looked up; an
+                    // unaligned one must not reach the aligned coalescer.
+                    if c.aligned && offset % c.bytes as i64 != 0 {
+                        index.push((0, 0));
+                        continue;
+                    }
+                    if c.aligned {
+                        coalescer.coalesce_aligned(&addrs, mask, c.bytes, c.with_bytes);
+                    } else {
+                        coalescer.coalesce(&addrs, mask, c.bytes, c.with_bytes);
+                    }
+                    let start = lines.len();
+                    lines.extend(coalescer.lines.iter().map(|r| LineRequest {
+                        line: r.line.wrapping_sub(origin_line),
+                        ..*r
+                    }));
+                    index.push((start as u32, (lines.len() - start) as u32));
+                }
+            }
+        }
+        LinePatterns {
+            index,
+            lines,
+            warps,
+        }
+    }
+
+    /// Writes the lines of full warp `warp` of an access of class `class` whose base is
+    /// `warp_base` into `out`.
+    #[inline]
+    fn lines_of(&self, class: usize, warp: usize, warp_base: i64, out: &mut Vec<LineRequest>) {
+        let key = (class * self.warps + warp) * 128 + warp_base.rem_euclid(128) as usize;
+        let (start, len) = self.index[key];
+        let base_line = (warp_base >> LINE_SHIFT) as u64;
+        out.clear();
+        out.extend(
+            self.lines[start as usize..(start + len) as usize]
+                .iter()
+                .map(|r| LineRequest {
+                    line: base_line.wrapping_add(r.line),
+                    ..*r
+                }),
+        );
     }
 }
 
@@ -460,6 +612,28 @@ impl SmWorker {
                 last_block = issue.block;
                 block_xyz = block_coords(issue.block as u64, cx.grid);
             }
+            if let (Some(class), Some(f), Some(passes)) =
+                (a.pattern_class, &a.fast, &a.full_warp_passes)
+                && issue.mask == cx.full_masks[issue.warp as usize]
+            {
+                let warp = issue.warp as usize;
+                let warp_base = f.warp_base(a, block_xyz, &issue.iterations);
+                let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
+                let lo = a.base as i64;
+                let hi = lo + a.limit as i64 - a.bytes as i64;
+                if warp_base.checked_add(lo_offset).is_some_and(|x| x >= lo)
+                    && warp_base.checked_add(hi_offset).is_some_and(|x| x <= hi)
+                {
+                    cx.patterns
+                        .lines_of(class, warp, warp_base, &mut self.coalescer.lines);
+                    self.counters.data_passes += passes[warp] as u64;
+                    match a.kind {
+                        AccessKind::Load => self.load(issue.tick, issue.block),
+                        _ => self.store(issue.tick),
+                    }
+                    continue;
+                }
+            }
             self.addresses(cx, a, issue, block_xyz, &mut slots)?;
             let is_store = a.kind == AccessKind::Store;
             if a.kind == AccessKind::Atomic {
@@ -506,16 +680,7 @@ impl SmWorker {
         let mut bad = None;
         match &a.fast {
             Some(f) => {
-                let idx = f.c0
-                    + f.block_coef[0] * b[0]
-                    + f.block_coef[1] * b[1]
-                    + f.block_coef[2] * b[2]
-                    + f.loop_coef
-                        .iter()
-                        .zip(&issue.iterations)
-                        .map(|(c, &k)| c * k as i64)
-                        .sum::<i64>();
-                let warp_base = (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx));
+                let warp_base = f.warp_base(a, b, &issue.iterations);
                 let first = issue.warp as usize * 32;
                 let table = &cx.lane_tables[f.lane_table][first..first + 32];
                 let lo = a.base as i64;
