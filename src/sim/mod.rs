@@ -262,15 +262,23 @@ fn pipeline(
                     .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))
             },
             || {
-                let before =
-                    counted(pending_wave).map(|label| (label, sample::fields(&l2_counts(&l2))));
-                replay(&mut l2, &pending, pending_ticks);
-                let replayed = before.map(|(label, b)| (label, b, sample::fields(&l2_counts(&l2))));
-                let scheduled = sched.run_until(
-                    opts.chunk_ticks,
-                    until(next),
-                    &mut next_issues,
-                    &mut next_finished,
+                // The L2 replays the previous chunk while the scheduler works out the next: the
+                // two share nothing, and together they are the pipeline's critical path.
+                let (replayed, scheduled) = rayon::join(
+                    || {
+                        let before = counted(pending_wave)
+                            .map(|label| (label, sample::fields(&l2_counts(&l2))));
+                        replay(&mut l2, &pending, pending_ticks);
+                        before.map(|(label, b)| (label, b, sample::fields(&l2_counts(&l2))))
+                    },
+                    || {
+                        sched.run_until(
+                            opts.chunk_ticks,
+                            until(next),
+                            &mut next_issues,
+                            &mut next_finished,
+                        )
+                    },
                 );
                 (scheduled, replayed)
             },
