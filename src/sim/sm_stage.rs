@@ -177,8 +177,8 @@ struct PreparedAccess {
     /// depend on the warp's base address (an affine index on 4-byte-aligned elements: moving
     /// every lane by whole words only renames the banks).
     full_warp_passes: Option<Vec<u8>>,
-    /// Which memoised line pattern a full warp of this access has (see [`LinePatterns`]); set
-    /// where `fast` and `full_warp_passes` are.
+    /// Which line pattern a full warp of this access takes (see [`LinePatterns`]): set for loads
+    /// and stores that have `fast` and `full_warp_passes`, unless the launch runs lane by lane.
     pattern_class: Option<usize>,
 }
 
