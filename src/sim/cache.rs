@@ -112,10 +112,16 @@ impl FastRem {
 /// The set a line maps to in a cache of `geometry` (0..sets).
 #[inline]
 pub fn set_index(geometry: &Geometry, line: u64) -> usize {
+    set_index_by(geometry, line, |x| x % geometry.sets as u64)
+}
+
+/// [`set_index`], taking `% sets` by `rem` (the caches pass their [`FastRem`]).
+#[inline(always)]
+fn set_index_by(geometry: &Geometry, line: u64, rem: impl Fn(u64) -> u64) -> usize {
     let sets = geometry.sets;
     match geometry.indexing {
-        SetIndexing::Modulo => (line % sets as u64) as usize,
-        SetIndexing::XorFold => (xor_fold(line) % sets as u64) as usize,
+        SetIndexing::Modulo => rem(line) as usize,
+        SetIndexing::XorFold => rem(xor_fold(line)) as usize,
         SetIndexing::Hash => {
             // Mix the line address, then map to 0..sets without a division.
             let h = (line ^ (line >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -295,13 +301,9 @@ impl SetAssoc {
     /// The local position of `line`'s set.
     #[inline]
     fn set_of(&self, line: u64) -> usize {
-        let set = match self.geometry.indexing {
-            SetIndexing::Modulo => self.sets_rem.rem(line) as usize,
-            SetIndexing::XorFold => self.sets_rem.rem(xor_fold(line)) as usize,
-            SetIndexing::Hash => set_index(&self.geometry, line),
-        };
-        debug_assert_eq!(set, set_index(&self.geometry, line));
-        let s = set >> self.shard_shift;
+        let rem = self.sets_rem;
+        let s = set_index_by(&self.geometry, line, |x| rem.rem(x)) >> self.shard_shift;
+        debug_assert_eq!(s, set_index(&self.geometry, line) >> self.shard_shift);
         debug_assert!(s < self.local_sets);
         s
     }

@@ -201,6 +201,16 @@ struct FastIndex {
     lane_table: usize,
 }
 
+impl PreparedAccess {
+    /// The first and the last byte address at which an access of this kind may start inside its
+    /// array.
+    #[inline]
+    fn address_bounds(&self) -> (i64, i64) {
+        let lo = self.base as i64;
+        (lo, lo + self.limit as i64 - self.bytes as i64)
+    }
+}
+
 impl FastIndex {
     /// Byte address of thread (0, 0, 0) of block `b` at loop iterations `iterations`; a lane's
     /// address adds its lane-table offset.
@@ -423,7 +433,7 @@ impl GenContext {
 /// sectors and byte masks depend only on the base's offset within its 128-byte line: each
 /// (class, warp, offset) is coalesced once, by the same coalescer as the general path, and an
 /// instruction only shifts the result by its base's line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LinePatterns {
     /// Per (class, warp, base offset): `(start, len)` in `lines`.
     index: Vec<(u32, u32)>,
@@ -612,43 +622,23 @@ impl SmWorker {
                 last_block = issue.block;
                 block_xyz = block_coords(issue.block as u64, cx.grid);
             }
-            if let (Some(class), Some(f), Some(passes)) =
-                (a.pattern_class, &a.fast, &a.full_warp_passes)
-                && issue.mask == cx.full_masks[issue.warp as usize]
-            {
-                let warp = issue.warp as usize;
-                let warp_base = f.warp_base(a, block_xyz, &issue.iterations);
-                let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
-                let lo = a.base as i64;
-                let hi = lo + a.limit as i64 - a.bytes as i64;
-                if warp_base.checked_add(lo_offset).is_some_and(|x| x >= lo)
-                    && warp_base.checked_add(hi_offset).is_some_and(|x| x <= hi)
-                {
-                    cx.patterns
-                        .lines_of(class, warp, warp_base, &mut self.coalescer.lines);
-                    self.counters.data_passes += passes[warp] as u64;
-                    match a.kind {
-                        AccessKind::Load => self.load(issue.tick, issue.block),
-                        _ => self.store(issue.tick),
-                    }
+            if !self.full_warp_lines(cx, a, issue, block_xyz) {
+                self.addresses(cx, a, issue, block_xyz, &mut slots)?;
+                let is_store = a.kind == AccessKind::Store;
+                if a.kind == AccessKind::Atomic {
+                    self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
+                    self.counters.data_passes +=
+                        data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
+                    self.atomic(issue.tick);
                     continue;
                 }
-            }
-            self.addresses(cx, a, issue, block_xyz, &mut slots)?;
-            let is_store = a.kind == AccessKind::Store;
-            if a.kind == AccessKind::Atomic {
-                self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
-                self.counters.data_passes +=
-                    data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
-                self.atomic(issue.tick);
-                continue;
-            }
-            if a.aligned {
-                self.coalescer
-                    .coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
-            } else {
-                self.coalescer
-                    .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+                if a.aligned {
+                    self.coalescer
+                        .coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
+                } else {
+                    self.coalescer
+                        .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+                }
             }
             self.counters.data_passes += match &a.full_warp_passes {
                 Some(p) if issue.mask == cx.full_masks[issue.warp as usize] => {
@@ -668,6 +658,38 @@ impl SmWorker {
         Ok(())
     }
 
+    /// Fills the coalescer's lines of `issue` from the launch's line patterns when it is a full
+    /// warp of an access that has them and all its lanes are in bounds. False otherwise: the
+    /// caller then goes lane by lane (which also reports a lane out of bounds).
+    #[inline]
+    fn full_warp_lines(
+        &mut self,
+        cx: &GenContext,
+        a: &PreparedAccess,
+        issue: &Issue,
+        b: [i64; 3],
+    ) -> bool {
+        let (Some(class), Some(f)) = (a.pattern_class, &a.fast) else {
+            return false;
+        };
+        // The caller counts the warp's data-stage passes from this table, not its addresses.
+        debug_assert!(a.full_warp_passes.is_some());
+        let warp = issue.warp as usize;
+        if issue.mask != cx.full_masks[warp] {
+            return false;
+        }
+        let warp_base = f.warp_base(a, b, &issue.iterations);
+        let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
+        let (lo, hi) = a.address_bounds();
+        let inside = warp_base.checked_add(lo_offset).is_some_and(|x| x >= lo)
+            && warp_base.checked_add(hi_offset).is_some_and(|x| x <= hi);
+        if inside {
+            cx.patterns
+                .lines_of(class, warp, warp_base, &mut self.coalescer.lines);
+        }
+        inside
+    }
+
     #[inline]
     fn addresses(
         &mut self,
@@ -683,8 +705,7 @@ impl SmWorker {
                 let warp_base = f.warp_base(a, b, &issue.iterations);
                 let first = issue.warp as usize * 32;
                 let table = &cx.lane_tables[f.lane_table][first..first + 32];
-                let lo = a.base as i64;
-                let hi = lo + a.limit as i64 - a.bytes as i64;
+                let (lo, hi) = a.address_bounds();
                 let mut m = issue.mask;
                 while m != 0 {
                     let lane = m.trailing_zeros();
