@@ -129,6 +129,9 @@ struct SimulateArgs {
     /// reference they must equal).
     #[arg(long, hide = true)]
     lane_by_lane: bool,
+    /// Schedule all SMs tick by tick, the reference the event-driven schedule equals.
+    #[arg(long, hide = true)]
+    tick_by_tick: bool,
 }
 
 #[derive(clap::Args)]
@@ -451,6 +454,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         compulsory: !a.no_compulsory,
         serial_l2: a.reference_l2,
         lane_by_lane: a.lane_by_lane,
+        tick_by_tick: a.tick_by_tick,
         sample: a.sample.then(SampleOptions::default),
         ..SimOptions::default()
     };

@@ -440,8 +440,8 @@ impl Report {
         if let Some(sample) = &self.sample {
             let _ = writeln!(
                 s,
-                "sampled: {} of {} waves simulated ({} counted), the rest extrapolated with 95% intervals\n",
-                sample.waves_simulated, sample.waves, sample.waves_counted
+                "sampled: {} of {} waves simulated ({} counted, {} jumped over unscheduled), the rest extrapolated with 95% intervals\n",
+                sample.waves_simulated, sample.waves, sample.waves_counted, sample.waves_jumped
             );
         }
         let interval_header = if intervals.is_empty() {
@@ -599,6 +599,7 @@ struct SimulationJson {
     waves: Option<u64>,
     waves_simulated: Option<u64>,
     waves_counted: Option<u64>,
+    waves_jumped: Option<u64>,
 }
 
 impl Serialize for Report {
@@ -633,6 +634,7 @@ impl Serialize for Report {
                 waves: self.sample.as_ref().map(|s| s.waves),
                 waves_simulated: self.sample.as_ref().map(|s| s.waves_simulated),
                 waves_counted: self.sample.as_ref().map(|s| s.waves_counted),
+                waves_jumped: self.sample.as_ref().map(|s| s.waves_jumped),
             },
             time: self.time.as_ref(),
             compare: self.comparison.as_ref(),

@@ -1,6 +1,7 @@
 //! The default pipeline (sharded, parallel L2 replay; full warps coalesced from per-launch line
-//! patterns; long chunks) counts exactly what the reference counts (serial L2 replay, every lane
-//! coalesced, short chunks): on random small kernels (4-, 8- and 12-byte elements, guards, per-lane
+//! patterns; each SM scheduled on its own between freed slots; long chunks) counts exactly what
+//! the reference counts (serial L2 replay, every lane coalesced, all SMs scheduled tick by tick,
+//! short chunks): on random small kernels (4-, 8- and 12-byte elements, guards, per-lane
 //! loop exits, nested loops, `if`s, partial-sector stores, atomics, partial blocks) and tiny cache
 //! geometries that force evictions (every replacement policy that shards, both set indexings, one
 //! and two partitions, infinite caches), on 1, 2 and 7 threads, every counter is identical.
@@ -189,12 +190,13 @@ fn case() -> impl Strategy<Value = Case> {
         )
 }
 
-/// The reference (`serial`: the serial L2 replay, lane-by-lane coalescing, chunks of 64 ticks)
-/// or the default pipeline, on `threads` threads.
+/// The reference (`serial`: the serial L2 replay, lane-by-lane coalescing, the tick-by-tick
+/// schedule, chunks of 64 ticks) or the default pipeline, on `threads` threads.
 fn run(launch: &Launch, hw: &HwConfig, serial: bool, infinite_l2: bool, threads: usize) -> String {
     let opts = SimOptions {
         serial_l2: serial,
         lane_by_lane: serial,
+        tick_by_tick: serial,
         infinite_l2,
         chunk_ticks: if serial {
             64

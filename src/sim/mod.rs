@@ -9,9 +9,9 @@
 //! into shards of whole sets, each replaying its requests tick by tick, SM by SM — exactly the
 //! serial replay of every request in that order ([`SimOptions::serial_l2`] runs that reference).
 //!
-//! [`simulate_sampled`] runs the same pipeline over a [`sample::WavePlan`]: the scheduler still
-//! runs every tick, but only the planned waves reach the SMs' stage and the L2, and the counted
-//! ones are tallied wave by wave for the extrapolation.
+//! [`simulate_sampled`] runs the same pipeline over a [`sample::WavePlan`]: only the planned
+//! waves reach the SMs' stage and the L2, the scheduler jumps over most of the others, and the
+//! counted ones are tallied wave by wave for the extrapolation.
 
 pub mod cache;
 pub mod coalesce;
@@ -50,6 +50,9 @@ pub struct SimOptions {
     /// Coalesce every warp instruction lane by lane, without the per-launch line patterns of full
     /// warps (the reference the patterns must equal).
     pub lane_by_lane: bool,
+    /// Schedule all SMs tick by tick instead of each on its own between freed slots (the
+    /// reference the event-driven schedule must equal; [`Scheduler::run_until`]).
+    pub tick_by_tick: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
 }
@@ -63,6 +66,7 @@ impl Default for SimOptions {
             compulsory: true,
             serial_l2: false,
             lane_by_lane: false,
+            tick_by_tick: false,
             sample: None,
         }
     }
@@ -113,7 +117,8 @@ pub fn simulate_with_progress(
 /// estimate's 95% interval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampledCounts {
-    /// Point estimates (exact where not additive: ticks, instructions, thread accesses).
+    /// Point estimates (exact where the blocks alone decide them: instructions, thread accesses
+    /// and active warps; the ticks are estimated like the traffic).
     pub counts: Counts,
     /// Lower ends of the intervals, as counts.
     pub lo: Counts,
@@ -125,6 +130,8 @@ pub struct SampledCounts {
     pub waves_simulated: u64,
     /// Waves counted.
     pub waves_counted: u64,
+    /// Waves the scheduler jumped over without scheduling them ([`Scheduler::fast_forward`]).
+    pub waves_jumped: u64,
 }
 
 /// Simulates `launch` on `hw` by sampling waves ([`sample`]); `None` when the launch is too
@@ -157,6 +164,7 @@ pub fn simulate_sampled(
             .iter()
             .filter(|m| **m == sample::WaveMode::Count)
             .count() as u64,
+        waves_jumped: tallies.jumped_blocks / plan.blocks_per_wave,
     }))
 }
 
@@ -203,6 +211,7 @@ fn pipeline(
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
     let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
+    sched.tick_by_tick = opts.tick_by_tick;
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let mut workers: Vec<SmWorker> = (0..n)
@@ -231,13 +240,24 @@ fn pipeline(
     let mut tallies = sample::WaveTallies::default();
     // With a plan: each chunk stays within one wave, and its wave decides whether the caches see
     // it. `current` is the chunk the SMs work on, `pending` the one the L2 replays.
-    let chunk_wave = |sched: &mut Scheduler| -> Option<(u64, sample::WaveMode)> {
-        let p = plan?;
-        let label = p.label(sched.blocks_dispatched());
-        let mode = p.mode(label);
-        sched.list_issues = mode != sample::WaveMode::Skip;
-        Some((label, mode))
-    };
+    // Waves that nothing counts or warms are jumped over, whole waves at a time, where the
+    // blocks' shapes allow ([`Scheduler::fast_forward`]).
+    let chunk_wave =
+        |sched: &mut Scheduler, jumped: &mut u64| -> Result<Option<(u64, sample::WaveMode)>> {
+            let Some(p) = plan else {
+                return Ok(None);
+            };
+            let mut label = p.label(sched.blocks_dispatched());
+            if p.jumpable(label) {
+                let to = p.start_of(p.next_detailed(label));
+                let blocks = to.saturating_sub(sched.blocks_dispatched());
+                *jumped += sched.fast_forward(blocks, p.blocks_per_wave)?;
+                label = p.label(sched.blocks_dispatched());
+            }
+            let mode = p.mode(label);
+            sched.list_issues = mode != sample::WaveMode::Skip;
+            Ok(Some((label, mode)))
+        };
     let until = |wave: Option<(u64, sample::WaveMode)>| match (plan, wave) {
         (Some(p), Some((label, _))) => p.end_of(label),
         _ => u64::MAX,
@@ -245,13 +265,13 @@ fn pipeline(
     let counted = |wave: Option<(u64, sample::WaveMode)>| {
         wave.and_then(|(label, mode)| (mode == sample::WaveMode::Count).then_some(label))
     };
-    let mut current = chunk_wave(&mut sched);
+    let mut current = chunk_wave(&mut sched, &mut tallies.jumped_blocks)?;
     let mut pending_wave = None;
     let mut ticks =
         sched.run_until(opts.chunk_ticks, until(current), &mut issues, &mut finished)?;
     while ticks > 0 || pending_ticks > 0 {
         warp_instructions += issues.iter().map(|v| v.len() as u64).sum::<u64>();
-        let next = chunk_wave(&mut sched);
+        let next = chunk_wave(&mut sched, &mut tallies.jumped_blocks)?;
         let l1_before = counted(current).map(|_| l1_fields(&workers));
         let (worked, (scheduled, l2_delta)) = rayon::join(
             || {
@@ -290,6 +310,7 @@ fn pipeline(
             for f in 0..sample::L1_FIELDS {
                 delta[f] = after[f] - before[f];
             }
+            delta[sample::TICKS_FIELD] = ticks as u64;
             tallies.add(label, &delta);
         }
         if let Some((label, before, after)) = l2_delta {
@@ -311,6 +332,10 @@ fn pipeline(
         std::mem::swap(&mut finished, &mut next_finished);
     }
     warp_instructions += sched.unlisted_instructions;
+    let (mut thread_accesses, mut active_warps) = (sched.thread_accesses, sched.active_warps);
+    if tallies.jumped_blocks > 0 {
+        (warp_instructions, thread_accesses, active_warps) = schedule::simple_totals(launch)?;
+    }
     let mut l1 = L1Counters::default();
     for w in &mut workers {
         w.finish();
@@ -326,8 +351,8 @@ fn pipeline(
         compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors()),
         ticks: sched.tick,
         warp_instructions,
-        thread_accesses: sched.thread_accesses,
-        active_warps: sched.active_warps,
+        thread_accesses,
+        active_warps,
         warps_launched,
     };
     Ok((counts, tallies))

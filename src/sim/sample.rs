@@ -4,9 +4,16 @@
 //!
 //! A wave is labelled by the blocks dispatched when its ticks run: label `k` covers the ticks
 //! in which `k·B ≤ dispatched < (k+1)·B` (B = blocks per wave), so the labels partition the
-//! launch and their traffic sums to the total. The scheduler runs every tick (it alone decides
-//! the timing, so ticks, instructions and thread accesses stay exact); the per-SM stage and the
-//! L2 run only for the waves simulated in detail. Before each sampled wave a warm-up runs in full
+//! launch and their traffic sums to the total. The per-SM stage and the L2 run only for the waves
+//! simulated in detail. The scheduler runs through the other waves too, but jumps over skipped
+//! waves where it can, a whole number of waves at a time, the resident blocks becoming those as
+//! many waves later with their progress kept (`Scheduler::fast_forward`): from the third skipped
+//! wave on (so that no block the caches saw is still resident), where every resident block has
+//! the shape of the one it becomes (else the scheduler runs on and tries again a chunk later).
+//! The labels then start where they would have, and in a launch whose schedule repeats wave
+//! after wave every count is what the scheduler running through would give. The ticks are
+//! estimated like the traffic; instructions, thread accesses and active warps are summed over
+//! the blocks, exactly. Before each sampled wave a warm-up runs in full
 //! detail without being counted, so that the L1s and the L2 hold what they would hold in the
 //! exact run: one wave more than the longer of one layer of blocks (the reuse distance of a
 //! stencil's outermost grid dimension) and the waves in which the kernel's data fills the L2
@@ -51,6 +58,8 @@ pub struct SampleOptions {
     pub tail_waves: u32,
     /// Seed of the stratified choice.
     pub seed: u64,
+    /// Let the scheduler jump over skipped waves (else it runs through them).
+    pub jump: bool,
 }
 
 impl Default for SampleOptions {
@@ -63,6 +72,7 @@ impl Default for SampleOptions {
             head_waves: 2,
             tail_waves: 2,
             seed: 0x5eed_9e37_79b9_7f4a,
+            jump: true,
         }
     }
 }
@@ -80,6 +90,8 @@ pub struct WavePlan {
     pub strata: Vec<((u64, u64), Vec<u64>)>,
     /// Waves of warm-up before each counted run.
     pub warmup_waves: u64,
+    /// Whether the scheduler may jump over skipped waves ([`SampleOptions::jump`]).
+    pub jump: bool,
 }
 
 impl WavePlan {
@@ -152,6 +164,7 @@ impl WavePlan {
             interior: (lo, hi),
             strata: plan_strata,
             warmup_waves: warmup,
+            jump: o.jump,
         })
     }
 
@@ -170,6 +183,24 @@ impl WavePlan {
         (label + 1) * self.blocks_per_wave
     }
 
+    /// Whether the scheduler may jump over wave `label`: it is skipped, and so are the two
+    /// before it, so that no block the caches saw is still resident.
+    pub fn jumpable(&self, label: u64) -> bool {
+        self.jump && label >= 2 && (label - 2..=label).all(|l| self.mode(l) == WaveMode::Skip)
+    }
+
+    /// The first wave after `label` simulated in detail (the tail always is).
+    pub fn next_detailed(&self, label: u64) -> u64 {
+        (label + 1..self.modes.len() as u64)
+            .find(|&l| self.mode(l) != WaveMode::Skip)
+            .unwrap_or(self.modes.len() as u64 - 1)
+    }
+
+    /// The dispatch count at which wave `label` starts.
+    pub fn start_of(&self, label: u64) -> u64 {
+        label * self.blocks_per_wave
+    }
+
     /// Labels simulated in detail (counted or warming).
     pub fn detailed(&self) -> usize {
         self.modes.iter().filter(|m| **m != WaveMode::Skip).count()
@@ -177,11 +208,13 @@ impl WavePlan {
 }
 
 /// The counts the sampler extrapolates, as one vector: each additive field of [`Counts`], the
-/// L1's first.
-pub const FIELDS: usize = 21;
-/// How many of [`FIELDS`] are the L1's (the rest are the L2's, the DRAM's and the compulsory
-/// volume).
+/// L1's first, the ticks last.
+pub const FIELDS: usize = 22;
+/// How many of [`FIELDS`] are the L1's (then come the L2's, the DRAM's, the compulsory volume
+/// and the ticks).
 pub const L1_FIELDS: usize = 12;
+/// The place of the ticks in [`FIELDS`].
+pub const TICKS_FIELD: usize = FIELDS - 1;
 
 /// The additive fields of `c`, in [`FIELDS`] order (the compulsory volume as 0 when untracked).
 pub fn fields(c: &Counts) -> [u64; FIELDS] {
@@ -215,6 +248,7 @@ fn fields_mut<'a>(c: &'a mut Counts, compulsory: &'a mut u64) -> [&'a mut u64; F
         &mut d.read_sectors,
         &mut d.write_sectors,
         compulsory,
+        &mut c.ticks,
     ]
 }
 
@@ -239,6 +273,8 @@ pub fn with_fields(c: &Counts, values: &[u64; FIELDS]) -> Counts {
 pub struct WaveTallies {
     /// Per counted label, the fields it added.
     pub by_label: std::collections::BTreeMap<u64, [u64; FIELDS]>,
+    /// Blocks the scheduler jumped over.
+    pub jumped_blocks: u64,
 }
 
 impl WaveTallies {

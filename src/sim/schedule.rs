@@ -14,11 +14,12 @@ use crate::error::Result;
 use crate::input::hw::WarpIssue;
 use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
-use crate::launch::Launch;
 use crate::launch::control::{WarpCursor, WarpStep};
 use crate::launch::geometry::{WarpInfo, block_warps};
+use crate::launch::{Launch, Program};
 use rayon::prelude::*;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// One warp instruction issued on an SM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,12 +54,32 @@ struct ResidentWarp<'a> {
 
 #[derive(Debug, Default)]
 struct SmQueue<'a> {
-    ring: Vec<ResidentWarp<'a>>,
+    /// The resident warps in the order they arrived, as places in `warps` (removing one from
+    /// the middle then moves two bytes per warp behind it, not the warps).
+    ring: Vec<u16>,
+    /// The resident warps' state, in places reused as warps finish.
+    warps: Vec<ResidentWarp<'a>>,
+    /// Places in `warps` free for the next warps.
+    free_places: Vec<u16>,
+    /// Position in `ring` of the warp issuing next.
     cursor: usize,
     /// Live warps per block slot.
     live: Vec<u32>,
     free_slots: Vec<u16>,
+    /// The tick this SM issues at next, counted from the current chunk's start.
+    clock: u32,
+    /// Whether the SM has freed a slot that is not yet filled (it waits in the event queue).
+    waiting: bool,
+    /// Issues run past the previous chunk's end, their ticks counted from this chunk's start.
+    carried: Vec<Issue>,
+    /// Blocks finished (tick, block) and not yet reported.
+    finished: Vec<(u32, u32)>,
+    /// One past the tick of the SM's last issue in the current chunk (0: none).
+    last_issue_end: u32,
 }
+
+/// How many jump lengths [`Scheduler::fast_forward`] tries, longest first.
+pub const JUMP_TRIES: u64 = 32;
 
 /// Blocks are worked out this many at a time, in parallel, ahead of dispatch.
 const BLOCK_BATCH: u64 = 2048;
@@ -85,7 +106,10 @@ pub struct Scheduler<'a> {
     burst_loads: bool,
     /// Warp instructions issued while `list_issues` was off.
     pub unlisted_instructions: u64,
-    freed: Vec<(u32, u32)>,
+    /// Run the reference schedule: all SMs tick by tick (the same issues, slower).
+    pub tick_by_tick: bool,
+    /// SMs that freed a slot: (tick, dispatch rank, SM), earliest first.
+    events: BinaryHeap<Reverse<(u32, u32, u32)>>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -121,7 +145,8 @@ impl<'a> Scheduler<'a> {
             list_issues: true,
             burst_loads: warp_issue == WarpIssue::LoadRuns,
             unlisted_instructions: 0,
-            freed: Vec::new(),
+            tick_by_tick: false,
+            events: BinaryHeap::new(),
         };
         // First wave: round after round over the dispatch order, one block per SM per round.
         for _ in 0..per_sm {
@@ -140,7 +165,11 @@ impl<'a> Scheduler<'a> {
 
     /// True when every block has been dispatched and has finished.
     pub fn done(&self) -> bool {
-        self.next_block >= self.launch.total_blocks && self.sms.iter().all(|q| q.ring.is_empty())
+        self.next_block >= self.launch.total_blocks
+            && self
+                .sms
+                .iter()
+                .all(|q| q.ring.is_empty() && q.carried.is_empty())
     }
 
     fn next_block_info(&mut self) -> Result<Option<(u32, Vec<WarpInfo>)>> {
@@ -189,7 +218,11 @@ impl<'a> Scheduler<'a> {
                 if info.instructions > 0 || cursor.is_some() {
                     live += 1;
                     self.active_warps += 1;
-                    q.ring.push(ResidentWarp {
+                    if cursor.is_none() {
+                        // Counted here rather than lane by lane as it issues: the same total.
+                        self.thread_accesses += lane_accesses(&self.launch.program, &info);
+                    }
+                    let warp = ResidentWarp {
                         block,
                         warp: w as u16,
                         slot,
@@ -197,7 +230,18 @@ impl<'a> Scheduler<'a> {
                         next: 0,
                         info,
                         cursor,
-                    });
+                    };
+                    let place = match q.free_places.pop() {
+                        Some(p) => {
+                            q.warps[p as usize] = warp;
+                            p
+                        }
+                        None => {
+                            q.warps.push(warp);
+                            (q.warps.len() - 1) as u16
+                        }
+                    };
+                    q.ring.push(place);
                 }
             }
             if live > 0 {
@@ -206,6 +250,63 @@ impl<'a> Scheduler<'a> {
             }
             q.free_slots.push(slot);
         }
+    }
+
+    /// Jumps over up to `blocks` blocks, a whole number of periods of `period` blocks, without
+    /// issuing them: every resident block (and what it ran ahead) becomes the block that many
+    /// ids later, keeping its progress, and dispatch goes on from there. The jump is the
+    /// longest (of the [`JUMP_TRIES`] longest) in which every resident block and the one it
+    /// becomes have the same shape (guards, trips); none when the program is not of the simple
+    /// form (cursors know their block). Returns the blocks jumped.
+    ///
+    /// The schedule is not simulated over the jump, so it goes on as from the same point of a
+    /// later period: sampled simulation jumps over waves that nothing counts, a whole number of
+    /// waves, so that the waves it counts start where they would have (the ticks,
+    /// instructions and lanes of the blocks jumped over are then not the scheduler's to count).
+    pub fn fast_forward(&mut self, blocks: u64, period: u64) -> Result<u64> {
+        let launch = self.launch;
+        let period = period.max(1);
+        let most = blocks.min(launch.total_blocks - self.next_block) / period;
+        if most == 0 || !launch.program.simple || launch.total_blocks > u32::MAX as u64 {
+            return Ok(0);
+        }
+        let mut resident: Vec<u32> = (self.sms.iter())
+            .flat_map(|q| q.ring.iter().map(|&p| q.warps[p as usize].block))
+            .collect();
+        resident.sort_unstable();
+        resident.dedup();
+        let shapes = (resident.par_iter())
+            .map(|&b| block_warps(launch, b as u64))
+            .collect::<Result<Vec<_>>>()?;
+        let mut delta = 0;
+        for k in (most.saturating_sub(JUMP_TRIES - 1)..=most).rev() {
+            let d = k * period;
+            let differs = (resident.par_iter().zip(&shapes))
+                .map(|(&b, shape)| Ok(block_warps(launch, b as u64 + d)? != *shape))
+                .collect::<Result<Vec<bool>>>()?;
+            if !differs.contains(&true) {
+                delta = d;
+                break;
+            }
+        }
+        if delta == 0 {
+            return Ok(0);
+        }
+        let d = delta as u32;
+        for q in &mut self.sms {
+            for &p in &q.ring {
+                q.warps[p as usize].block += d;
+            }
+            for i in &mut q.carried {
+                i.block += d;
+            }
+            for f in &mut q.finished {
+                f.1 += d;
+            }
+        }
+        self.next_block += delta;
+        self.ready.clear();
+        Ok(delta)
     }
 
     /// Runs up to `ticks` ticks, putting each SM's issues in `out[sm]` and the blocks that
@@ -222,7 +323,109 @@ impl<'a> Scheduler<'a> {
 
     /// [`Scheduler::run`], stopping early after the tick in which the blocks dispatched reach
     /// `dispatched` (so that a chunk of ticks never spans two waves of a sampled simulation).
+    ///
+    /// SMs only meet where a freed slot takes the next block, so each SM runs on its own, tick
+    /// after tick, until it frees a slot; the freed slots are then filled in the order of the
+    /// tick-by-tick schedule (tick, then dispatch rank), each SM running on to its next one.
+    /// An SM may run past the chunk's end when the chunk ends early; those issues are kept for
+    /// the next chunk. [`Scheduler::tick_by_tick`] runs the reference: all SMs tick by tick.
     pub fn run_until(
+        &mut self,
+        ticks: u32,
+        dispatched: u64,
+        out: &mut [Vec<Issue>],
+        finished: &mut [Vec<u32>],
+    ) -> Result<u32> {
+        if self.tick_by_tick {
+            return self.run_tick_by_tick(ticks, dispatched, out, finished);
+        }
+        for ((o, f), q) in out.iter_mut().zip(finished.iter_mut()).zip(&mut self.sms) {
+            o.clear();
+            o.append(&mut q.carried);
+            f.clear();
+            q.last_issue_end = o.last().map_or(0, |i| i.tick + 1);
+        }
+        if self.done() {
+            return Ok(0);
+        }
+        // The chunk's end: the tick after the one in which `dispatched` was reached.
+        let mut end = if self.next_block >= dispatched {
+            1.min(ticks)
+        } else {
+            ticks
+        };
+        let mut ctx = RunContext {
+            launch: self.launch,
+            burst_loads: self.burst_loads,
+            limit: ticks,
+            thread_accesses: 0,
+        };
+        for (sm, q) in self.sms.iter_mut().enumerate() {
+            if !q.waiting
+                && let Some(t) = ctx.run_sm(q, &mut out[sm])?
+            {
+                q.waiting = true;
+                self.events.push(Reverse((t, self.rank[sm], sm as u32)));
+            }
+        }
+        while let Some(&Reverse((t, _, sm))) = self.events.peek() {
+            if t >= end {
+                break;
+            }
+            self.events.pop();
+            self.dispatch(sm)?;
+            if self.next_block >= dispatched {
+                end = end.min(t + 1);
+            }
+            let q = &mut self.sms[sm as usize];
+            q.waiting = false;
+            if let Some(t) = ctx.run_sm(q, &mut out[sm as usize])? {
+                q.waiting = true;
+                self.events.push(Reverse((t, self.rank[sm as usize], sm)));
+            }
+        }
+        self.thread_accesses += ctx.thread_accesses;
+        if self.next_block >= self.launch.total_blocks && self.sms.iter().all(|q| q.ring.is_empty())
+        {
+            let last = self.sms.iter().map(|q| q.last_issue_end).max().unwrap_or(0);
+            end = end.min(last);
+        }
+        // What ran past the end belongs to the next chunk, its ticks counted from the end.
+        for ((o, f), q) in out.iter_mut().zip(finished.iter_mut()).zip(&mut self.sms) {
+            let keep = o.partition_point(|i| i.tick < end);
+            q.carried.extend(o.drain(keep..).map(|i| Issue {
+                tick: i.tick - end,
+                ..i
+            }));
+            q.finished.retain_mut(|(t, block)| {
+                if *t < end {
+                    f.push(*block);
+                    false
+                } else {
+                    *t -= end;
+                    true
+                }
+            });
+            q.clock = q.clock.saturating_sub(end);
+            if !self.list_issues {
+                self.unlisted_instructions += o.len() as u64;
+                o.clear();
+            }
+        }
+        if !self.events.is_empty() {
+            let events = std::mem::take(&mut self.events);
+            self.events = events
+                .into_iter()
+                .map(|Reverse((t, rank, sm))| Reverse((t - end, rank, sm)))
+                .collect();
+        }
+        self.tick += end as u64;
+        Ok(end)
+    }
+
+    /// The reference for [`Scheduler::run_until`]: every SM issues tick by tick, slots freed in a
+    /// tick filled after it in dispatch order.
+    fn run_tick_by_tick(
         &mut self,
         ticks: u32,
         dispatched: u64,
@@ -235,110 +438,198 @@ impl<'a> Scheduler<'a> {
         for f in finished.iter_mut() {
             f.clear();
         }
-        let program = &self.launch.program;
-        let pre = program.pre.len() as u64;
-        let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+        let mut ctx = RunContext {
+            launch: self.launch,
+            burst_loads: self.burst_loads,
+            limit: ticks,
+            thread_accesses: 0,
+        };
+        let mut freed = Vec::new();
+        let mut result = Ok(ticks);
         for t in 0..ticks {
             if self.done() {
-                return Ok(t);
+                result = Ok(t);
+                break;
             }
             for (sm, q) in self.sms.iter_mut().enumerate() {
                 if q.ring.is_empty() {
                     continue;
                 }
-                let w = &mut q.ring[q.cursor];
-                let (access, iterations, mask, done) = match &mut w.cursor {
-                    None => {
-                        let i = w.next;
-                        let (access, iteration) = program.decode(i, w.info.trips as u64);
-                        let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
-                        let mask = if in_loop {
-                            w.info.loop_mask(iteration as u32)
-                        } else {
-                            w.info.mask
-                        };
-                        let mut iterations = [0; MAX_LOOP_DEPTH];
-                        iterations[0] = iteration as u32;
-                        w.next += 1;
-                        (access, iterations, mask, w.next == w.info.instructions)
-                    }
-                    Some(c) => {
-                        let step = c.1;
-                        let done = match c.0.next()? {
-                            Some(next) => {
-                                c.1 = next;
-                                false
-                            }
-                            None => true,
-                        };
-                        (step.access, step.iterations, step.mask, done)
-                    }
-                };
-                self.thread_accesses += mask.count_ones() as u64;
+                let (issue, block_done) = ctx.issue_next(q, t)?;
                 if self.list_issues {
-                    out[sm].push(Issue {
-                        tick: t,
-                        block: w.block,
-                        iterations,
-                        mask,
-                        warp: w.warp,
-                        access: access as u16,
-                    });
+                    out[sm].push(issue);
                 } else {
                     self.unlisted_instructions += 1;
                 }
-                if done {
-                    let slot = w.slot as usize;
-                    let block = w.block;
-                    q.ring.remove(q.cursor);
-                    if q.cursor >= q.ring.len() {
-                        q.cursor = 0;
-                    }
-                    q.live[slot] -= 1;
-                    if q.live[slot] == 0 {
-                        finished[sm].push(block);
-                        q.free_slots.push(slot as u16);
-                        self.freed.push((self.rank[sm], sm as u32));
-                    }
-                } else {
-                    // A warp issues a run of loads back to back: nothing waits on a load until
-                    // its value is used, so the scheduler only moves on after the last load of a
-                    // run (or any other instruction). The compiler bounds a run: after
-                    // `loads_per_run` loads an instruction uses one of them and the warp waits.
-                    // The next instruction is only decoded where it can matter.
-                    let keep = self.burst_loads
-                        && program.accesses[access].kind == AccessKind::Load
-                        && w.run + 1 < self.launch.loads_per_run
-                        && {
-                            let next_access = match &w.cursor {
-                                None => program.decode(w.next, w.info.trips as u64).0,
-                                Some(c) => c.1.access,
-                            };
-                            program.accesses[next_access].kind == AccessKind::Load
-                        };
-                    if keep {
-                        w.run += 1;
-                    } else {
-                        w.run = 0;
-                        q.cursor = (q.cursor + 1) % q.ring.len();
-                    }
+                if block_done {
+                    finished[sm].push(issue.block);
+                    freed.push((self.rank[sm], sm as u32));
                 }
             }
-            if !self.freed.is_empty() {
-                let mut freed = std::mem::take(&mut self.freed);
-                freed.sort_unstable();
-                for &(_, sm) in &freed {
-                    self.dispatch(sm)?;
-                }
-                freed.clear();
-                self.freed = freed;
+            freed.sort_unstable();
+            for &(_, sm) in &freed {
+                self.dispatch(sm)?;
             }
+            freed.clear();
             self.tick += 1;
             if self.next_block >= dispatched {
-                return Ok(t + 1);
+                result = Ok(t + 1);
+                break;
             }
         }
-        Ok(ticks)
+        self.thread_accesses += ctx.thread_accesses;
+        result
+    }
+}
+
+/// Lane accesses a warp of the simple form issues in all: every active lane in every
+/// instruction outside the loop, and in the loop's body for each of its own trips.
+fn lane_accesses(program: &Program, info: &WarpInfo) -> u64 {
+    let lanes = info.mask.count_ones() as u64;
+    let outside = (program.pre.len() + program.post.len()) as u64;
+    let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+    let lane_trips = match &info.lane_trips {
+        None => lanes * info.trips as u64,
+        Some(t) => (0..32)
+            .filter(|&l| info.mask >> l & 1 == 1)
+            .map(|l| t[l].min(info.trips) as u64)
+            .sum(),
+    };
+    lanes * outside + body * lane_trips
+}
+
+/// What the warps of a launch of the simple form issue in all, whatever the schedule: warp
+/// instructions, lane accesses and warps with at least one instruction.
+pub fn simple_totals(launch: &Launch) -> Result<(u64, u64, u64)> {
+    let program = &launch.program;
+    (0..launch.total_blocks)
+        .into_par_iter()
+        .map(|b| {
+            let mut t = (0, 0, 0);
+            for info in block_warps(launch, b)? {
+                if info.instructions > 0 {
+                    t.0 += info.instructions;
+                    t.1 += lane_accesses(program, &info);
+                    t.2 += 1;
+                }
+            }
+            Ok(t)
+        })
+        .try_reduce(|| (0, 0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1, a.2 + b.2)))
+}
+
+/// What an SM's issue loop reads.
+struct RunContext<'a> {
+    launch: &'a Launch,
+    burst_loads: bool,
+    /// The chunk's length in ticks.
+    limit: u32,
+    /// Lanes that issued.
+    thread_accesses: u64,
+}
+
+impl RunContext<'_> {
+    /// Runs `q` from its clock until it frees a block slot (returns that tick) or reaches the
+    /// chunk's limit, appending its issues to `out`.
+    fn run_sm(&mut self, q: &mut SmQueue, out: &mut Vec<Issue>) -> Result<Option<u32>> {
+        while q.clock < self.limit && !q.ring.is_empty() {
+            let t = q.clock;
+            q.clock += 1;
+            let (issue, block_done) = self.issue_next(q, t)?;
+            out.push(issue);
+            q.last_issue_end = t + 1;
+            if block_done {
+                q.finished.push((t, issue.block));
+                return Ok(Some(t));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The instruction `q` issues at tick `t`, and whether it finished its block (whose slot is
+    /// then free).
+    #[inline(always)]
+    fn issue_next(&mut self, q: &mut SmQueue, t: u32) -> Result<(Issue, bool)> {
+        let program = &self.launch.program;
+        let pre = program.pre.len() as u64;
+        let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+        let place = q.ring[q.cursor];
+        let w = &mut q.warps[place as usize];
+        let (access, iterations, mask, done) = match &mut w.cursor {
+            None => {
+                let i = w.next;
+                let (access, iteration) = program.decode(i, w.info.trips as u64);
+                let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
+                let mask = if in_loop {
+                    w.info.loop_mask(iteration as u32)
+                } else {
+                    w.info.mask
+                };
+                let mut iterations = [0; MAX_LOOP_DEPTH];
+                iterations[0] = iteration as u32;
+                w.next += 1;
+                (access, iterations, mask, w.next == w.info.instructions)
+            }
+            Some(c) => {
+                let step = c.1;
+                let done = match c.0.next()? {
+                    Some(next) => {
+                        c.1 = next;
+                        false
+                    }
+                    None => true,
+                };
+                self.thread_accesses += step.mask.count_ones() as u64;
+                (step.access, step.iterations, step.mask, done)
+            }
+        };
+        let issue = Issue {
+            tick: t,
+            block: w.block,
+            iterations,
+            mask,
+            warp: w.warp,
+            access: access as u16,
+        };
+        if done {
+            let slot = w.slot as usize;
+            q.ring.remove(q.cursor);
+            q.free_places.push(place);
+            if q.cursor >= q.ring.len() {
+                q.cursor = 0;
+            }
+            q.live[slot] -= 1;
+            if q.live[slot] == 0 {
+                q.free_slots.push(slot as u16);
+                return Ok((issue, true));
+            }
+        } else {
+            // A warp issues a run of loads back to back: nothing waits on a load until its
+            // value is used, so the scheduler only moves on after the last load of a run (or
+            // any other instruction). The compiler bounds a run: after `loads_per_run` loads an
+            // instruction uses one of them and the warp waits. The next instruction is only
+            // decoded where it can matter.
+            let keep = self.burst_loads
+                && program.accesses[access].kind == AccessKind::Load
+                && w.run + 1 < self.launch.loads_per_run
+                && {
+                    let next_access = match &w.cursor {
+                        None => program.decode(w.next, w.info.trips as u64).0,
+                        Some(c) => c.1.access,
+                    };
+                    program.accesses[next_access].kind == AccessKind::Load
+                };
+            if keep {
+                w.run += 1;
+            } else {
+                w.run = 0;
+                q.cursor += 1;
+                if q.cursor == q.ring.len() {
+                    q.cursor = 0;
+                }
+            }
+        }
+        Ok((issue, false))
     }
 }
 
@@ -477,5 +768,199 @@ mod tests {
             (0, 1, 1, 0)
         );
         assert!(blocks[512..].iter().all(|&b| b == 2));
+    }
+
+    /// A kernel whose loop runs a different number of trips lane by lane (z marches through it
+    /// and stops at the domain's end), behind a guard; with `with_if`, the loop sits in an `if`,
+    /// so the program is not of the simple form and warps walk it with cursors.
+    fn looped(block: [u32; 3], with_if: bool) -> Launch {
+        let lp = r#"{ loop = "k", count = "3", while = "zb * 3 + k < nz", body = [
+              { load = "a", index = ["x", "y", "zb * 3 + k"] },
+              { load = "a", index = ["x", "y", "zb * 3 + k + 1"] },
+              { store = "a", index = ["x", "y", "zb * 3 + k + 2"] },
+            ] }"#;
+        let lp = if with_if {
+            format!(r#"{{ if = "(x + y) % 3 != 1", body = [ {lp} ] }}"#)
+        } else {
+            lp.to_string()
+        };
+        let text = format!(
+            r#"name = "looped"
+[params]
+nx = 40
+ny = 6
+nz = 11
+[[arrays]]
+name = "a"
+element_bytes = 8
+dims = ["nx", "ny", "nz + 8"]
+[launch]
+block = [8, 2, 2]
+grid = ["cdiv(nx, blockDim.x)", "cdiv(ny, blockDim.y)", "cdiv(nz, blockDim.z * 3)"]
+[thread]
+let = [
+  "x = blockIdx.x * blockDim.x + threadIdx.x",
+  "y = blockIdx.y * blockDim.y + threadIdx.y",
+  "zb = blockIdx.z * blockDim.z + threadIdx.z",
+]
+guard = "x < nx && y < ny && zb * 3 < nz"
+lattice_updates = "nx * ny * nz"
+body = [
+  {{ load = "a", index = ["x", "y", "zb"] }},
+  {lp},
+  {{ store = "a", index = ["x", "y", "zb"] }},
+]
+"#
+        );
+        let k = Kernel::parse(&text, "looped.toml").unwrap();
+        let hw = HwConfig::load("h200").unwrap();
+        let req = LaunchRequest {
+            block: Some(block),
+            ..Default::default()
+        };
+        Launch::new(&k, &hw, &req).unwrap()
+    }
+
+    #[test]
+    fn each_sm_on_its_own_between_freed_slots_issues_exactly_what_the_tick_by_tick_schedule_does() {
+        let mut launches = vec![
+            launch([32, 32, 1], [40, 400, 1]),
+            launch([32, 2, 1], [72, 30, 5]),
+            launch([16, 4, 2], [40, 12, 9]),
+        ];
+        for block in [[8, 2, 2], [4, 2, 4], [32, 1, 1]] {
+            launches.push(looped(block, false));
+            launches.push(looped(block, true));
+        }
+        // Five SMs of two blocks each: waves of ten blocks, freed slots taking the next ones.
+        let order = vec![3, 1, 4, 0, 2];
+        for l in &mut launches {
+            l.occupancy.blocks_per_sm = 2;
+            assert!(l.total_blocks > 20, "{} blocks", l.total_blocks);
+        }
+        let mut compared = 0;
+        for l in &launches {
+            for warp_issue in [WarpIssue::RoundRobin, WarpIssue::LoadRuns] {
+                // Chunks end at the chunk length, at a wave of `wave` blocks (as in a sampled
+                // run, which also stops listing some of them) or where the launch ends.
+                for (chunk, wave) in [(64, u64::MAX), (7, 3), (50, 4), (1000, 11)] {
+                    let mut event = Scheduler::new(l, order.clone(), warp_issue).unwrap();
+                    let mut reference = Scheduler::new(l, order.clone(), warp_issue).unwrap();
+                    reference.tick_by_tick = true;
+                    let (mut out_e, mut fin_e) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
+                    let (mut out_r, mut fin_r) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
+                    let mut lanes = 0;
+                    for step in 0.. {
+                        let until = match wave {
+                            u64::MAX => u64::MAX,
+                            w => (event.blocks_dispatched() / w + 1) * w,
+                        };
+                        let listed = wave == u64::MAX || step % 3 != 2;
+                        event.list_issues = listed;
+                        reference.list_issues = listed;
+                        let ran_e = event
+                            .run_until(chunk, until, &mut out_e, &mut fin_e)
+                            .unwrap();
+                        let ran_r =
+                            (reference.run_until(chunk, until, &mut out_r, &mut fin_r)).unwrap();
+                        assert_eq!((ran_e, &out_e, &fin_e), (ran_r, &out_r, &fin_r));
+                        assert_eq!(event.tick, reference.tick);
+                        assert!(listed || out_e.iter().all(|o| o.is_empty()));
+                        lanes += (out_e.iter().flatten())
+                            .map(|i| i.mask.count_ones() as u64)
+                            .sum::<u64>();
+                        compared += 1;
+                        if ran_e == 0 {
+                            break;
+                        }
+                    }
+                    assert!(event.done());
+                    assert_eq!(event.thread_accesses, reference.thread_accesses);
+                    assert_eq!(event.active_warps, reference.active_warps);
+                    let unlisted = event.unlisted_instructions;
+                    assert_eq!(unlisted, reference.unlisted_instructions);
+                    if wave == u64::MAX {
+                        // Every issue listed: the lanes counted up front are those issued.
+                        assert_eq!(lanes, event.thread_accesses);
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared} chunks");
+    }
+
+    #[test]
+    fn a_jump_goes_on_as_the_schedule_would_from_the_same_point_blocks_later() {
+        // Blocks all of one shape: after a jump of 40 blocks the schedule is the one without the
+        // jump, every block 40 ids on.
+        let mut l = launch([32, 2, 1], [64, 64, 16]);
+        l.occupancy.blocks_per_sm = 2;
+        let order = vec![3, 1, 4, 0, 2];
+        let mut jumping = Scheduler::new(&l, order.clone(), WarpIssue::LoadRuns).unwrap();
+        let mut through = Scheduler::new(&l, order, WarpIssue::LoadRuns).unwrap();
+        let (mut out_j, mut fin_j) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
+        let (mut out_t, mut fin_t) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
+        jumping.run(37, &mut out_j, &mut fin_j).unwrap();
+        through.run(37, &mut out_t, &mut fin_t).unwrap();
+        assert_eq!(jumping.fast_forward(45, 10).unwrap(), 40);
+        assert_eq!(
+            jumping.blocks_dispatched(),
+            through.blocks_dispatched() + 40
+        );
+        for _ in 0..20 {
+            jumping.run(29, &mut out_j, &mut fin_j).unwrap();
+            through.run(29, &mut out_t, &mut fin_t).unwrap();
+            let later = |o: &Vec<Vec<Issue>>| -> Vec<Vec<Issue>> {
+                (o.iter())
+                    .map(|v| {
+                        v.iter()
+                            .map(|i| Issue {
+                                block: i.block + 40,
+                                ..*i
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+            assert_eq!(out_j, later(&out_t));
+            let fin_later: Vec<Vec<u32>> = (fin_t.iter())
+                .map(|v| v.iter().map(|b| b + 40).collect())
+                .collect();
+            assert_eq!(fin_j, fin_later);
+        }
+    }
+
+    #[test]
+    fn a_jump_keeps_every_resident_block_s_shape_or_is_not_made() {
+        // 40 points in x with 32-wide blocks: even blocks are full, odd ones have 8 lanes.
+        let mut l = launch([32, 2, 1], [40, 64, 16]);
+        l.occupancy.blocks_per_sm = 2;
+        let mut s = Scheduler::new(&l, vec![3, 1, 4, 0, 2], WarpIssue::LoadRuns).unwrap();
+        let resident = |s: &Scheduler| -> Vec<(u32, u16, WarpInfo)> {
+            let mut v: Vec<_> = (s.sms.iter())
+                .flat_map(|q| q.ring.iter().map(|&p| &q.warps[p as usize]))
+                .map(|w| (w.block, w.warp, w.info.clone()))
+                .collect();
+            v.sort_by_key(|(b, w, _)| (*b, *w));
+            v
+        };
+        let before = resident(&s);
+        // Jumps of 3·k blocks: only even k keeps odd blocks odd. The longest within 40 is 36.
+        assert_eq!(s.fast_forward(40, 3).unwrap(), 36);
+        let after = resident(&s);
+        assert_eq!(before.len(), after.len());
+        assert!(before.iter().any(|(_, _, i)| i.mask == 0xFF));
+        for ((b, w, info), (b2, w2, info2)) in before.iter().zip(&after) {
+            assert_eq!((*b2, w2, info2), (b + 36, w, info));
+            assert_eq!(*info2, block_warps(&l, *b2 as u64).unwrap()[*w2 as usize]);
+        }
+        // A period that can never keep the parity finds no jump.
+        let mut s = Scheduler::new(&l, vec![3, 1, 4, 0, 2], WarpIssue::LoadRuns).unwrap();
+        assert_eq!(s.fast_forward(1, 1).unwrap(), 0);
+        // Cursors know their block: a program not of the simple form is never jumped.
+        let mut general = looped([8, 2, 2], true);
+        general.occupancy.blocks_per_sm = 1;
+        let mut s = Scheduler::new(&general, vec![0, 1], WarpIssue::LoadRuns).unwrap();
+        assert_eq!(s.fast_forward(10, 1).unwrap(), 0);
     }
 }
