@@ -12,9 +12,8 @@ use crate::input::hw::{HwConfig, PartitionHash, Replacement};
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Evicted, Geometry, set_index};
 use crate::sim::coalesce::full_sectors;
-use crate::sim::dram::{CompulsoryTracker, DramCounters};
+use crate::sim::dram::{CompulsoryLog, CompulsoryTracker, DramCounters};
 use hashbrown::HashMap;
-use std::sync::Arc;
 
 /// Shards the L2 is split into for the parallel replay (when its replacement allows: random
 /// replacement draws from one generator per cache, which couples the sets).
@@ -69,8 +68,8 @@ impl L2Router {
 pub struct ShardedL2 {
     /// The shards, by [`L2Router::shard`].
     pub shards: Vec<L2>,
-    /// The compulsory tracker they share.
-    pub compulsory: Option<Arc<CompulsoryTracker>>,
+    /// The compulsory tracker, settling the shards' logs after each replay.
+    pub compulsory: Option<CompulsoryTracker>,
 }
 
 impl ShardedL2 {
@@ -81,13 +80,23 @@ impl ShardedL2 {
         address_range: Option<(u64, u64)>,
         router: &L2Router,
     ) -> ShardedL2 {
-        let compulsory = address_range
-            .map(|(lo, hi)| Arc::new(CompulsoryTracker::new(lo, hi, hw.l2.fill_bytes)));
+        let compulsory =
+            address_range.map(|(lo, hi)| CompulsoryTracker::new(lo, hi, hw.l2.fill_bytes));
         ShardedL2 {
             shards: (0..router.shards)
-                .map(|k| L2::shard(hw, infinite, compulsory.clone(), k, router.shards))
+                .map(|k| {
+                    let log = compulsory.as_ref().map(|t| t.log());
+                    L2::shard(hw, infinite, log, k, router.shards)
+                })
                 .collect(),
             compulsory,
+        }
+    }
+
+    /// Settles what the shards logged for the compulsory tracker (after each replay).
+    pub fn settle_compulsory(&mut self) {
+        if let Some(t) = &mut self.compulsory {
+            t.settle(self.shards.iter_mut().filter_map(|s| s.compulsory.as_mut()));
         }
     }
 
@@ -185,24 +194,23 @@ pub struct L2 {
     pub counters: L2Counters,
     /// DRAM traffic so far.
     pub dram: DramCounters,
-    /// Compulsory DRAM footprint, when tracked.
-    pub compulsory: Option<Arc<CompulsoryTracker>>,
+    /// What this shard sent the compulsory tracker since it last settled, when tracked.
+    pub compulsory: Option<CompulsoryLog>,
 }
 
 impl L2 {
     /// An empty L2 for `hw` (`infinite`: partitions that never evict). `address_range` enables
     /// compulsory-footprint tracking over those byte addresses.
     pub fn new(hw: &HwConfig, infinite: bool, address_range: Option<(u64, u64)>) -> L2 {
-        let compulsory = address_range
-            .map(|(lo, hi)| Arc::new(CompulsoryTracker::new(lo, hi, hw.l2.fill_bytes)));
-        L2::shard(hw, infinite, compulsory, 0, 1)
+        let log = address_range.map(|(lo, hi)| CompulsoryLog::new(lo, hi, hw.l2.fill_bytes));
+        L2::shard(hw, infinite, log, 0, 1)
     }
 
-    /// Shard `shard` of `shards` of the L2 of `hw`, sharing `compulsory`.
+    /// Shard `shard` of `shards` of the L2 of `hw`, logging for the compulsory tracker.
     pub fn shard(
         hw: &HwConfig,
         infinite: bool,
-        compulsory: Option<Arc<CompulsoryTracker>>,
+        compulsory: Option<CompulsoryLog>,
         shard: usize,
         shards: usize,
     ) -> L2 {
@@ -284,7 +292,7 @@ impl L2 {
     pub fn atomic(&mut self, sm: usize, line: u64, sectors: u8) {
         self.counters.atomic_requests += 1;
         self.counters.atomic_sectors += sectors.count_ones() as u64;
-        if let Some(t) = &self.compulsory {
+        if let Some(t) = &mut self.compulsory {
             t.read(line, sectors);
         }
         let home = self.send_home(sm, line, sectors);
@@ -317,7 +325,7 @@ impl L2 {
     /// A load miss from SM `sm` for `sectors` of `line`.
     pub fn read(&mut self, sm: usize, line: u64, sectors: u8) {
         self.counters.read_sectors += sectors.count_ones() as u64;
-        if let Some(t) = &self.compulsory {
+        if let Some(t) = &mut self.compulsory {
             t.read(line, sectors);
         }
         let near = self.near[sm] as usize;
@@ -409,7 +417,7 @@ impl L2 {
     pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
         self.counters.write_sectors += sectors.count_ones() as u64;
         let full = full_sectors(bytes) & sectors;
-        if let Some(t) = &self.compulsory {
+        if let Some(t) = &mut self.compulsory {
             t.write_full(line, full);
         }
         let home = self.send_home(sm, line, sectors);

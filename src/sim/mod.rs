@@ -366,6 +366,7 @@ fn replay(l2: &mut ShardedL2, outs: &[Vec<Vec<L2Request>>], ticks: u32) {
         .par_iter_mut()
         .enumerate()
         .for_each(|(k, shard)| replay_shard(shard, outs, k, ticks));
+    l2.settle_compulsory();
 }
 
 /// Replays shard `k`'s requests of one chunk in global order: tick by tick, SM by SM. The SMs'
