@@ -12,10 +12,9 @@ pub struct DramCounters {
     pub write_sectors: u64,
 }
 
-/// Lines per block of the compulsory tracker's bitmaps: blocks are dealt round-robin to its
-/// ranges, so each range's bits are its own (256 lines: 128 B of written-sector bits, 64 B of
-/// fetched-unit bits at 64 B fills — whole CPU cache lines, and a stencil's working set of a
-/// few planes spreads over every range).
+/// Lines per block of the compulsory tracker's bitmaps. Blocks are dealt round-robin to its
+/// ranges (each range's bits a separate allocation), so a stencil's working set of a few planes
+/// spreads over every range.
 const BLOCK_LINES: u64 = 256;
 
 /// Ranges the compulsory tracker is split into, each settled on its own thread.
