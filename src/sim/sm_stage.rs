@@ -250,7 +250,7 @@ pub struct GenContext {
 
 impl GenContext {
     /// Prepares the launch's accesses: affine indices get per-lane offset tables and, with
-    /// `line_patterns`, full warps of them their coalesced lines ([`LinePatterns`]).
+    /// `line_patterns`, full warps of them their coalesced lines (`LinePatterns`).
     pub fn new(launch: &Launch, line_patterns: bool) -> GenContext {
         let mut triples: Vec<[i64; 3]> = Vec::new();
         let mut lane_tables: Vec<Vec<i64>> = Vec::new();
