@@ -354,12 +354,7 @@ impl<'a> Scheduler<'a> {
         } else {
             ticks
         };
-        let mut ctx = RunContext {
-            launch: self.launch,
-            burst_loads: self.burst_loads,
-            limit: ticks,
-            thread_accesses: 0,
-        };
+        let mut ctx = RunContext::new(self.launch, self.burst_loads, ticks);
         for (sm, q) in self.sms.iter_mut().enumerate() {
             if !q.waiting
                 && let Some(t) = ctx.run_sm(q, &mut out[sm])?
@@ -438,12 +433,7 @@ impl<'a> Scheduler<'a> {
         for f in finished.iter_mut() {
             f.clear();
         }
-        let mut ctx = RunContext {
-            launch: self.launch,
-            burst_loads: self.burst_loads,
-            limit: ticks,
-            thread_accesses: 0,
-        };
+        let mut ctx = RunContext::new(self.launch, self.burst_loads, ticks);
         let mut freed = Vec::new();
         let mut result = Ok(ticks);
         for t in 0..ticks {
@@ -524,11 +514,26 @@ struct RunContext<'a> {
     burst_loads: bool,
     /// The chunk's length in ticks.
     limit: u32,
+    /// Instructions before the loop, and in its body (simple form).
+    pre: u64,
+    body: u64,
     /// Lanes that issued.
     thread_accesses: u64,
 }
 
-impl RunContext<'_> {
+impl<'a> RunContext<'a> {
+    fn new(launch: &'a Launch, burst_loads: bool, limit: u32) -> RunContext<'a> {
+        let program = &launch.program;
+        RunContext {
+            launch,
+            burst_loads,
+            limit,
+            pre: program.pre.len() as u64,
+            body: program.lp.as_ref().map_or(0, |l| l.body.len() as u64),
+            thread_accesses: 0,
+        }
+    }
+
     /// Runs `q` from its clock until it frees a block slot (returns that tick) or reaches the
     /// chunk's limit, appending its issues to `out`.
     fn run_sm(&mut self, q: &mut SmQueue, out: &mut Vec<Issue>) -> Result<Option<u32>> {
@@ -551,8 +556,7 @@ impl RunContext<'_> {
     #[inline(always)]
     fn issue_next(&mut self, q: &mut SmQueue, t: u32) -> Result<(Issue, bool)> {
         let program = &self.launch.program;
-        let pre = program.pre.len() as u64;
-        let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+        let (pre, body) = (self.pre, self.body);
         let place = q.ring[q.cursor];
         let w = &mut q.warps[place as usize];
         let (access, iterations, mask, done) = match &mut w.cursor {
