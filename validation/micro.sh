@@ -14,6 +14,8 @@
 #   launch      launch_overhead.cu -> launch_overhead.csv (empty kernels over grid and block sizes)
 #   wavefronts  l1_wavefronts.cu -> l1_wavefronts.csv (L1TEX counters per access pattern)
 #   geometry    l1_geometry.cu -> l1_geometry.csv (L1 capacity, associativity)
+#   capacity    l2_capacity.cu -> l2_capacity.csv (L2 reuse kept between passes of a GPU-wide sweep, per footprint)
+#                             + l2_capacity_blocks.csv (the SM of every block); not in the default steps
 # Besides each CSV: NAME_runs.csv (the benchmark's own output), NAME_ncu.csv (the raw ncu export),
 # NAME.log. Metrics that this ncu does not know are dropped (listed in OUTDIR/micro.log).
 # QUICK=1 makes every benchmark run a few configurations only (a smoke test).
@@ -93,6 +95,13 @@ step_stores() {
 step_geometry() {
   build l1_geometry && prof l1_geometry '^lat_chase' all "$T" "$out/bin/l1_geometry" "$out/l1_geometry_runs.csv" &&
     join geometry "$out/l1_geometry.csv" "$out/l1_geometry_runs.csv" "$out/l1_geometry_ncu.csv"
+}
+step_capacity() {
+  local m="$T,dram__sectors_read.sum,dram__sectors_write.sum,lts__t_sectors_srcunit_tex_op_read.sum"
+  m+=",lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_ltcfabric.sum"
+  m+=",l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"
+  build l2_capacity && prof l2_capacity '^l2cap_sweep' all "$m" "$out/bin/l2_capacity" "$out/l2_capacity_runs.csv" "$out/l2_capacity_blocks.csv" &&
+    join capacity "$out/l2_capacity.csv" "$out/l2_capacity_runs.csv" "$out/l2_capacity_ncu.csv"
 }
 
 for s in $steps; do
