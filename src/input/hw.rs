@@ -95,6 +95,13 @@ pub struct ScheduleConfig {
     /// How an SM picks the warp that issues next (default `load-runs`).
     #[serde(default)]
     pub warp_issue: WarpIssue,
+    /// The largest chance that a warp passes up its turn at the start of a run (each block
+    /// draws its chance in `[0, turn_skip)` from its id; default 0, none). Without it every SM
+    /// runs in lockstep and each freed slot takes the block of one wave later, so a block always
+    /// runs where the block a wave earlier ran; the GPU's block durations vary and its
+    /// placement does not repeat (docs/model.md "Schedule").
+    #[serde(default)]
+    pub turn_skip: Option<f64>,
 }
 
 /// How an SM picks the warp that issues next, one instruction per tick.
@@ -633,6 +640,13 @@ fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<()
             "schedule.gpcs = {g} must be between 1 and the SM count"
         ));
     }
+    if let Some(p) = schedule.turn_skip
+        && !(0.0..1.0).contains(&p)
+    {
+        return Err(format!(
+            "schedule.turn_skip = {p} must be at least 0 and below 1"
+        ));
+    }
     Ok(())
 }
 
@@ -729,6 +743,24 @@ mod tests {
         assert_eq!(hw.sm.shared_memory_bytes, 233_472);
         let near = hw.near_partition_of_sms();
         assert!(near.contains(&0) && near.contains(&1));
+    }
+
+    #[test]
+    fn a_turn_skip_outside_0_to_1_names_the_key() {
+        let hw = HwConfig::load("h200").unwrap();
+        for bad in [-0.1, 1.0, f64::NAN] {
+            let schedule = ScheduleConfig {
+                turn_skip: Some(bad),
+                ..hw.schedule.clone()
+            };
+            let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
+            assert!(err.contains("schedule.turn_skip"), "{err}");
+        }
+        let schedule = ScheduleConfig {
+            turn_skip: Some(0.0),
+            ..hw.schedule.clone()
+        };
+        assert!(check_schedule(&schedule, hw.sm.count).is_ok());
     }
 
     #[test]

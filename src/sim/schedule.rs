@@ -45,6 +45,8 @@ struct ResidentWarp<'a> {
     slot: u16,
     /// Loads issued in the warp's current run (see [`Scheduler::run_until`]).
     run: u32,
+    /// Turns the warp was offered at the start of a run (see [`Scheduler::turn_skip`]).
+    turns: u32,
     /// Simple form: the next dynamic instruction.
     next: u64,
     info: WarpInfo,
@@ -108,6 +110,10 @@ pub struct Scheduler<'a> {
     pub unlisted_instructions: u64,
     /// Run the reference schedule: all SMs tick by tick (the same issues, slower).
     pub tick_by_tick: bool,
+    /// The largest chance that a warp passes up its turn at the start of a run; each block's
+    /// chance is drawn in `[0, turn_skip)` from its id, each decision from (block, warp, turn),
+    /// so the schedule stays deterministic (`[schedule] turn_skip`, default 0: never).
+    pub turn_skip: f32,
     /// SMs that freed a slot: (tick, dispatch rank, SM), earliest first.
     events: BinaryHeap<Reverse<(u32, u32, u32)>>,
 }
@@ -146,6 +152,7 @@ impl<'a> Scheduler<'a> {
             burst_loads: warp_issue == WarpIssue::LoadRuns,
             unlisted_instructions: 0,
             tick_by_tick: false,
+            turn_skip: 0.0,
             events: BinaryHeap::new(),
         };
         // First wave: round after round over the dispatch order, one block per SM per round.
@@ -227,6 +234,7 @@ impl<'a> Scheduler<'a> {
                         warp: w as u16,
                         slot,
                         run: 0,
+                        turns: 0,
                         next: 0,
                         info,
                         cursor,
@@ -354,7 +362,7 @@ impl<'a> Scheduler<'a> {
         } else {
             ticks
         };
-        let mut ctx = RunContext::new(self.launch, self.burst_loads, ticks);
+        let mut ctx = RunContext::new(self.launch, self.burst_loads, self.turn_skip, ticks);
         for (sm, q) in self.sms.iter_mut().enumerate() {
             if !q.waiting
                 && let Some(t) = ctx.run_sm(q, &mut out[sm])?
@@ -433,7 +441,7 @@ impl<'a> Scheduler<'a> {
         for f in finished.iter_mut() {
             f.clear();
         }
-        let mut ctx = RunContext::new(self.launch, self.burst_loads, ticks);
+        let mut ctx = RunContext::new(self.launch, self.burst_loads, self.turn_skip, ticks);
         let mut freed = Vec::new();
         let mut result = Ok(ticks);
         for t in 0..ticks {
@@ -512,6 +520,7 @@ pub fn simple_totals(launch: &Launch) -> Result<(u64, u64, u64)> {
 struct RunContext<'a> {
     launch: &'a Launch,
     burst_loads: bool,
+    turn_skip: f32,
     /// The chunk's length in ticks.
     limit: u32,
     /// Instructions before the loop, and in its body (simple form).
@@ -522,11 +531,12 @@ struct RunContext<'a> {
 }
 
 impl<'a> RunContext<'a> {
-    fn new(launch: &'a Launch, burst_loads: bool, limit: u32) -> RunContext<'a> {
+    fn new(launch: &'a Launch, burst_loads: bool, turn_skip: f32, limit: u32) -> RunContext<'a> {
         let program = &launch.program;
         RunContext {
             launch,
             burst_loads,
+            turn_skip,
             limit,
             pre: program.pre.len() as u64,
             body: program.lp.as_ref().map_or(0, |l| l.body.len() as u64),
@@ -551,12 +561,37 @@ impl<'a> RunContext<'a> {
         Ok(None)
     }
 
+    /// Moves `q`'s cursor past the warps that pass up their turn: a warp at the start of a run
+    /// issues unless its (block, warp, turn) draw falls under its block's chance. The SM still
+    /// issues every tick: if every warp passes, the last one offered issues.
+    fn pass_up_turns(&self, q: &mut SmQueue) {
+        for _ in 0..q.ring.len() {
+            let w = &mut q.warps[q.ring[q.cursor] as usize];
+            if w.run > 0 {
+                return;
+            }
+            w.turns += 1;
+            let draw = unit(((w.block as u64) << 32) ^ ((w.warp as u64) << 16) ^ w.turns as u64);
+            // The block's chance is below `turn_skip`: most draws need not look it up.
+            if draw >= self.turn_skip || draw >= self.turn_skip * unit(w.block as u64) {
+                return;
+            }
+            q.cursor += 1;
+            if q.cursor == q.ring.len() {
+                q.cursor = 0;
+            }
+        }
+    }
+
     /// The instruction `q` issues at tick `t`, and whether it finished its block (whose slot is
     /// then free).
     #[inline(always)]
     fn issue_next(&mut self, q: &mut SmQueue, t: u32) -> Result<(Issue, bool)> {
         let program = &self.launch.program;
         let (pre, body) = (self.pre, self.body);
+        if self.turn_skip > 0.0 {
+            self.pass_up_turns(q);
+        }
         let place = q.ring[q.cursor];
         let w = &mut q.warps[place as usize];
         let (access, iterations, mask, done) = match &mut w.cursor {
@@ -635,6 +670,13 @@ impl<'a> RunContext<'a> {
         }
         Ok((issue, false))
     }
+}
+
+/// A deterministic draw in [0, 1) from `key` (a 64-bit mix; 24 bits of it).
+fn unit(key: u64) -> f32 {
+    let h = key.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    (h >> 40) as f32 / (1u64 << 24) as f32
 }
 
 #[cfg(test)]
@@ -843,7 +885,7 @@ body = [
             assert!(l.total_blocks > 20, "{} blocks", l.total_blocks);
         }
         let mut compared = 0;
-        for l in &launches {
+        for (l, turn_skip) in launches.iter().flat_map(|l| [(l, 0.0), (l, 0.3)]) {
             for warp_issue in [WarpIssue::RoundRobin, WarpIssue::LoadRuns] {
                 // Chunks end at the chunk length, at a wave of `wave` blocks (as in a sampled
                 // run, which also stops listing some of them) or where the launch ends.
@@ -851,6 +893,8 @@ body = [
                     let mut event = Scheduler::new(l, order.clone(), warp_issue).unwrap();
                     let mut reference = Scheduler::new(l, order.clone(), warp_issue).unwrap();
                     reference.tick_by_tick = true;
+                    event.turn_skip = turn_skip;
+                    reference.turn_skip = turn_skip;
                     let (mut out_e, mut fin_e) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
                     let (mut out_r, mut fin_r) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
                     let mut lanes = 0;
@@ -890,7 +934,56 @@ body = [
                 }
             }
         }
-        assert!(compared > 1000, "{compared} chunks");
+        assert!(compared > 2000, "{compared} chunks");
+    }
+
+    /// The SM each block ran on, from a whole run.
+    fn placement(l: &Launch, order: &[u32], turn_skip: f32) -> Vec<u32> {
+        let mut s = Scheduler::new(l, order.to_vec(), WarpIssue::LoadRuns).unwrap();
+        s.turn_skip = turn_skip;
+        let n = order.len();
+        let (mut out, mut finished) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        let mut sm_of = vec![u32::MAX; l.total_blocks as usize];
+        while s.run(1000, &mut out, &mut finished).unwrap() > 0 {
+            for (sm, blocks) in finished.iter().enumerate() {
+                for &b in blocks {
+                    sm_of[b as usize] = sm as u32;
+                }
+            }
+        }
+        assert!(sm_of.iter().all(|&sm| sm != u32::MAX));
+        sm_of
+    }
+
+    #[test]
+    fn passing_up_turns_breaks_the_lockstep_that_repeats_each_wave_s_placement() {
+        // The H200's dispatch order, 8 blocks of 256 threads per SM: waves of 1056 blocks.
+        let l = launch([32, 4, 2], [256, 256, 64]);
+        let order = HwConfig::load("h200").unwrap().dispatch_order();
+        let wave = (l.occupancy.blocks_per_sm as usize) * order.len();
+        assert_eq!(wave, 1056);
+        // Share of blocks on the SM of the block `d` ids earlier.
+        let same_sm = |sm_of: &[u32], d: usize| {
+            let pairs = sm_of[d..].iter().zip(sm_of);
+            pairs.filter(|(a, b)| a == b).count() as f64 / (sm_of.len() - d) as f64
+        };
+        let near = |sm_of: &[u32]| (1..=8).map(|d| same_sm(sm_of, d)).fold(0.0, f64::max);
+        // In lockstep every block runs where the block one wave earlier ran.
+        let lockstep = placement(&l, &order, 0.0);
+        assert_eq!((same_sm(&lockstep, wave), near(&lockstep)), (1.0, 0.0));
+        // With the configs' 2% the placement scrambles as on the GPU: the H200's logs of these
+        // blocks (shared/measurements/h200/sched_32x4x2.csv.gz) put a block on the SM of the
+        // block one wave earlier 1.2% of the time, and on that of one 1-8 ids earlier at most
+        // 0.6% (chance: 1 in 132).
+        let scrambled = placement(&l, &order, 0.02);
+        assert!(
+            same_sm(&scrambled, wave) < 0.03,
+            "{}",
+            same_sm(&scrambled, wave)
+        );
+        assert!(near(&scrambled) < 0.015, "{}", near(&scrambled));
+        // Deterministic: the same placement again.
+        assert_eq!(placement(&l, &order, 0.02), scrambled);
     }
 
     #[test]
