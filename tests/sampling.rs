@@ -64,11 +64,23 @@ fn cases() -> Vec<(&'static str, [u32; 3], [i64; 3])> {
 
 #[test]
 fn intervals_hold_the_exact_counts_in_at_least_95_percent_of_cases() {
+    intervals_hold(None);
+}
+
+/// With the schedule's turn skip (as the H100 and H200 configs have it) the placement does not
+/// repeat wave by wave, jumped waves are other draws of it, and the intervals must still hold.
+#[test]
+fn intervals_hold_with_the_turn_skip_too() {
+    intervals_hold(Some(0.02));
+}
+
+fn intervals_hold(turn_skip: Option<f64>) {
     let mut inside = 0;
     let mut total = 0;
     let mut misses = Vec::new();
     for (kernel, block, domain) in cases() {
-        let b = bound(kernel, block, domain);
+        let mut b = bound(kernel, block, domain);
+        b.hw.schedule.turn_skip = turn_skip;
         let exact = run(&b, false);
         let sampled = run(&b, true);
         let what = format!("{kernel} {block:?} {domain:?}");
@@ -100,10 +112,13 @@ fn intervals_hold_the_exact_counts_in_at_least_95_percent_of_cases() {
         for ((name, value), (_, estimate)) in exact.metrics().into_iter().zip(sampled.metrics()) {
             let [lo, hi] = intervals.iter().find(|(n, _)| *n == name).unwrap().1;
             assert!(lo <= estimate && estimate <= hi, "{what} {name}");
-            // Close as well as covered: within 3% (or 64 sectors, for tiny counts).
+            // Close as well as covered: within 3% (or 64 sectors, for tiny counts). With the turn
+            // skip the waves of these short launches differ more (up to 6% on L1 misses, star4
+            // 32x4x8), and the intervals widen with them.
             let err = estimate.abs_diff(value);
+            let close = if turn_skip.is_some() { 0.07 } else { 0.03 };
             assert!(
-                err as f64 <= 0.03 * value as f64 + 64.0,
+                err as f64 <= close * value as f64 + 64.0,
                 "{what} {name}: exact {value}, sampled {estimate}"
             );
             total += 1;
