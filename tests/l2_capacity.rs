@@ -8,9 +8,11 @@
 
 use gputraffic::Bound;
 use gputraffic::input::hw::HwConfig;
+use gputraffic::input::table::Table;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::SimOptions;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::OnceLock;
 
 const FABRIC: &str = "lts__t_sectors_srcunit_ltcfabric.sum";
@@ -45,19 +47,14 @@ fn shares(sectors_per_pass: f64, passes: f64, get: impl Fn(&str) -> f64) -> Shar
 type Sweep = HashMap<(i64, i64), (Shares, Shares)>;
 
 fn sweep(gpu: &str, config: &str) -> Sweep {
-    let dir = format!("tests/data/{gpu}/micro");
-    let text = std::fs::read_to_string(format!("{dir}/l2_capacity.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let rows: Vec<HashMap<&str, &str>> = lines
-        .map(|l| header.iter().copied().zip(l.split(',')).collect())
-        .collect();
+    let load =
+        |file: &str| Table::load(Path::new(&format!("tests/data/{gpu}/micro/{file}"))).unwrap();
+    let runs = load("l2_capacity.csv");
 
     // The first-wave order the GPU used: each SM where its first block went.
-    let placement = std::fs::read_to_string(format!("{dir}/l2_capacity_blocks.csv")).unwrap();
     let mut order: Vec<u32> = Vec::new();
-    for line in placement.lines().filter(|l| !l.starts_with('#')).skip(1) {
-        let sm: u32 = line.split(',').nth(1).unwrap().parse().unwrap();
+    for sm in load("l2_capacity_blocks.csv").numbers("sm").unwrap() {
+        let sm = sm.unwrap() as u32;
         if !order.contains(&sm) {
             order.push(sm);
         }
@@ -72,14 +69,17 @@ fn sweep(gpu: &str, config: &str) -> Sweep {
 
     let kernel = gputraffic::input::trace::load("traces/l2-sweep.toml").unwrap();
     let mut out = Sweep::new();
-    for row in rows {
-        let (rot, m): (i64, i64) = (row["rot"].parse().unwrap(), row["m"].parse().unwrap());
+    for row in &runs.rows {
+        let cell = |name: &str| -> f64 { row[runs.column(name).unwrap()].parse().unwrap() };
+        let (rot, m) = (cell("rot") as i64, cell("m") as i64);
         if !ROTATIONS.contains(&rot) || !FOOTPRINTS.contains(&m) {
             continue;
         }
-        let blocks: i64 = row["blocks"].parse().unwrap();
-        let passes: f64 = row["passes"].parse().unwrap();
-        let per_pass: f64 = row["sectors_per_pass"].parse().unwrap();
+        let (blocks, passes, per_pass) = (
+            cell("blocks") as i64,
+            cell("passes"),
+            cell("sectors_per_pass"),
+        );
         let req = LaunchRequest {
             block: None,
             domain: None,
@@ -92,7 +92,7 @@ fn sweep(gpu: &str, config: &str) -> Sweep {
         };
         let bound = Bound::with_hw(kernel.clone(), hw.clone(), &req).unwrap();
         let report = bound.simulate(&SimOptions::default(), None).unwrap();
-        let measured = shares(per_pass, passes, |name| row[name].parse().unwrap());
+        let measured = shares(per_pass, passes, cell);
         let simulated = shares(per_pass, passes, |name| report.metric(name).unwrap() as f64);
         out.insert((rot, m), (measured, simulated));
     }
