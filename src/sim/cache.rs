@@ -131,6 +131,18 @@ fn set_index_by(geometry: &Geometry, line: u64, rem: impl Fn(u64) -> u64) -> usi
     }
 }
 
+/// A hint to bring the memory at `p` into the CPU's caches (no effect where unsupported).
+#[inline(always)]
+fn prefetch_read<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and does not dereference `p` in the program's sense.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The finite cache. Arrays are laid out set by set so a lookup touches one contiguous run. A
 /// shard holds only the sets `s` with `s % shards == shard` (set `s` at local position
 /// `s / shards`): sets never interact, so shards of one cache can run on different threads.
@@ -154,6 +166,37 @@ pub struct SetAssoc {
     /// Tree-PLRU bits, one word per set (empty for other policies): node i has children 2i+1 and
     /// 2i+2; a set bit means "the victim is on the right".
     tree: Vec<u32>,
+    /// Per way, what a use does to its set's tree bits: `(bits & keep) | point`.
+    plru_paths: Vec<PlruPath>,
+    /// log2 of the ways (tree-PLRU ways are a power of two), to split a slot without dividing.
+    ways_shift: u32,
+}
+
+/// The tree-PLRU nodes on the path from the root to one way (`keep` clears them) and the value
+/// that points each of them away from the way (`point`): a use is one AND and one OR, where
+/// walking the path costs a loop of dependent steps on the L1's hottest path.
+#[derive(Debug, Clone, Copy)]
+struct PlruPath {
+    keep: u32,
+    point: u32,
+}
+
+impl PlruPath {
+    /// The path to `way` in a tree of `ways` leaves.
+    fn to_way(way: usize, ways: usize) -> PlruPath {
+        let (mut keep, mut point) = (u32::MAX, 0u32);
+        // Leaves are nodes ways-1 .. 2·ways-2; walk up from the leaf of `way`.
+        let mut node = way + ways - 1;
+        while node > 0 {
+            let parent = (node - 1) / 2;
+            let came_from_right = node == 2 * parent + 2;
+            // Victim goes to the other side: right (1) if we came from the left.
+            keep &= !(1 << parent);
+            point |= u32::from(!came_from_right) << parent;
+            node = parent;
+        }
+        PlruPath { keep, point }
+    }
 }
 
 impl Cache {
@@ -182,6 +225,13 @@ impl Cache {
                 Replacement::Plru => vec![0; local_sets],
                 _ => vec![],
             },
+            plru_paths: match geometry.replacement {
+                Replacement::Plru => (0..geometry.ways)
+                    .map(|w| PlruPath::to_way(w, geometry.ways))
+                    .collect(),
+                _ => vec![],
+            },
+            ways_shift: geometry.ways.trailing_zeros(),
         })
     }
 
@@ -207,11 +257,7 @@ impl Cache {
         match self {
             Cache::SetAssoc(c) => {
                 let i = c.find(line)?;
-                match c.geometry.replacement {
-                    Replacement::Lru => c.stamps[i] = c.tick(),
-                    Replacement::Plru => c.touch(i),
-                    Replacement::Fifo | Replacement::Random => {}
-                }
+                c.use_slot(i);
                 Some(&mut c.states[i])
             }
             Cache::Infinite(m) => m.get_mut(&line),
@@ -225,6 +271,33 @@ impl Cache {
         match self {
             Cache::SetAssoc(c) => c.insert(line),
             Cache::Infinite(m) => (m.entry(line).or_default(), None),
+        }
+    }
+
+    /// Asks the CPU to bring `line`'s set (tags and states) into its cache ahead of a lookup: the
+    /// L2's sets are megabytes, and its replay knows its next requests, so it need not wait for
+    /// each set in turn. A hint only; nothing changes.
+    #[inline(always)]
+    pub fn prefetch(&self, line: u64) {
+        if let Cache::SetAssoc(c) = self {
+            let start = c.set_of(line) * c.geometry.ways;
+            prefetch_read(c.tags.as_ptr().wrapping_add(start));
+            prefetch_read(c.states.as_ptr().wrapping_add(start));
+        }
+    }
+
+    /// [`Cache::access`], and on a line miss [`Cache::insert`]: the line's state (empty when
+    /// new), whether it was present, and what its insertion evicted. One set lookup for both.
+    #[inline(always)]
+    pub fn access_or_insert(&mut self, line: u64) -> (&mut LineState, bool, Option<Evicted>) {
+        match self {
+            Cache::SetAssoc(c) => c.access_or_insert(line),
+            Cache::Infinite(m) => match m.entry(line) {
+                hashbrown::hash_map::Entry::Occupied(e) => (e.into_mut(), true, None),
+                hashbrown::hash_map::Entry::Vacant(e) => {
+                    (e.insert(LineState::default()), false, None)
+                }
+            },
         }
     }
 
@@ -283,19 +356,10 @@ impl SetAssoc {
     /// Tree-PLRU: points every node on the path to `slot` away from it.
     #[inline]
     fn touch(&mut self, slot: usize) {
-        let ways = self.geometry.ways;
-        let (set, way) = (slot / ways, slot % ways);
-        let mut bits = self.tree[set];
-        // Leaves are nodes ways-1 .. 2·ways-2; walk up from the leaf of `way`.
-        let mut node = way + ways - 1;
-        while node > 0 {
-            let parent = (node - 1) / 2;
-            let came_from_right = node == 2 * parent + 2;
-            // Victim goes to the other side: right (1) if we came from the left.
-            bits = (bits & !(1 << parent)) | (u32::from(!came_from_right) << parent);
-            node = parent;
-        }
-        self.tree[set] = bits;
+        debug_assert!(self.geometry.ways.is_power_of_two());
+        let (set, way) = (slot >> self.ways_shift, slot & (self.geometry.ways - 1));
+        let path = self.plru_paths[way];
+        self.tree[set] = (self.tree[set] & path.keep) | path.point;
     }
 
     /// The local position of `line`'s set.
@@ -310,8 +374,13 @@ impl SetAssoc {
 
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
+        self.find_in(self.set_of(line) * self.geometry.ways, line)
+    }
+
+    /// The slot of `line` in the set starting at slot `start`.
+    #[inline]
+    fn find_in(&self, start: usize, line: u64) -> Option<usize> {
         let ways = self.geometry.ways;
-        let start = self.set_of(line) * ways;
         let tag = (line + 1) as u32;
         let set = &self.tags[start..start + ways];
         if let Ok(set) = <&[u32; 16]>::try_from(set) {
@@ -327,15 +396,51 @@ impl SetAssoc {
         }
     }
 
+    /// Marks slot `i` used.
+    #[inline]
+    fn use_slot(&mut self, i: usize) {
+        match self.geometry.replacement {
+            Replacement::Lru => self.stamps[i] = self.tick(),
+            Replacement::Plru => self.touch(i),
+            Replacement::Fifo | Replacement::Random => {}
+        }
+    }
+
+    /// [`Cache::access_or_insert`], finding the set once.
+    /// [`Cache::access_or_insert`], finding the set once.
+    #[inline]
+    fn access_or_insert(&mut self, line: u64) -> (&mut LineState, bool, Option<Evicted>) {
+        let start = self.set_of(line) * self.geometry.ways;
+        if let Some(i) = self.find_in(start, line) {
+            self.use_slot(i);
+            return (&mut self.states[i], true, None);
+        }
+        let (state, evicted) = self.insert_at(start, line);
+        (state, false, evicted)
+    }
+
     #[inline]
     fn insert(&mut self, line: u64) -> (&mut LineState, Option<Evicted>) {
+        self.insert_at(self.set_of(line) * self.geometry.ways, line)
+    }
+
+    /// Inserts `line` into the set starting at slot `start`.
+    #[inline]
+    fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
+        let slot = self.victim_slot(start);
+        self.fill_slot(slot, line)
+    }
+
+    /// Where a new line goes in the set starting at slot `start`: an empty way, else the
+    /// policy's victim.
+    #[inline]
+    fn victim_slot(&mut self, start: usize) -> usize {
         let ways = self.geometry.ways;
-        let start = self.set_of(line) * ways;
         let set = &self.tags[start..start + ways];
-        let slot = match set.iter().position(|&t| t == 0) {
+        match set.iter().position(|&t| t == 0) {
             Some(w) => start + w,
             None if self.geometry.replacement == Replacement::Plru => {
-                let bits = self.tree[start / ways];
+                let bits = self.tree[start >> self.ways_shift];
                 let mut node = 0;
                 while node < ways - 1 {
                     node = 2 * node + 1 + (bits >> node & 1) as usize;
@@ -359,7 +464,12 @@ impl SetAssoc {
                 }
                 start + w
             }
-        };
+        }
+    }
+
+    /// Puts `line` in `slot`, empty and marked used; returns its state and what it evicted.
+    #[inline]
+    fn fill_slot(&mut self, slot: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
         let evicted = (self.tags[slot] != 0).then(|| Evicted {
             line: self.tags[slot] as u64 - 1,
             state: self.states[slot],
@@ -525,6 +635,32 @@ mod tests {
         assert!(c.access(3).is_some());
         assert!(c.access(5).is_some());
         assert_eq!(c.insert(6).1.unwrap().line, 4);
+    }
+
+    #[test]
+    fn tree_plru_never_picks_the_way_just_used_at_any_width() {
+        for ways in [2, 4, 8, 16, 32] {
+            let mut c = Cache::new(Geometry {
+                sets: 1,
+                ways,
+                replacement: Replacement::Plru,
+                indexing: SetIndexing::Modulo,
+            });
+            for line in 0..ways as u64 {
+                c.insert(line);
+            }
+            // Touch every way in a scrambled order: each insert must evict some other line.
+            let mut next = ways as u64;
+            for step in 0..4 * ways as u64 {
+                let used = (step * 7 + 3) % next;
+                if c.access(used).is_none() {
+                    continue;
+                }
+                let (_, evicted) = c.insert(next);
+                assert_ne!(evicted.unwrap().line, used, "{ways} ways, step {step}");
+                next += 1;
+            }
+        }
     }
 
     #[test]

@@ -125,6 +125,25 @@ impl ShardedL2 {
     }
 }
 
+/// Rounds a sector mask out to whole fill units of `fill_sectors` sectors.
+#[inline]
+fn expand(fill_sectors: u32, sectors: u8) -> u8 {
+    match fill_sectors {
+        1 => sectors,
+        2 => {
+            let pairs = (sectors | sectors >> 1) & 0b0101;
+            pairs | pairs << 1
+        }
+        _ => {
+            if sectors != 0 {
+                0b1111
+            } else {
+                0
+            }
+        }
+    }
+}
+
 /// What a request asks of the L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum L2Op {
@@ -257,23 +276,11 @@ impl L2 {
         }
     }
 
-    /// Rounds a sector mask out to whole fill units.
-    #[inline]
-    fn expand(&self, sectors: u8) -> u8 {
-        match self.fill_sectors {
-            1 => sectors,
-            2 => {
-                let pairs = (sectors | sectors >> 1) & 0b0101;
-                pairs | pairs << 1
-            }
-            _ => {
-                if sectors != 0 {
-                    0b1111
-                } else {
-                    0
-                }
-            }
-        }
+    /// Prefetches the near partition's set of a request from SM `sm` for `line` (see
+    /// [`Cache::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, sm: usize, line: u64) {
+        self.parts[self.near[sm] as usize].prefetch(line);
     }
 
     /// Handles one request from SM `sm`.
@@ -296,26 +303,16 @@ impl L2 {
             t.read(line, sectors);
         }
         let home = self.send_home(sm, line, sectors);
-        let valid = self.parts[home].peek(line).map_or(0, |s| s.valid);
-        let missing = sectors & !valid;
+        let fill_sectors = self.fill_sectors;
+        let (state, _, evicted) = self.parts[home].access_or_insert(line);
+        let missing = sectors & !state.valid;
         let fill = if missing == 0 {
             0
         } else {
-            self.expand(missing) & !valid
+            expand(fill_sectors, missing) & !state.valid
         };
-        let evicted = match self.parts[home].access(line) {
-            Some(st) => {
-                st.valid |= fill;
-                st.dirty |= sectors;
-                None
-            }
-            None => {
-                let (st, ev) = self.parts[home].insert(line);
-                st.valid = fill;
-                st.dirty = sectors;
-                ev
-            }
-        };
+        state.valid |= fill;
+        state.dirty |= sectors;
         self.dram_read_into(line, fill);
         if let Some(ev) = evicted {
             self.evict(ev);
@@ -329,31 +326,22 @@ impl L2 {
             t.read(line, sectors);
         }
         let near = self.near[sm] as usize;
-        let valid = self.parts[near].peek(line).map_or(0, |s| s.valid);
-        let missing = sectors & !valid;
+        let fill_sectors = self.fill_sectors;
+        // One lookup of the near partition: a present line is marked used whether or not it
+        // holds the sectors; an absent one comes in with what the fill brings.
+        let (state, _, evicted) = self.parts[near].access_or_insert(line);
+        let missing = sectors & !state.valid;
         if missing == 0 {
-            self.parts[near].access(line);
             return;
         }
-        let fill = self.expand(missing) & !valid;
+        let fill = expand(fill_sectors, missing) & !state.valid;
+        state.valid |= fill;
         self.counters.read_lookup_miss_sectors += fill.count_ones() as u64;
         let home = self.home(line);
         if home != near {
             self.counters.fabric_sectors += fill.count_ones() as u64;
             self.fill_from_dram(home, line, fill);
-        }
-        let evicted = match self.parts[near].access(line) {
-            Some(st) => {
-                st.valid |= fill;
-                None
-            }
-            None => {
-                let (st, ev) = self.parts[near].insert(line);
-                st.valid = fill;
-                ev
-            }
-        };
-        if home == near {
+        } else {
             // The near partition is the home: what it lacked comes from DRAM (merging any
             // partially written sectors).
             self.dram_read_into(line, fill);
@@ -365,18 +353,9 @@ impl L2 {
 
     /// Makes `fill` sectors of `line` valid in partition `part`, reading what it lacks from DRAM.
     fn fill_from_dram(&mut self, part: usize, line: u64, fill: u8) {
-        let (lacking, evicted) = match self.parts[part].access(line) {
-            Some(st) => {
-                let lacking = fill & !st.valid;
-                st.valid |= fill;
-                (lacking, None)
-            }
-            None => {
-                let (st, ev) = self.parts[part].insert(line);
-                st.valid = fill;
-                (fill, ev)
-            }
-        };
+        let (state, _, evicted) = self.parts[part].access_or_insert(line);
+        let lacking = fill & !state.valid;
+        state.valid |= fill;
         self.dram_read_into(line, lacking);
         if let Some(ev) = evicted {
             self.evict(ev);
@@ -386,7 +365,11 @@ impl L2 {
     /// Counts the DRAM reads for `sectors` of `line` and forgets their partial byte masks.
     fn dram_read_into(&mut self, line: u64, sectors: u8) {
         self.dram.read_sectors += sectors.count_ones() as u64;
-        if let Some(bytes) = self.partial_bytes.get_mut(&line) {
+        // Most kernels never store part of a sector: skip hashing the line then.
+        if sectors != 0
+            && !self.partial_bytes.is_empty()
+            && let Some(bytes) = self.partial_bytes.get_mut(&line)
+        {
             for s in 0..4 {
                 if sectors >> s & 1 == 1 {
                     *bytes &= !((u32::MAX as u128) << (32 * s));
@@ -421,13 +404,7 @@ impl L2 {
             t.write_full(line, full);
         }
         let home = self.send_home(sm, line, sectors);
-        let (state, evicted) = match self.parts[home].access(line) {
-            Some(st) => (st, None),
-            None => {
-                let (st, ev) = self.parts[home].insert(line);
-                (st, ev)
-            }
-        };
+        let (state, _, evicted) = self.parts[home].access_or_insert(line);
         state.dirty |= sectors;
         state.valid |= full;
         let partial = sectors & !full & !state.valid;

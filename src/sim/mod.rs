@@ -395,7 +395,16 @@ fn replay_shard(l2: &mut L2, outs: &[Vec<Vec<L2Request>>], k: usize, ticks: u32)
             *slot += 1;
         }
     }
-    for (sm, i) in order {
+    // The L2's sets do not fit in the CPU's caches: ask for a request's set a few requests
+    // ahead, so that the lookups overlap instead of waiting one after the other.
+    const AHEAD: usize = 16;
+    for (n, &(sm, i)) in order.iter().enumerate() {
+        if let Some(&(next_sm, next_i)) = order.get(n + AHEAD) {
+            l2.prefetch(
+                next_sm as usize,
+                outs[next_sm as usize][k][next_i as usize].line,
+            );
+        }
         l2.request(sm as usize, &outs[sm as usize][k][i as usize]);
     }
 }

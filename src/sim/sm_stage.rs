@@ -73,22 +73,23 @@ impl L1Counters {
 }
 
 /// The distinct sectors one block has loaded: an open-addressing table of line → sector mask,
-/// cheaper than a general hash map on this hot path and reused from block to block.
+/// cheaper than a general hash map on this hot path and reused from block to block. An entry
+/// packs `(line + 1) << 4 | mask` (0 = empty), so a probe reads one word.
 #[derive(Debug, Clone)]
 struct BlockFootprint {
     block: u32,
-    /// line + 1 (0 = empty).
-    keys: Vec<u64>,
-    masks: Vec<u8>,
+    entries: Vec<u64>,
     len: usize,
 }
+
+/// Bits of a footprint entry holding the sector mask.
+const FOOTPRINT_MASK_BITS: u32 = 4;
 
 impl BlockFootprint {
     fn new() -> BlockFootprint {
         BlockFootprint {
             block: u32::MAX,
-            keys: vec![0; 1024],
-            masks: vec![0; 1024],
+            entries: vec![0; 1024],
             len: 0,
         }
     }
@@ -96,25 +97,25 @@ impl BlockFootprint {
     #[inline]
     fn slot(&self, line: u64) -> usize {
         let h = (line.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - self.keys.len().trailing_zeros())) as usize
+        (h >> (64 - self.entries.len().trailing_zeros())) as usize
     }
 
     #[inline(always)]
     fn insert(&mut self, line: u64, sectors: u8) {
-        if 2 * (self.len + 1) > self.keys.len() {
+        if 2 * (self.len + 1) > self.entries.len() {
             self.grow();
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.entries.len() - 1;
+        let key = (line + 1) << FOOTPRINT_MASK_BITS;
         let mut i = self.slot(line);
         loop {
-            let k = self.keys[i];
-            if k == line + 1 {
-                self.masks[i] |= sectors;
+            let e = self.entries[i];
+            if e >> FOOTPRINT_MASK_BITS == line + 1 {
+                self.entries[i] = e | sectors as u64;
                 return;
             }
-            if k == 0 {
-                self.keys[i] = line + 1;
-                self.masks[i] = sectors;
+            if e == 0 {
+                self.entries[i] = key | sectors as u64;
                 self.len += 1;
                 return;
             }
@@ -124,19 +125,11 @@ impl BlockFootprint {
 
     #[cold]
     fn grow(&mut self) {
-        let old: Vec<(u64, u8)> = self
-            .keys
-            .iter()
-            .zip(&self.masks)
-            .filter(|(k, _)| **k != 0)
-            .map(|(k, m)| (*k - 1, *m))
-            .collect();
-        let n = self.keys.len() * 2;
-        self.keys = vec![0; n];
-        self.masks = vec![0; n];
+        let doubled = vec![0; 2 * self.entries.len()];
+        let old = std::mem::replace(&mut self.entries, doubled);
         self.len = 0;
-        for (l, m) in old {
-            self.insert(l, m);
+        for e in old.into_iter().filter(|&e| e != 0) {
+            self.insert((e >> FOOTPRINT_MASK_BITS) - 1, (e & 0xf) as u8);
         }
     }
 
@@ -144,12 +137,9 @@ impl BlockFootprint {
     fn take(&mut self) -> (u64, u64) {
         let lines = self.len as u64;
         let mut n = 0;
-        for (k, m) in self.keys.iter_mut().zip(self.masks.iter_mut()) {
-            if *k != 0 {
-                n += m.count_ones() as u64;
-                *k = 0;
-                *m = 0;
-            }
+        for e in &mut self.entries {
+            n += (*e & 0xf).count_ones() as u64;
+            *e = 0;
         }
         self.len = 0;
         self.block = u32::MAX;
@@ -768,17 +758,12 @@ impl SmWorker {
             let missing = if !self.caches_loads {
                 sectors
             } else {
-                match self.l1.access(line) {
-                    Some(st) => {
-                        let missing = sectors & !st.valid;
-                        st.valid |= sectors;
-                        missing
-                    }
-                    None => {
-                        self.l1.insert(line).0.valid = sectors;
-                        sectors
-                    }
-                }
+                // A line that was absent comes in empty: all its sectors miss. The L1 is
+                // write-through, so what it evicts is clean and simply dropped.
+                let (st, _, _) = self.l1.access_or_insert(line);
+                let missing = sectors & !st.valid;
+                st.valid |= sectors;
+                missing
             };
             if missing != 0 {
                 misses = true;
