@@ -59,6 +59,9 @@ fn cases() -> Vec<(&'static str, [u32; 3], [i64; 3])> {
         ("box27", [32, 8, 2], [96, 96, 256]),
         ("box27", [64, 2, 4], [128, 64, 256]),
         ("jacobi2d", [32, 8, 1], [4096, 1024, 1]),
+        // Partial blocks in x, y and z: waves of one label hold fewer instructions where edge
+        // blocks end early.
+        ("star1", [32, 8, 4], [120, 100, 250]),
     ]
 }
 
@@ -113,10 +116,10 @@ fn intervals_hold(turn_skip: Option<f64>) {
             let [lo, hi] = intervals.iter().find(|(n, _)| *n == name).unwrap().1;
             assert!(lo <= estimate && estimate <= hi, "{what} {name}");
             // Close as well as covered: within 3% (or 64 sectors, for tiny counts). With the turn
-            // skip the waves of these short launches differ more (up to 6% on L1 misses, star4
+            // skip the waves of these short launches differ more (up to 5.3% on L1 misses, star4
             // 32x4x8), and the intervals widen with them.
             let err = estimate.abs_diff(value);
-            let close = if turn_skip.is_some() { 0.07 } else { 0.03 };
+            let close = if turn_skip.is_some() { 0.06 } else { 0.03 };
             assert!(
                 err as f64 <= close * value as f64 + 64.0,
                 "{what} {name}: exact {value}, sampled {estimate}"

@@ -147,7 +147,7 @@ pub fn simulate_sampled(
         return Ok(None);
     };
     let (counts, tallies) = pipeline(launch, hw, opts, Some(&plan), progress)?;
-    let e = sample::estimate(&plan, &tallies);
+    let e = sample::estimate(&plan, &tallies, counts.warp_instructions);
     let finish = |values: &[u64; sample::FIELDS]| {
         let mut c = sample::with_fields(&counts, values);
         c.l1.wavefronts = wavefronts(launch, hw, &c.l1, c.warps_launched);
