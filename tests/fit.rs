@@ -654,8 +654,14 @@ fn gompertz_of(f: Fitted) -> gputraffic::analysis::fit::GompertzFit {
 #[test]
 fn bound_keeps_the_hit_rate_ceiling_at_most_one() {
     use gputraffic::analysis::fit::Side;
-    // The shipped star4 sweep: its L2 hit rates fit best with a ceiling a = 1.12 (docs/fitting.md).
+    // The shipped star4 sweep: its L2 hit rates fit best with a ceiling a > 1 (1.03 on the data
+    // of 2026-11-24; docs/fitting.md).
     let table = Table::load(std::path::Path::new("docs/data/star4-h200.csv")).unwrap();
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("docs/data/star4-h200-l2-fit.json").unwrap())
+            .unwrap();
+    let recorded_a = recorded["a"].as_f64().unwrap();
+    assert!(recorded_a > 1.0, "{recorded_a}");
     let request = Request::new(
         "gompertz",
         Some("l2_oversubscription"),
@@ -664,7 +670,7 @@ fn bound_keeps_the_hit_rate_ceiling_at_most_one() {
     .unwrap();
     let free = gompertz_of(request.fit(&table).unwrap());
     // Unchanged by the bounds machinery: the value docs/data/star4-h200-l2-fit.json records.
-    assert!((free.curve.a - 1.1168641).abs() < 1e-6, "{free:?}");
+    assert!((free.curve.a - recorded_a).abs() < 1e-9, "{free:?}");
     assert_eq!(free.bounded, None);
     let capped = gompertz_of(bounded(&request, &table, &["a=0..1"]));
     assert_eq!(capped.curve.a, 1.0, "{capped:?}");
