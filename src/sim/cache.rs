@@ -407,7 +407,6 @@ impl SetAssoc {
     }
 
     /// [`Cache::access_or_insert`], finding the set once.
-    /// [`Cache::access_or_insert`], finding the set once.
     #[inline]
     fn access_or_insert(&mut self, line: u64) -> (&mut LineState, bool, Option<Evicted>) {
         let start = self.set_of(line) * self.geometry.ways;

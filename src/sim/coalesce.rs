@@ -276,7 +276,7 @@ mod tests {
         for f in patterns {
             for mask in [u32::MAX, 0x00FF_00F0, 1, 0] {
                 for store in [false, true] {
-                    let size = if f(1) - f(0) == 4 || f(0) > f(1) {
+                    let size = if f(1) == f(0) + 4 || f(0) > f(1) {
                         4
                     } else {
                         8

@@ -325,6 +325,7 @@ impl L2 {
         if let Some(t) = &mut self.compulsory {
             t.read(line, sectors);
         }
+        debug_assert_ne!(sectors, 0, "a read of no sectors would leave an empty line");
         let near = self.near[sm] as usize;
         let fill_sectors = self.fill_sectors;
         // One lookup of the near partition: a present line is marked used whether or not it

@@ -323,8 +323,8 @@ fn instructions(t: &[u64; FIELDS]) -> f64 {
 /// instructions of the interior. The waves' labels are cut by dispatched blocks, so the
 /// instructions a label holds vary from label to label (where the schedule does not repeat, at
 /// ragged edges), and every count varies with them; dividing that out leaves what varies per
-/// instruction, and the interval is the spread, from one stratum's run of counted waves to the
-/// next, of what the ratio does not explain.
+/// instruction. The interval is the wider of two readings of what the ratio does not explain:
+/// wave by wave, and run by run (see the module's documentation).
 pub fn estimate(plan: &WavePlan, tallies: &WaveTallies, total_instructions: u64) -> Estimate {
     let tally = |l: u64| tallies.by_label.get(&l).copied().unwrap_or([0; FIELDS]);
     let (lo, hi) = plan.interior;
