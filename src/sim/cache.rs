@@ -423,20 +423,13 @@ impl SetAssoc {
         self.insert_at(self.set_of(line) * self.geometry.ways, line)
     }
 
-    /// Inserts `line` into the set starting at slot `start`.
+    /// Inserts `line` into the set starting at slot `start`: into an empty way, else in place
+    /// of the policy's victim.
     #[inline]
     fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
-        let slot = self.victim_slot(start);
-        self.fill_slot(slot, line)
-    }
-
-    /// Where a new line goes in the set starting at slot `start`: an empty way, else the
-    /// policy's victim.
-    #[inline]
-    fn victim_slot(&mut self, start: usize) -> usize {
         let ways = self.geometry.ways;
         let set = &self.tags[start..start + ways];
-        match set.iter().position(|&t| t == 0) {
+        let slot = match set.iter().position(|&t| t == 0) {
             Some(w) => start + w,
             None if self.geometry.replacement == Replacement::Plru => {
                 let bits = self.tree[start >> self.ways_shift];
@@ -463,12 +456,7 @@ impl SetAssoc {
                 }
                 start + w
             }
-        }
-    }
-
-    /// Puts `line` in `slot`, empty and marked used; returns its state and what it evicted.
-    #[inline]
-    fn fill_slot(&mut self, slot: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
+        };
         let evicted = (self.tags[slot] != 0).then(|| Evicted {
             line: self.tags[slot] as u64 - 1,
             state: self.states[slot],

@@ -311,9 +311,13 @@ pub struct Estimate {
     pub hi: [u64; FIELDS],
 }
 
-/// The warp instructions a tally holds (every instruction is a load, a store or an atomic).
+/// The places in [`FIELDS`] of the L1's load, store and atomic requests: every warp
+/// instruction is one of them.
+const INSTRUCTION_FIELDS: [usize; 3] = [0, 3, 10];
+
+/// The warp instructions a tally holds.
 fn instructions(t: &[u64; FIELDS]) -> f64 {
-    (t[0] + t[3] + t[10]) as f64
+    INSTRUCTION_FIELDS.iter().map(|&f| t[f]).sum::<u64>() as f64
 }
 
 /// Extrapolates the tallies of a plan's counted waves to a launch of `total_instructions` warp
@@ -353,7 +357,8 @@ pub fn estimate(plan: &WavePlan, tallies: &WaveTallies, total_instructions: u64)
             .sum()
     };
     let strat_x = stratified(&instructions);
-    let interior_x = total_instructions as f64 - instructions(&exact.map(|v| v as u64));
+    let interior_x =
+        total_instructions as f64 - INSTRUCTION_FIELDS.iter().map(|&f| exact[f]).sum::<f64>();
     let mut point = [0u64; FIELDS];
     let mut low = [0u64; FIELDS];
     let mut high = [0u64; FIELDS];
@@ -481,6 +486,17 @@ mod tests {
         assert_eq!((e.point[0], e.point[1]), (total, 4 * total));
         assert_eq!((e.lo[1], e.hi[1]), (4 * total, 4 * total));
         // (The counted waves' means alone would say 3·110 + 3·90 = 600 interior loads, not 500.)
+    }
+
+    #[test]
+    fn the_instruction_fields_are_the_l1_requests() {
+        let mut c = Counts::default();
+        c.l1.load_requests = 1;
+        c.l1.store_requests = 2;
+        c.l1.atomic_requests = 4;
+        c.l1.load_sectors = 8;
+        c.l2.atomic_requests = 16;
+        assert_eq!(instructions(&fields(&c)), 7.0);
     }
 
     #[test]

@@ -84,6 +84,8 @@ struct BlockFootprint {
 
 /// Bits of a footprint entry holding the sector mask.
 const FOOTPRINT_MASK_BITS: u32 = 4;
+/// The sector mask of a footprint entry.
+const FOOTPRINT_MASK: u64 = (1 << FOOTPRINT_MASK_BITS) - 1;
 
 impl BlockFootprint {
     fn new() -> BlockFootprint {
@@ -129,7 +131,7 @@ impl BlockFootprint {
         let old = std::mem::replace(&mut self.entries, doubled);
         self.len = 0;
         for e in old.into_iter().filter(|&e| e != 0) {
-            self.insert((e >> FOOTPRINT_MASK_BITS) - 1, (e & 0xf) as u8);
+            self.insert((e >> FOOTPRINT_MASK_BITS) - 1, (e & FOOTPRINT_MASK) as u8);
         }
     }
 
@@ -138,7 +140,7 @@ impl BlockFootprint {
         let lines = self.len as u64;
         let mut n = 0;
         for e in &mut self.entries {
-            n += (*e & 0xf).count_ones() as u64;
+            n += (*e & FOOTPRINT_MASK).count_ones() as u64;
             *e = 0;
         }
         self.len = 0;
