@@ -130,6 +130,10 @@ pub enum Replacement {
     /// Tree pseudo-LRU: a binary tree of one bit per node points away from the most recent use
     /// (ways a power of two, at most 32).
     Plru,
+    /// Static re-reference interval prediction (Jaleel et al., ISCA 2010), 2-bit: a line enters
+    /// with a long predicted re-reference (2), a hit predicts a near one (0); the victim is a
+    /// line predicted distant (3), every line of the set aging by one until there is one.
+    Srrip,
 }
 
 /// How a line address selects its set.
