@@ -143,6 +143,35 @@ fn prefetch_read<T>(p: *const T) {
     let _ = p;
 }
 
+/// Bit w set where `set[w] == tag`. SSE2, which every x86-64 CPU has, compares four ways at a
+/// time and gathers the results with one movemask each; the portable loop compiles to a compare,
+/// mask and shift per way.
+#[inline(always)]
+fn ways_matching(set: &[u32; 16], tag: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86-64 baseline; the four unaligned loads read the 64 bytes of
+    // `set` and nothing beyond.
+    unsafe {
+        use std::arch::x86_64::*;
+        let t = _mm_set1_epi32(tag as i32);
+        let p = set.as_ptr().cast::<__m128i>();
+        let mut hits = 0u32;
+        for q in 0..4 {
+            let eq = _mm_cmpeq_epi32(_mm_loadu_si128(p.add(q)), t);
+            hits |= (_mm_movemask_ps(_mm_castsi128_ps(eq)) as u32) << (4 * q);
+        }
+        hits
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut hits = 0u32;
+        for (w, &t) in set.iter().enumerate() {
+            hits |= u32::from(t == tag) << w;
+        }
+        hits
+    }
+}
+
 /// The largest re-reference prediction of [`Replacement::Srrip`]: the next victim.
 const SRRIP_DISTANT: u32 = 3;
 
@@ -387,12 +416,9 @@ impl SetAssoc {
         let tag = (line + 1) as u32;
         let set = &self.tags[start..start + ways];
         if let Ok(set) = <&[u32; 16]>::try_from(set) {
-            // 16 ways (the L1s): a tag is in a set at most once, so compare every way without
-            // branching (this vectorises) and take the one that matched.
-            let mut hits = 0u32;
-            for (w, &t) in set.iter().enumerate() {
-                hits |= u32::from(t == tag) << w;
-            }
+            // 16 ways (the L1s and L2s): a tag is in a set at most once, so compare every way
+            // without branching and take the one that matched.
+            let hits = ways_matching(set, tag);
             (hits != 0).then(|| start + hits.trailing_zeros() as usize)
         } else {
             set.iter().position(|&t| t == tag).map(|w| start + w)
@@ -433,7 +459,14 @@ impl SetAssoc {
     fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
         let ways = self.geometry.ways;
         let set = &self.tags[start..start + ways];
-        let slot = match set.iter().position(|&t| t == 0) {
+        let empty = match <&[u32; 16]>::try_from(set) {
+            Ok(set) => {
+                let free = ways_matching(set, 0);
+                (free != 0).then(|| free.trailing_zeros() as usize)
+            }
+            Err(_) => set.iter().position(|&t| t == 0),
+        };
+        let slot = match empty {
             Some(w) => start + w,
             None if self.geometry.replacement == Replacement::Plru => {
                 let bits = self.tree[start >> self.ways_shift];

@@ -41,7 +41,8 @@ pub struct RangeLayout {
     first_line: u64,
     /// Lines past the last one tracked.
     end_line: u64,
-    sectors_per_unit: u64,
+    /// log2 of the sectors per fill unit (0, 1 or 2).
+    unit_shift: u32,
 }
 
 impl RangeLayout {
@@ -50,7 +51,7 @@ impl RangeLayout {
         RangeLayout {
             first_line: (lo >> LINE_SHIFT) / BLOCK_LINES * BLOCK_LINES,
             end_line: (hi >> LINE_SHIFT) + 1,
-            sectors_per_unit: (fill_bytes / 32).max(1) as u64,
+            unit_shift: (fill_bytes / 32).clamp(1, 4).ilog2(),
         }
     }
 
@@ -77,51 +78,36 @@ struct RangeBits {
     read_sectors: u64,
 }
 
-#[inline]
-fn get(bits: &[u64], i: u64) -> bool {
-    bits[(i >> 6) as usize] >> (i & 63) & 1 == 1
-}
-
-#[inline]
-fn set(bits: &mut [u64], i: u64) {
-    bits[(i >> 6) as usize] |= 1 << (i & 63);
-}
-
 impl RangeBits {
-    /// A read of `sectors` of the line at `local`.
+    /// A read of `sectors` of the line at `local`, with fill units of `1 << unit_shift` sectors.
+    /// A line's 4 sector bits and its fill units' bits each lie within one word (4 and the
+    /// units per line divide 64), so the line is read and updated a word at a time.
     #[inline]
-    fn read(&mut self, local: u64, sectors: u8, per: u64) {
-        let base = local << 2;
-        let mut s = 0u64;
-        while s < 4 {
-            let unit_mask = (((1u32 << per) - 1) << s) as u8;
-            let wanted = sectors & unit_mask;
-            if wanted != 0 {
-                let unit = (base + s) / per;
-                if !get(&self.fetched, unit) {
-                    let needs = (0..per).any(|i| {
-                        wanted >> (s + i) & 1 == 1 && !get(&self.full_written, base + s + i)
-                    });
-                    if needs {
-                        set(&mut self.fetched, unit);
-                        self.read_sectors += (0..per)
-                            .filter(|i| !get(&self.full_written, base + s + i))
-                            .count() as u64;
-                    }
-                }
+    fn read(&mut self, local: u64, sectors: u8, unit_shift: u32) {
+        let per = 1u32 << unit_shift;
+        let units = 4 >> unit_shift;
+        let written = (self.full_written[(local >> 4) as usize] >> ((local & 15) * 4)) as u32 & 0xF;
+        let first_unit = local * units as u64;
+        let word = &mut self.fetched[(first_unit >> 6) as usize];
+        let at = first_unit & 63;
+        let unit_sectors = (1u32 << per) - 1;
+        for u in 0..units {
+            let mask = unit_sectors << (u * per);
+            let wanted = sectors as u32 & mask;
+            let fetched = *word >> (at + u as u64) & 1 == 1;
+            // The unit is fetched by the first read wanting a sector not fully written before,
+            // and brings its sectors that were not.
+            if wanted != 0 && !fetched && wanted & !written != 0 {
+                *word |= 1 << (at + u as u64);
+                self.read_sectors += (mask & !written).count_ones() as u64;
             }
-            s += per;
         }
     }
 
     /// A store that fully writes `full` sectors of the line at `local`.
     #[inline]
     fn write_full(&mut self, local: u64, full: u8) {
-        for s in 0..4 {
-            if full >> s & 1 == 1 {
-                set(&mut self.full_written, (local << 2) + s);
-            }
-        }
+        self.full_written[(local >> 4) as usize] |= ((full & 0xF) as u64) << ((local & 15) * 4);
     }
 }
 
@@ -130,14 +116,14 @@ impl CompulsoryTracker {
     pub fn new(lo: u64, hi: u64, fill_bytes: u32) -> CompulsoryTracker {
         let layout = RangeLayout::new(lo, hi, fill_bytes);
         let blocks = (layout.end_line - layout.first_line).div_ceil(BLOCK_LINES);
-        let per_unit = layout.sectors_per_unit;
+        let units_per_line = 4 >> layout.unit_shift;
         let ranges = (0..COMPULSORY_RANGES as u64)
             .map(|r| {
                 let lines =
                     blocks.saturating_sub(r).div_ceil(COMPULSORY_RANGES as u64) * BLOCK_LINES;
                 RangeBits {
                     full_written: vec![0; (lines * 4).div_ceil(64) as usize],
-                    fetched: vec![0; (lines * 4 / per_unit).div_ceil(64) as usize],
+                    fetched: vec![0; (lines * units_per_line).div_ceil(64) as usize],
                     read_sectors: 0,
                 }
             })
@@ -158,7 +144,7 @@ impl CompulsoryTracker {
     /// A read of `sectors` of `line` reaching the L2.
     pub fn read(&mut self, line: u64, sectors: u8) {
         let (r, local) = self.layout.place(line);
-        self.ranges[r].read(local, sectors, self.layout.sectors_per_unit);
+        self.ranges[r].read(local, sectors, self.layout.unit_shift);
     }
 
     /// A store reaching the L2 that fully writes `full` sectors of `line`.
@@ -171,7 +157,7 @@ impl CompulsoryTracker {
     /// the ranges in parallel.
     pub fn settle<'a>(&mut self, logs: impl Iterator<Item = &'a mut CompulsoryLog>) {
         let mut logs: Vec<&mut CompulsoryLog> = logs.collect();
-        let per = self.layout.sectors_per_unit;
+        let unit_shift = self.layout.unit_shift;
         self.ranges
             .par_iter_mut()
             .enumerate()
@@ -182,7 +168,7 @@ impl CompulsoryTracker {
                         if op & WRITE_OP != 0 {
                             bits.write_full(local, sectors);
                         } else {
-                            bits.read(local, sectors, per);
+                            bits.read(local, sectors, unit_shift);
                         }
                     }
                 }
@@ -261,6 +247,23 @@ mod tests {
         t.read(4096 / 128, 0b1111);
         t.read(4096 / 128, 0b1111);
         assert_eq!(t.read_sectors(), 4);
+    }
+
+    #[test]
+    fn a_whole_line_fill_unit_fetches_every_unwritten_sector_of_the_line_once() {
+        let mut t = CompulsoryTracker::new(0, 1 << 20, 128);
+        t.write_full(20, 0b0100);
+        t.read(20, 0b0001); // unit = the line; sector 2 fully written: 3 sectors
+        assert_eq!(t.read_sectors(), 3);
+        t.read(20, 0b1000);
+        assert_eq!(t.read_sectors(), 3);
+        t.write_full(21, 0b1111);
+        t.read(21, 0b1111); // all written before: nothing
+        t.read(22, 0b0000); // no sector wanted: nothing
+        assert_eq!(t.read_sectors(), 3);
+        // Lines 20 and 1020 lie in different ranges of the tracker; each counts on its own.
+        t.read(1020, 0b0010);
+        assert_eq!(t.read_sectors(), 7);
     }
 
     #[test]

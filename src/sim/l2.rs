@@ -155,19 +155,83 @@ pub enum L2Op {
     Atomic,
 }
 
-/// A request from an SM to the L2.
+/// A request from an SM to the L2: 16 bytes, as millions of them are written, sorted and read
+/// back per chunk. A store that writes part of a sector keeps its byte mask in its
+/// [`RequestList`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct L2Request {
     /// Tick within the chunk.
     pub tick: u32,
+    /// Line address (every line of a launch is at most [`crate::metrics::MAX_LINE`]).
+    pub line: u32,
+    /// For a store writing part of a sector, its byte mask's index in
+    /// [`RequestList::partial_bytes`]; [`WHOLE_SECTORS`] otherwise.
+    pub partial: u32,
     /// Read, write or atomic.
     pub op: L2Op,
     /// Sectors requested.
     pub sectors: u8,
-    /// Line address.
-    pub line: u64,
-    /// Bytes written (stores only).
-    pub bytes: u128,
+}
+
+/// [`L2Request::partial`] of a request that writes whole sectors (or none).
+pub const WHOLE_SECTORS: u32 = u32::MAX;
+
+/// One SM's requests to one L2 shard during a chunk, in issue order.
+#[derive(Debug, Clone, Default)]
+pub struct RequestList {
+    /// The requests.
+    pub requests: Vec<L2Request>,
+    /// Byte masks of the stores that write part of a sector.
+    pub partial_bytes: Vec<u128>,
+}
+
+impl RequestList {
+    /// Empties the list, keeping its memory.
+    pub fn clear(&mut self) {
+        self.requests.clear();
+        self.partial_bytes.clear();
+    }
+
+    /// Appends a read or an atomic.
+    #[inline]
+    pub fn push(&mut self, tick: u32, op: L2Op, line: u64, sectors: u8) {
+        debug_assert!(line <= crate::metrics::MAX_LINE);
+        self.requests.push(L2Request {
+            tick,
+            line: line as u32,
+            partial: WHOLE_SECTORS,
+            op,
+            sectors,
+        });
+    }
+
+    /// Appends a store of `sectors` of `line` covering `bytes`.
+    #[inline]
+    pub fn push_store(&mut self, tick: u32, line: u64, sectors: u8, bytes: u128) {
+        let partial = if bytes == sector_bytes(sectors) {
+            WHOLE_SECTORS
+        } else {
+            self.partial_bytes.push(bytes);
+            self.partial_bytes.len() as u32 - 1
+        };
+        debug_assert!(line <= crate::metrics::MAX_LINE);
+        self.requests.push(L2Request {
+            tick,
+            line: line as u32,
+            partial,
+            op: L2Op::Write,
+            sectors,
+        });
+    }
+
+    /// The bytes a store of this list writes.
+    #[inline]
+    pub fn store_bytes(&self, r: &L2Request) -> u128 {
+        match r.partial {
+            WHOLE_SECTORS => sector_bytes(r.sectors),
+            i => self.partial_bytes[i as usize],
+        }
+    }
 }
 
 /// L2 counters under their Nsight Compute meaning.
@@ -283,13 +347,14 @@ impl L2 {
         self.parts[self.near[sm] as usize].prefetch(line);
     }
 
-    /// Handles one request from SM `sm`.
+    /// Handles request `r` of `list`, from SM `sm`.
     #[inline]
-    pub fn request(&mut self, sm: usize, r: &L2Request) {
+    pub fn request(&mut self, sm: usize, r: &L2Request, list: &RequestList) {
+        let line = r.line as u64;
         match r.op {
-            L2Op::Read => self.read(sm, r.line, r.sectors),
-            L2Op::Write => self.write(sm, r.line, r.sectors, r.bytes),
-            L2Op::Atomic => self.atomic(sm, r.line, r.sectors),
+            L2Op::Read => self.read(sm, line, r.sectors),
+            L2Op::Write => self.write(sm, line, r.sectors, list.store_bytes(r)),
+            L2Op::Atomic => self.atomic(sm, line, r.sectors),
         }
     }
 
@@ -459,7 +524,7 @@ impl L2 {
 
 /// Byte mask of the given sectors of a line.
 #[inline]
-fn sector_bytes(sectors: u8) -> u128 {
+pub fn sector_bytes(sectors: u8) -> u128 {
     let mut m = 0u128;
     for s in 0..4 {
         if sectors >> s & 1 == 1 {
@@ -488,6 +553,24 @@ mod tests {
         });
         hw.l2.partition_sms = Some(vec![vec![[0, 0]], vec![[1, 1]]]);
         L2::new(&hw, false, Some((0, 1 << 20)))
+    }
+
+    #[test]
+    fn a_request_list_keeps_byte_masks_only_for_stores_that_write_part_of_a_sector() {
+        let mut list = RequestList::default();
+        list.push(3, L2Op::Read, 7, 0b0011);
+        list.push_store(4, 7, 0b0101, sector_bytes(0b0101));
+        let ragged = sector_bytes(0b0001) | 0xFF << 32; // sector 0 whole, 8 bytes of sector 1
+        list.push_store(5, 9, 0b0011, ragged);
+        assert_eq!(list.partial_bytes, [ragged]);
+        let [read, whole, part] = [list.requests[0], list.requests[1], list.requests[2]];
+        assert_eq!((read.tick, read.line, read.partial), (3, 7, WHOLE_SECTORS));
+        assert_eq!(whole.partial, WHOLE_SECTORS);
+        assert_eq!(list.store_bytes(&whole), sector_bytes(0b0101));
+        assert_eq!((part.partial, list.store_bytes(&part)), (0, ragged));
+        assert_eq!(std::mem::size_of::<L2Request>(), 16);
+        list.clear();
+        assert!(list.requests.is_empty() && list.partial_bytes.is_empty());
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::sim::dram::DramCounters;
-use crate::sim::l2::{L2, L2Counters, L2Request, L2Router, ShardedL2};
+use crate::sim::l2::{L2, L2Counters, L2Router, RequestList, ShardedL2};
 use crate::sim::schedule::{Issue, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
@@ -235,7 +235,7 @@ fn pipeline(
     let mut finished: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut next_issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
     let mut next_finished: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut pending: Vec<Vec<Vec<L2Request>>> = vec![vec![Vec::new(); router.shards]; n];
+    let mut pending: Vec<Vec<RequestList>> = vec![vec![RequestList::default(); router.shards]; n];
     let mut pending_ticks = 0;
     let mut warp_instructions = 0u64;
     let mut tallies = sample::WaveTallies::default();
@@ -362,7 +362,7 @@ fn pipeline(
 /// Replays the SMs' L2 requests of one chunk: each shard, in parallel, its own requests in
 /// global order (tick by tick, SM by SM). Shards hold disjoint sets, so this is exactly the
 /// serial replay of every request in that order.
-fn replay(l2: &mut ShardedL2, outs: &[Vec<Vec<L2Request>>], ticks: u32) {
+fn replay(l2: &mut ShardedL2, outs: &[Vec<RequestList>], ticks: u32) {
     l2.shards
         .par_iter_mut()
         .enumerate()
@@ -373,14 +373,14 @@ fn replay(l2: &mut ShardedL2, outs: &[Vec<Vec<L2Request>>], ticks: u32) {
 /// Replays shard `k`'s requests of one chunk in global order: tick by tick, SM by SM. The SMs'
 /// lists are each in tick order; a counting sort by tick (SMs visited in order, so each tick's
 /// requests stay in SM order) puts them in global order at a cost linear in the requests.
-fn replay_shard(l2: &mut L2, outs: &[Vec<Vec<L2Request>>], k: usize, ticks: u32) {
-    let total: usize = outs.iter().map(|o| o[k].len()).sum();
+fn replay_shard(l2: &mut L2, outs: &[Vec<RequestList>], k: usize, ticks: u32) {
+    let total: usize = outs.iter().map(|o| o[k].requests.len()).sum();
     if total == 0 {
         return;
     }
     let mut starts = vec![0u32; ticks as usize + 1];
     for o in outs {
-        for r in &o[k] {
+        for r in &o[k].requests {
             starts[r.tick as usize + 1] += 1;
         }
     }
@@ -389,7 +389,7 @@ fn replay_shard(l2: &mut L2, outs: &[Vec<Vec<L2Request>>], k: usize, ticks: u32)
     }
     let mut order: Vec<(u32, u32)> = vec![(0, 0); total];
     for (sm, o) in outs.iter().enumerate() {
-        for (i, r) in o[k].iter().enumerate() {
+        for (i, r) in o[k].requests.iter().enumerate() {
             let slot = &mut starts[r.tick as usize];
             order[*slot as usize] = (sm as u32, i as u32);
             *slot += 1;
@@ -402,9 +402,10 @@ fn replay_shard(l2: &mut L2, outs: &[Vec<Vec<L2Request>>], k: usize, ticks: u32)
         if let Some(&(next_sm, next_i)) = order.get(n + AHEAD) {
             l2.prefetch(
                 next_sm as usize,
-                outs[next_sm as usize][k][next_i as usize].line,
+                outs[next_sm as usize][k].requests[next_i as usize].line as u64,
             );
         }
-        l2.request(sm as usize, &outs[sm as usize][k][i as usize]);
+        let list = &outs[sm as usize][k];
+        l2.request(sm as usize, &list.requests[i as usize], list);
     }
 }

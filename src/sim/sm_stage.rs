@@ -1,8 +1,8 @@
 //! The per-SM stage: addresses of each issued warp instruction → coalesced lines → the SM's L1.
 //!
 //! Each SM is independent here (its L1 is private), so SMs run in parallel. What leaves the SM —
-//! load misses and write-through stores — is queued as [`L2Request`]s with their tick, for the
-//! shared L2 to replay in global order.
+//! load misses and write-through stores — is queued with its tick in one
+//! [`RequestList`] per L2 shard, for the shared L2 to replay in global order.
 
 use crate::error::{Error, Result};
 use crate::input::expr::Compiled;
@@ -14,7 +14,7 @@ use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Geometry};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
-use crate::sim::l2::{L2Op, L2Request, L2Router};
+use crate::sim::l2::{L2Op, L2Router, RequestList};
 use crate::sim::schedule::Issue;
 
 /// Counters of one SM's L1.
@@ -509,7 +509,7 @@ pub struct SmWorker {
     /// Counters so far.
     pub counters: L1Counters,
     /// Requests to the L2 from the last chunk, in issue order, one list per L2 shard.
-    pub out: Vec<Vec<L2Request>>,
+    pub out: Vec<RequestList>,
     router: L2Router,
     /// Distinct sectors loaded by each resident block so far (for the compulsory volume).
     footprints: Vec<BlockFootprint>,
@@ -543,7 +543,7 @@ impl SmWorker {
             coalescer: Coalescer::default(),
             addrs: [0; 32],
             counters: L1Counters::default(),
-            out: vec![Vec::new(); router.shards],
+            out: vec![RequestList::default(); router.shards],
             router,
             footprints: Vec::new(),
             current: 0,
@@ -773,13 +773,7 @@ impl SmWorker {
                     c.load_partial_lines += 1;
                 }
                 c.load_miss_sectors += missing.count_ones() as u64;
-                self.out[self.router.shard(line)].push(L2Request {
-                    tick,
-                    op: L2Op::Read,
-                    sectors: missing,
-                    line,
-                    bytes: 0,
-                });
+                self.out[self.router.shard(line)].push(tick, L2Op::Read, line, missing);
             }
         }
         if misses {
@@ -794,13 +788,7 @@ impl SmWorker {
         c.atomic_requests += 1;
         for r in &self.coalescer.lines {
             c.atomic_sectors += r.sectors.count_ones() as u64;
-            self.out[self.router.shard(r.line)].push(L2Request {
-                tick,
-                op: L2Op::Atomic,
-                sectors: r.sectors,
-                line: r.line,
-                bytes: 0,
-            });
+            self.out[self.router.shard(r.line)].push(tick, L2Op::Atomic, r.line, r.sectors);
         }
     }
 
@@ -812,13 +800,7 @@ impl SmWorker {
         c.store_requests += 1;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
-            self.out[self.router.shard(r.line)].push(L2Request {
-                tick,
-                op: L2Op::Write,
-                sectors: r.sectors,
-                line: r.line,
-                bytes: r.bytes,
-            });
+            self.out[self.router.shard(r.line)].push_store(tick, r.line, r.sectors, r.bytes);
         }
     }
 }
