@@ -143,6 +143,19 @@ fn prefetch_read<T>(p: *const T) {
     let _ = p;
 }
 
+/// The first way of `set` holding `tag` (a tag is in a set at most once; 0 marks an empty way).
+/// Sets of 16 ways, the L1s' and L2s', are compared whole without branching.
+#[inline(always)]
+fn first_way(set: &[u32], tag: u32) -> Option<usize> {
+    match <&[u32; 16]>::try_from(set) {
+        Ok(set) => {
+            let hits = ways_matching(set, tag);
+            (hits != 0).then(|| hits.trailing_zeros() as usize)
+        }
+        Err(_) => set.iter().position(|&t| t == tag),
+    }
+}
+
 /// Bit w set where `set[w] == tag`. SSE2, which every x86-64 CPU has, compares four ways at a
 /// time and gathers the results with one movemask each; the portable loop compiles to a compare,
 /// mask and shift per way.
@@ -412,17 +425,8 @@ impl SetAssoc {
     /// The slot of `line` in the set starting at slot `start`.
     #[inline]
     fn find_in(&self, start: usize, line: u64) -> Option<usize> {
-        let ways = self.geometry.ways;
-        let tag = (line + 1) as u32;
-        let set = &self.tags[start..start + ways];
-        if let Ok(set) = <&[u32; 16]>::try_from(set) {
-            // 16 ways (the L1s and L2s): a tag is in a set at most once, so compare every way
-            // without branching and take the one that matched.
-            let hits = ways_matching(set, tag);
-            (hits != 0).then(|| start + hits.trailing_zeros() as usize)
-        } else {
-            set.iter().position(|&t| t == tag).map(|w| start + w)
-        }
+        let set = &self.tags[start..start + self.geometry.ways];
+        first_way(set, (line + 1) as u32).map(|w| start + w)
     }
 
     /// Marks slot `i` used.
@@ -458,15 +462,7 @@ impl SetAssoc {
     #[inline]
     fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
         let ways = self.geometry.ways;
-        let set = &self.tags[start..start + ways];
-        let empty = match <&[u32; 16]>::try_from(set) {
-            Ok(set) => {
-                let free = ways_matching(set, 0);
-                (free != 0).then(|| free.trailing_zeros() as usize)
-            }
-            Err(_) => set.iter().position(|&t| t == 0),
-        };
-        let slot = match empty {
+        let slot = match first_way(&self.tags[start..start + ways], 0) {
             Some(w) => start + w,
             None if self.geometry.replacement == Replacement::Plru => {
                 let bits = self.tree[start >> self.ways_shift];

@@ -195,14 +195,7 @@ impl RequestList {
     /// Appends a read or an atomic.
     #[inline]
     pub fn push(&mut self, tick: u32, op: L2Op, line: u64, sectors: u8) {
-        debug_assert!(line <= crate::metrics::MAX_LINE);
-        self.requests.push(L2Request {
-            tick,
-            line: line as u32,
-            partial: WHOLE_SECTORS,
-            op,
-            sectors,
-        });
+        self.append(tick, op, line, sectors, WHOLE_SECTORS);
     }
 
     /// Appends a store of `sectors` of `line` covering `bytes`.
@@ -214,12 +207,17 @@ impl RequestList {
             self.partial_bytes.push(bytes);
             self.partial_bytes.len() as u32 - 1
         };
+        self.append(tick, L2Op::Write, line, sectors, partial);
+    }
+
+    #[inline]
+    fn append(&mut self, tick: u32, op: L2Op, line: u64, sectors: u8, partial: u32) {
         debug_assert!(line <= crate::metrics::MAX_LINE);
         self.requests.push(L2Request {
             tick,
             line: line as u32,
             partial,
-            op: L2Op::Write,
+            op,
             sectors,
         });
     }
@@ -436,11 +434,7 @@ impl L2 {
             && !self.partial_bytes.is_empty()
             && let Some(bytes) = self.partial_bytes.get_mut(&line)
         {
-            for s in 0..4 {
-                if sectors >> s & 1 == 1 {
-                    *bytes &= !((u32::MAX as u128) << (32 * s));
-                }
-            }
+            *bytes &= !sector_bytes(sectors);
             if *bytes == 0 {
                 self.partial_bytes.remove(&line);
             }
