@@ -200,14 +200,65 @@ fn default_wavefronts_per_block_index() -> f64 {
     1.0
 }
 
-/// The home-partition function of a split L2.
+/// The home-partition function of a split L2: the parity of a set of address bits, given either
+/// as a contiguous run (`low_bit`, `bits`) or listed one by one (`address_bits`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PartitionHash {
-    /// Lowest address bit of the parity.
-    pub low_bit: u32,
-    /// Number of address bits XOR-ed together.
-    pub bits: u32,
+    /// Lowest address bit of a contiguous run of parity bits.
+    #[serde(default)]
+    pub low_bit: Option<u32>,
+    /// Number of contiguous address bits from `low_bit` XOR-ed together.
+    #[serde(default)]
+    pub bits: Option<u32>,
+    /// The address bits XOR-ed together, listed (instead of `low_bit` and `bits`).
+    #[serde(default)]
+    pub address_bits: Option<Vec<u32>>,
+}
+
+impl PartitionHash {
+    /// The contiguous run of `bits` address bits from `low_bit`.
+    pub fn contiguous(low_bit: u32, bits: u32) -> Self {
+        PartitionHash {
+            low_bit: Some(low_bit),
+            bits: Some(bits),
+            address_bits: None,
+        }
+    }
+
+    /// The address bits as a mask; the partition of an address is the parity of `address & mask`.
+    /// An error says what is wrong with the description.
+    pub fn mask(&self) -> std::result::Result<u64, String> {
+        match (self.low_bit, self.bits, &self.address_bits) {
+            (Some(low), Some(bits), None) => {
+                if bits == 0 || low.saturating_add(bits) > 63 {
+                    return Err(
+                        "l2.home_hash must select between 1 and 63 bits below bit 63".into(),
+                    );
+                }
+                Ok(((1u64 << bits) - 1) << low)
+            }
+            (None, None, Some(list)) => {
+                let mut mask = 0u64;
+                for &bit in list {
+                    if bit >= 63 {
+                        return Err(format!(
+                            "l2.home_hash.address_bits: bit {bit} is not below bit 63"
+                        ));
+                    }
+                    if mask & (1 << bit) != 0 {
+                        return Err(format!("l2.home_hash.address_bits lists bit {bit} twice"));
+                    }
+                    mask |= 1 << bit;
+                }
+                if mask == 0 {
+                    return Err("l2.home_hash.address_bits is empty".into());
+                }
+                Ok(mask)
+            }
+            _ => Err("l2.home_hash takes either low_bit and bits, or address_bits".into()),
+        }
+    }
 }
 
 /// The L2 cache (possibly split into partitions).
@@ -584,9 +635,7 @@ fn check_split_l2(l2: &L2Config, sms: u32) -> std::result::Result<(), String> {
     let Some(hash) = &l2.home_hash else {
         return Err("a split L2 (partitions = 2) needs l2.home_hash".into());
     };
-    if hash.bits == 0 || hash.low_bit + hash.bits > 63 {
-        return Err("l2.home_hash must select between 1 and 63 bits below bit 63".into());
-    }
+    hash.mask()?;
     let Some(ranges) = &l2.partition_sms else {
         return Err("a split L2 (partitions = 2) needs l2.partition_sms".into());
     };
@@ -788,6 +837,32 @@ mod tests {
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert_eq!(err.source_name, "bad.toml");
         assert!(err.message.contains("l2: size"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_home_hash_is_one_form_of_bits_below_63_each_listed_once() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        let shipped =
+            "home_hash = { address_bits = [12, 13, 15, 17, 19, 21, 22, 23, 24, 25, 26, 27] }";
+        assert!(h200.contains(shipped));
+        for (hash, says) in [
+            ("{ address_bits = [12, 13, 12] }", "lists bit 12 twice"),
+            ("{ address_bits = [12, 63] }", "bit 63 is not below bit 63"),
+            ("{ address_bits = [] }", "is empty"),
+            (
+                "{ low_bit = 12, bits = 3, address_bits = [14] }",
+                "either low_bit and bits",
+            ),
+            ("{ low_bit = 12 }", "either low_bit and bits"),
+            ("{ low_bit = 60, bits = 4 }", "between 1 and 63 bits"),
+        ] {
+            let text = h200.replace(shipped, &format!("home_hash = {hash}"));
+            let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
+            assert!(err.message.contains(says), "{hash}: {}", err.message);
+        }
+        let contiguous = h200.replace(shipped, "home_hash = { low_bit = 12, bits = 3 }");
+        let hw = HwConfig::parse(&contiguous, "ok.toml").unwrap();
+        assert_eq!(hw.l2.home_hash.unwrap().mask(), Ok(0b111 << 12));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
 //! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
 
-use crate::input::hw::{HwConfig, PartitionHash, Replacement};
+use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Evicted, Geometry, set_index};
 use crate::sim::coalesce::full_sectors;
@@ -267,7 +267,8 @@ impl L2Counters {
 pub struct L2 {
     parts: Vec<Cache>,
     near: Vec<u8>,
-    home_hash: Option<PartitionHash>,
+    /// The address bits whose parity is a line's home partition (0: one partition).
+    home_mask: u64,
     fill_sectors: u32,
     /// Accumulated byte masks of sectors that are dirty but not fully written (by line).
     partial_bytes: HashMap<u64, u128, ahash::RandomState>,
@@ -313,10 +314,11 @@ impl L2 {
         L2 {
             parts,
             near: hw.near_partition_of_sms(),
-            home_hash: if c.partitions == 2 {
-                c.home_hash.clone()
-            } else {
-                None
+            home_mask: match (&c.home_hash, c.partitions) {
+                (Some(hash), 2) => hash
+                    .mask()
+                    .expect("the config's home hash was checked on load"),
+                _ => 0,
             },
             fill_sectors: c.fill_bytes / c.sector_bytes,
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
@@ -329,13 +331,7 @@ impl L2 {
     /// The partition that owns `line`.
     #[inline]
     pub fn home(&self, line: u64) -> usize {
-        match &self.home_hash {
-            None => 0,
-            Some(h) => {
-                let addr = line << LINE_SHIFT;
-                (((addr >> h.low_bit) & ((1u64 << h.bits) - 1)).count_ones() & 1) as usize
-            }
-        }
+        (((line << LINE_SHIFT) & self.home_mask).count_ones() & 1) as usize
     }
 
     /// Prefetches the near partition's set of a request from SM `sm` for `line` (see
@@ -531,6 +527,7 @@ pub fn sector_bytes(sectors: u8) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::hw::PartitionHash;
 
     /// A small split L2: 2 partitions × 2 sets × 2 ways, SM 0 near partition 0, SM 1 near 1,
     /// home = parity of address bit 12 (lines 0..31 home 0, 32..63 home 1).
@@ -541,10 +538,7 @@ mod tests {
         hw.l2.ways = 2;
         hw.l2.set_indexing = crate::input::hw::SetIndexing::Modulo;
         hw.l2.fill_bytes = fill_bytes;
-        hw.l2.home_hash = Some(PartitionHash {
-            low_bit: 12,
-            bits: 1,
-        });
+        hw.l2.home_hash = Some(PartitionHash::contiguous(12, 1));
         hw.l2.partition_sms = Some(vec![vec![[0, 0]], vec![[1, 1]]]);
         L2::new(&hw, false, Some((0, 1 << 20)))
     }
@@ -574,6 +568,21 @@ mod tests {
         assert_eq!(l2.home(31), 0);
         assert_eq!(l2.home(32), 1);
         assert_eq!(l2.home(64), 0);
+    }
+
+    #[test]
+    fn a_home_hash_can_list_its_bits() {
+        let mut l2 = small(32);
+        l2.home_mask = PartitionHash {
+            low_bit: None,
+            bits: None,
+            address_bits: Some(vec![12, 14]),
+        }
+        .mask()
+        .unwrap();
+        // Lines of 128 B: line 32 is address bit 12, 64 bit 13, 128 bit 14.
+        let homes: Vec<usize> = [0, 32, 64, 128, 160, 224].map(|l| l2.home(l)).into();
+        assert_eq!(homes, [0, 1, 0, 1, 0, 0]);
     }
 
     #[test]
