@@ -16,6 +16,10 @@
 #   geometry    l1_geometry.cu -> l1_geometry.csv (L1 capacity, associativity)
 #   capacity    l2_capacity.cu -> l2_capacity.csv (L2 reuse kept between passes of a GPU-wide sweep, per footprint)
 #                             + l2_capacity_blocks.csv (the SM of every block); not in the default steps
+#   sets        l2_sets.cu, run without ncu (seconds): l2_sets_curve.csv (when a pool of N lines read by one
+#               SM evicts a line from its L2 partition), l2_sets_cross.csv (the pool read by other SMs),
+#               l2_sets_lines/summary/trace/policy.csv (the eviction-set search); not in the default steps.
+#               HOME_MASK (hex) = the within-page home bits of the config, for the near/far-only pools
 # Besides each CSV: NAME_runs.csv (the benchmark's own output), NAME_ncu.csv (the raw ncu export),
 # NAME.log. Metrics that this ncu does not know are dropped (listed in OUTDIR/micro.log).
 # QUICK=1 makes every benchmark run a few configurations only (a smoke test).
@@ -102,6 +106,13 @@ step_capacity() {
   m+=",l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"
   build l2_capacity && prof l2_capacity '^l2cap_sweep' all "$m" "$out/bin/l2_capacity" "$out/l2_capacity_runs.csv" "$out/l2_capacity_blocks.csv" &&
     join capacity "$out/l2_capacity.csv" "$out/l2_capacity_runs.csv" "$out/l2_capacity_ncu.csv"
+}
+
+step_sets() {
+  build l2_sets || return 1
+  "$out/bin/l2_sets" "$out" curve 4 "${HOME_MASK:-0}" > "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" cross 3 >> "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" evset 2 >> "$out/l2_sets.log" 2>&1 || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
 }
 
 for s in $steps; do

@@ -282,6 +282,11 @@ pub struct L2Config {
     /// DRAM fetch unit on a read miss (bytes, a multiple of the sector): missing sectors are rounded
     /// out to this granularity.
     pub fill_bytes: u32,
+    /// Ways of a set that lines brought in for a partition's own SMs (their reads, near-homed
+    /// or duplicated, and their stores) may hold; lines the other partition's SMs requested may
+    /// take any way (split L2 only, LRU or tree-PLRU; absent: no limit).
+    #[serde(default)]
+    pub local_ways: Option<u32>,
     /// Home-partition hash (split L2 only).
     #[serde(default)]
     pub home_hash: Option<PartitionHash>,
@@ -493,11 +498,24 @@ impl HwConfig {
         )?;
         self.check_replacement()?;
         self.check_fill_and_sizes()?;
-        if l2.partitions == 1 && (l2.partition_sms.is_some() || l2.home_hash.is_some()) {
+        if l2.partitions == 1
+            && (l2.partition_sms.is_some() || l2.home_hash.is_some() || l2.local_ways.is_some())
+        {
             return Err(
-                "l2.partition_sms and l2.home_hash describe a split L2: set l2.partitions = 2 or remove them"
+                "l2.partition_sms, l2.home_hash and l2.local_ways describe a split L2: set l2.partitions = 2 or remove them"
                     .to_string(),
             );
+        }
+        if let Some(n) = l2.local_ways {
+            if n == 0 || n > l2.ways {
+                return Err(format!(
+                    "l2.local_ways = {n} must be between 1 and the {} ways",
+                    l2.ways
+                ));
+            }
+            if !matches!(l2.replacement, Replacement::Lru | Replacement::Plru) {
+                return Err("l2.local_ways needs l2.replacement = \"lru\" or \"plru\"".into());
+            }
         }
         if l2.partitions == 2 {
             check_split_l2(l2, self.sm.count)?;
@@ -863,6 +881,41 @@ mod tests {
         let contiguous = h200.replace(shipped, "home_hash = { low_bit = 12, bits = 3 }");
         let hw = HwConfig::parse(&contiguous, "ok.toml").unwrap();
         assert_eq!(hw.l2.home_hash.unwrap().mask(), Ok(0b111 << 12));
+    }
+
+    #[test]
+    fn local_ways_fit_the_set_a_recency_policy_and_a_split_l2() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        let anchor = "[l2]\n";
+        assert!(h200.contains(anchor));
+        let with = |line: &str| h200.replacen(anchor, &format!("{anchor}{line}\n"), 1);
+        for (line, says) in [
+            ("local_ways = 0", "between 1 and the 16 ways"),
+            ("local_ways = 17", "between 1 and the 16 ways"),
+        ] {
+            let err = HwConfig::parse(&with(line), "bad.toml").unwrap_err();
+            assert!(err.message.contains(says), "{line}: {}", err.message);
+        }
+        let srrip = with("local_ways = 11").replacen(
+            "replacement = \"plru\"",
+            "replacement = \"srrip\"",
+            2,
+        );
+        let err = HwConfig::parse(&srrip, "bad.toml").unwrap_err();
+        assert!(
+            err.message.contains("\"lru\" or \"plru\""),
+            "{}",
+            err.message
+        );
+        let hw = HwConfig::parse(&with("local_ways = 11"), "ok.toml").unwrap();
+        assert_eq!(hw.l2.local_ways, Some(11));
+        let unified = include_str!("../../hw-configs/v100.toml").replacen(
+            "[l2]\n",
+            "[l2]\nlocal_ways = 8\n",
+            1,
+        );
+        let err = HwConfig::parse(&unified, "bad.toml").unwrap_err();
+        assert!(err.message.contains("split L2"), "{}", err.message);
     }
 
     #[test]

@@ -215,6 +215,11 @@ pub struct SetAssoc {
     plru_paths: Vec<PlruPath>,
     /// log2 of the ways (tree-PLRU ways are a power of two), to split a slot without dividing.
     ways_shift: u32,
+    /// How many ways of a set lines of the near side may hold (`ways`: no limit); see
+    /// [`Cache::with_local_ways`].
+    local_ways: usize,
+    /// Per set, a bit per way holding a line brought in for the far side (only with a limit).
+    far_ways: Vec<u32>,
 }
 
 /// The tree-PLRU nodes on the path from the root to one way (`keep` clears them) and the value
@@ -277,7 +282,27 @@ impl Cache {
                 _ => vec![],
             },
             ways_shift: geometry.ways.trailing_zeros(),
+            local_ways: geometry.ways,
+            far_ways: vec![],
         })
+    }
+
+    /// Lets lines of the near side (`far == false` in [`Cache::access_or_insert_for`]) hold at
+    /// most `local_ways` ways of a set: a near line entering a set that holds that many takes
+    /// the place of the least recently used of them, while a far line may take any way. Needs
+    /// LRU or tree-PLRU replacement (the limit keeps its own recency stamps under PLRU).
+    pub fn with_local_ways(mut self, local_ways: usize) -> Cache {
+        if let Cache::SetAssoc(c) = &mut self
+            && local_ways < c.geometry.ways
+        {
+            debug_assert!(matches!(
+                c.geometry.replacement,
+                Replacement::Lru | Replacement::Plru
+            ));
+            c.local_ways = local_ways;
+            c.far_ways = vec![0; c.local_sets];
+        }
+        self
     }
 
     /// A cache that never evicts.
@@ -343,6 +368,25 @@ impl Cache {
                     (e.insert(LineState::default()), false, None)
                 }
             },
+        }
+    }
+
+    /// [`Cache::access_or_insert`] for a request of the far side (`far`) or the near side, under
+    /// the limit of [`Cache::with_local_ways`] (without one, the same as
+    /// `access_or_insert`). A use by the near side makes a far line near.
+    #[inline(always)]
+    pub fn access_or_insert_for(
+        &mut self,
+        line: u64,
+        far: bool,
+    ) -> (&mut LineState, bool, Option<Evicted>) {
+        if matches!(self, Cache::SetAssoc(c) if !c.far_ways.is_empty()) {
+            let Cache::SetAssoc(c) = self else {
+                unreachable!()
+            };
+            c.access_or_insert_for(line, far)
+        } else {
+            self.access_or_insert(line)
         }
     }
 
@@ -452,17 +496,67 @@ impl SetAssoc {
         (state, false, evicted)
     }
 
+    /// [`Cache::access_or_insert_for`] in a set with a limit on near lines.
+    fn access_or_insert_for(
+        &mut self,
+        line: u64,
+        far: bool,
+    ) -> (&mut LineState, bool, Option<Evicted>) {
+        let ways = self.geometry.ways;
+        let set = self.set_of(line);
+        let start = set * ways;
+        if let Some(i) = self.find_in(start, line) {
+            self.use_slot(i);
+            self.stamps[i] = self.tick();
+            if !far {
+                self.far_ways[set] &= !(1 << (i - start));
+            }
+            return (&mut self.states[i], true, None);
+        }
+        let mut near = 0u32;
+        for w in 0..ways {
+            if self.tags[start + w] != 0 && self.far_ways[set] >> w & 1 == 0 {
+                near |= 1 << w;
+            }
+        }
+        let slot = if !far && near.count_ones() as usize >= self.local_ways {
+            // The least recently used near line gives way.
+            let near_ways = (0..ways).filter(|w| near >> w & 1 == 1);
+            start + near_ways.min_by_key(|&w| self.stamps[start + w]).unwrap()
+        } else {
+            self.victim(start)
+        };
+        let evicted = (self.tags[slot] != 0).then(|| Evicted {
+            line: self.tags[slot] as u64 - 1,
+            state: self.states[slot],
+        });
+        debug_assert!(line <= MAX_LINE);
+        self.tags[slot] = (line + 1) as u32;
+        if self.geometry.replacement == Replacement::Plru {
+            self.touch(slot);
+        }
+        self.stamps[slot] = self.tick();
+        let bit = 1 << (slot - start);
+        self.far_ways[set] = if far {
+            self.far_ways[set] | bit
+        } else {
+            self.far_ways[set] & !bit
+        };
+        self.states[slot] = LineState::default();
+        (&mut self.states[slot], false, evicted)
+    }
+
     #[inline]
     fn insert(&mut self, line: u64) -> (&mut LineState, Option<Evicted>) {
         self.insert_at(self.set_of(line) * self.geometry.ways, line)
     }
 
-    /// Inserts `line` into the set starting at slot `start`: into an empty way, else in place
-    /// of the policy's victim.
+    /// The slot a new line of the set starting at `start` goes to: an empty way, else the
+    /// policy's victim.
     #[inline]
-    fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
+    fn victim(&mut self, start: usize) -> usize {
         let ways = self.geometry.ways;
-        let slot = match first_way(&self.tags[start..start + ways], 0) {
+        match first_way(&self.tags[start..start + ways], 0) {
             Some(w) => start + w,
             None if self.geometry.replacement == Replacement::Plru => {
                 let bits = self.tree[start >> self.ways_shift];
@@ -499,7 +593,14 @@ impl SetAssoc {
                 }
                 start + w
             }
-        };
+        }
+    }
+
+    /// Inserts `line` into the set starting at slot `start`: into an empty way, else in place
+    /// of the policy's victim.
+    #[inline]
+    fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
+        let slot = self.victim(start);
         let evicted = (self.tags[slot] != 0).then(|| Evicted {
             line: self.tags[slot] as u64 - 1,
             state: self.states[slot],
@@ -548,6 +649,63 @@ mod tests {
             replacement,
             indexing: SetIndexing::Modulo,
         })
+    }
+
+    /// One set of four ways, at most two of them for near lines.
+    fn one_set_two_local_ways(replacement: Replacement) -> Cache {
+        Cache::new(Geometry {
+            sets: 1,
+            ways: 4,
+            replacement,
+            indexing: SetIndexing::Modulo,
+        })
+        .with_local_ways(2)
+    }
+
+    #[test]
+    fn near_lines_past_the_local_ways_replace_the_least_recent_near_line() {
+        for policy in [Replacement::Lru, Replacement::Plru] {
+            let mut c = one_set_two_local_ways(policy);
+            let evicted = |r: (&mut LineState, bool, Option<Evicted>)| r.2.map(|e| e.line);
+            assert_eq!(evicted(c.access_or_insert_for(10, true)), None); // far A
+            assert_eq!(evicted(c.access_or_insert_for(11, false)), None); // near B
+            assert_eq!(evicted(c.access_or_insert_for(12, false)), None); // near C
+            // A third near line: B, the older near line, leaves though a way is empty.
+            assert_eq!(
+                evicted(c.access_or_insert_for(13, false)),
+                Some(11),
+                "{policy:?}"
+            );
+            // A far line takes the empty way, and the next one replaces by the policy: A.
+            assert_eq!(evicted(c.access_or_insert_for(14, true)), None);
+            assert_eq!(
+                evicted(c.access_or_insert_for(15, true)),
+                Some(10),
+                "{policy:?}"
+            );
+            // A near use of far line 14 makes it near: three near lines, C the oldest of them.
+            assert!(c.access_or_insert_for(14, false).1);
+            assert_eq!(
+                evicted(c.access_or_insert_for(16, false)),
+                Some(12),
+                "{policy:?}"
+            );
+            let mut left: Vec<u64> = c.lines().map(|(l, _)| l).collect();
+            left.sort();
+            assert_eq!(left, [13, 14, 15, 16], "{policy:?}");
+        }
+    }
+
+    #[test]
+    fn without_a_limit_the_side_of_a_request_changes_nothing() {
+        let mut plain = two_way(Replacement::Plru);
+        let mut sided = two_way(Replacement::Plru).with_local_ways(2);
+        for (i, line) in [0u64, 2, 4, 0, 6, 2, 8].into_iter().enumerate() {
+            let a = plain.access_or_insert(line);
+            let (a1, a2) = (a.1, a.2.map(|e| e.line));
+            let b = sided.access_or_insert_for(line, i % 2 == 0);
+            assert_eq!((a1, a2), (b.1, b.2.map(|e| e.line)));
+        }
     }
 
     #[test]

@@ -308,6 +308,7 @@ impl L2 {
                         shard,
                         shards,
                     )
+                    .with_local_ways(c.local_ways.unwrap_or(c.ways) as usize)
                 }
             })
             .collect();
@@ -363,7 +364,8 @@ impl L2 {
         }
         let home = self.send_home(sm, line, sectors);
         let fill_sectors = self.fill_sectors;
-        let (state, _, evicted) = self.parts[home].access_or_insert(line);
+        let far = home != self.near[sm] as usize;
+        let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
         let missing = sectors & !state.valid;
         let fill = if missing == 0 {
             0
@@ -389,7 +391,7 @@ impl L2 {
         let fill_sectors = self.fill_sectors;
         // One lookup of the near partition: a present line is marked used whether or not it
         // holds the sectors; an absent one comes in with what the fill brings.
-        let (state, _, evicted) = self.parts[near].access_or_insert(line);
+        let (state, _, evicted) = self.parts[near].access_or_insert_for(line, false);
         let missing = sectors & !state.valid;
         if missing == 0 {
             return;
@@ -411,9 +413,10 @@ impl L2 {
         }
     }
 
-    /// Makes `fill` sectors of `line` valid in partition `part`, reading what it lacks from DRAM.
+    /// Makes `fill` sectors of `line` valid in its home partition `part` for a request of the
+    /// other side, reading what it lacks from DRAM.
     fn fill_from_dram(&mut self, part: usize, line: u64, fill: u8) {
-        let (state, _, evicted) = self.parts[part].access_or_insert(line);
+        let (state, _, evicted) = self.parts[part].access_or_insert_for(line, true);
         let lacking = fill & !state.valid;
         state.valid |= fill;
         self.dram_read_into(line, lacking);
@@ -460,7 +463,8 @@ impl L2 {
             t.write_full(line, full);
         }
         let home = self.send_home(sm, line, sectors);
-        let (state, _, evicted) = self.parts[home].access_or_insert(line);
+        let far = home != self.near[sm] as usize;
+        let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
         state.dirty |= sectors;
         state.valid |= full;
         let partial = sectors & !full & !state.valid;

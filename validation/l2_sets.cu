@@ -1,0 +1,382 @@
+// L2 associativity and replacement, read off minimal eviction sets (run without ncu).
+//
+//   l2_sets OUTDIR [TARGETS]         (default 4 targets)
+//
+// One block of 1024 threads on one SM does everything, with ld.global.cg (L2 only, no L1), so
+// every line it reads sits in that SM's near L2 partition (lines homed in the far one are
+// duplicated there). A test: write 192 MiB from the whole GPU (flushes the L2 of our lines), then
+// thread 0 reads a sequence of lines one after the other (each load's address depends on the
+// previous load's value, so they reach the L2 in order), then all 1024 threads read a pool of lines
+// (any order), then thread 0 times one load of a probe line with clock64. The probe "was evicted"
+// when it takes more than 70 cycles over a near-partition hit (calibrated per target): a near-homed
+// line then comes from DRAM, a far-homed one from the far partition.
+//
+// 1. Eviction sets. For a target line T, a pool of 2^20 random lines of a 1 GiB buffer evicts T.
+//    Group testing shrinks it: split into 32 groups, drop a group whose removal still evicts T
+//    (confirmed twice), repeat; at 64 lines or fewer drop single lines. What remains is a minimal
+//    eviction set: under LRU, FIFO and tree-PLRU (all misses: every way is filled once before any
+//    repeats) it holds exactly as many lines as the set has ways. Verified: the set evicts T in 5 of
+//    5 tests, and without any one of its lines in none of 3.
+// 2. More congruent lines: the set less one line plus a group of 2048 pool lines evicts T exactly
+//    when the group holds a line of T's set; halving finds it. Up to 8 extra lines per target.
+// 3. Replacement: with the congruent lines c0, c1, ... (T first), sequences of serial reads after a
+//    flush, then one probe per trial of each line (a fresh flush and sequence per probe), 3 times.
+//
+// Output: OUTDIR/l2_sets_lines.csv (target, role, index, line_offset_bytes, first_cycles: the
+// line's first read after a flush), l2_sets_summary.csv (one row per target), l2_sets_policy.csv
+// (target, sequence, rep, probed index, cycles, evicted).
+#include <chrono>
+#include <cmath>
+#include <string>
+#include "micro.cuh"
+
+#define THREADS 1024
+
+__device__ __forceinline__ unsigned long long ldcg(const unsigned long long* p) {
+  unsigned long long r; asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(r) : "l"(p) : "memory"); return r;
+}
+
+__global__ void flush_l2(double* buf, long n) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) buf[i] = (double)i;
+}
+
+// The buffer is all zeros, so `acc` stays 0 while every load waits for the one before.
+// probe = ~0u: no probe (the sequence and the pool only).
+__global__ void l2_test(const char* base, const unsigned* seq, int nseq, const unsigned* pool, int npool, unsigned probe,
+                        long long* out) {
+  __shared__ volatile unsigned long long sink;
+  unsigned long long acc = 0;
+  if (threadIdx.x == 0)
+    for (int i = 0; i < nseq; i++) acc += ldcg((const unsigned long long*)(base + (size_t)seq[i] * 128 + acc));
+  __syncthreads();
+  unsigned long long a2 = 0;
+  for (int i = threadIdx.x; i < npool; i += THREADS) a2 += ldcg((const unsigned long long*)(base + (size_t)pool[i] * 128));
+  __syncthreads();
+  if (threadIdx.x == 0 && probe != ~0u) {
+    for (long long w = clk(); clk() - w < 20000;) {}  // let the pool's write-backs drain
+    const unsigned long long* p = (const unsigned long long*)(base + (size_t)probe * 128 + (acc & a2));
+    long long t0 = clk();
+    unsigned long long v = ldcg(p);
+    sink = v;
+    long long t1 = clk();
+    out[0] = t1 - t0;
+    out[1] = smid();
+    out[2] = (long long)(acc + a2 + sink);
+  }
+}
+
+// Two SMs: a block on SM `sm_a` reads T (thread 0), then a block on SM `sm_b` reads the pool (all
+// threads), then SM a times T again. 264 blocks of 1024 threads are all resident at once (two per
+// SM), so the blocks can wait for each other; the first block found on each SM takes its role.
+__global__ void cross_test(const char* base, unsigned T, const unsigned* pool, int npool, int sm_a, int sm_b, int* claim,
+                           volatile int* flag, long long* out) {
+  __shared__ int role;
+  __shared__ volatile unsigned long long sink;
+  if (threadIdx.x == 0) {
+    unsigned sm = smid();
+    role = 0;
+    if ((int)sm == sm_a && atomicCAS(&claim[0], 0, 1) == 0) role = 1;
+    else if ((int)sm == sm_b && atomicCAS(&claim[1], 0, 1) == 0) role = 2;
+  }
+  __syncthreads();
+  if (role == 1 && threadIdx.x == 0) {
+    unsigned long long v = ldcg((const unsigned long long*)(base + (size_t)T * 128));
+    sink = v;
+    __threadfence();
+    flag[0] = 1;
+    long long w0 = clk();
+    while (flag[1] == 0 && clk() - w0 < 4000000000ll) {}
+    for (long long w = clk(); clk() - w < 20000;) {}
+    const unsigned long long* p = (const unsigned long long*)(base + (size_t)T * 128 + (sink & 0));
+    long long t0 = clk();
+    v = ldcg(p);
+    sink = v;
+    long long t1 = clk();
+    out[0] = flag[1] ? t1 - t0 : -1;
+  } else if (role == 2) {
+    if (threadIdx.x == 0) { long long w0 = clk(); while (flag[0] == 0 && clk() - w0 < 4000000000ll) {} }
+    __syncthreads();
+    unsigned long long a = 0;
+    for (int i = threadIdx.x; i < npool; i += THREADS) a += ldcg((const unsigned long long*)(base + (size_t)pool[i] * 128));
+    if (a == 1) sink = a;
+    __syncthreads();
+    if (threadIdx.x == 0) { __threadfence(); flag[1] = 1; }
+  }
+}
+
+struct Bench {
+  char* base; double* fl; long nfl; unsigned *d_seq, *d_pool; long long* d_out; long tests = 0;
+  // flush_mid: flush once more between the sequence and pool, and the probe.
+  int* d_claim = nullptr;
+  // T read on SM a, the pool on SM b, T timed on SM a; -1 if the blocks did not meet.
+  long long cross(unsigned T, const std::vector<unsigned>& pool, int sm_a, int sm_b) {
+    if (!d_claim) CK(cudaMalloc(&d_claim, 16));
+    CK(cudaMemset(d_claim, 0, 16));
+    flush_l2<<<264, 1024>>>(fl, nfl);
+    CK(cudaMemcpy(d_pool, pool.data(), pool.size() * 4, cudaMemcpyHostToDevice));
+    cross_test<<<264, THREADS>>>(base, T, d_pool, (int)pool.size(), sm_a, sm_b, d_claim, d_claim + 2, d_out);
+    long long h; CK(cudaMemcpy(&h, d_out, sizeof h, cudaMemcpyDeviceToHost));
+    tests++;
+    return h;
+  }
+  long long run(const std::vector<unsigned>& seq, const std::vector<unsigned>& pool, unsigned probe, long long* sm = nullptr,
+                bool flush_mid = false) {
+    flush_l2<<<264, 1024>>>(fl, nfl);
+    if (!seq.empty()) CK(cudaMemcpy(d_seq, seq.data(), seq.size() * 4, cudaMemcpyHostToDevice));
+    if (!pool.empty()) CK(cudaMemcpy(d_pool, pool.data(), pool.size() * 4, cudaMemcpyHostToDevice));
+    if (flush_mid) {
+      l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, (int)pool.size(), ~0u, d_out);
+      flush_l2<<<264, 1024>>>(fl, nfl);
+      l2_test<<<1, THREADS>>>(base, d_seq, 0, d_pool, 0, probe, d_out);
+    } else {
+      l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, (int)pool.size(), probe, d_out);
+    }
+    long long h[3]; CK(cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost));
+    tests++;
+    if (sm) *sm = h[1];
+    return h[0];
+  }
+};
+
+static std::vector<unsigned> without(const std::vector<unsigned>& s, size_t lo, size_t hi) {
+  std::vector<unsigned> r(s.begin(), s.begin() + lo);
+  r.insert(r.end(), s.begin() + hi, s.end());
+  return r;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS]\n"); return 2; }
+  std::string dir = argv[1], mode = argv[2];
+  int targets = argc > 3 ? atoi(argv[3]) : 4;
+  const size_t bytes = 1ull << 30, lines = bytes / 128;
+  const int NPOOL = 1 << 20;
+  Bench b;
+  CK(cudaMalloc(&b.base, bytes)); CK(cudaMemset(b.base, 0, bytes));
+  b.nfl = (192l << 20) / 8; CK(cudaMalloc(&b.fl, b.nfl * 8));
+  CK(cudaMalloc(&b.d_seq, 4096 * 4)); CK(cudaMalloc(&b.d_pool, NPOOL * 4)); CK(cudaMalloc(&b.d_out, 64));
+  Rng rng(20261124);
+  if (mode == "curve") {
+    // Does the flush evict? Does a random pool of N lines evict a target?
+    FILE* fc = fopen((dir + "/l2_sets_curve.csv").c_str(), "w");
+    if (!fc) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fc, "kind,target,pool_lines,pool_seed,rep,cycles,sm\n");
+    for (int i = 0; i < 32; i++) {
+      unsigned X = (unsigned)rng.below(lines);
+      long long sm;
+      for (int k = 0; k < 3; k++) {
+        long long c = b.run({X}, {}, X, &sm);
+        fprintf(fc, "reread,%u,0,0,%d,%lld,%lld\n", X, k, c, sm);
+        c = b.run({X}, {}, X, &sm, true);
+        fprintf(fc, "flushed,%u,0,0,%d,%lld,%lld\n", X, k, c, sm);
+        c = b.run({}, {}, X, &sm);
+        fprintf(fc, "cold,%u,0,0,%d,%lld,%lld\n", X, k, c, sm);
+      }
+    }
+    // Home of every line relative to the measuring SM: the parity of the within-page bits given
+    // on the command line (HOME_MASK, hex) and one constant per 2 MiB page, read off the cold
+    // latency of the page's first line (a far-homed line comes from DRAM through the far
+    // partition: ~750 against ~580 cycles on the H100).
+    unsigned long long home_mask = argc > 4 ? strtoull(argv[4], nullptr, 16) : 0;
+    std::vector<int> page_far(bytes >> 21, 0);
+    if (home_mask) {
+      std::vector<long long> cold(page_far.size());
+      for (size_t pg = 0; pg < page_far.size(); pg++) {
+        std::vector<long long> c;
+        for (int k = 0; k < 3; k++) c.push_back(b.run({}, {}, (unsigned)(pg << 14)));
+        std::sort(c.begin(), c.end());
+        cold[pg] = c[1];
+        fprintf(fc, "page,%u,0,0,0,%lld,-1\n", (unsigned)(pg << 14), c[1]);
+      }
+      std::vector<long long> sorted = cold;
+      std::sort(sorted.begin(), sorted.end());
+      long long cut = (sorted[sorted.size() / 4] + sorted[sorted.size() * 3 / 4]) / 2;  // about half the pages are far
+      for (size_t pg = 0; pg < page_far.size(); pg++) page_far[pg] = cold[pg] > cut;
+      fprintf(fc, "page_cut,0,0,0,0,%lld,-1\n", cut);
+    }
+    auto far_of = [&](unsigned line) {
+      unsigned long long a = (unsigned long long)line * 128;
+      return page_far[a >> 21] ^ (__builtin_popcountll(a & home_mask & ((1ull << 21) - 1)) & 1);
+    };
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    // kinds: pool of any lines; with a home mask also pools of near-homed / far-homed lines only
+    std::vector<std::string> kinds = {"pool"};
+    if (home_mask) { kinds.push_back("pool_near"); kinds.push_back("pool_far"); }
+    for (int t = 0; t < targets; t++) {
+      unsigned T = (unsigned)rng.below(lines);
+      if (home_mask) fprintf(fc, "target_far,%u,0,0,0,%d,-1\n", T, far_of(T));
+      for (const std::string& kind : kinds)
+      for (int e = 24; e <= 40; e++) {  // N = 2^(e/2): 4096 .. 1M lines, 2 points per octave
+        size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
+        for (int seed = 0; seed < 4; seed++) {
+          size_t off = rng.below(lines - 2 * N - 1);
+          std::vector<unsigned> pool;
+          for (size_t i = off; pool.size() < N && i < lines; i++) {
+            unsigned x = (unsigned)perm[i];
+            if (x == T) continue;
+            if (kind == "pool_near" && far_of(x)) continue;
+            if (kind == "pool_far" && !far_of(x)) continue;
+            pool.push_back(x);
+          }
+          if (pool.size() < N) continue;
+          for (int k = 0; k < 2; k++) {
+            long long sm, c = b.run({T}, pool, T, &sm);
+            fprintf(fc, "%s,%u,%zu,%d,%d,%lld,%lld\n", kind.c_str(), T, N, seed, k, c, sm);
+          }
+        }
+      }
+      fflush(fc);
+    }
+    fclose(fc);
+    return 0;
+  }
+  if (mode == "cross") {
+    // Does a pool read on another SM evict a line read on SM 0? SM 0 with itself (a second block)
+    // is the single-SM case; the others are chosen over the partition map.
+    FILE* fc = fopen((dir + "/l2_sets_cross.csv").c_str(), "w");
+    if (!fc) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fc, "sm_a,sm_b,target,pool_lines,pool_seed,rep,cycles\n");
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    const int sm_a = 0;
+    std::vector<int> sm_bs = {0, 1, 8, 16, 24, 56, 124, 2, 14, 64};
+    for (int t = 0; t < targets; t++) {
+      unsigned T = (unsigned)rng.below(lines);
+      for (int sm_b : sm_bs)
+        for (int e = 32; e <= 38; e++) {
+          size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
+          for (int seed = 0; seed < 4; seed++) {
+            size_t off = rng.below(lines - N - 1);
+            std::vector<unsigned> pool;
+            for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+            for (int k = 0; k < 2; k++) fprintf(fc, "%d,%d,%u,%zu,%d,%d,%lld\n", sm_a, sm_b, T, N, seed, k, b.cross(T, pool, sm_a, sm_b));
+          }
+        }
+      // hits: no pool
+      for (int k = 0; k < 5; k++) fprintf(fc, "%d,-1,%u,0,0,%d,%lld\n", sm_a, T, k, b.cross(T, {}, sm_a, 0));
+      fflush(fc);
+    }
+    fclose(fc);
+    return 0;
+  }
+  FILE* ft = fopen((dir + "/l2_sets_trace.csv").c_str(), "w");
+  fprintf(ft, "target,tests,found,prefix_left\n");
+  FILE* fl = fopen((dir + "/l2_sets_lines.csv").c_str(), "w");
+  FILE* fs = fopen((dir + "/l2_sets_summary.csv").c_str(), "w");
+  FILE* fp = fopen((dir + "/l2_sets_policy.csv").c_str(), "w");
+  if (!fl || !fs || !fp) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+  fprintf(fl, "target,role,index,line_offset_bytes,first_cycles\n");
+  fprintf(fs, "target,target_offset_bytes,sm,hit_cycles,miss_cycles,threshold,pool,set_size,tests,full_evicts_of_5,"
+              "minus_one_evicts_of_3_max,extra_lines,seconds\n");
+  fprintf(fp, "target,sequence,rep,probed,cycles,evicted\n");
+  for (int t = 0; t < targets; t++) {
+    auto t0 = std::chrono::steady_clock::now();
+    long tests0 = b.tests;
+    unsigned T = (unsigned)rng.below(lines);
+    std::vector<long long> hits, misses;
+    long long sm = -1;
+    for (int i = 0; i < 5; i++) hits.push_back(b.run({T}, {}, T, &sm));
+    for (int i = 0; i < 3; i++) misses.push_back(b.run({}, {}, T));
+    std::sort(hits.begin(), hits.end()); std::sort(misses.begin(), misses.end());
+    long long thr = hits[2] + 70;
+    auto evicts = [&](const std::vector<unsigned>& s) { return b.run({T}, s, T) > thr; };
+    // the pool: distinct random lines other than T
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    std::vector<unsigned> S;
+    for (size_t i = 0; S.size() < (size_t)NPOOL; i++) if (perm[i] != T) S.push_back((unsigned)perm[i]);
+    std::vector<unsigned> pool = S;
+    // Prefix search: with the lines found so far F, the shortest prefix P[0..k) of the rest of the
+    // pool such that F + P[0..k) evicts T ends in a line of T's set (one fewer does not evict).
+    // Keep that line, keep only the prefix before it, repeat until F alone evicts T.
+    auto with = [](const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t k) {
+      std::vector<unsigned> r = f; r.insert(r.end(), p.begin(), p.begin() + k); return r;
+    };
+    auto evicts_major = [&](const std::vector<unsigned>& x) {  // 2 of 3
+      int k = evicts(x); k += evicts(x); if (k == 1) k += evicts(x); return k >= 2;
+    };
+    // Shortest k in (lo, hi] with f + p[0..k) evicting T, given that hi does and lo does not.
+    auto shortest = [&](const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t lo, size_t hi) {
+      while (hi - lo > 1) { size_t mid = lo + (hi - lo) / 2; if (evicts_major(with(f, p, mid))) hi = mid; else lo = mid; }
+      return hi;
+    };
+    std::vector<unsigned> F, P = S;
+    bool ok = evicts_major(P);
+    while (ok && !evicts_major(F)) {
+      if (F.size() >= 256 || P.empty()) { ok = false; break; }
+      size_t k = shortest(F, P, 0, P.size());
+      F.push_back(P[k - 1]);
+      P.resize(k - 1);
+      fprintf(ft, "%d,%ld,%zu,%zu\n", t, b.tests - tests0, F.size(), P.size());
+    }
+    S = F;
+    int full = 0, minus_max = (ok && S.size() <= 256) ? 0 : -1;  // -1: not checked
+    for (int i = 0; i < 5; i++) full += evicts(S);
+    for (size_t i = 0; ok && S.size() <= 256 && i < S.size(); i++) {
+      std::vector<unsigned> r = without(S, i, i + 1);
+      int k = 0;
+      for (int j = 0; j < 3; j++) k += evicts(r);
+      minus_max = std::max(minus_max, k);
+    }
+    // More lines of T's set from the rest of the pool: the set less its last line plus the
+    // shortest evicting prefix of the rest.
+    std::vector<unsigned> extra;
+    if (ok && full == 5 && minus_max == 0 && !S.empty()) {
+      std::vector<unsigned> base_set(S.begin(), S.end() - 1), rest;
+      for (unsigned x : pool) if (std::find(S.begin(), S.end(), x) == S.end()) rest.push_back(x);
+      while (extra.size() < 8 && !rest.empty() && evicts_major(with(base_set, rest, rest.size()))) {
+        size_t k = shortest(base_set, rest, 0, rest.size());
+        extra.push_back(rest[k - 1]);
+        rest.erase(rest.begin(), rest.begin() + k);
+      }
+    }
+    std::vector<unsigned> C = {T};
+    C.insert(C.end(), S.begin(), S.end());
+    C.insert(C.end(), extra.begin(), extra.end());
+    for (size_t i = 0; i < C.size(); i++) {
+      const char* role = i == 0 ? "target" : (i <= S.size() ? "member" : "extra");
+      long long first = b.run({}, {}, C[i]);
+      fprintf(fl, "%d,%s,%zu,%llu,%lld\n", t, role, i, (unsigned long long)C[i] * 128, first);
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fprintf(fs, "%d,%llu,%lld,%lld,%lld,%lld,%d,%zu,%ld,%d,%d,%zu,%.1f\n", t, (unsigned long long)T * 128, sm, hits[2], misses[1],
+            thr, ok ? NPOOL : -1, S.size(), b.tests - tests0, full, minus_max, extra.size(), secs);
+    fflush(fs); fflush(fl);
+    fprintf(stderr, "target %d: set of %zu lines (full %d/5, minus one max %d/3), %zu extra, %ld tests, %.1f s\n", t, S.size(),
+            full, minus_max, extra.size(), b.tests - tests0, secs);
+    // Replacement sequences over the congruent lines (W = |S| ways, c0 = T).
+    size_t W = S.size();
+    if (!(ok && full == 5 && minus_max == 0) || C.size() < W + 4) continue;
+    size_t E = C.size() - W;  // lines beyond one set's worth
+    std::vector<std::pair<std::string, std::vector<unsigned>>> seqs;
+    auto fill = [&]() { return std::vector<unsigned>(C.begin(), C.begin() + W); };
+    {  // fill the set, then one new line
+      auto s = fill(); s.push_back(C[W]); seqs.push_back({"fill+1new", s});
+    }
+    {  // fill, hit c0, one new line
+      auto s = fill(); s.push_back(C[0]); s.push_back(C[W]); seqs.push_back({"fill,hit0,+1new", s});
+    }
+    {  // fill, hit the first half, then half a set of new lines (as many as there are)
+      auto s = fill(); for (size_t i = 0; i < W / 2; i++) s.push_back(C[i]);
+      for (size_t i = 0; i < std::min(E, W / 2); i++) s.push_back(C[W + i]);
+      seqs.push_back({"fill,hitfirsthalf,+newhalf", s});
+    }
+    {  // fill, then every new line
+      auto s = fill(); for (size_t i = 0; i < E; i++) s.push_back(C[W + i]); seqs.push_back({"fill,+allnew", s});
+    }
+    {  // fill, hit every line once more in the same order, then 2 new lines
+      auto s = fill(); for (size_t i = 0; i < W; i++) s.push_back(C[i]);
+      s.push_back(C[W]); s.push_back(C[W + 1]); seqs.push_back({"fill,hitall,+2new", s});
+    }
+    {  // fill, hit the last line 3 times, then 2 new lines
+      auto s = fill(); for (int k = 0; k < 3; k++) s.push_back(C[W - 1]);
+      s.push_back(C[W]); s.push_back(C[W + 1]); seqs.push_back({"fill,hitlast3x,+2new", s});
+    }
+    for (auto& [name, s] : seqs)
+      for (int rep = 0; rep < 3; rep++)
+        for (size_t i = 0; i < C.size(); i++) {
+          long long c = b.run(s, {}, C[i]);
+          fprintf(fp, "%d,%s,%d,%zu,%lld,%d\n", t, name.c_str(), rep, i, c, (int)(c > thr));
+        }
+    fflush(fp);
+  }
+  fclose(fl); fclose(fs); fclose(fp); fclose(ft);
+  return 0;
+}
