@@ -1,30 +1,34 @@
-// L2 associativity and replacement, read off minimal eviction sets (run without ncu).
+// What one side of the split L2 keeps, and the search for its eviction sets (run without ncu).
 //
-//   l2_sets OUTDIR [TARGETS]         (default 4 targets)
+//   l2_sets OUTDIR curve [TARGETS [HOME_MASK]]   eviction curves of one SM (default 4 targets)
+//   l2_sets OUTDIR cross [TARGETS]               the pool read by other SMs
+//   l2_sets OUTDIR evset [TARGETS]               minimal eviction sets, then replacement sequences
 //
-// One block of 1024 threads on one SM does everything, with ld.global.cg (L2 only, no L1), so
-// every line it reads sits in that SM's near L2 partition (lines homed in the far one are
-// duplicated there). A test: write 192 MiB from the whole GPU (flushes the L2 of our lines), then
-// thread 0 reads a sequence of lines one after the other (each load's address depends on the
-// previous load's value, so they reach the L2 in order), then all 1024 threads read a pool of lines
-// (any order), then thread 0 times one load of a probe line with clock64. The probe "was evicted"
-// when it takes more than 70 cycles over a near-partition hit (calibrated per target): a near-homed
-// line then comes from DRAM, a far-homed one from the far partition.
+// A test: write 192 MiB from the whole GPU (flushes the L2 of our lines); thread 0 of one block of
+// 1024 threads reads a sequence of lines one after the other (each load's address depends on the
+// previous load's value, so they reach the L2 in order); all 1024 threads read a pool of lines (any
+// order); thread 0 waits 20000 cycles (write-backs drain) and times one load of a probe line with
+// clock64. All loads are ld.global.cg (L2 only), so every line read sits in that SM's near
+// partition (lines homed in the far one are duplicated there). The probe "was evicted" when it
+// takes more than 70 cycles over a hit: a near-homed line then comes from DRAM, a far-homed one
+// from the far partition.
 //
-// 1. Eviction sets. For a target line T, a pool of 2^20 random lines of a 1 GiB buffer evicts T.
-//    Group testing shrinks it: split into 32 groups, drop a group whose removal still evicts T
-//    (confirmed twice), repeat; at 64 lines or fewer drop single lines. What remains is a minimal
-//    eviction set: under LRU, FIFO and tree-PLRU (all misses: every way is filled once before any
-//    repeats) it holds exactly as many lines as the set has ways. Verified: the set evicts T in 5 of
-//    5 tests, and without any one of its lines in none of 3.
-// 2. More congruent lines: the set less one line plus a group of 2048 pool lines evicts T exactly
-//    when the group holds a line of T's set; halving finds it. Up to 8 extra lines per target.
-// 3. Replacement: with the congruent lines c0, c1, ... (T first), sequences of serial reads after a
-//    flush, then one probe per trial of each line (a fresh flush and sequence per probe), 3 times.
-//
-// Output: OUTDIR/l2_sets_lines.csv (target, role, index, line_offset_bytes, first_cycles: the
-// line's first read after a flush), l2_sets_summary.csv (one row per target), l2_sets_policy.csv
-// (target, sequence, rep, probed index, cycles, evicted).
+// curve: a target T, then pools of N = 4096 .. 2^20 random lines of a 1 GiB buffer (two sizes an
+//   octave, 4 pools each, 2 repeats): does the pool evict T? Also the hit, flush and cold
+//   latencies of 32 lines; with HOME_MASK (the config's within-page home bits, hex), each 2 MiB
+//   page's side from its cold latency, and pools of only near-homed or only far-homed lines.
+//   -> l2_sets_curve.csv (kind, target, pool_lines, pool_seed, rep, cycles, sm)
+// cross: T read and timed by a block on SM 0, the pool (8 .. 64 MiB) read by a block on another SM
+//   of either side (264 resident blocks; the first block on each SM takes its role).
+//   -> l2_sets_cross.csv (sm_a, sm_b, target, pool_lines, pool_seed, rep, cycles)
+// evset: prefix search. With the lines found so far F, the shortest prefix of the rest of a pool
+//   of 2^20 lines that with F evicts T ends in a line of T's set; keep it and the prefix before it,
+//   repeat until F alone evicts T (each answer 2 of 3 tests). Under LRU, FIFO or tree-PLRU the
+//   result holds as many lines as a set has ways; it is verified (evicts T 5 of 5 times, and
+//   without any one of its lines in none of 3). Then up to 8 more lines of the set, and serial
+//   replacement sequences over them, each line probed in a trial of its own.
+//   -> l2_sets_trace.csv (the search step by step), l2_sets_lines.csv, l2_sets_summary.csv,
+//      l2_sets_policy.csv
 #include <chrono>
 #include <cmath>
 #include <string>
