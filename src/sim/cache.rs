@@ -526,23 +526,15 @@ impl SetAssoc {
         } else {
             self.victim(start)
         };
-        let evicted = (self.tags[slot] != 0).then(|| Evicted {
-            line: self.tags[slot] as u64 - 1,
-            state: self.states[slot],
-        });
-        debug_assert!(line <= MAX_LINE);
-        self.tags[slot] = (line + 1) as u32;
-        if self.geometry.replacement == Replacement::Plru {
-            self.touch(slot);
-        }
-        self.stamps[slot] = self.tick();
         let bit = 1 << (slot - start);
         self.far_ways[set] = if far {
             self.far_ways[set] | bit
         } else {
             self.far_ways[set] & !bit
         };
-        self.states[slot] = LineState::default();
+        let evicted = self.fill(slot, line).1;
+        // The limit's own recency stamp (under LRU the insertion's, renewed; PLRU keeps none).
+        self.stamps[slot] = self.tick();
         (&mut self.states[slot], false, evicted)
     }
 
@@ -601,6 +593,13 @@ impl SetAssoc {
     #[inline]
     fn insert_at(&mut self, start: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
         let slot = self.victim(start);
+        self.fill(slot, line)
+    }
+
+    /// Puts `line` in `slot` with an empty state, as the policy marks an insertion; returns
+    /// the new state and the line that left.
+    #[inline]
+    fn fill(&mut self, slot: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
         let evicted = (self.tags[slot] != 0).then(|| Evicted {
             line: self.tags[slot] as u64 - 1,
             state: self.states[slot],
