@@ -287,12 +287,37 @@ impl Program {
     /// loop runs `trips` times (simple form).
     #[inline]
     pub fn decode(&self, i: u64, trips: u64) -> (usize, i64) {
-        let pre = self.pre.len() as u64;
+        self.layout().decode(i, trips)
+    }
+
+    /// The lengths [`Program::decode`] needs, to carry where the program is not at hand.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            pre: self.pre.len() as u64,
+            body: self.lp.as_ref().map_or(0, |l| l.body.len() as u64),
+        }
+    }
+}
+
+/// A simple-form program's shape: accesses before the loop and in its body (those after it
+/// follow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Accesses before the loop.
+    pub pre: u64,
+    /// Accesses in the loop's body.
+    pub body: u64,
+}
+
+impl Layout {
+    /// [`Program::decode`].
+    #[inline]
+    pub fn decode(&self, i: u64, trips: u64) -> (usize, i64) {
+        let (pre, n) = (self.pre, self.body);
         if i < pre {
             return (i as usize, 0);
         }
         let i = i - pre;
-        let n = self.lp.as_ref().map_or(0, |l| l.body.len() as u64);
         if i < n * trips {
             return ((pre + i % n) as usize, (i / n) as i64);
         }

@@ -27,7 +27,7 @@ use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::sim::dram::DramCounters;
 use crate::sim::l2::{L2, L2Counters, L2Router, RequestList, ShardedL2};
-use crate::sim::schedule::{Issue, Scheduler};
+use crate::sim::schedule::{Issued, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
 
@@ -231,9 +231,9 @@ fn pipeline(
     let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
     // Three stages overlap: while the SMs work on chunk i, the L2 replays chunk i-1 and the
     // scheduler prepares chunk i+1.
-    let mut issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
+    let mut issues: Vec<Vec<Issued>> = vec![Vec::new(); n];
     let mut finished: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut next_issues: Vec<Vec<Issue>> = vec![Vec::new(); n];
+    let mut next_issues: Vec<Vec<Issued>> = vec![Vec::new(); n];
     let mut next_finished: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut pending: Vec<Vec<RequestList>> = vec![vec![RequestList::default(); router.shards]; n];
     let mut pending_ticks = 0;
@@ -271,7 +271,9 @@ fn pipeline(
     let mut ticks =
         sched.run_until(opts.chunk_ticks, until(current), &mut issues, &mut finished)?;
     while ticks > 0 || pending_ticks > 0 {
-        warp_instructions += issues.iter().map(|v| v.len() as u64).sum::<u64>();
+        warp_instructions += (issues.iter().flatten())
+            .map(|i| i.count() as u64)
+            .sum::<u64>();
         let next = chunk_wave(&mut sched, &mut tallies.jumped_blocks)?;
         let l1_before = counted(current).map(|_| l1_fields(&workers));
         let (worked, (scheduled, l2_delta)) = rayon::join(

@@ -16,7 +16,7 @@ use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::{WarpCursor, WarpStep};
 use crate::launch::geometry::{WarpInfo, block_warps};
-use crate::launch::{Launch, Program};
+use crate::launch::{Launch, Layout, Program};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -36,6 +36,146 @@ pub struct Issue {
     pub warp: u16,
     /// Position of the access in [`crate::launch::Program::flattened`].
     pub access: u16,
+}
+
+/// What an SM issued, in tick order: a run of one warp's instructions at consecutive ticks, or
+/// one instruction. The scheduler only works out when each warp issues; the per-SM stage expands
+/// runs into [`Issue`]s ([`Issued::expand`]), in parallel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Issued {
+    /// Consecutive instructions of a warp of the simple form.
+    Run(WarpRun),
+    /// One instruction (warps walked by cursors, or whose lanes leave the loop apart).
+    One(Issue),
+}
+
+/// `count` consecutive dynamic instructions of one warp of the simple form, from its `first`,
+/// issued at ticks `tick`, `tick + 1`, …, every one with lanes `mask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarpRun {
+    /// Tick of the first, within the current chunk.
+    pub tick: u32,
+    /// Linear block id.
+    pub block: u32,
+    /// The first instruction's number in the warp's dynamic sequence ([`Layout::decode`]).
+    pub first: u64,
+    /// Instructions in the run (at least one).
+    pub count: u32,
+    /// Active lanes.
+    pub mask: u32,
+    /// The warp's loop trips.
+    pub trips: u32,
+    /// Warp within the block.
+    pub warp: u16,
+}
+
+impl Issued {
+    /// Tick of the first instruction.
+    #[inline]
+    pub fn tick(&self) -> u32 {
+        match self {
+            Issued::Run(r) => r.tick,
+            Issued::One(i) => i.tick,
+        }
+    }
+
+    /// Instructions issued.
+    #[inline]
+    pub fn count(&self) -> u32 {
+        match self {
+            Issued::Run(r) => r.count,
+            Issued::One(_) => 1,
+        }
+    }
+
+    /// The tick after the last instruction.
+    #[inline]
+    pub fn end(&self) -> u32 {
+        self.tick() + self.count()
+    }
+
+    fn block_mut(&mut self) -> &mut u32 {
+        match self {
+            Issued::Run(r) => &mut r.block,
+            Issued::One(i) => &mut i.block,
+        }
+    }
+
+    /// Moves every tick `by` earlier (what runs past a chunk's end, into the next chunk).
+    fn shift_ticks(&mut self, by: u32) {
+        match self {
+            Issued::Run(r) => r.tick -= by,
+            Issued::One(i) => i.tick -= by,
+        }
+    }
+
+    /// Calls `f` on each instruction, in order.
+    #[inline(always)]
+    pub fn expand<E>(
+        &self,
+        layout: &Layout,
+        mut f: impl FnMut(&Issue) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        match self {
+            Issued::One(i) => f(i),
+            Issued::Run(r) => {
+                for k in 0..r.count {
+                    let (access, iteration) = layout.decode(r.first + k as u64, r.trips as u64);
+                    let mut iterations = [0; MAX_LOOP_DEPTH];
+                    iterations[0] = iteration as u32;
+                    f(&Issue {
+                        tick: r.tick + k,
+                        block: r.block,
+                        iterations,
+                        mask: r.mask,
+                        warp: r.warp,
+                        access: access as u16,
+                    })?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Every instruction of `issued`, one [`Issue`] each.
+pub fn expand_all(issued: &[Issued], layout: &Layout) -> Vec<Issue> {
+    let mut out = Vec::new();
+    for i in issued {
+        let _ = i.expand(layout, |i| {
+            out.push(*i);
+            Ok::<(), ()>(())
+        });
+    }
+    out
+}
+
+/// Splits `out` at tick `end`: what issues from `end` on is returned, its ticks counted from
+/// `end` (a run across `end` is cut in two).
+fn split_at_tick(out: &mut Vec<Issued>, end: u32) -> impl Iterator<Item = Issued> + '_ {
+    let keep = out.partition_point(|i| i.end() <= end);
+    if let Some(Issued::Run(r)) = out.get_mut(keep)
+        && r.tick < end
+    {
+        let before = end - r.tick;
+        let rest = WarpRun {
+            tick: end,
+            first: r.first + before as u64,
+            count: r.count - before,
+            ..*r
+        };
+        r.count = before;
+        out.insert(keep + 1, Issued::Run(rest));
+        return split_tail(out, keep + 1, end);
+    }
+    split_tail(out, keep, end)
+}
+
+fn split_tail(out: &mut Vec<Issued>, from: usize, end: u32) -> impl Iterator<Item = Issued> + '_ {
+    out.drain(from..).map(move |mut i| {
+        i.shift_ticks(end);
+        i
+    })
 }
 
 #[derive(Debug)]
@@ -73,7 +213,7 @@ struct SmQueue<'a> {
     /// Whether the SM has freed a slot that is not yet filled (it waits in the event queue).
     waiting: bool,
     /// Issues run past the previous chunk's end, their ticks counted from this chunk's start.
-    carried: Vec<Issue>,
+    carried: Vec<Issued>,
     /// Blocks finished (tick, block) and not yet reported.
     finished: Vec<(u32, u32)>,
     /// One past the tick of the SM's last issue in the current chunk (0: none).
@@ -306,7 +446,7 @@ impl<'a> Scheduler<'a> {
                 q.warps[p as usize].block += d;
             }
             for i in &mut q.carried {
-                i.block += d;
+                *i.block_mut() += d;
             }
             for f in &mut q.finished {
                 f.1 += d;
@@ -323,7 +463,7 @@ impl<'a> Scheduler<'a> {
     pub fn run(
         &mut self,
         ticks: u32,
-        out: &mut [Vec<Issue>],
+        out: &mut [Vec<Issued>],
         finished: &mut [Vec<u32>],
     ) -> Result<u32> {
         self.run_until(ticks, u64::MAX, out, finished)
@@ -341,7 +481,7 @@ impl<'a> Scheduler<'a> {
         &mut self,
         ticks: u32,
         dispatched: u64,
-        out: &mut [Vec<Issue>],
+        out: &mut [Vec<Issued>],
         finished: &mut [Vec<u32>],
     ) -> Result<u32> {
         if self.tick_by_tick {
@@ -351,7 +491,7 @@ impl<'a> Scheduler<'a> {
             o.clear();
             o.append(&mut q.carried);
             f.clear();
-            q.last_issue_end = o.last().map_or(0, |i| i.tick + 1);
+            q.last_issue_end = o.last().map_or(0, |i| i.end());
         }
         if self.done() {
             return Ok(0);
@@ -395,11 +535,7 @@ impl<'a> Scheduler<'a> {
         }
         // What ran past the end belongs to the next chunk, its ticks counted from the end.
         for ((o, f), q) in out.iter_mut().zip(finished.iter_mut()).zip(&mut self.sms) {
-            let keep = o.partition_point(|i| i.tick < end);
-            q.carried.extend(o.drain(keep..).map(|i| Issue {
-                tick: i.tick - end,
-                ..i
-            }));
+            q.carried.extend(split_at_tick(o, end));
             q.finished.retain_mut(|(t, block)| {
                 if *t < end {
                     f.push(*block);
@@ -411,7 +547,7 @@ impl<'a> Scheduler<'a> {
             });
             q.clock = q.clock.saturating_sub(end);
             if !self.list_issues {
-                self.unlisted_instructions += o.len() as u64;
+                self.unlisted_instructions += o.iter().map(|i| i.count() as u64).sum::<u64>();
                 o.clear();
             }
         }
@@ -432,7 +568,7 @@ impl<'a> Scheduler<'a> {
         &mut self,
         ticks: u32,
         dispatched: u64,
-        out: &mut [Vec<Issue>],
+        out: &mut [Vec<Issued>],
         finished: &mut [Vec<u32>],
     ) -> Result<u32> {
         for o in out.iter_mut() {
@@ -455,7 +591,7 @@ impl<'a> Scheduler<'a> {
                 }
                 let (issue, block_done) = ctx.issue_next(q, t)?;
                 if self.list_issues {
-                    out[sm].push(issue);
+                    out[sm].push(Issued::One(issue));
                 } else {
                     self.unlisted_instructions += 1;
                 }
@@ -524,8 +660,11 @@ struct RunContext<'a> {
     /// The chunk's length in ticks.
     limit: u32,
     /// Instructions before the loop, and in its body (simple form).
-    pre: u64,
-    body: u64,
+    layout: Layout,
+    /// Per flattened access of the simple form: the loads in a row from it within its part of
+    /// the program (before, in or after the loop; 0 for a store or atomic), and whether they
+    /// reach the part's end.
+    load_streaks: Vec<(u64, bool)>,
     /// Lanes that issued.
     thread_accesses: u64,
 }
@@ -533,32 +672,119 @@ struct RunContext<'a> {
 impl<'a> RunContext<'a> {
     fn new(launch: &'a Launch, burst_loads: bool, turn_skip: f32, limit: u32) -> RunContext<'a> {
         let program = &launch.program;
+        let layout = program.layout();
+        let n = program.accesses.len();
+        let mut load_streaks = vec![(0, false); n];
+        let part_ends = [layout.pre, layout.pre + layout.body, n as u64];
+        for a in (0..n).rev() {
+            if program.accesses[a].kind != AccessKind::Load {
+                continue;
+            }
+            let last_of_part = part_ends.contains(&(a as u64 + 1));
+            load_streaks[a] = if last_of_part {
+                (1, true)
+            } else {
+                let (s, to_end) = load_streaks[a + 1];
+                (s + 1, to_end)
+            };
+        }
         RunContext {
             launch,
             burst_loads,
             turn_skip,
             limit,
-            pre: program.pre.len() as u64,
-            body: program.lp.as_ref().map_or(0, |l| l.body.len() as u64),
+            layout,
+            load_streaks,
             thread_accesses: 0,
         }
     }
 
     /// Runs `q` from its clock until it frees a block slot (returns that tick) or reaches the
-    /// chunk's limit, appending its issues to `out`.
-    fn run_sm(&mut self, q: &mut SmQueue, out: &mut Vec<Issue>) -> Result<Option<u32>> {
+    /// chunk's limit, appending its issues to `out`: a warp of the simple form issues its run
+    /// of loads (or its one other instruction) as one [`WarpRun`], exactly what issuing them
+    /// tick by tick ([`RunContext::issue_next`]) does.
+    fn run_sm(&mut self, q: &mut SmQueue, out: &mut Vec<Issued>) -> Result<Option<u32>> {
         while q.clock < self.limit && !q.ring.is_empty() {
             let t = q.clock;
-            q.clock += 1;
-            let (issue, block_done) = self.issue_next(q, t)?;
-            out.push(issue);
-            q.last_issue_end = t + 1;
-            if block_done {
-                q.finished.push((t, issue.block));
-                return Ok(Some(t));
+            if self.turn_skip > 0.0 {
+                self.pass_up_turns(q);
+            }
+            let place = q.ring[q.cursor] as usize;
+            let w = &q.warps[place];
+            if w.cursor.is_some() || w.info.lane_trips.is_some() {
+                q.clock += 1;
+                let (issue, block_done) = self.issue_at_cursor(q, t)?;
+                out.push(Issued::One(issue));
+                q.last_issue_end = t + 1;
+                if block_done {
+                    q.finished.push((t, issue.block));
+                    return Ok(Some(t));
+                }
+                continue;
+            }
+            let (count, natural) = self.run_length(w, self.limit - t);
+            let w = &mut q.warps[place];
+            out.push(Issued::Run(WarpRun {
+                tick: t,
+                block: w.block,
+                first: w.next,
+                count,
+                mask: w.info.mask,
+                trips: w.info.trips,
+                warp: w.warp,
+            }));
+            w.next += count as u64;
+            q.clock = t + count;
+            q.last_issue_end = q.clock;
+            if w.next == w.info.instructions {
+                let block = w.block;
+                if retire(q, place as u16) {
+                    let last = t + count - 1;
+                    q.finished.push((last, block));
+                    return Ok(Some(last));
+                }
+            } else if count < natural {
+                // The chunk ends inside the run: it goes on in the next one.
+                w.run += count;
+            } else {
+                w.run = 0;
+                q.cursor += 1;
+                if q.cursor == q.ring.len() {
+                    q.cursor = 0;
+                }
             }
         }
         Ok(None)
+    }
+
+    /// How many instructions warp `w` (simple form, no per-lane trips) issues back to back from
+    /// its next one, at most `cap`; and the run's own length, its first `cap + 1` counted.
+    /// After every load but the last of a run the warp keeps its turn: the next instruction is
+    /// a load too, the warp has it, and the run is below `loads_per_run`.
+    #[inline]
+    fn run_length(&self, w: &ResidentWarp, cap: u32) -> (u32, u32) {
+        let remaining = w.info.instructions - w.next;
+        let natural = if !self.burst_loads {
+            1
+        } else {
+            let trips = w.info.trips as u64;
+            let bound = remaining
+                .min((self.launch.loads_per_run - w.run) as u64)
+                .min(cap as u64 + 1);
+            let mut n = 0;
+            let mut i = w.next;
+            loop {
+                let (streak, to_end) = self.load_streaks[self.layout.decode(i, trips).0];
+                n += streak;
+                i += streak;
+                if streak == 0 || n >= bound || !to_end {
+                    break;
+                }
+            }
+            n.clamp(1, bound)
+        };
+        let natural = natural.min(remaining) as u32;
+        (natural.min(cap), natural)
     }
 
     /// Moves `q`'s cursor past the warps that pass up their turn: a warp at the start of a run
@@ -585,13 +811,18 @@ impl<'a> RunContext<'a> {
 
     /// The instruction `q` issues at tick `t`, and whether it finished its block (whose slot is
     /// then free).
-    #[inline(always)]
     fn issue_next(&mut self, q: &mut SmQueue, t: u32) -> Result<(Issue, bool)> {
-        let program = &self.launch.program;
-        let (pre, body) = (self.pre, self.body);
         if self.turn_skip > 0.0 {
             self.pass_up_turns(q);
         }
+        self.issue_at_cursor(q, t)
+    }
+
+    /// [`RunContext::issue_next`] once the warps that pass up their turn are passed.
+    #[inline(always)]
+    fn issue_at_cursor(&mut self, q: &mut SmQueue, t: u32) -> Result<(Issue, bool)> {
+        let program = &self.launch.program;
+        let (pre, body) = (self.layout.pre, self.layout.body);
         let place = q.ring[q.cursor];
         let w = &mut q.warps[place as usize];
         let (access, iterations, mask, done) = match &mut w.cursor {
@@ -631,17 +862,7 @@ impl<'a> RunContext<'a> {
             access: access as u16,
         };
         if done {
-            let slot = w.slot as usize;
-            q.ring.remove(q.cursor);
-            q.free_places.push(place);
-            if q.cursor >= q.ring.len() {
-                q.cursor = 0;
-            }
-            q.live[slot] -= 1;
-            if q.live[slot] == 0 {
-                q.free_slots.push(slot as u16);
-                return Ok((issue, true));
-            }
+            return Ok((issue, retire(q, place)));
         } else {
             // A warp issues a run of loads back to back: nothing waits on a load until its
             // value is used, so the scheduler only moves on after the last load of a run (or
@@ -670,6 +891,23 @@ impl<'a> RunContext<'a> {
         }
         Ok((issue, false))
     }
+}
+
+/// Takes the warp at `q`'s cursor (in `place`), which issued its last instruction, off the SM;
+/// true when that frees its block's slot.
+fn retire(q: &mut SmQueue, place: u16) -> bool {
+    let slot = q.warps[place as usize].slot as usize;
+    q.ring.remove(q.cursor);
+    q.free_places.push(place);
+    if q.cursor >= q.ring.len() {
+        q.cursor = 0;
+    }
+    q.live[slot] -= 1;
+    if q.live[slot] == 0 {
+        q.free_slots.push(slot as u16);
+        return true;
+    }
+    false
 }
 
 /// A deterministic draw in [0, 1) from `key` (a 64-bit mix; 24 bits of it).
@@ -713,8 +951,14 @@ mod tests {
         assert_eq!(w0[1].mask, u32::MAX);
     }
 
+    /// Every SM's instructions, one [`Issue`] each.
+    fn flat(out: &[Vec<Issued>], l: &Launch) -> Vec<Vec<Issue>> {
+        let layout = l.program.layout();
+        out.iter().map(|o| expand_all(o, &layout)).collect()
+    }
+
     /// What [`issue_order`] saw.
-    struct Issued<'a> {
+    struct Seen<'a> {
         /// Ticks run.
         ran: u32,
         /// (warp, access) of every issue of the last SM, the one the block went to.
@@ -725,15 +969,16 @@ mod tests {
     }
 
     /// Runs `l` (one block) for up to 100 ticks on 132 SMs dispatched last SM first.
-    fn issue_order(l: &Launch, warp_issue: WarpIssue) -> Issued<'_> {
+    fn issue_order(l: &Launch, warp_issue: WarpIssue) -> Seen<'_> {
         let order: Vec<u32> = (0..132).rev().collect();
         let mut scheduler = Scheduler::new(l, order, warp_issue).unwrap();
         let mut out = vec![Vec::new(); 132];
         let ran = scheduler
             .run(100, &mut out, &mut vec![Vec::new(); 132])
             .unwrap();
+        let out = flat(&out, l);
         let seq = out[131].iter().map(|i| (i.warp, i.access)).collect();
-        Issued {
+        Seen {
             ran,
             seq,
             out,
@@ -744,7 +989,7 @@ mod tests {
     #[test]
     fn round_robin_over_resident_warps_and_first_wave_order() {
         let l = launch([32, 2, 1], [32, 2, 1]); // one block of two warps
-        let Issued {
+        let Seen {
             ran,
             seq,
             out,
@@ -762,7 +1007,7 @@ mod tests {
         // star1: 7 loads then 1 store per thread. Two warps on one SM: warp 0 sends its 7 loads,
         // warp 1 its 7, then the stores alternate with nothing left between them.
         let l = launch([32, 2, 1], [32, 2, 1]);
-        let Issued {
+        let Seen {
             ran,
             seq,
             scheduler: s,
@@ -782,7 +1027,7 @@ mod tests {
         // 3-5 each, then the last load each, then the stores.
         let mut l = launch([32, 2, 1], [32, 2, 1]);
         l.loads_per_run = 3;
-        let Issued { ran, seq, .. } = issue_order(&l, WarpIssue::LoadRuns);
+        let Seen { ran, seq, .. } = issue_order(&l, WarpIssue::LoadRuns);
         assert_eq!(ran, 16);
         let mut expected = Vec::new();
         for run in [0..3, 3..6, 6..7] {
@@ -805,7 +1050,7 @@ mod tests {
                 .unwrap(),
             768
         );
-        let blocks: Vec<u32> = out[0].iter().map(|i| i.block).collect();
+        let blocks: Vec<u32> = flat(&out, &l)[0].iter().map(|i| i.block).collect();
         assert!(blocks[..512].iter().all(|&b| b < 2));
         assert_eq!(&blocks[..2], &[0, 0]);
         // The ring holds block 0's 32 warps, then block 1's; each round visits all 64.
@@ -878,6 +1123,11 @@ body = [
             launches.push(looped(block, false));
             launches.push(looped(block, true));
         }
+        // Runs of loads cut by the compiler's bound, inside and across the loop's trips.
+        for mut l in [launch([32, 2, 1], [72, 30, 5]), looped([8, 2, 2], false)] {
+            l.loads_per_run = 2;
+            launches.push(l);
+        }
         // Five SMs of two blocks each: waves of ten blocks, freed slots taking the next ones.
         let order = vec![3, 1, 4, 0, 2];
         for l in &mut launches {
@@ -911,10 +1161,13 @@ body = [
                             .unwrap();
                         let ran_r =
                             (reference.run_until(chunk, until, &mut out_r, &mut fin_r)).unwrap();
-                        assert_eq!((ran_e, &out_e, &fin_e), (ran_r, &out_r, &fin_r));
+                        assert_eq!(
+                            (ran_e, flat(&out_e, l), &fin_e),
+                            (ran_r, flat(&out_r, l), &fin_r)
+                        );
                         assert_eq!(event.tick, reference.tick);
                         assert!(listed || out_e.iter().all(|o| o.is_empty()));
-                        lanes += (out_e.iter().flatten())
+                        lanes += (flat(&out_e, l).iter().flatten())
                             .map(|i| i.mask.count_ones() as u64)
                             .sum::<u64>();
                         compared += 1;
@@ -1019,7 +1272,7 @@ body = [
                     })
                     .collect()
             };
-            assert_eq!(out_j, later(&out_t));
+            assert_eq!(flat(&out_j, &l), later(&flat(&out_t, &l)));
             let fin_later: Vec<Vec<u32>> = (fin_t.iter())
                 .map(|v| v.iter().map(|b| b + 40).collect())
                 .collect();

@@ -9,13 +9,13 @@ use crate::input::expr::Compiled;
 use crate::input::hw::HwConfig;
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{block_coords, thread_coords};
-use crate::launch::{Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::launch::{Launch, Layout, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Geometry};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
 use crate::sim::l2::{L2Op, L2Router, RequestList};
-use crate::sim::schedule::Issue;
+use crate::sim::schedule::{Issue, Issued};
 
 /// Counters of one SM's L1.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -236,6 +236,8 @@ pub struct GenContext {
     patterns: LinePatterns,
     grid: [u32; 3],
     block: [u32; 3],
+    /// Where runs of the simple form find their instructions ([`Issued::expand`]).
+    layout: Layout,
     array_names: Vec<String>,
     source_name: String,
 }
@@ -377,6 +379,7 @@ impl GenContext {
             patterns,
             lane_tables,
             grid: launch.grid,
+            layout: launch.program.layout(),
             block: launch.block,
             array_names: launch.arrays.iter().map(|a| a.name.clone()).collect(),
             source_name: launch.source_name.clone(),
@@ -599,7 +602,7 @@ impl SmWorker {
     pub fn process(
         &mut self,
         cx: &GenContext,
-        issues: &[Issue],
+        issued: &[Issued],
         finished_blocks: &[u32],
     ) -> Result<()> {
         for o in &mut self.out {
@@ -608,44 +611,59 @@ impl SmWorker {
         let mut slots = [0i64; SLOTS];
         let mut last_block = u32::MAX;
         let mut block_xyz = [0i64; 3];
-        for issue in issues {
-            let a = &cx.accesses[issue.access as usize];
-            if issue.block != last_block {
-                last_block = issue.block;
-                block_xyz = block_coords(issue.block as u64, cx.grid);
-            }
-            if !self.full_warp_lines(cx, a, issue, block_xyz) {
-                self.addresses(cx, a, issue, block_xyz, &mut slots)?;
-                let is_store = a.kind == AccessKind::Store;
-                if a.kind == AccessKind::Atomic {
-                    self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
-                    self.counters.data_passes +=
-                        data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
-                    self.atomic(issue.tick);
-                    continue;
+        for run in issued {
+            run.expand(&cx.layout, |issue| {
+                if issue.block != last_block {
+                    last_block = issue.block;
+                    block_xyz = block_coords(issue.block as u64, cx.grid);
                 }
-                if a.aligned {
-                    self.coalescer
-                        .coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
-                } else {
-                    self.coalescer
-                        .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
-                }
-            }
-            self.counters.data_passes += match &a.full_warp_passes {
-                Some(p) if issue.mask == cx.full_masks[issue.warp as usize] => {
-                    p[issue.warp as usize] as u64
-                }
-                _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
-            };
-            match a.kind {
-                AccessKind::Load => self.load(issue.tick, issue.block),
-                AccessKind::Store => self.store(issue.tick),
-                AccessKind::Atomic => unreachable!("atomics are handled above"),
-            }
+                self.issue(cx, issue, block_xyz, &mut slots)
+            })?;
         }
         for &b in finished_blocks {
             self.block_finished(b);
+        }
+        Ok(())
+    }
+
+    /// Generates, coalesces and sends through the L1 one warp instruction.
+    #[inline(always)]
+    fn issue(
+        &mut self,
+        cx: &GenContext,
+        issue: &Issue,
+        block_xyz: [i64; 3],
+        slots: &mut [i64; SLOTS],
+    ) -> Result<()> {
+        let a = &cx.accesses[issue.access as usize];
+        if !self.full_warp_lines(cx, a, issue, block_xyz) {
+            self.addresses(cx, a, issue, block_xyz, slots)?;
+            let is_store = a.kind == AccessKind::Store;
+            if a.kind == AccessKind::Atomic {
+                self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
+                self.counters.data_passes +=
+                    data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
+                self.atomic(issue.tick);
+                return Ok(());
+            }
+            if a.aligned {
+                self.coalescer
+                    .coalesce_aligned(&self.addrs, issue.mask, a.bytes, is_store);
+            } else {
+                self.coalescer
+                    .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
+            }
+        }
+        self.counters.data_passes += match &a.full_warp_passes {
+            Some(p) if issue.mask == cx.full_masks[issue.warp as usize] => {
+                p[issue.warp as usize] as u64
+            }
+            _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
+        };
+        match a.kind {
+            AccessKind::Load => self.load(issue.tick, issue.block),
+            AccessKind::Store => self.store(issue.tick),
+            AccessKind::Atomic => unreachable!("atomics are handled above"),
         }
         Ok(())
     }
