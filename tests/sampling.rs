@@ -181,6 +181,33 @@ fn sampled_results_do_not_depend_on_the_thread_count() {
 }
 
 #[test]
+fn sampled_results_do_not_depend_on_the_chunk_length() {
+    // Not covered: the turn skip and jumps together (see `SimOptions::chunk_ticks`).
+    for (turn_skip, jump) in [(None, true), (Some(0.02), false)] {
+        let mut b = bound("star4", [32, 8, 4], [120, 128, 256]);
+        b.hw.schedule.turn_skip = turn_skip;
+        let with_chunks = |chunk_ticks| {
+            let sample = SampleOptions {
+                jump,
+                ..SampleOptions::default()
+            };
+            let opts = SimOptions {
+                sample: Some(sample),
+                chunk_ticks,
+                ..SimOptions::default()
+            };
+            b.simulate(&opts, None).unwrap()
+        };
+        let long = with_chunks(4096);
+        assert_eq!(long.sample.as_ref().unwrap().waves_jumped > 0, jump);
+        for chunk_ticks in [97, 512, 2048] {
+            let what = format!("{chunk_ticks} ticks, turn skip {turn_skip:?}, jump {jump}");
+            assert_eq!(with_chunks(chunk_ticks), long, "{what}");
+        }
+    }
+}
+
+#[test]
 fn a_launch_too_short_to_sample_is_simulated_exactly() {
     let b = bound("star1", [32, 8, 4], [64, 64, 64]);
     let sampled = run(&b, true);

@@ -38,10 +38,13 @@ pub struct SimOptions {
     pub infinite_l1: bool,
     /// L2 partitions that never evict.
     pub infinite_l2: bool,
-    /// Ticks per chunk. Results do not depend on it; speed and memory do: a longer chunk gives
-    /// each SM more work while its L1 and footprint tables are warm in the CPU's caches (star4,
-    /// 32×8×4, h200: 2048 ticks run about 30% faster than 512, in 60 MB instead of 36 MB;
-    /// docs/performance.md).
+    /// Ticks per chunk. Exact results do not depend on it; speed and memory do: a longer chunk
+    /// gives each SM more work while its L1 and footprint tables are warm in the CPU's caches,
+    /// and the stages meet less often (star4 640×512×512, 32×8×4, h200: 4096 ticks about 7%
+    /// faster than 2048 on two threads, in 58 MB instead of 43 MB; docs/performance.md).
+    /// Sampled results depend on it where the schedule's turn skip is on: SMs run ahead of a
+    /// chunk that ends early, at most to its full length, drawing turns from their blocks' ids,
+    /// and a jump over skipped waves then renumbers those blocks.
     pub chunk_ticks: u32,
     /// Track compulsory volumes (costs some speed).
     pub compulsory: bool,
@@ -62,7 +65,7 @@ impl Default for SimOptions {
         SimOptions {
             infinite_l1: false,
             infinite_l2: false,
-            chunk_ticks: 2048,
+            chunk_ticks: 4096,
             compulsory: true,
             serial_l2: false,
             lane_by_lane: false,
