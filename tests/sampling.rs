@@ -182,7 +182,7 @@ fn sampled_results_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn sampled_results_do_not_depend_on_the_chunk_length() {
-    // Not covered: the turn skip and jumps together (see `SimOptions::chunk_ticks`).
+    // Not covered: the turn skip and jumps together (see `SAMPLED_CHUNK_TICKS`).
     for (turn_skip, jump) in [(None, true), (Some(0.02), false)] {
         let mut b = bound("star4", [32, 8, 4], [120, 128, 256]);
         b.hw.schedule.turn_skip = turn_skip;

@@ -42,9 +42,7 @@ pub struct SimOptions {
     /// gives each SM more work while its L1 and footprint tables are warm in the CPU's caches,
     /// and the stages meet less often (star4 640×512×512, 32×8×4, h200: 4096 ticks about 7%
     /// faster than 2048 on two threads, in 58 MB instead of 43 MB; docs/performance.md).
-    /// Sampled results depend on it where the schedule's turn skip is on: SMs run ahead of a
-    /// chunk that ends early, at most to its full length, drawing turns from their blocks' ids,
-    /// and a jump over skipped waves then renumbers those blocks.
+    /// Sampled runs take at most [`SAMPLED_CHUNK_TICKS`].
     pub chunk_ticks: u32,
     /// Track compulsory volumes (costs some speed).
     pub compulsory: bool,
@@ -74,6 +72,13 @@ impl Default for SimOptions {
         }
     }
 }
+
+/// The longest chunk of a sampled run. Its results depend on the chunk's length where the
+/// schedule's turn skip is on (SMs run ahead of a chunk that ends early, at most to its full
+/// length, drawing turns from their blocks' ids, and a jump over skipped waves then renumbers
+/// those blocks), so it stays at the length its intervals were studied with
+/// (docs/performance.md), whatever exact runs use; its chunks end with each wave anyway.
+pub const SAMPLED_CHUNK_TICKS: u32 = 2048;
 
 /// Everything a simulation counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -269,10 +274,13 @@ fn pipeline(
     let counted = |wave: Option<(u64, sample::WaveMode)>| {
         wave.and_then(|(label, mode)| (mode == sample::WaveMode::Count).then_some(label))
     };
+    let chunk_ticks = match plan {
+        Some(_) => opts.chunk_ticks.min(SAMPLED_CHUNK_TICKS),
+        None => opts.chunk_ticks,
+    };
     let mut current = chunk_wave(&mut sched, &mut tallies.jumped_blocks)?;
     let mut pending_wave = None;
-    let mut ticks =
-        sched.run_until(opts.chunk_ticks, until(current), &mut issues, &mut finished)?;
+    let mut ticks = sched.run_until(chunk_ticks, until(current), &mut issues, &mut finished)?;
     while ticks > 0 || pending_ticks > 0 {
         warp_instructions += (issues.iter().flatten())
             .map(|i| i.count() as u64)
@@ -299,7 +307,7 @@ fn pipeline(
                     },
                     || {
                         sched.run_until(
-                            opts.chunk_ticks,
+                            chunk_ticks,
                             until(next),
                             &mut next_issues,
                             &mut next_finished,
