@@ -7,8 +7,10 @@
 //! freed in the same tick in dispatch order. Lanes outside the guard issue nothing, and a warp
 //! with no active lane issues no instruction at all.
 //!
-//! The output is a stream of [`Issue`] records per SM; what those instructions touch is worked
-//! out in parallel by the per-SM stage ([`crate::sim::sm_stage`]).
+//! The output is a stream of [`Issued`] records per SM, each a run of one warp's instructions
+//! at consecutive ticks (a warp's run of loads issues back to back) or a single instruction;
+//! the per-SM stage ([`crate::sim::sm_stage`]) expands them into [`Issue`]s and works out what
+//! they touch, in parallel.
 
 use crate::error::Result;
 use crate::input::hw::WarpIssue;
@@ -136,18 +138,6 @@ impl Issued {
             }
         }
     }
-}
-
-/// Every instruction of `issued`, one [`Issue`] each.
-pub fn expand_all(issued: &[Issued], layout: &Layout) -> Vec<Issue> {
-    let mut out = Vec::new();
-    for i in issued {
-        let _ = i.expand(layout, |i| {
-            out.push(*i);
-            Ok::<(), ()>(())
-        });
-    }
-    out
 }
 
 /// Splits `out` at tick `end`: what issues from `end` on is returned, its ticks counted from
@@ -954,7 +944,18 @@ mod tests {
     /// Every SM's instructions, one [`Issue`] each.
     fn flat(out: &[Vec<Issued>], l: &Launch) -> Vec<Vec<Issue>> {
         let layout = l.program.layout();
-        out.iter().map(|o| expand_all(o, &layout)).collect()
+        let expand = |issued: &Vec<Issued>| {
+            let mut v = Vec::new();
+            for i in issued {
+                i.expand(&layout, |i| {
+                    v.push(*i);
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            }
+            v
+        };
+        out.iter().map(expand).collect()
     }
 
     /// What [`issue_order`] saw.
