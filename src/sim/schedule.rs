@@ -140,32 +140,29 @@ impl Issued {
     }
 }
 
-/// Splits `out` at tick `end`: what issues from `end` on is returned, its ticks counted from
-/// `end` (a run across `end` is cut in two).
-fn split_at_tick(out: &mut Vec<Issued>, end: u32) -> impl Iterator<Item = Issued> + '_ {
+/// Moves what `out` issues from tick `end` on to `carried`, its ticks counted from `end` (a run
+/// across `end` is cut in two).
+fn carry_from(out: &mut Vec<Issued>, end: u32, carried: &mut Vec<Issued>) {
     let keep = out.partition_point(|i| i.end() <= end);
-    if let Some(Issued::Run(r)) = out.get_mut(keep)
-        && r.tick < end
-    {
-        let before = end - r.tick;
-        let rest = WarpRun {
-            tick: end,
-            first: r.first + before as u64,
-            count: r.count - before,
-            ..*r
-        };
-        r.count = before;
-        out.insert(keep + 1, Issued::Run(rest));
-        return split_tail(out, keep + 1, end);
-    }
-    split_tail(out, keep, end)
-}
-
-fn split_tail(out: &mut Vec<Issued>, from: usize, end: u32) -> impl Iterator<Item = Issued> + '_ {
-    out.drain(from..).map(move |mut i| {
+    let head = match out.get_mut(keep) {
+        Some(Issued::Run(r)) if r.tick < end => {
+            let before = end - r.tick;
+            let head = WarpRun {
+                count: before,
+                ..*r
+            };
+            r.tick = end;
+            r.first += before as u64;
+            r.count -= before;
+            Some(Issued::Run(head))
+        }
+        _ => None,
+    };
+    carried.extend(out.drain(keep..).map(|mut i| {
         i.shift_ticks(end);
         i
-    })
+    }));
+    out.extend(head);
 }
 
 #[derive(Debug)]
@@ -208,6 +205,17 @@ struct SmQueue<'a> {
     finished: Vec<(u32, u32)>,
     /// One past the tick of the SM's last issue in the current chunk (0: none).
     last_issue_end: u32,
+}
+
+impl SmQueue<'_> {
+    /// Moves the cursor to the next resident warp, round the ring.
+    #[inline]
+    fn next_warp(&mut self) {
+        self.cursor += 1;
+        if self.cursor == self.ring.len() {
+            self.cursor = 0;
+        }
+    }
 }
 
 /// How many jump lengths [`Scheduler::fast_forward`] tries, longest first.
@@ -525,7 +533,7 @@ impl<'a> Scheduler<'a> {
         }
         // What ran past the end belongs to the next chunk, its ticks counted from the end.
         for ((o, f), q) in out.iter_mut().zip(finished.iter_mut()).zip(&mut self.sms) {
-            q.carried.extend(split_at_tick(o, end));
+            carry_from(o, end, &mut q.carried);
             q.finished.retain_mut(|(t, block)| {
                 if *t < end {
                     f.push(*block);
@@ -738,10 +746,7 @@ impl<'a> RunContext<'a> {
                 w.run += count;
             } else {
                 w.run = 0;
-                q.cursor += 1;
-                if q.cursor == q.ring.len() {
-                    q.cursor = 0;
-                }
+                q.next_warp();
             }
         }
         Ok(None)
@@ -792,10 +797,7 @@ impl<'a> RunContext<'a> {
             if draw >= self.turn_skip || draw >= self.turn_skip * unit(w.block as u64) {
                 return;
             }
-            q.cursor += 1;
-            if q.cursor == q.ring.len() {
-                q.cursor = 0;
-            }
+            q.next_warp();
         }
     }
 
@@ -873,10 +875,7 @@ impl<'a> RunContext<'a> {
                 w.run += 1;
             } else {
                 w.run = 0;
-                q.cursor += 1;
-                if q.cursor == q.ring.len() {
-                    q.cursor = 0;
-                }
+                q.next_warp();
             }
         }
         Ok((issue, false))
