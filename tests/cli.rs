@@ -504,6 +504,24 @@ fn bad_loops_ifs_atomics_and_resources_name_the_line() {
             vec!["line 17", "unknown array 'dta'", "did you mean data?"],
         ),
         (
+            "ends-run-on-store",
+            String::new(),
+            r#"{ store = "data", index = "i", ends_run = true }"#.to_string(),
+            vec!["line 17", "ends_run marks a load"],
+        ),
+        (
+            "ends-run-type",
+            String::new(),
+            r#"{ load = "data", index = "i", ends_run = 1 }"#.to_string(),
+            vec!["line 17", "invalid type"],
+        ),
+        (
+            "ends-run-on-loop",
+            String::new(),
+            format!(r#"{{ loop = "k", count = "2", ends_run = true, body = [{load}] }}"#),
+            vec!["line 17", "a loop takes loop, count, while, let and body"],
+        ),
+        (
             "two-heads",
             String::new(),
             r#"{ atomic = "data", load = "data", index = "i" }"#.to_string(),

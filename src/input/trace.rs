@@ -126,6 +126,9 @@ pub struct AccessDecl {
     pub index: Vec<Expr>,
     /// Bytes accessed (defaults to the element size).
     pub bytes: u32,
+    /// A load after which the warp waits: its next instruction uses a value loaded so far, so
+    /// the run of loads it issues back to back ends here (read off the SASS).
+    pub ends_run: bool,
 }
 
 /// A per-thread loop `for (var = 0; var < count; var++) { if (!while) break; ... }`: the
@@ -204,6 +207,7 @@ struct RawStep {
     if_cond: Option<Spanned<String>>,
     index: Option<Spanned<toml::Value>>,
     bytes: Option<Spanned<i64>>,
+    ends_run: Option<Spanned<bool>>,
     #[serde(rename = "loop")]
     loop_var: Option<Spanned<String>>,
     count: Option<Spanned<String>>,
@@ -692,7 +696,7 @@ fn parse_access(
     if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
         return Err(cx.err_at(
             at,
-            "an access takes only load/store/atomic, index and bytes",
+            "an access takes only load/store/atomic, index, bytes and ends_run",
         ));
     }
     let kind = if r.load.is_some() {
@@ -736,11 +740,22 @@ fn parse_access(
             format!("an atomic works on 4 or 8 bytes per thread, not {bytes}"),
         ));
     }
+    let ends_run = match &r.ends_run {
+        Some(e) if kind != AccessKind::Load => {
+            return Err(cx.err_at(
+                e.span().start,
+                "ends_run marks a load (a store or an atomic always ends a run)",
+            ));
+        }
+        Some(e) => *e.get_ref(),
+        None => false,
+    };
     Ok(AccessDecl {
         kind,
         array,
         index: index.into_iter().map(|(e, _)| e).collect(),
         bytes,
+        ends_run,
     })
 }
 
@@ -804,7 +819,7 @@ fn parse_loop(
     if depth.nesting >= MAX_NESTING {
         return Err(cx.err_at(at, format!("loops and ifs nest at most {MAX_NESTING} deep")));
     }
-    if r.index.is_some() || r.bytes.is_some() {
+    if r.index.is_some() || r.bytes.is_some() || r.ends_run.is_some() {
         return Err(cx.err_at(at, "a loop takes loop, count, while, let and body"));
     }
     let name = var.get_ref().clone();
@@ -885,6 +900,7 @@ fn parse_if(
     }
     if r.index.is_some()
         || r.bytes.is_some()
+        || r.ends_run.is_some()
         || r.count.is_some()
         || r.while_cond.is_some()
         || r.lets.is_some()

@@ -202,6 +202,8 @@ pub struct Access {
     pub bytes: u32,
     /// Loops around it (its loop variables are slots `SLOT_LOOP..SLOT_LOOP + depth`).
     pub depth: usize,
+    /// A load after which the warp waits ([`crate::input::trace::AccessDecl::ends_run`]).
+    pub ends_run: bool,
 }
 
 /// The per-thread loop of a program of the simple form, compiled.
@@ -980,6 +982,7 @@ fn compile_access(
         index,
         bytes: a.bytes,
         depth: loop_vars.len(),
+        ends_run: a.ends_run,
     })
 }
 

@@ -660,8 +660,8 @@ struct RunContext<'a> {
     /// Instructions before the loop, and in its body (simple form).
     layout: Layout,
     /// Per flattened access of the simple form: the loads in a row from it within its part of
-    /// the program (before, in or after the loop; 0 for a store or atomic), and whether they
-    /// reach the part's end.
+    /// the program (before, in or after the loop; 0 for a store or atomic) up to the first that
+    /// ends a run, and whether they reach the part's end.
     load_streaks: Vec<(u64, bool)>,
     /// Lanes that issued.
     thread_accesses: u64,
@@ -679,7 +679,9 @@ impl<'a> RunContext<'a> {
                 continue;
             }
             let last_of_part = part_ends.contains(&(a as u64 + 1));
-            load_streaks[a] = if last_of_part {
+            load_streaks[a] = if program.accesses[a].ends_run {
+                (1, false)
+            } else if last_of_part {
                 (1, true)
             } else {
                 let (s, to_end) = load_streaks[a + 1];
@@ -858,11 +860,12 @@ impl<'a> RunContext<'a> {
         } else {
             // A warp issues a run of loads back to back: nothing waits on a load until its
             // value is used, so the scheduler only moves on after the last load of a run (or
-            // any other instruction). The compiler bounds a run: after `loads_per_run` loads an
-            // instruction uses one of them and the warp waits. The next instruction is only
-            // decoded where it can matter.
+            // any other instruction). The compiled code bounds a run: after a load marked
+            // `ends_run`, or `loads_per_run` loads, an instruction uses one of them and the warp
+            // waits. The next instruction is only decoded where it can matter.
             let keep = self.burst_loads
                 && program.accesses[access].kind == AccessKind::Load
+                && !program.accesses[access].ends_run
                 && w.run + 1 < self.launch.loads_per_run
                 && {
                     let next_access = match &w.cursor {
@@ -1040,6 +1043,25 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_loads_ends_at_a_load_the_trace_marks_ends_run() {
+        // star1's 7 loads, the compiled code waiting after loads 1 and 4: warp 0 sends loads
+        // 0-1, warp 1 its 0-1, then 2-4 each, then 5-6 each, then the stores.
+        let mut l = launch([32, 2, 1], [32, 2, 1]);
+        l.program.accesses[1].ends_run = true;
+        l.program.accesses[4].ends_run = true;
+        let Seen { ran, seq, .. } = issue_order(&l, WarpIssue::LoadRuns);
+        assert_eq!(ran, 16);
+        let mut expected = Vec::new();
+        for run in [0..2, 2..5, 5..7] {
+            for warp in 0..2 {
+                expected.extend(run.clone().map(|a| (warp, a)));
+            }
+        }
+        expected.extend([(0, 7), (1, 7)]);
+        assert_eq!(seq, expected);
+    }
+
+    #[test]
     fn freed_slots_take_the_next_blocks() {
         // 3 blocks of 1024 threads on a single SM: 2 resident, the third starts when they end.
         let l = launch([32, 32, 1], [32, 96, 1]);
@@ -1126,6 +1148,18 @@ body = [
         // Runs of loads cut by the compiler's bound, inside and across the loop's trips.
         for mut l in [launch([32, 2, 1], [72, 30, 5]), looped([8, 2, 2], false)] {
             l.loads_per_run = 2;
+            launches.push(l);
+        }
+        // Runs ended where the trace marks a load `ends_run`: before the loop, inside its body
+        // (the warps of an `if` walk it with cursors), and not at all.
+        for (mut l, marked) in [
+            (launch([32, 2, 1], [72, 30, 5]), vec![2, 3]),
+            (looped([8, 2, 2], false), vec![0, 1]),
+            (looped([8, 2, 2], true), vec![1]),
+        ] {
+            for a in marked {
+                l.program.accesses[a].ends_run = true;
+            }
             launches.push(l);
         }
         // Five SMs of two blocks each: waves of ten blocks, freed slots taking the next ones.
