@@ -11,6 +11,8 @@ $G validate --measured tests/data/h100/ncu.csv --manifest tests/data/h100/manife
     --format json --out $D/validation-h100.json
 $G validate --measured tests/data/h100/timing_ncu.csv --manifest tests/data/h100/timing_manifest.toml \
     --hw h100-sxm --format json --out $D/validation-h100-timing.json
+$G validate --measured tests/data/h100/edges/ncu.csv --manifest tests/data/h100/edges/manifest.toml \
+    --hw h100-sxm --format json --out $D/validation-h100-edges.json
 for gpu in h200 h100; do
     $G plot validation --input $D/validation-$gpu.json --size 1800x1350 --out $I/validation-$gpu.png
     $G plot validation --input $D/validation-$gpu.json --size 1400x650 \
