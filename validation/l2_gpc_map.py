@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which SMs' L2 requests merge, from the pair launches of validation/l2_inflight.cu (`pairs`):
 two SMs read the same 1 MiB together; where the L2 sees one SM's worth of read sectors (< 1.25x),
-their requests merged on the way. Groups are printed as the config's `[l2] gpc_sms`:
+their requests merged on the way. The groups (the GPCs) are printed as a TOML list:
 
     python3 validation/l2_gpc_map.py tests/data/h200/micro/l2_gpc_pairs.csv.gz
 """
@@ -30,4 +30,4 @@ def groups(path):
 if __name__ == "__main__":
     gs = groups(sys.argv[1])
     print("# %d groups, %d SMs" % (len(gs), sum(map(len, gs))))
-    print("gpc_sms = [%s]" % ", ".join("[%s]" % ", ".join(map(str, g)) for g in gs))
+    print("gpcs = [%s]" % ", ".join("[%s]" % ", ".join(map(str, g)) for g in gs))
