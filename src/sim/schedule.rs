@@ -1032,14 +1032,20 @@ mod tests {
         l.loads_per_run = 3;
         let Seen { ran, seq, .. } = issue_order(&l, WarpIssue::LoadRuns);
         assert_eq!(ran, 16);
-        let mut expected = Vec::new();
-        for run in [0..3, 3..6, 6..7] {
+        assert_eq!(seq, two_warps_in_runs(&[0..3, 3..6, 6..7]));
+    }
+
+    /// The (warp, access) order of star1's two warps sending each of `runs` of loads in turn,
+    /// then their stores.
+    fn two_warps_in_runs(runs: &[std::ops::Range<u16>]) -> Vec<(u16, u16)> {
+        let mut order = Vec::new();
+        for run in runs {
             for warp in 0..2 {
-                expected.extend(run.clone().map(|a| (warp, a)));
+                order.extend(run.clone().map(|a| (warp, a)));
             }
         }
-        expected.extend([(0, 7), (1, 7)]);
-        assert_eq!(seq, expected);
+        order.extend([(0, 7), (1, 7)]);
+        order
     }
 
     #[test]
@@ -1051,14 +1057,7 @@ mod tests {
         l.program.accesses[4].ends_run = true;
         let Seen { ran, seq, .. } = issue_order(&l, WarpIssue::LoadRuns);
         assert_eq!(ran, 16);
-        let mut expected = Vec::new();
-        for run in [0..2, 2..5, 5..7] {
-            for warp in 0..2 {
-                expected.extend(run.clone().map(|a| (warp, a)));
-            }
-        }
-        expected.extend([(0, 7), (1, 7)]);
-        assert_eq!(seq, expected);
+        assert_eq!(seq, two_warps_in_runs(&[0..2, 2..5, 5..7]));
     }
 
     #[test]
@@ -1150,8 +1149,8 @@ body = [
             l.loads_per_run = 2;
             launches.push(l);
         }
-        // Runs ended where the trace marks a load `ends_run`: before the loop, inside its body
-        // (the warps of an `if` walk it with cursors), and not at all.
+        // Runs ended where the trace marks a load `ends_run`: in straight code, before a loop and
+        // inside its body, and inside a body that the warps of an `if` walk with cursors.
         for (mut l, marked) in [
             (launch([32, 2, 1], [72, 30, 5]), vec![2, 3]),
             (looped([8, 2, 2], false), vec![0, 1]),
