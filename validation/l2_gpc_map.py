@@ -17,7 +17,7 @@ def groups(path):
     for r in rows:
         a, b = map(int, r["sms"].split(";"))
         merged.setdefault(a, {a})
-        if int(r["l2_read_sectors"]) < 1.25 * int(r["doubles"]) * 8 // 32:
+        if int(r["lts__t_sectors_srcunit_tex_op_read.sum"]) < 1.25 * int(r["doubles"]) * 8 // 32:
             merged[a].add(b)
     out = []
     for a in sorted(merged):
