@@ -11,7 +11,7 @@ pub mod control;
 pub mod geometry;
 
 use crate::error::{Error, Result};
-use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr};
+use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr, MAX_SLOTS};
 use crate::input::hw::HwConfig;
 use crate::input::trace::{AccessKind, Kernel, MAX_LOOP_DEPTH, Step};
 use std::collections::BTreeMap;
@@ -173,6 +173,20 @@ impl Predicate {
                 Ok(true)
             }
             Predicate::General(c) => Ok(c.eval(slots)? != 0),
+        }
+    }
+
+    /// The condition's value when it names no thread, block or loop index (parameters and
+    /// block dimensions only): the same for every thread of the launch.
+    pub fn constant(&self) -> Option<bool> {
+        let constant = match self {
+            Predicate::Conjunction(terms) => terms.iter().all(|(d, _)| d.is_constant()),
+            Predicate::General(c) => c.as_affine().is_some_and(|a| a.is_constant()),
+        };
+        if constant {
+            self.holds(&[0; MAX_SLOTS]).ok()
+        } else {
+            None
         }
     }
 }
@@ -926,8 +940,17 @@ impl StepCompiler<'_> {
                 }
                 Step::If(i) => {
                     let cond = predicate(&i.cond, lets, loop_vars, "if condition")?;
-                    let body = self.steps(&i.body, lets, loop_vars, accesses)?;
-                    nodes.push(Node::If(IfNode { cond, body }));
+                    // An `if` on the parameters alone (a trace's variants, e.g. a body per
+                    // folding factor) is decided here: the branch not taken compiles to nothing,
+                    // and a program that is simple but for it keeps the simple form.
+                    match cond.constant() {
+                        Some(true) => nodes.extend(self.steps(&i.body, lets, loop_vars, accesses)?),
+                        Some(false) => {}
+                        None => {
+                            let body = self.steps(&i.body, lets, loop_vars, accesses)?;
+                            nodes.push(Node::If(IfNode { cond, body }));
+                        }
+                    }
                 }
             }
         }
@@ -1064,6 +1087,52 @@ body = [{ load = "a", index = ["x", "y"] }]
                 e.message
             );
         }
+    }
+
+    #[test]
+    fn an_if_on_parameters_alone_is_decided_at_binding_and_keeps_the_simple_form() {
+        let text = |fold: i64| {
+            format!(
+                r#"
+name = "variants"
+[params]
+n = 256
+fold = {fold}
+[[arrays]]
+name = "a"
+element_bytes = 8
+dims = ["n + 8"]
+[launch]
+block = [32, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+[thread]
+let = ["x = blockIdx.x * blockDim.x + threadIdx.x"]
+lattice_updates = "n"
+body = [
+  {{ if = "fold == 1", body = [{{ load = "a", index = "x" }}, {{ load = "a", index = "x + 1" }}] }},
+  {{ if = "fold != 1", body = [{{ load = "a", index = "x + 2" }}] }},
+  {{ store = "a", index = "x" }},
+]
+"#
+            )
+        };
+        for (fold, loads) in [(1, 2), (2, 1)] {
+            let k = Kernel::parse(&text(fold), "variants.toml").unwrap();
+            let l = Launch::new(&k, &h200(), &LaunchRequest::default()).unwrap();
+            assert!(l.program.simple, "fold {fold}");
+            assert_eq!(l.program.accesses.len(), loads + 1, "fold {fold}");
+            let load_count = l
+                .program
+                .accesses
+                .iter()
+                .filter(|a| a.kind == AccessKind::Load);
+            assert_eq!(load_count.count(), loads, "fold {fold}");
+        }
+        // A condition on the thread stays an `if` of the program; the other is still decided.
+        let k = Kernel::parse(&text(1).replace("fold == 1", "x < 100"), "v.toml").unwrap();
+        let l = Launch::new(&k, &h200(), &LaunchRequest::default()).unwrap();
+        assert!(!l.program.simple);
+        assert_eq!(l.program.accesses.len(), 3);
     }
 
     #[test]
