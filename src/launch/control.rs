@@ -295,6 +295,7 @@ mod tests {
             ("tabik-gx", [32, 4, 1]),
             ("su-7pt-1-zblock", [32, 4, 1]),
             ("ernst-25pt-r4", [32, 4, 1]),
+            ("ernst-13pt-r2", [32, 4, 1]),
             ("star1", [7, 3, 3]),
         ] {
             let k = crate::input::trace::load(name).unwrap();

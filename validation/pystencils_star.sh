@@ -1,0 +1,42 @@
+#!/bin/bash
+# SASS and load runs of Ernst et al.'s pystencils stars (pystencils_star.cu), compiled as pystencils
+# compiled them (pycuda: nvcc -w -std=c++11 -use_fast_math, the device's arch), for the V100
+# (sm_70) where the nvcc at hand still targets it, else for sm_75 (Turing, Volta's successor with
+# its instruction set), and for sm_90 beside it. The V100 binaries used 32 registers (31 for the
+# 13-point fold 4: the `registers` column of the peer data), so sm_75 is also compiled with
+# -maxrregcount=32 and the launch bounds taken out ("sm75r32": -maxrregcount yields to launch
+# bounds, and a Turing SM, 1024 threads, cannot be asked for two blocks of 1024 as a V100 can).
+# Writes $OUT/pystencils_star_sm*.sass, $OUT/pystencils_star_load_runs.csv and, for sm75r32,
+# $OUT/pystencils_star_load_order.csv (each load's run and stencil offset, sass_order.py), which
+# traces/ernst-25pt-r4.toml and ernst-13pt-r2.toml follow (tests/load_runs.rs).
+set -u
+cd "$(dirname "$0")"
+OUT=${OUT:-/tmp/pystencils_star}
+mkdir -p "$OUT"
+nvcc --version | tail -2
+for arch in 70 75 90; do
+    if nvcc -w -std=c++11 -use_fast_math -cubin -arch=sm_$arch -o "$OUT/ps.cubin" pystencils_star.cu; then
+        cuobjdump -sass "$OUT/ps.cubin" > "$OUT/pystencils_star_sm$arch.sass"
+        cuobjdump -res-usage "$OUT/ps.cubin" | grep -o "Function [a-z0-9_]*\|REG:[0-9]*" | paste - - \
+            > "$OUT/pystencils_star_sm${arch}_registers.txt"
+    fi
+done
+sed 's/__launch_bounds__(1024)//' pystencils_star.cu > "$OUT/ps_r32.cu"
+if nvcc -w -std=c++11 -use_fast_math -cubin -arch=sm_75 -maxrregcount=32 -o "$OUT/ps.cubin" "$OUT/ps_r32.cu"; then
+    cuobjdump -sass "$OUT/ps.cubin" > "$OUT/pystencils_star_sm75r32.sass"
+    cuobjdump -res-usage "$OUT/ps.cubin" | grep -o "Function [a-z0-9_]*\|REG:[0-9]*" | paste - - \
+        > "$OUT/pystencils_star_sm75r32_registers.txt"
+fi
+rm -f "$OUT/ps.cubin" "$OUT/ps_r32.cu"
+echo "arch,function,loads,runs,mean_run" > "$OUT/pystencils_star_load_runs.csv"
+for sass in "$OUT"/pystencils_star_sm*.sass; do
+    arch=$(basename "$sass" .sass); arch=${arch#pystencils_star_}
+    python3 sass_runs.py "$sass" | tail -n +2 | sed "s/^/$arch,/" >> "$OUT/pystencils_star_load_runs.csv"
+done
+cat "$OUT/pystencils_star_load_runs.csv" "$OUT"/pystencils_star_sm*_registers.txt
+echo "function,run,dx,dy,dz" > "$OUT/pystencils_star_load_order.csv"
+for f in star3d_r4:640:327680 star3d_r2_fold1:600:360000 star3d_r2_fold2:600:360000 star3d_r2_fold4:600:360000; do
+    IFS=: read -r name pitch plane <<< "$f"
+    python3 sass_order.py "$OUT/pystencils_star_sm75r32.sass" "$name" "$pitch" "$plane" | tail -n +2 \
+        | sed "s/^/$name,/" >> "$OUT/pystencils_star_load_order.csv"
+done
