@@ -13,7 +13,7 @@
 # (OUTDIR/stream.csv). With MICRO=1 it also runs the microbenchmarks (validation/micro.sh: latency,
 # bandwidth versus bytes in flight, launch overhead, L1 wavefronts, L1 geometry; CSVs in OUTDIR).
 # STENCILS=0 skips the stencil launches (and the manifest), e.g. `STENCILS=0 MICRO=1` for the
-# microbenchmarks alone.
+# microbenchmarks alone. EXTRA_METRICS (comma-separated) adds metrics to metrics.txt's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: measure.sh OUTDIR [LAUNCHES]}
@@ -24,7 +24,7 @@ out=$(cd "$out" && pwd)
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | head -1 | tr -d '. ')
 if [ "${STENCILS:-1}" = 1 ]; then
 nvcc -O3 -std=c++17 -arch="sm_$cc" -o "$out/stencils" "$here/stencils.cu"
-metrics=$(grep -v '^#' "$here/metrics.txt" | grep . | paste -sd, -)
+metrics=$(grep -v '^#' "$here/metrics.txt" | grep . | paste -sd, -)${EXTRA_METRICS:+,$EXTRA_METRICS}
 
 # A plain run first: checks every launch and records the device and the buffer alignment.
 "$out/stencils" "$launches" > "$out/run.log"
