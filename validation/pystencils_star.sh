@@ -14,19 +14,22 @@ cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/pystencils_star}
 mkdir -p "$OUT"
 nvcc --version | tail -2
-for arch in 70 75 90; do
-    if nvcc -w -std=c++11 -use_fast_math -cubin -arch=sm_$arch -o "$OUT/ps.cubin" pystencils_star.cu; then
-        cuobjdump -sass "$OUT/ps.cubin" > "$OUT/pystencils_star_sm$arch.sass"
+# compile NAME SOURCE NVCC_ARGS...: $OUT/pystencils_star_NAME.sass and _NAME_registers.txt
+# (nothing where nvcc does not target the arch).
+compile() {
+    local name=$1 source=$2
+    shift 2
+    if nvcc -w -std=c++11 -use_fast_math -cubin "$@" -o "$OUT/ps.cubin" "$source"; then
+        cuobjdump -sass "$OUT/ps.cubin" > "$OUT/pystencils_star_$name.sass"
         cuobjdump -res-usage "$OUT/ps.cubin" | grep -o "Function [a-z0-9_]*\|REG:[0-9]*" | paste - - \
-            > "$OUT/pystencils_star_sm${arch}_registers.txt"
+            > "$OUT/pystencils_star_${name}_registers.txt"
     fi
+}
+for arch in 70 75 90; do
+    compile "sm$arch" pystencils_star.cu -arch=sm_$arch
 done
 sed 's/__launch_bounds__(1024)//' pystencils_star.cu > "$OUT/ps_r32.cu"
-if nvcc -w -std=c++11 -use_fast_math -cubin -arch=sm_75 -maxrregcount=32 -o "$OUT/ps.cubin" "$OUT/ps_r32.cu"; then
-    cuobjdump -sass "$OUT/ps.cubin" > "$OUT/pystencils_star_sm75r32.sass"
-    cuobjdump -res-usage "$OUT/ps.cubin" | grep -o "Function [a-z0-9_]*\|REG:[0-9]*" | paste - - \
-        > "$OUT/pystencils_star_sm75r32_registers.txt"
-fi
+compile sm75r32 "$OUT/ps_r32.cu" -arch=sm_75 -maxrregcount=32
 rm -f "$OUT/ps.cubin" "$OUT/ps_r32.cu"
 echo "arch,function,loads,runs,mean_run" > "$OUT/pystencils_star_load_runs.csv"
 for sass in "$OUT"/pystencils_star_sm*.sass; do
