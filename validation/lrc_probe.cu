@@ -3,19 +3,21 @@
 // the same lines together are seen by the L2 once. Nsight Compute names the unit that does it: the
 // L2 Request Coalescer, LRC, which "tries to coalesce read requests before forwarding them".)
 //
-// One block per SM (the dynamic shared memory allows no second); only the blocks on SMs A and B
-// read, the others return at once. Both read the same LINES lines of doubles, each once, in the
-// same order; B starts OFFSET lines later (and wraps around), so B reads a line about OFFSET
-// lines' time after A. Modes, per warp instruction:
+// One block per SM (the dynamic shared memory allows no second); only the blocks on the SMs of
+// lists A and B read, the others return at once. All read the same LINES lines of doubles, each
+// once, in the same order; B starts OFFSET lines later (and wraps around), so B reads a line about
+// OFFSET lines' time after A. Modes, per warp instruction:
 //   full:   32 lanes on 32 consecutive doubles (2 lines, all 4 sectors of each)
 //   sector: 32 lanes on 32 lines, sector 0 of each (one double per line)
 //   mixed:  A as `sector`, B as `full` (does a one-sector read join a four-sector one?)
-//   solo:   A alone, as `full` (the single-reader reference)
+//   solo:   A alone, as `full` (the single-reader reference; B is ignored)
 // THREADS threads per block: the lines a block has in flight.
 //   nvcc -O3 -arch=sm_90 -o lrc_probe lrc_probe.cu
-//   ./lrc_probe LAUNCHES_FILE  (lines: mode threads offset A B; # comments)
-// Output: one row per launch, in order (ncu ID = row): id,mode,threads,offset,sm_a,sm_b,found
-// (how many of A and B ran a block: a row counts only with 2, or 1 for solo).
+//   ./lrc_probe LAUNCHES_FILE  (lines: mode threads offset A B, where A and B are SMs or
+//   comma-separated lists of SMs, `-` for none; # comments)
+// Output: one row per launch, in order (ncu ID = row): id,mode,threads,offset,sm_a,sm_b (lists
+// joined by ';'),readers (SMs listed),found (how many of them ran a block: a row counts only when
+// found = readers).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,12 +29,13 @@ __device__ __forceinline__ unsigned smid() { unsigned r; asm volatile("mov.u32 %
 
 enum Mode { FULL = 0, SECTOR = 1, MIXED = 2, SOLO = 3 };
 
-__global__ void probe(const double* __restrict__ a, long lines, int mode, long offset, int sm_a, int sm_b,
+// role[sm]: 0 idle, 1 in list A, 2 in list B.
+__global__ void probe(const double* __restrict__ a, long lines, int mode, long offset, const unsigned char* role,
                       double* sink, unsigned* sm_of) {
   extern __shared__ double pad[];
   unsigned s = smid();
   if (threadIdx.x == 0) sm_of[blockIdx.x] = s;
-  bool is_a = s == (unsigned)sm_a, is_b = s == (unsigned)sm_b && mode != SOLO;
+  bool is_a = role[s] == 1, is_b = role[s] == 2 && mode != SOLO;
   if (!is_a && !is_b) return;
   long start = is_b ? offset % lines : 0;
   bool one_sector = mode == SECTOR || (mode == MIXED && is_a);
@@ -66,24 +69,41 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FILE* f = fopen(argv[1], "r");
   if (!f) { perror(argv[1]); return 2; }
-  printf("id,mode,threads,offset,sm_a,sm_b,found\n");
+  unsigned char* role; CK(cudaMalloc(&role, 4096));
+  printf("id,mode,threads,offset,sm_a,sm_b,readers,found\n");
   const char* names[] = {"full", "sector", "mixed", "solo"};
-  char line[256], mode_name[32];
+  char line[1024], mode_name[32], list_a[512], list_b[512];
   int id = 0;
   while (fgets(line, sizeof line, f)) {
-    int threads, sm_a, sm_b; long offset;
-    if (line[0] == '#' || sscanf(line, "%31s %d %ld %d %d", mode_name, &threads, &offset, &sm_a, &sm_b) != 5) continue;
+    int threads; long offset;
+    if (line[0] == '#' || sscanf(line, "%31s %d %ld %511s %511s", mode_name, &threads, &offset, list_a, list_b) != 5) continue;
     int mode = -1;
     for (int m = 0; m < 4; m++) if (!strcmp(mode_name, names[m])) mode = m;
     if (mode < 0) { fprintf(stderr, "unknown mode %s\n", mode_name); return 2; }
-    probe<<<sms, threads, smem>>>(a, lines, mode, offset, sm_a, sm_b, sink, sm_of);
+    unsigned char h_role[4096] = {0};
+    int readers = 0;
+    for (int which = 1; which <= 2; which++) {
+      if (which == 2 && mode == SOLO) break;
+      char copy[512]; strcpy(copy, which == 1 ? list_a : list_b);
+      for (char* tok = strtok(copy, ","); tok; tok = strtok(nullptr, ",")) {
+        if (!strcmp(tok, "-")) continue;
+        int sm = atoi(tok);
+        if (sm < 0 || sm >= sms) { fprintf(stderr, "SM %d out of range\n", sm); return 2; }
+        if (!h_role[sm]) readers++;
+        h_role[sm] = which;
+      }
+    }
+    CK(cudaMemcpy(role, h_role, 4096, cudaMemcpyHostToDevice));
+    probe<<<sms, threads, smem>>>(a, lines, mode, offset, role, sink, sm_of);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     unsigned h[4096];
     CK(cudaMemcpy(h, sm_of, sms * 4, cudaMemcpyDeviceToHost));
     int found = 0;
-    for (int b = 0; b < sms; b++) if (h[b] == (unsigned)sm_a || (mode != SOLO && h[b] == (unsigned)sm_b)) found++;
-    printf("%d,%s,%d,%ld,%d,%d,%d\n", id++, mode_name, threads, offset, sm_a, sm_b, found);
+    for (int b = 0; b < sms; b++) if (h_role[h[b]]) found++;
+    for (char* c = list_a; *c; c++) if (*c == ',') *c = ';';
+    for (char* c = list_b; *c; c++) if (*c == ',') *c = ';';
+    printf("%d,%s,%d,%ld,%s,%s,%d,%d\n", id++, mode_name, threads, offset, list_a, list_b, readers, found);
   }
   return 0;
 }

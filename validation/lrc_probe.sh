@@ -7,7 +7,8 @@
 # STENCIL_LAUNCHES (a validation/launches.txt-style file) lrc_stencils_ncu.csv and
 # lrc_stencils_manifest.toml (what `gputraffic validate` reads).
 # SM 124's partners: 125 (same TPC), and one SM of its GPC and one of another GPC, found first
-# (the GPC map is a card's: validation/l2_gpc_map.py).
+# (the GPC map is a card's: validation/l2_gpc_map.py). Then groups of 2-16 SMs of the configs' first
+# GPC (124, 126, 128, ...: one GPC only on cards with that map) and all 132 SMs read together.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: lrc_probe.sh OUTDIR [STENCIL_LAUNCHES]}
@@ -60,6 +61,15 @@ echo "# SM 124 with $same (same GPC) and $other (another GPC)" > partners.txt
   for o in 0 16 64; do echo "full 256 $o 124 $same"; done
   echo "mixed 1024 0 124 $same"
   echo "sector 1024 0 124 $other"
+  # G SMs of one GPC (the measured map's first GPC) together, and all SMs: how many requests in
+  # flight the coalescer can match.
+  gpc=(124 126 128 130 125 127 129 131 0 16 32 48 1 17 33 49)
+  for g in 2 4 8 16; do
+    list=$(IFS=,; echo "${gpc[*]:0:$g}")
+    for m in full sector; do for t in 1024 256; do echo "$m $t 0 $list -"; done; done
+  done
+  all=$(seq -s, 0 131) # the 132 SMs of an H100 SXM or H200
+  for m in full sector; do echo "$m 1024 0 $all -"; done
 } > launches.txt
 ncu --metrics "$base${lrc:+,$lrc}" --cache-control all --clock-control base -k regex:probe -f \
   -o probe --log-file lrc_probe_ncu.log ./lrc_probe launches.txt > lrc_probe_runs.csv
