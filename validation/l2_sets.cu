@@ -3,6 +3,7 @@
 //   l2_sets OUTDIR curve [TARGETS [HOME_MASK]]   eviction curves of one SM (default 4 targets)
 //   l2_sets OUTDIR cross [TARGETS]               the pool read by other SMs
 //   l2_sets OUTDIR evset [TARGETS]               minimal eviction sets, then replacement sequences
+//   l2_sets OUTDIR reuse [TARGETS]               does a hit protect a line? (T read 1, 2 or 4 times)
 //
 // A test: write 192 MiB from the whole GPU (flushes the L2 of our lines); thread 0 of one block of
 // 1024 threads reads a sequence of lines one after the other (each load's address depends on the
@@ -29,6 +30,10 @@
 //   replacement sequences over them, each line probed in a trial of its own.
 //   -> l2_sets_trace.csv (the search step by step), l2_sets_lines.csv, l2_sets_summary.csv,
 //      l2_sets_policy.csv
+// reuse: as curve, but T is read 1, 2 or 4 times in a row before the pool (the reads after the
+//   first hit). Under LRU or tree-PLRU the pool evicts T alike whatever the count; a policy that
+//   promotes lines on a hit (RRIP, LFU-like) lets a reused T outlive more of the pool.
+//   -> l2_sets_reuse.csv (target, reads, pool_lines, pool_seed, rep, cycles, sm)
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -149,7 +154,7 @@ static std::vector<unsigned> without(const std::vector<unsigned>& s, size_t lo, 
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS]\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS]\n"); return 2; }
   std::string dir = argv[1], mode = argv[2];
   int targets = argc > 3 ? atoi(argv[3]) : 4;
   const size_t bytes = 1ull << 30, lines = bytes / 128;
@@ -225,6 +230,35 @@ int main(int argc, char** argv) {
           for (int k = 0; k < 2; k++) {
             long long sm, c = b.run({T}, pool, T, &sm);
             fprintf(fc, "%s,%u,%zu,%d,%d,%lld,%lld\n", kind.c_str(), T, N, seed, k, c, sm);
+          }
+        }
+      }
+      fflush(fc);
+    }
+    fclose(fc);
+    return 0;
+  }
+  if (mode == "reuse") {
+    FILE* fc = fopen((dir + "/l2_sets_reuse.csv").c_str(), "w");
+    if (!fc) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fc, "target,reads,pool_lines,pool_seed,rep,cycles,sm\n");
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    for (int t = 0; t < targets; t++) {
+      unsigned T = (unsigned)rng.below(lines);
+      for (int reads : {1, 2, 4}) {
+        long long sm;
+        // hits: no pool
+        for (int k = 0; k < 2; k++) fprintf(fc, "%u,%d,0,0,%d,%lld,%lld\n", T, reads, k, b.run(std::vector<unsigned>(reads, T), {}, T, &sm), sm);
+        for (int e = 32; e <= 37; e++) {  // N = 2^(e/2): 65536 .. 370728 lines, around the knee of `curve`
+          size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
+          for (int seed = 0; seed < 4; seed++) {
+            size_t off = rng.below(lines - N - 1);
+            std::vector<unsigned> pool;
+            for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+            for (int k = 0; k < 2; k++) {
+              long long c = b.run(std::vector<unsigned>(reads, T), pool, T, &sm);
+              fprintf(fc, "%u,%d,%zu,%d,%d,%lld,%lld\n", T, reads, N, seed, k, c, sm);
+            }
           }
         }
       }

@@ -18,7 +18,8 @@
 #                             + l2_capacity_blocks.csv (the SM of every block); not in the default steps
 #   sets        l2_sets.cu, run without ncu (seconds): l2_sets_curve.csv (when a pool of N lines read by one
 #               SM evicts a line from its L2 partition), l2_sets_cross.csv (the pool read by other SMs),
-#               l2_sets_lines/summary/trace/policy.csv (the eviction-set search); not in the default steps.
+#               l2_sets_lines/summary/trace/policy.csv (the eviction-set search), l2_sets_reuse.csv (does a
+#               hit protect a line?); not in the default steps.
 #               HOME_MASK (hex) = the within-page home bits of the config, for the near/far-only pools
 # Besides each CSV: NAME_runs.csv (the benchmark's own output), NAME_ncu.csv (the raw ncu export),
 # NAME.log. Metrics that this ncu does not know are dropped (listed in OUTDIR/micro.log).
@@ -112,7 +113,8 @@ step_sets() {
   build l2_sets || return 1
   "$out/bin/l2_sets" "$out" curve 4 "${HOME_MASK:-0}" > "$out/l2_sets.log" 2>&1 &&
     "$out/bin/l2_sets" "$out" cross 3 >> "$out/l2_sets.log" 2>&1 &&
-    "$out/bin/l2_sets" "$out" evset 2 >> "$out/l2_sets.log" 2>&1 || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
+    "$out/bin/l2_sets" "$out" evset 2 >> "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" reuse 8 >> "$out/l2_sets.log" 2>&1 || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
 }
 
 for s in $steps; do
