@@ -248,7 +248,10 @@ int main(int argc, char** argv) {
       for (int reads : {1, 2, 4}) {
         long long sm;
         // hits: no pool
-        for (int k = 0; k < 2; k++) fprintf(fc, "%u,%d,0,0,%d,%lld,%lld\n", T, reads, k, b.run(std::vector<unsigned>(reads, T), {}, T, &sm), sm);
+        for (int k = 0; k < 2; k++) {
+          long long c = b.run(std::vector<unsigned>(reads, T), {}, T, &sm);
+          fprintf(fc, "%u,%d,0,0,%d,%lld,%lld\n", T, reads, k, c, sm);
+        }
         for (int e = 32; e <= 37; e++) {  // N = 2^(e/2): 65536 .. 370728 lines, around the knee of `curve`
           size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
           for (int seed = 0; seed < 4; seed++) {
