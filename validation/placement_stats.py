@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""How the GPU places consecutive blocks after the first wave, from block-to-SM logs of
+validation/sched.cu (block,sm,start_ns,end_ns; .csv or .csv.gz). Standard library only.
+
+    placement_stats.py GPC_PAIRS SLOTS LOG [LOG ...]
+
+GPC_PAIRS: an l2_gpc_pairs.csv.gz of validation/l2_inflight.cu (the GPC map, via l2_gpc_map.py);
+SLOTS: resident blocks per SM (the first wave, SLOTS x SMs blocks, is left out). Per log: the share
+of blocks b whose block b + 1 runs in the same GPC, the same TPC (SMs 2k, 2k + 1) and the same SM,
+and the median block life.
+"""
+import csv
+import gzip
+import importlib.util
+import os
+import sys
+
+
+def gpc_of(pairs):
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("l2_gpc_map", os.path.join(here, "l2_gpc_map.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {sm: g for g, group in enumerate(mod.groups(pairs)) for sm in group}
+
+
+def main(pairs, slots, logs):
+    gpc = gpc_of(pairs)
+    sms = len(gpc)
+    print("log | blocks | same GPC | same TPC | same SM | median life (ns)")
+    for log in logs:
+        opener = gzip.open if log.endswith(".gz") else open
+        with opener(log, "rt") as f:
+            rows = sorted(tuple(int(v) for v in r) for r in csv.reader(f) if r and r[0].isdigit())
+        later = rows[slots * sms:]
+        pairs_ = list(zip(later, later[1:]))
+        n = len(pairs_)
+        same_gpc = sum(gpc[a[1]] == gpc[b[1]] for a, b in pairs_) / n
+        same_tpc = sum(a[1] // 2 == b[1] // 2 for a, b in pairs_) / n
+        same_sm = sum(a[1] == b[1] for a, b in pairs_) / n
+        life = sorted(r[3] - r[2] for r in rows)[len(rows) // 2]
+        print("%s | %d | %.3f | %.3f | %.3f | %d" % (os.path.basename(log), len(rows), same_gpc, same_tpc, same_sm, life))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3:])
