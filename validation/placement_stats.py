@@ -5,9 +5,10 @@ validation/sched.cu (block,sm,start_ns,end_ns; .csv or .csv.gz). Standard librar
     placement_stats.py GPC_PAIRS SLOTS LOG [LOG ...]
 
 GPC_PAIRS: an l2_gpc_pairs.csv.gz of validation/l2_inflight.cu (the GPC map, via l2_gpc_map.py);
-SLOTS: resident blocks per SM (the first wave, SLOTS x SMs blocks, is left out). Per log: the share
-of blocks b whose block b + 1 runs in the same GPC, the same TPC (SMs 2k, 2k + 1) and the same SM,
-and the median block life.
+SLOTS: resident blocks per SM (the first wave, SLOTS x SMs blocks, is left out). Per log, as CSV:
+the share of blocks b whose block b + 1 runs in the same GPC, the same TPC (SMs 2k, 2k + 1) and the
+same SM; the share of pairs of blocks ending in the same %globaltimer stamp (32 ns) that ran in the
+same GPC, and that share by chance (two SMs drawn at random); and the median block life.
 """
 import csv
 import gzip
@@ -27,7 +28,11 @@ def gpc_of(pairs):
 def main(pairs, slots, logs):
     gpc = gpc_of(pairs)
     sms = len(gpc)
-    print("log | blocks | same GPC | same TPC | same SM | median life (ns)")
+    sizes = {}
+    for g in gpc.values():
+        sizes[g] = sizes.get(g, 0) + 1
+    chance = sum(n * (n - 1) for n in sizes.values()) / (sms * (sms - 1))
+    print("log,slots,blocks,same_gpc,same_tpc,same_sm,same_stamp_same_gpc,same_stamp_chance,median_life_ns")
     for log in logs:
         opener = gzip.open if log.endswith(".gz") else open
         with opener(log, "rt") as f:
@@ -38,8 +43,20 @@ def main(pairs, slots, logs):
         same_gpc = sum(gpc[a[1]] == gpc[b[1]] for a, b in pairs_) / n
         same_tpc = sum(a[1] // 2 == b[1] // 2 for a, b in pairs_) / n
         same_sm = sum(a[1] == b[1] for a, b in pairs_) / n
+        # Pairs of later blocks that end in the same stamp: do slots free GPC by GPC?
+        by_stamp = {}
+        for r in later:
+            by_stamp.setdefault(r[3], []).append(gpc[r[1]])
+        same = total = 0
+        for groups in by_stamp.values():
+            counts = {}
+            for g in groups:
+                counts[g] = counts.get(g, 0) + 1
+            same += sum(k * (k - 1) // 2 for k in counts.values())
+            total += len(groups) * (len(groups) - 1) // 2
         life = sorted(r[3] - r[2] for r in rows)[len(rows) // 2]
-        print("%s | %d | %.3f | %.3f | %.3f | %d" % (os.path.basename(log), len(rows), same_gpc, same_tpc, same_sm, life))
+        print("%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d" % (os.path.basename(log), slots, len(rows), same_gpc, same_tpc,
+                                                 same_sm, same / total, chance, life))
 
 
 if __name__ == "__main__":
