@@ -1,7 +1,8 @@
 //! Sampled simulation (`--sample`) against exact simulation: what the blocks alone decide stays
 //! exact, every extrapolated count lands near the exact one, and the 95% intervals hold the
 //! exact value in at least 95% of cases over a series of kernels, block shapes and domains.
-//! Jumping over skipped waves changes nothing where the schedule repeats wave after wave.
+//! Jumping over skipped waves changes nothing where the schedule repeats wave after wave (on one
+//! SM: with several, slots freed in the same tick take blocks in an order drawn per block).
 //!
 //! The GPU is a V100 cut down to 8 SMs and a 512 KB L2 (tests/data/hw/sampling-small.toml), so
 //! that launches small enough to simulate exactly in a second have hundreds of waves and an L2
@@ -18,8 +19,19 @@ const HW: &str = "tests/data/hw/sampling-small.toml";
 
 /// `kernel` with `block` on `domain` (as many sizes as the kernel has of nx, ny, nz).
 fn bound(kernel: &str, block: [u32; 3], domain: [i64; 3]) -> Bound {
+    bound_with(kernel, block, domain, |_| {})
+}
+
+/// [`bound`] on the test GPU as `edit` changes it.
+fn bound_with(
+    kernel: &str,
+    block: [u32; 3],
+    domain: [i64; 3],
+    edit: impl FnOnce(&mut HwConfig),
+) -> Bound {
     let k = gputraffic::input::trace::load(kernel).unwrap();
-    let hw = HwConfig::load(HW).unwrap();
+    let mut hw = HwConfig::load(HW).unwrap();
+    edit(&mut hw);
     let set = ["nx", "ny", "nz"]
         .iter()
         .zip(domain)
@@ -115,13 +127,13 @@ fn intervals_hold(turn_skip: Option<f64>) {
         for ((name, value), (_, estimate)) in exact.metrics().into_iter().zip(sampled.metrics()) {
             let [lo, hi] = intervals.iter().find(|(n, _)| *n == name).unwrap().1;
             assert!(lo <= estimate && estimate <= hi, "{what} {name}");
-            // Close as well as covered: within 3% (or 64 sectors, for tiny counts). With the turn
-            // skip the waves of these short launches differ more (up to 5.3% on L1 misses, star4
-            // 32x4x8), and the intervals widen with them.
+            // Close as well as covered: within 6% (or 64 sectors, for tiny counts). The waves of
+            // these short launches differ (up to 5.3% on L1 misses, star4 32x4x8, with the turn
+            // skip; 3.5%, star4 32x8x4, without it, where slots freed in one tick take blocks in
+            // an order drawn per block), and the intervals widen with them.
             let err = estimate.abs_diff(value);
-            let close = if turn_skip.is_some() { 0.06 } else { 0.03 };
             assert!(
-                err as f64 <= close * value as f64 + 64.0,
+                err as f64 <= 0.06 * value as f64 + 64.0,
                 "{what} {name}: exact {value}, sampled {estimate}"
             );
             total += 1;
@@ -140,12 +152,18 @@ fn intervals_hold(turn_skip: Option<f64>) {
 
 #[test]
 fn jumping_over_skipped_waves_changes_nothing_where_the_schedule_repeats_by_wave() {
-    // Every block of the same shape: the schedule repeats wave after wave.
+    // Every block of the same shape, on one SM (no two slots free in one tick, so the free order
+    // draws nothing): the schedule repeats wave after wave.
+    let one_sm = |hw: &mut HwConfig| {
+        hw.sm.count = 1;
+        hw.schedule.gpcs = Some(1);
+        hw.schedule.dispatch_order = None;
+    };
     for (kernel, block, domain) in [
-        ("star4", [32, 8, 4], [128, 128, 256]),
-        ("star1", [64, 4, 2], [128, 96, 256]),
+        ("star4", [32, 8, 4], [64, 64, 128]),
+        ("star1", [64, 4, 2], [64, 96, 128]),
     ] {
-        let b = bound(kernel, block, domain);
+        let b = bound_with(kernel, block, domain, one_sm);
         let jumping = run(&b, true);
         let sample = jumping.sample.as_ref().unwrap();
         assert!(

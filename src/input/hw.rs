@@ -97,9 +97,8 @@ pub struct ScheduleConfig {
     pub warp_issue: WarpIssue,
     /// The largest chance that a warp passes up its turn at the start of a run (each block
     /// draws its chance in `[0, turn_skip)` from its id; default 0, none). Without it every SM
-    /// runs in lockstep and each freed slot takes the block of one wave later, so a block always
-    /// runs where the block a wave earlier ran; the GPU's block durations vary and its
-    /// placement does not repeat (docs/model.md "Schedule").
+    /// issues in step with the others and blocks of one shape last the same number of ticks;
+    /// the GPU's block durations vary (docs/model.md "Schedule").
     #[serde(default)]
     pub turn_skip: Option<f64>,
 }
