@@ -705,10 +705,9 @@ impl<'a> RunContext<'a> {
     }
 
     /// Runs `q` from its clock until it frees a block slot (returns that tick and the block that
-    /// freed it) or reaches the
-    /// chunk's limit, appending its issues to `out`: a warp of the simple form issues its run
-    /// of loads (or its one other instruction) as one [`WarpRun`], exactly what issuing them
-    /// tick by tick ([`RunContext::issue_next`]) does.
+    /// freed it) or reaches the chunk's limit, appending its issues to `out`: a warp of the simple
+    /// form issues its run of loads (or its one other instruction) as one [`WarpRun`], exactly
+    /// what issuing them tick by tick ([`RunContext::issue_next`]) does.
     fn run_sm(&mut self, q: &mut SmQueue, out: &mut Vec<Issued>) -> Result<Option<(u32, u32)>> {
         while q.clock < self.limit && !q.ring.is_empty() {
             let t = q.clock;
@@ -919,14 +918,14 @@ fn unit(key: u64) -> f32 {
     (mix(key) >> 40) as f32 / (1u64 << 24) as f32
 }
 
-/// Where a slot freed by `block` comes among the slots freed in the same tick, smallest first (ties:
-/// the lower SM id). Slots free in the same tick only because every SM issues in step; the GPU's
-/// free at their own instants, and two blocks that end within the same 32 ns of `%globaltimer`
-/// ran in one GPC no more often than by chance (12.1-12.8% of such pairs in the H100's logs,
-/// chance 12.5%: `tests/data/h100/sched/`, `validation/placement_stats.py`). So the order is a
-/// hash of the block, which puts no GPC, TPC or SM next to itself; the dispatch order it replaced
-/// filled same-tick slots GPC by GPC and ran block b + 1 in block b's GPC for 70-79% of 1024-thread
-/// blocks, where the GPU has 13-22%.
+/// Where a slot freed by `block` comes among the slots freed in the same tick, smallest first
+/// (ties: the lower SM id). Slots free in the same tick only because every SM issues in step; the
+/// GPU's free at their own instants, and two blocks that end within the same 32 ns of
+/// `%globaltimer` ran in one GPC no more often than by chance (12.1-12.8% of such pairs in the
+/// H100's logs, 12.3-16.2% in the H200's, chance 11.9%: `tests/data/{h100,h200}/sched/`,
+/// `validation/placement_stats.py`). So the order is a hash of the block, which puts no GPC, TPC
+/// or SM next to itself; the dispatch order it replaced filled same-tick slots GPC by GPC and ran
+/// block b + 1 in block b's GPC for 70-79% of 1024-thread blocks, where the H100 has 13-22%.
 fn free_order(block: u32) -> u32 {
     (mix(block as u64 ^ 0xF4EE_0D3B_1C5A_7E29) >> 32) as u32
 }
