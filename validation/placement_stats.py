@@ -10,6 +10,7 @@ the share of blocks b whose block b + 1 runs in the same GPC, the same TPC (SMs 
 same SM; the share of pairs of blocks ending in the same %globaltimer stamp (32 ns) that ran in the
 same GPC, and that share by chance (two SMs drawn at random); and the median block life.
 """
+import collections
 import csv
 import gzip
 import importlib.util
@@ -25,13 +26,15 @@ def gpc_of(pairs):
     return {sm: g for g, group in enumerate(mod.groups(pairs)) for sm in group}
 
 
+def same_pairs(groups):
+    """Pairs of the given GPC labels that name the same GPC."""
+    return sum(k * (k - 1) // 2 for k in collections.Counter(groups).values())
+
+
 def main(pairs, slots, logs):
     gpc = gpc_of(pairs)
     sms = len(gpc)
-    sizes = {}
-    for g in gpc.values():
-        sizes[g] = sizes.get(g, 0) + 1
-    chance = sum(n * (n - 1) for n in sizes.values()) / (sms * (sms - 1))
+    chance = same_pairs(gpc.values()) / (sms * (sms - 1) // 2)
     print("log,slots,blocks,same_gpc,same_tpc,same_sm,same_stamp_same_gpc,same_stamp_chance,median_life_ns")
     for log in logs:
         opener = gzip.open if log.endswith(".gz") else open
@@ -47,13 +50,8 @@ def main(pairs, slots, logs):
         by_stamp = {}
         for r in later:
             by_stamp.setdefault(r[3], []).append(gpc[r[1]])
-        same = total = 0
-        for groups in by_stamp.values():
-            counts = {}
-            for g in groups:
-                counts[g] = counts.get(g, 0) + 1
-            same += sum(k * (k - 1) // 2 for k in counts.values())
-            total += len(groups) * (len(groups) - 1) // 2
+        same = sum(same_pairs(groups) for groups in by_stamp.values())
+        total = sum(len(groups) * (len(groups) - 1) // 2 for groups in by_stamp.values())
         life = sorted(r[3] - r[2] for r in rows)[len(rows) // 2]
         print("%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d" % (os.path.basename(log), slots, len(rows), same_gpc, same_tpc,
                                                  same_sm, same / total, chance, life))

@@ -254,8 +254,8 @@ pub struct Scheduler<'a> {
     /// SMs that freed a slot: (tick, [`free_order`] of the block that freed it, SM), earliest
     /// first.
     events: BinaryHeap<Reverse<(u32, u32, u32)>>,
-    /// Ids the jumps moved blocks on by ([`Scheduler::fast_forward`]), all jumps together: the
-    /// free order takes a block's id less this, so a jump leaves it as it was.
+    /// Ids the jumps moved blocks on by ([`Scheduler::fast_forward`]), all jumps together (see
+    /// [`free_order`]).
     renamed: u32,
 }
 
@@ -506,7 +506,7 @@ impl<'a> Scheduler<'a> {
                 && let Some((t, block)) = ctx.run_sm(q, &mut out[sm])?
             {
                 q.waiting = true;
-                let key = free_order(block.wrapping_sub(self.renamed));
+                let key = free_order(block, self.renamed);
                 self.events.push(Reverse((t, key, sm as u32)));
             }
         }
@@ -523,7 +523,7 @@ impl<'a> Scheduler<'a> {
             q.waiting = false;
             if let Some((t, block)) = ctx.run_sm(q, &mut out[sm as usize])? {
                 q.waiting = true;
-                let key = free_order(block.wrapping_sub(self.renamed));
+                let key = free_order(block, self.renamed);
                 self.events.push(Reverse((t, key, sm)));
             }
         }
@@ -597,10 +597,7 @@ impl<'a> Scheduler<'a> {
                 }
                 if block_done {
                     finished[sm].push(issue.block);
-                    freed.push((
-                        free_order(issue.block.wrapping_sub(self.renamed)),
-                        sm as u32,
-                    ));
+                    freed.push((free_order(issue.block, self.renamed), sm as u32));
                 }
             }
             freed.sort_unstable();
@@ -926,8 +923,10 @@ fn unit(key: u64) -> f32 {
 /// `validation/placement_stats.py`). So the order is a hash of the block, which puts no GPC, TPC
 /// or SM next to itself; the dispatch order it replaced filled same-tick slots GPC by GPC and ran
 /// block b + 1 in block b's GPC for 70-79% of 1024-thread blocks, where the H100 has 13-22%.
-fn free_order(block: u32) -> u32 {
-    (mix(block as u64 ^ 0xF4EE_0D3B_1C5A_7E29) >> 32) as u32
+/// The hash takes the id less `renamed`, the ids the jumps moved blocks on by, so that a jump
+/// leaves the order as it was.
+fn free_order(block: u32, renamed: u32) -> u32 {
+    (mix(block.wrapping_sub(renamed) as u64 ^ 0xF4EE_0D3B_1C5A_7E29) >> 32) as u32
 }
 
 #[cfg(test)]
