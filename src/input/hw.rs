@@ -101,6 +101,13 @@ pub struct ScheduleConfig {
     /// the GPU's block durations vary (docs/model.md "Schedule").
     #[serde(default)]
     pub turn_skip: Option<f64>,
+    /// The largest chance, added to its block's, that a warp passes up its turn (each warp
+    /// draws its own in `[0, warp_drift)` from its block and warp id; default 0, none). It
+    /// makes the warps of a block issue at different rates, so they drift apart over the block's
+    /// life as the GPU's do; no shipped config sets it, as it makes some counts worse (a knob for
+    /// trials: docs/model.md "Schedule").
+    #[serde(default)]
+    pub warp_drift: Option<f64>,
 }
 
 /// How an SM picks the warp that issues next, one instruction per tick.
@@ -710,11 +717,26 @@ fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<()
             "schedule.gpcs = {g} must be between 1 and the SM count"
         ));
     }
-    if let Some(p) = schedule.turn_skip
-        && !(0.0..1.0).contains(&p)
-    {
+    for (key, value) in [
+        ("turn_skip", schedule.turn_skip),
+        ("warp_drift", schedule.warp_drift),
+    ] {
+        if let Some(p) = value
+            && !(0.0..1.0).contains(&p)
+        {
+            return Err(format!(
+                "schedule.{key} = {p} must be at least 0 and below 1"
+            ));
+        }
+    }
+    let (skip, drift) = (
+        schedule.turn_skip.unwrap_or(0.0),
+        schedule.warp_drift.unwrap_or(0.0),
+    );
+    if skip + drift >= 1.0 {
         return Err(format!(
-            "schedule.turn_skip = {p} must be at least 0 and below 1"
+            "schedule.turn_skip + schedule.warp_drift = {} must be below 1",
+            skip + drift
         ));
     }
     Ok(())
@@ -828,6 +850,32 @@ mod tests {
         }
         let schedule = ScheduleConfig {
             turn_skip: Some(0.0),
+            ..hw.schedule.clone()
+        };
+        assert!(check_schedule(&schedule, hw.sm.count).is_ok());
+    }
+
+    #[test]
+    fn a_warp_drift_outside_0_to_1_or_too_large_with_the_turn_skip_names_the_keys() {
+        let hw = HwConfig::load("h200").unwrap();
+        for bad in [-0.1, 1.0, f64::NAN] {
+            let schedule = ScheduleConfig {
+                warp_drift: Some(bad),
+                ..hw.schedule.clone()
+            };
+            let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
+            assert!(err.contains("schedule.warp_drift"), "{err}");
+        }
+        let schedule = ScheduleConfig {
+            turn_skip: Some(0.5),
+            warp_drift: Some(0.5),
+            ..hw.schedule.clone()
+        };
+        let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
+        assert!(err.contains("turn_skip + schedule.warp_drift"), "{err}");
+        let schedule = ScheduleConfig {
+            turn_skip: Some(0.02),
+            warp_drift: Some(0.2),
             ..hw.schedule.clone()
         };
         assert!(check_schedule(&schedule, hw.sm.count).is_ok());

@@ -221,6 +221,7 @@ fn pipeline(
     let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
     sched.tick_by_tick = opts.tick_by_tick;
     sched.turn_skip = hw.schedule.turn_skip.unwrap_or(0.0) as f32;
+    sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let mut workers: Vec<SmWorker> = (0..n)
