@@ -942,13 +942,13 @@ fn mix(key: u64) -> u64 {
     (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
 }
 
-/// A deterministic draw in [0, 1) from `key` (24 bits of its mix).
 /// A warp's own draw in [0, 1) for [`RunContext::pass_up_turns`], from its block and warp id.
 #[inline]
 fn warp_unit(w: &ResidentWarp) -> f32 {
     unit(((w.block as u64) << 20) ^ w.warp as u64 ^ 0x5eed)
 }
 
+/// A deterministic draw in [0, 1) from `key` (24 bits of its mix).
 fn unit(key: u64) -> f32 {
     (mix(key) >> 40) as f32 / (1u64 << 24) as f32
 }
