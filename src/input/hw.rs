@@ -838,34 +838,29 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_skip_outside_0_to_1_names_the_key() {
+    fn a_turn_skip_or_warp_drift_outside_0_to_1_names_the_key() {
         let hw = HwConfig::load("h200").unwrap();
-        for bad in [-0.1, 1.0, f64::NAN] {
-            let schedule = ScheduleConfig {
-                turn_skip: Some(bad),
-                ..hw.schedule.clone()
-            };
-            let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
-            assert!(err.contains("schedule.turn_skip"), "{err}");
+        type Set = fn(&mut ScheduleConfig, Option<f64>);
+        let keys: [(&str, Set); 2] = [
+            ("schedule.turn_skip", |s, p| s.turn_skip = p),
+            ("schedule.warp_drift", |s, p| s.warp_drift = p),
+        ];
+        for (key, set) in keys {
+            for bad in [-0.1, 1.0, f64::NAN] {
+                let mut schedule = hw.schedule.clone();
+                set(&mut schedule, Some(bad));
+                let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
+                assert!(err.contains(key), "{err}");
+            }
+            let mut schedule = hw.schedule.clone();
+            set(&mut schedule, Some(0.0));
+            assert!(check_schedule(&schedule, hw.sm.count).is_ok(), "{key}");
         }
-        let schedule = ScheduleConfig {
-            turn_skip: Some(0.0),
-            ..hw.schedule.clone()
-        };
-        assert!(check_schedule(&schedule, hw.sm.count).is_ok());
     }
 
     #[test]
-    fn a_warp_drift_outside_0_to_1_or_too_large_with_the_turn_skip_names_the_keys() {
+    fn a_turn_skip_and_warp_drift_summing_to_1_or_more_name_both_keys() {
         let hw = HwConfig::load("h200").unwrap();
-        for bad in [-0.1, 1.0, f64::NAN] {
-            let schedule = ScheduleConfig {
-                warp_drift: Some(bad),
-                ..hw.schedule.clone()
-            };
-            let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
-            assert!(err.contains("schedule.warp_drift"), "{err}");
-        }
         let schedule = ScheduleConfig {
             turn_skip: Some(0.5),
             warp_drift: Some(0.5),

@@ -980,7 +980,12 @@ mod tests {
 
     /// The 7-point stencil `star1` on `hw`.
     fn launch_on(hw: &HwConfig, block: [u32; 3], domain: [i64; 3]) -> Launch {
-        let k = Kernel::load(std::path::Path::new("traces/star1.toml")).unwrap();
+        kernel_on("star1", hw, block, domain)
+    }
+
+    /// The shipped trace `kernel` on `hw`.
+    fn kernel_on(kernel: &str, hw: &HwConfig, block: [u32; 3], domain: [i64; 3]) -> Launch {
+        let k = Kernel::load(std::path::Path::new(&format!("traces/{kernel}.toml"))).unwrap();
         Launch::new(
             &k,
             hw,
@@ -1429,13 +1434,7 @@ body = [
                 } else {
                     [256; 3]
                 };
-                let k = Kernel::load(std::path::Path::new(&format!("traces/{kernel}.toml")));
-                let request = LaunchRequest {
-                    block: Some([dims[0], dims[1], dims[2]]),
-                    domain: Some(domain),
-                    set: vec![],
-                };
-                let l = Launch::new(&k.unwrap(), &hw, &request).unwrap();
+                let l = kernel_on(kernel, &hw, [dims[0], dims[1], dims[2]], domain);
                 // 300 blocks after the first wave, as the logs hold 300 from mid-run.
                 let wave = l.occupancy.blocks_per_sm * order.len() as u32;
                 let sim = deciles(warp_end_fractions(&l, &order, skips, wave, 300));
