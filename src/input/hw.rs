@@ -195,7 +195,7 @@ pub struct L1Config {
 }
 
 fn default_missing_request_line_wavefronts() -> f64 {
-    0.216
+    0.244
 }
 
 fn default_partial_line_wavefronts() -> f64 {
