@@ -4,6 +4,9 @@
 //   l2_sets OUTDIR cross [TARGETS]               the pool read by other SMs
 //   l2_sets OUTDIR evset [TARGETS]               minimal eviction sets, then replacement sequences
 //   l2_sets OUTDIR reuse [TARGETS]               does a hit protect a line? (T read 1, 2 or 4 times)
+//   l2_sets OUTDIR reduce [TARGETS [POOL [FLUSH [dirty]]]]  minimal eviction sets by group elimination
+//   l2_sets OUTDIR order [TARGETS]               the same pool read in parallel or in a fixed order
+//   l2_sets OUTDIR clean [TARGETS]               the curve after a flush that writes or only reads
 //
 // A test: write 192 MiB from the whole GPU (flushes the L2 of our lines); thread 0 of one block of
 // 1024 threads reads a sequence of lines one after the other (each load's address depends on the
@@ -34,6 +37,30 @@
 //   first hit). Under LRU or tree-PLRU the pool evicts T alike whatever the count; a policy that
 //   promotes lines on a hit (RRIP, LFU-like) lets a reused T outlive more of the pool.
 //   -> l2_sets_reuse.csv (target, reads, pool_lines, pool_seed, rep, cycles, sm)
+// reduce: group elimination (Vila et al., S&P 2019), robust to a noisy test. From a pool of POOL
+//   random lines (default 2^18, which evicts T in every trial of `curve`), split the set into 32
+//   groups and drop the first group (in random order) whose removal still evicts T in 3 of 3
+//   trials; repeat. Below 64 lines go line by line. Under any policy that evicts by sets of W < 32
+//   ways this ends in W lines, each needed; a set that cannot shrink below 32 groups' worth means
+//   the eviction is not decided by a set of fewer than 32 lines. Verified as in evset. FLUSH =
+//   `write` (default) or `read`: the flush that leaves the sets dirty or clean (see clean).
+//   A verified set gets up to 6 more lines of its set and evset's replacement sequences; with
+//   `dirty`, 15 more, and T's eviction after the set is filled with 15 lines of which 0, 5, 10 or
+//   15 were written (dirty), T read last, and 1..16 new lines read.
+//   -> l2_sets_reduce_trace.csv (target, tests, lines), l2_sets_reduce_lines.csv (target, role,
+//      line_offset_bytes), l2_sets_reduce_summary.csv, l2_sets_reduce_policy.csv (as evset's),
+//      l2_sets_reduce_dirty.csv (target, dirty_lines, new_lines, rep, cycles, evicted)
+// order: is the outcome for one pool decided, and by what? Pools of N = 2^16 .. 2^17.5 lines
+//   around the knee of `curve`, each tested 6 times with the pool read by all 1024 threads (the
+//   order they reach the L2 varies from trial to trial) and 6 times read by thread 0 alone as a
+//   dependent chain (the same order every trial). A cache of fixed sets with LRU or tree-PLRU
+//   decides T's fate by the pool alone (every trial alike); one whose victims depend on the order
+//   of the misses decides it alike only in the fixed order; one with a random element in neither.
+//   -> l2_sets_order.csv (order, target, pool_lines, pool_seed, rep, cycles, evicted)
+// clean: does the flush's dirt decide what one side keeps? The eviction curve (pools of 8 .. 64 MiB,
+//   3 pools a size, 2 trials each) after the usual flush, which leaves every set full of dirty
+//   lines, and after one that reads 192 MiB instead (`ld.global.cg`), which leaves them clean.
+//   -> l2_sets_clean.csv (flush, target, pool_lines, pool_seed, rep, cycles, evicted)
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -47,6 +74,21 @@ __device__ __forceinline__ unsigned long long ldcg(const unsigned long long* p) 
 
 __global__ void flush_l2(double* buf, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) buf[i] = (double)i;
+}
+
+// Thread 0 writes 8 bytes (zeros: the buffer stays all zeros) to each line of seq in order,
+// leaving them dirty in the L2.
+__global__ void store_seq(char* base, const unsigned* seq, int n) {
+  if (threadIdx.x == 0)
+    for (int i = 0; i < n; i++) *(volatile unsigned long long*)(base + (size_t)seq[i] * 128) = 0ull;
+}
+
+// The same lines read instead of written: the L2 ends up full of clean lines.
+__global__ void flush_l2_reading(const double* buf, long n, double* sink) {
+  double a = 0;
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+    a += __longlong_as_double((long long)ldcg((const unsigned long long*)(buf + i)));
+  if (a == 1.0) sink[0] = a;
 }
 
 // The buffer is all zeros, so `acc` stays 0 while every load waits for the one before.
@@ -128,14 +170,30 @@ struct Bench {
     tests++;
     return h;
   }
+  bool reading_flush = false;  // flush by reading (clean lines) instead of writing
+  void flush() {
+    if (reading_flush) flush_l2_reading<<<264, 1024>>>(fl, nfl, (double*)d_out + 4);
+    else flush_l2<<<264, 1024>>>(fl, nfl);
+  }
+  // After the flush, thread 0 writes `stores` in order, then reads `seq` in order; then the probe.
+  long long run_after_stores(const std::vector<unsigned>& stores, const std::vector<unsigned>& seq, unsigned probe) {
+    flush();
+    if (!stores.empty()) CK(cudaMemcpy(d_pool, stores.data(), stores.size() * 4, cudaMemcpyHostToDevice));
+    if (!seq.empty()) CK(cudaMemcpy(d_seq, seq.data(), seq.size() * 4, cudaMemcpyHostToDevice));
+    store_seq<<<1, 32>>>(base, d_pool, (int)stores.size());
+    l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, 0, probe, d_out);
+    long long h[3]; CK(cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost));
+    tests++;
+    return h[0];
+  }
   long long run(const std::vector<unsigned>& seq, const std::vector<unsigned>& pool, unsigned probe, long long* sm = nullptr,
                 bool flush_mid = false) {
-    flush_l2<<<264, 1024>>>(fl, nfl);
+    flush();
     if (!seq.empty()) CK(cudaMemcpy(d_seq, seq.data(), seq.size() * 4, cudaMemcpyHostToDevice));
     if (!pool.empty()) CK(cudaMemcpy(d_pool, pool.data(), pool.size() * 4, cudaMemcpyHostToDevice));
     if (flush_mid) {
       l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, (int)pool.size(), ~0u, d_out);
-      flush_l2<<<264, 1024>>>(fl, nfl);
+      flush();
       l2_test<<<1, THREADS>>>(base, d_seq, 0, d_pool, 0, probe, d_out);
     } else {
       l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, (int)pool.size(), probe, d_out);
@@ -153,8 +211,87 @@ static std::vector<unsigned> without(const std::vector<unsigned>& s, size_t lo, 
   return r;
 }
 
+static std::vector<unsigned> with_prefix(const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t k) {
+  std::vector<unsigned> r = f;
+  r.insert(r.end(), p.begin(), p.begin() + k);
+  return r;
+}
+
+// Shortest k in (lo, hi] such that f + p[0..k) evicts T, given that hi does and lo does not.
+template <class Evicts>
+static size_t shortest_evicting(Evicts evicts, const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t lo,
+                                size_t hi) {
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (evicts(with_prefix(f, p, mid))) hi = mid; else lo = mid;
+  }
+  return hi;
+}
+
+// More lines of T's set, given a verified minimal set S: S less its last line plus the shortest
+// evicting prefix of the rest of the pool ends in one. At most `most`.
+template <class Evicts>
+static std::vector<unsigned> more_of_set(Evicts evicts, const std::vector<unsigned>& S, const std::vector<unsigned>& pool,
+                                         size_t most) {
+  std::vector<unsigned> extra, base_set(S.begin(), S.end() - 1), rest;
+  for (unsigned x : pool) if (std::find(S.begin(), S.end(), x) == S.end()) rest.push_back(x);
+  while (extra.size() < most && !rest.empty() && evicts(with_prefix(base_set, rest, rest.size()))) {
+    size_t k = shortest_evicting(evicts, base_set, rest, 0, rest.size());
+    extra.push_back(rest[k - 1]);
+    rest.erase(rest.begin(), rest.begin() + k);
+  }
+  return extra;
+}
+
+// Serial replacement sequences over the lines C of one set of W ways (C[0] = T, C[1..W) the rest
+// of a fill, C[W..) lines beyond it), each line probed after each sequence in a trial of its own.
+// Rows: target, sequence, rep, probed, cycles, evicted.
+static void replacement_sequences(Bench& b, FILE* fp, int t, const std::vector<unsigned>& C, size_t W, long long thr) {
+  size_t E = C.size() - W;  // lines beyond one set's worth
+  std::vector<std::pair<std::string, std::vector<unsigned>>> seqs;
+  auto fill = [&]() { return std::vector<unsigned>(C.begin(), C.begin() + W); };
+  {  // fill the set, then one new line
+    auto s = fill(); s.push_back(C[W]); seqs.push_back({"fill-1new", s});
+  }
+  {  // fill, hit c0, one new line
+    auto s = fill(); s.push_back(C[0]); s.push_back(C[W]); seqs.push_back({"fill-hit0-1new", s});
+  }
+  {  // fill, hit the first half, then half a set of new lines (as many as there are)
+    auto s = fill(); for (size_t i = 0; i < W / 2; i++) s.push_back(C[i]);
+    for (size_t i = 0; i < std::min(E, W / 2); i++) s.push_back(C[W + i]);
+    seqs.push_back({"fill-hitfirsthalf-newhalf", s});
+  }
+  {  // fill, then every new line
+    auto s = fill(); for (size_t i = 0; i < E; i++) s.push_back(C[W + i]); seqs.push_back({"fill-allnew", s});
+  }
+  if (E >= 2) {  // fill, hit every line once more in the same order, then 2 new lines
+    auto s = fill(); for (size_t i = 0; i < W; i++) s.push_back(C[i]);
+    s.push_back(C[W]); s.push_back(C[W + 1]); seqs.push_back({"fill-hitall-2new", s});
+  }
+  if (E >= 2) {  // fill, hit the last line 3 times, then 2 new lines
+    auto s = fill(); for (int k = 0; k < 3; k++) s.push_back(C[W - 1]);
+    s.push_back(C[W]); s.push_back(C[W + 1]); seqs.push_back({"fill-hitlast3x-2new", s});
+  }
+  // Where LRU and tree-PLRU part (whatever the tree's state): after the fill and a hit on c2 or
+  // c8, one new line evicts c0 under LRU and c1 under tree-PLRU; after a hit on c1 or c5, two new
+  // lines evict c0 and c2 / c0 and c1 under LRU and c0 and c3 under tree-PLRU.
+  for (size_t h : {2, 8, 1, 5}) {
+    if (h >= W || E < 2) break;
+    auto s = fill(); s.push_back(C[h]); s.push_back(C[W]);
+    if (h == 1 || h == 5) s.push_back(C[W + 1]);
+    seqs.push_back({"fill-hit" + std::to_string(h) + "-" + std::to_string(s.size() - W - 1) + "new", s});
+  }
+  for (auto& [name, s] : seqs)
+    for (int rep = 0; rep < 3; rep++)
+      for (size_t i = 0; i < C.size(); i++) {
+        long long c = b.run(s, {}, C[i]);
+        fprintf(fp, "%d,%s,%d,%zu,%lld,%d\n", t, name.c_str(), rep, i, c, (int)(c > thr));
+      }
+  fflush(fp);
+}
+
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS]\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS] | reduce [TARGETS [POOL [FLUSH [dirty]]]] | order [TARGETS] | clean [TARGETS]\n"); return 2; }
   std::string dir = argv[1], mode = argv[2];
   int targets = argc > 3 ? atoi(argv[3]) : 4;
   const size_t bytes = 1ull << 30, lines = bytes / 128;
@@ -162,7 +299,7 @@ int main(int argc, char** argv) {
   Bench b;
   CK(cudaMalloc(&b.base, bytes)); CK(cudaMemset(b.base, 0, bytes));
   b.nfl = (192l << 20) / 8; CK(cudaMalloc(&b.fl, b.nfl * 8));
-  CK(cudaMalloc(&b.d_seq, 4096 * 4)); CK(cudaMalloc(&b.d_pool, NPOOL * 4)); CK(cudaMalloc(&b.d_out, 64));
+  CK(cudaMalloc(&b.d_seq, (NPOOL + 1) * 4)); CK(cudaMalloc(&b.d_pool, NPOOL * 4)); CK(cudaMalloc(&b.d_out, 64));
   Rng rng(20261124);
   if (mode == "curve") {
     // Does the flush evict? Does a random pool of N lines evict a target?
@@ -270,6 +407,188 @@ int main(int argc, char** argv) {
     fclose(fc);
     return 0;
   }
+  if (mode == "clean") {
+    FILE* fc = fopen((dir + "/l2_sets_clean.csv").c_str(), "w");
+    if (!fc) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fc, "flush,target,pool_lines,pool_seed,rep,cycles,evicted\n");
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    for (int t = 0; t < targets; t++) {
+      unsigned T = (unsigned)rng.below(lines);
+      for (int reading = 0; reading < 2; reading++) {
+        b.reading_flush = reading;
+        std::vector<long long> hits;
+        for (int i = 0; i < 5; i++) hits.push_back(b.run({T}, {}, T));
+        std::sort(hits.begin(), hits.end());
+        long long thr = hits[2] + 70;
+        const char* kind = reading ? "read" : "write";
+        for (int k = 0; k < 3; k++) {  // a flush alone, then T: a hit
+          long long c = b.run({T}, {}, T);
+          fprintf(fc, "%s,%u,0,0,%d,%lld,%d\n", kind, T, k, c, (int)(c > thr));
+        }
+        for (int e = 32; e <= 38; e++) {  // N = 2^(e/2): 65536 .. 370728 lines (8 .. 45 MiB)
+          size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
+          for (int seed = 0; seed < 3; seed++) {
+            size_t off = rng.below(lines - N - 1);
+            std::vector<unsigned> pool;
+            for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+            for (int k = 0; k < 2; k++) {
+              long long c = b.run({T}, pool, T);
+              fprintf(fc, "%s,%u,%zu,%d,%d,%lld,%d\n", kind, T, N, seed, k, c, (int)(c > thr));
+            }
+          }
+        }
+      }
+      b.reading_flush = false;
+      fflush(fc);
+      fprintf(stderr, "clean: target %d done\n", t);
+    }
+    fclose(fc);
+    return 0;
+  }
+  if (mode == "order") {
+    FILE* fc = fopen((dir + "/l2_sets_order.csv").c_str(), "w");
+    if (!fc) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fc, "order,target,pool_lines,pool_seed,rep,cycles,evicted\n");
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    for (int t = 0; t < targets; t++) {
+      unsigned T = (unsigned)rng.below(lines);
+      std::vector<long long> hits;
+      for (int i = 0; i < 5; i++) hits.push_back(b.run({T}, {}, T));
+      std::sort(hits.begin(), hits.end());
+      long long thr = hits[2] + 70;
+      for (int e = 32; e <= 35; e++) {  // N = 2^(e/2): 65536 .. 185364 lines
+        size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
+        for (int seed = 0; seed < 3; seed++) {
+          size_t off = rng.below(lines - N - 1);
+          std::vector<unsigned> pool, chain = {T};
+          for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+          chain.insert(chain.end(), pool.begin(), pool.end());
+          for (int k = 0; k < 6; k++) {
+            long long c = b.run({T}, pool, T);
+            fprintf(fc, "parallel,%u,%zu,%d,%d,%lld,%d\n", T, N, seed, k, c, (int)(c > thr));
+            c = b.run(chain, {}, T);
+            fprintf(fc, "serial,%u,%zu,%d,%d,%lld,%d\n", T, N, seed, k, c, (int)(c > thr));
+          }
+        }
+      }
+      fflush(fc);
+      fprintf(stderr, "order: target %d done\n", t);
+    }
+    fclose(fc);
+    return 0;
+  }
+  if (mode == "reduce") {
+    const size_t N0 = argc > 4 ? (size_t)atol(argv[4]) : (1u << 18);
+    b.reading_flush = argc > 5 && std::string(argv[5]) == "read";
+    const bool dirty = argc > 6 && std::string(argv[6]) == "dirty";
+    FILE* fd = dirty ? fopen((dir + "/l2_sets_reduce_dirty.csv").c_str(), "w") : nullptr;
+    if (dirty && !fd) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    if (fd) fprintf(fd, "target,dirty_lines,new_lines,rep,cycles,evicted\n");
+    FILE* ft = fopen((dir + "/l2_sets_reduce_trace.csv").c_str(), "w");
+    FILE* fl = fopen((dir + "/l2_sets_reduce_lines.csv").c_str(), "w");
+    FILE* fs = fopen((dir + "/l2_sets_reduce_summary.csv").c_str(), "w");
+    FILE* fp = fopen((dir + "/l2_sets_reduce_policy.csv").c_str(), "w");
+    if (!ft || !fl || !fs || !fp) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fp, "target,sequence,rep,probed,cycles,evicted\n");
+    fprintf(ft, "target,tests,lines\n");
+    fprintf(fl, "target,role,line_offset_bytes\n");
+    fprintf(fs, "target,target_offset_bytes,sm,hit_cycles,miss_cycles,threshold,pool,pool_evicts_of_5,set_size,stuck,tests,"
+                "full_evicts_of_5,minus_one_evicts_of_3_max,seconds\n");
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    for (int t = 0; t < targets; t++) {
+      auto t0 = std::chrono::steady_clock::now();
+      long tests0 = b.tests;
+      unsigned T = (unsigned)rng.below(lines);
+      std::vector<long long> hits, misses;
+      long long sm = -1;
+      for (int i = 0; i < 5; i++) hits.push_back(b.run({T}, {}, T, &sm));
+      for (int i = 0; i < 3; i++) misses.push_back(b.run({}, {}, T));
+      std::sort(hits.begin(), hits.end()); std::sort(misses.begin(), misses.end());
+      long long thr = hits[2] + 70;
+      auto evicts = [&](const std::vector<unsigned>& s) { return b.run({T}, s, T) > thr; };
+      auto evicts_all = [&](const std::vector<unsigned>& s, int n) {
+        for (int i = 0; i < n; i++) if (!evicts(s)) return false;
+        return true;
+      };
+      size_t off = rng.below(lines - N0 - 1);
+      std::vector<unsigned> S;
+      for (size_t i = off; S.size() < N0; i++) if (perm[i] != T) S.push_back((unsigned)perm[i]);
+      const std::vector<unsigned> pool = S;
+      int pool_evicts = 0;
+      for (int i = 0; i < 5; i++) pool_evicts += evicts(S);
+      bool stuck = false;
+      const size_t G = 32;
+      while (pool_evicts == 5 && S.size() > 64) {
+        std::vector<size_t> order(G);
+        for (size_t g = 0; g < G; g++) order[g] = g;
+        for (size_t g = G; g > 1; g--) std::swap(order[g - 1], order[rng.below(g)]);
+        bool removed = false;
+        for (size_t g : order) {
+          size_t lo = S.size() * g / G, hi = S.size() * (g + 1) / G;
+          std::vector<unsigned> R = without(S, lo, hi);
+          if (evicts_all(R, 3)) { S = R; removed = true; break; }
+        }
+        fprintf(ft, "%d,%ld,%zu\n", t, b.tests - tests0, S.size());
+        if (!removed) { stuck = true; break; }
+        // keep the groups mixed: the lines of T's set must not end up in one group
+        for (size_t i = S.size(); i > 1; i--) std::swap(S[i - 1], S[rng.below(i)]);
+      }
+      if (pool_evicts == 5 && !stuck)
+        for (size_t i = 0; i < S.size();) {
+          std::vector<unsigned> R = without(S, i, i + 1);
+          if (evicts_all(R, 3)) S = R; else i++;
+        }
+      fprintf(ft, "%d,%ld,%zu\n", t, b.tests - tests0, S.size());
+      int full = 0, minus_max = 0;
+      for (int i = 0; i < 5; i++) full += evicts(S);
+      for (size_t i = 0; S.size() <= 64 && i < S.size(); i++) {
+        std::vector<unsigned> r = without(S, i, i + 1);
+        int k = 0;
+        for (int j = 0; j < 3; j++) k += evicts(r);
+        minus_max = std::max(minus_max, k);
+      }
+      if (S.size() > 64) minus_max = -1;
+      // A verified set: more lines of it, then the replacement sequences over them (as evset).
+      std::vector<unsigned> extra;
+      bool verified = full == 5 && minus_max == 0 && !S.empty();
+      auto evicts_major = [&](const std::vector<unsigned>& x) {  // 2 of 3
+        int k = evicts(x); k += evicts(x); if (k == 1) k += evicts(x); return k >= 2;
+      };
+      if (verified) extra = more_of_set(evicts_major, S, pool, dirty ? 15 : 6);
+      fprintf(fl, "%d,target,%llu\n", t, (unsigned long long)T * 128);
+      for (size_t i = 0; S.size() <= 64 && i < S.size(); i++) fprintf(fl, "%d,member,%llu\n", t, (unsigned long long)S[i] * 128);
+      for (unsigned x : extra) fprintf(fl, "%d,extra,%llu\n", t, (unsigned long long)x * 128);
+      std::vector<unsigned> C = {T};
+      C.insert(C.end(), S.begin(), S.end());
+      C.insert(C.end(), extra.begin(), extra.end());
+      if (verified && C.size() >= S.size() + 4) replacement_sequences(b, fp, t, C, S.size(), thr);
+      // Dirty lines: the set filled with m1..m15 (the first d written, the rest read) and T read
+      // last, then k new lines (m16, e1, ...) read; LRU evicts T at the 16th whatever d.
+      if (dirty && verified && S.size() == 16 && extra.size() == 15) {
+        std::vector<unsigned> news(S.begin() + 15, S.end());
+        news.insert(news.end(), extra.begin(), extra.end());
+        for (int d : {0, 5, 10, 15})
+          for (size_t k = 1; k <= news.size(); k++)
+            for (int rep = 0; rep < 2; rep++) {
+              std::vector<unsigned> stores(S.begin(), S.begin() + d), seq(S.begin() + d, S.begin() + 15);
+              seq.push_back(T);
+              seq.insert(seq.end(), news.begin(), news.begin() + k);
+              long long c = b.run_after_stores(stores, seq, T);
+              fprintf(fd, "%d,%d,%zu,%d,%lld,%d\n", t, d, k, rep, c, (int)(c > thr));
+            }
+        fflush(fd);
+      }
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fprintf(fs, "%d,%llu,%lld,%lld,%lld,%lld,%zu,%d,%zu,%d,%ld,%d,%d,%.1f\n", t, (unsigned long long)T * 128, sm, hits[2],
+              misses[1], thr, N0, pool_evicts, S.size(), (int)stuck, b.tests - tests0, full, minus_max, secs);
+      fflush(fs); fflush(fl); fflush(ft);
+      fprintf(stderr, "target %d: %zu lines%s (full %d/5, minus one max %d/3), %ld tests, %.1f s\n", t, S.size(),
+              stuck ? " (stuck)" : "", full, minus_max, b.tests - tests0, secs);
+    }
+    fclose(ft); fclose(fl); fclose(fs); fclose(fp);
+    if (fd) fclose(fd);
+    return 0;
+  }
   if (mode == "cross") {
     // Does a pool read on another SM evict a line read on SM 0? SM 0 with itself (a second block)
     // is the single-SM case; the others are chosen over the partition map.
@@ -327,22 +646,14 @@ int main(int argc, char** argv) {
     // Prefix search: with the lines found so far F, the shortest prefix P[0..k) of the rest of the
     // pool such that F + P[0..k) evicts T ends in a line of T's set (one fewer does not evict).
     // Keep that line, keep only the prefix before it, repeat until F alone evicts T.
-    auto with = [](const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t k) {
-      std::vector<unsigned> r = f; r.insert(r.end(), p.begin(), p.begin() + k); return r;
-    };
     auto evicts_major = [&](const std::vector<unsigned>& x) {  // 2 of 3
       int k = evicts(x); k += evicts(x); if (k == 1) k += evicts(x); return k >= 2;
-    };
-    // Shortest k in (lo, hi] with f + p[0..k) evicting T, given that hi does and lo does not.
-    auto shortest = [&](const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t lo, size_t hi) {
-      while (hi - lo > 1) { size_t mid = lo + (hi - lo) / 2; if (evicts_major(with(f, p, mid))) hi = mid; else lo = mid; }
-      return hi;
     };
     std::vector<unsigned> F, P = S;
     bool ok = evicts_major(P);
     while (ok && !evicts_major(F)) {
       if (F.size() >= 256 || P.empty()) { ok = false; break; }
-      size_t k = shortest(F, P, 0, P.size());
+      size_t k = shortest_evicting(evicts_major, F, P, 0, P.size());
       F.push_back(P[k - 1]);
       P.resize(k - 1);
       fprintf(ft, "%d,%ld,%zu,%zu\n", t, b.tests - tests0, F.size(), P.size());
@@ -356,18 +667,8 @@ int main(int argc, char** argv) {
       for (int j = 0; j < 3; j++) k += evicts(r);
       minus_max = std::max(minus_max, k);
     }
-    // More lines of T's set from the rest of the pool: the set less its last line plus the
-    // shortest evicting prefix of the rest.
     std::vector<unsigned> extra;
-    if (ok && full == 5 && minus_max == 0 && !S.empty()) {
-      std::vector<unsigned> base_set(S.begin(), S.end() - 1), rest;
-      for (unsigned x : pool) if (std::find(S.begin(), S.end(), x) == S.end()) rest.push_back(x);
-      while (extra.size() < 8 && !rest.empty() && evicts_major(with(base_set, rest, rest.size()))) {
-        size_t k = shortest(base_set, rest, 0, rest.size());
-        extra.push_back(rest[k - 1]);
-        rest.erase(rest.begin(), rest.begin() + k);
-      }
-    }
+    if (ok && full == 5 && minus_max == 0 && !S.empty()) extra = more_of_set(evicts_major, S, pool, 8);
     std::vector<unsigned> C = {T};
     C.insert(C.end(), S.begin(), S.end());
     C.insert(C.end(), extra.begin(), extra.end());
@@ -385,38 +686,7 @@ int main(int argc, char** argv) {
     // Replacement sequences over the congruent lines (W = |S| ways, c0 = T).
     size_t W = S.size();
     if (!(ok && full == 5 && minus_max == 0) || C.size() < W + 4) continue;
-    size_t E = C.size() - W;  // lines beyond one set's worth
-    std::vector<std::pair<std::string, std::vector<unsigned>>> seqs;
-    auto fill = [&]() { return std::vector<unsigned>(C.begin(), C.begin() + W); };
-    {  // fill the set, then one new line
-      auto s = fill(); s.push_back(C[W]); seqs.push_back({"fill+1new", s});
-    }
-    {  // fill, hit c0, one new line
-      auto s = fill(); s.push_back(C[0]); s.push_back(C[W]); seqs.push_back({"fill,hit0,+1new", s});
-    }
-    {  // fill, hit the first half, then half a set of new lines (as many as there are)
-      auto s = fill(); for (size_t i = 0; i < W / 2; i++) s.push_back(C[i]);
-      for (size_t i = 0; i < std::min(E, W / 2); i++) s.push_back(C[W + i]);
-      seqs.push_back({"fill,hitfirsthalf,+newhalf", s});
-    }
-    {  // fill, then every new line
-      auto s = fill(); for (size_t i = 0; i < E; i++) s.push_back(C[W + i]); seqs.push_back({"fill,+allnew", s});
-    }
-    {  // fill, hit every line once more in the same order, then 2 new lines
-      auto s = fill(); for (size_t i = 0; i < W; i++) s.push_back(C[i]);
-      s.push_back(C[W]); s.push_back(C[W + 1]); seqs.push_back({"fill,hitall,+2new", s});
-    }
-    {  // fill, hit the last line 3 times, then 2 new lines
-      auto s = fill(); for (int k = 0; k < 3; k++) s.push_back(C[W - 1]);
-      s.push_back(C[W]); s.push_back(C[W + 1]); seqs.push_back({"fill,hitlast3x,+2new", s});
-    }
-    for (auto& [name, s] : seqs)
-      for (int rep = 0; rep < 3; rep++)
-        for (size_t i = 0; i < C.size(); i++) {
-          long long c = b.run(s, {}, C[i]);
-          fprintf(fp, "%d,%s,%d,%zu,%lld,%d\n", t, name.c_str(), rep, i, c, (int)(c > thr));
-        }
-    fflush(fp);
+    replacement_sequences(b, fp, t, C, W, thr);
   }
   fclose(fl); fclose(fs); fclose(fp); fclose(ft);
   return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the eviction curves of validation/l2_sets.cu say about the L2's replacement (standard library):
 
-    l2_sets_fit.py DIR        (DIR holds l2_sets_curve.csv and/or l2_sets_reuse.csv)
+    l2_sets_fit.py DIR        (DIR holds l2_sets_curve.csv, l2_sets_reuse.csv and/or l2_sets_clean.csv)
 
 A trial evicted its target T when the last read of T took more than 70 cycles over the median hit.
 Prints, from l2_sets_reuse.csv, the share of trials that evicted T per pool size for T read 1, 2
@@ -11,6 +11,8 @@ then the likelihood of all trials (both files) under two models of one side of t
     sets: T is evicted when its set receives at least W of them, P = P(Poisson(N W / C) >= W),
     C = S W the capacity in lines (fitted per W);
   - random replacement: P = 1 - exp(-N / C) whatever W.
+With l2_sets_clean.csv, the same fit once more for each flush of that file (one that leaves the
+sets full of dirty lines, one that leaves them clean), from its `evicted` column.
 """
 import collections
 import csv
@@ -68,8 +70,26 @@ def main(d):
         for r, ev in trials(curve, "pool"):
             obs[int(r["pool_lines"])][0] += ev
             obs[int(r["pool_lines"])][1] += 1
+    if obs:
+        fit(obs, "curve and reuse")
+    clean = os.path.join(d, "l2_sets_clean.csv")
+    if os.path.exists(clean):
+        rows = list(csv.DictReader(open(clean)))
+        for flush in ("write", "read"):
+            obs = collections.defaultdict(lambda: [0, 0])
+            for r in rows:
+                if r["flush"] == flush and r["pool_lines"] != "0":
+                    obs[int(r["pool_lines"])][0] += int(r["evicted"])
+                    obs[int(r["pool_lines"])][1] += 1
+            sizes = sorted(obs)
+            print("flush that %ss: T evicted | " % flush + " | ".join(
+                "%.1f MiB %.2f" % (n * 128 / 2**20, obs[n][0] / obs[n][1]) for n in sizes))
+            fit(obs, "after the flush that %ss" % flush)
+
+
+def fit(obs, label):
     caps = range(60000, 400001, 2000)
-    print("model | capacity (lines) | log-likelihood (%d trials)" % sum(t for _, t in obs.values()))
+    print("%s: model | capacity (lines) | log-likelihood (%d trials)" % (label, sum(t for _, t in obs.values())))
     for w in (4, 8, 12, 16, 24, 32, 64):
         ll, c = max((loglik(obs, lambda n: poisson_at_least(n * w / c, w)), c) for c in caps)
         print("recency, %d ways | %d | %.1f" % (w, c, ll))

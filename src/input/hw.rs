@@ -891,8 +891,12 @@ mod tests {
     #[test]
     fn impossible_geometry_is_rejected_with_the_file_name() {
         let text = include_str!("../../hw-configs/h200.toml").replace(
-            "ways = 16                         # [open]",
-            "ways = 7 # [open]",
+            "ways = 16                         # [ways]",
+            "ways = 7 # [ways]",
+        );
+        assert!(
+            text.contains("ways = 7 #"),
+            "the L2's ways line of h200.toml moved"
         );
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert_eq!(err.source_name, "bad.toml");
@@ -996,8 +1000,12 @@ mod tests {
     fn tree_plru_needs_a_power_of_two_of_ways() {
         // 12 ways divide each 30 MiB partition into whole sets, so only the policy objects.
         let text = include_str!("../../hw-configs/h200.toml").replace(
-            "ways = 16                         # [open]",
-            "ways = 12 # [open]",
+            "ways = 16                         # [ways]",
+            "ways = 12 # [ways]",
+        );
+        assert!(
+            text.contains("ways = 12 #"),
+            "the L2's ways line of h200.toml moved"
         );
         let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
         assert!(err.message.contains("l2.replacement"), "{}", err.message);
