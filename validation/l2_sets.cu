@@ -7,6 +7,7 @@
 //   l2_sets OUTDIR reduce [TARGETS [POOL [FLUSH [dirty]]]]  minimal eviction sets by group elimination
 //   l2_sets OUTDIR order [TARGETS]               the same pool read in parallel or in a fixed order
 //   l2_sets OUTDIR clean [TARGETS]               the curve after a flush that writes or only reads
+//   l2_sets OUTDIR dirtvol [TARGETS]             how much dirt, and how long ago, shrinks one side's share
 //
 // A test: write 192 MiB from the whole GPU (flushes the L2 of our lines); thread 0 of one block of
 // 1024 threads reads a sequence of lines one after the other (each load's address depends on the
@@ -61,7 +62,13 @@
 //   3 pools a size, 2 trials each) after the usual flush, which leaves every set full of dirty
 //   lines, and after one that reads 192 MiB instead (`ld.global.cg`), which leaves them clean.
 //   -> l2_sets_clean.csv (flush, target, pool_lines, pool_seed, rep, cycles, evicted)
+// dirtvol: after the reading flush, the last W MiB of the flush buffer (lines the L2 holds, clean)
+//   are written again by the whole GPU, so W MiB of the L2 turns dirty without a line moving;
+//   then the host waits `wait_ms`, and T and a pool of 16 or 22.6 MiB follow as in curve. The
+//   writing flush is W = 192 (every line it leaves dirty).
+//   -> l2_sets_dirtvol.csv (dirty_mib, wait_ms, target, pool_lines, pool_seed, rep, cycles, evicted)
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <string>
 #include "micro.cuh"
@@ -81,6 +88,11 @@ __global__ void flush_l2(double* buf, long n) {
 __global__ void store_seq(char* base, const unsigned* seq, int n) {
   if (threadIdx.x == 0)
     for (int i = 0; i < n; i++) *(volatile unsigned long long*)(base + (size_t)seq[i] * 128) = 0ull;
+}
+
+// Rewrites elements [from, n) of the flush buffer (what the reading flush read last).
+__global__ void dirty_tail(double* buf, long from, long n) {
+  for (long i = from + blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) buf[i] = 0.0;
 }
 
 // The same lines read instead of written: the L2 ends up full of clean lines.
@@ -182,6 +194,21 @@ struct Bench {
     if (!seq.empty()) CK(cudaMemcpy(d_seq, seq.data(), seq.size() * 4, cudaMemcpyHostToDevice));
     store_seq<<<1, 32>>>(base, d_pool, (int)stores.size());
     l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, 0, probe, d_out);
+    long long h[3]; CK(cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost));
+    tests++;
+    return h[0];
+  }
+  // The reading flush, then `dirty_mib` MiB of its last lines written again, a wait, then run's steps.
+  long long run_dirtied(double dirty_mib, int wait_ms, const std::vector<unsigned>& seq, const std::vector<unsigned>& pool,
+                        unsigned probe) {
+    flush_l2_reading<<<264, 1024>>>(fl, nfl, (double*)d_out + 4);
+    long words = (long)(dirty_mib * (1 << 20) / 8);
+    if (words > 0) dirty_tail<<<264, 1024>>>(fl, nfl - std::min(words, nfl), nfl);
+    CK(cudaDeviceSynchronize());
+    if (wait_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    if (!seq.empty()) CK(cudaMemcpy(d_seq, seq.data(), seq.size() * 4, cudaMemcpyHostToDevice));
+    if (!pool.empty()) CK(cudaMemcpy(d_pool, pool.data(), pool.size() * 4, cudaMemcpyHostToDevice));
+    l2_test<<<1, THREADS>>>(base, d_seq, (int)seq.size(), d_pool, (int)pool.size(), probe, d_out);
     long long h[3]; CK(cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost));
     tests++;
     return h[0];
@@ -291,7 +318,7 @@ static void replacement_sequences(Bench& b, FILE* fp, int t, const std::vector<u
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS] | reduce [TARGETS [POOL [FLUSH [dirty]]]] | order [TARGETS] | clean [TARGETS]\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS] | reduce [TARGETS [POOL [FLUSH [dirty]]]] | order [TARGETS] | clean [TARGETS] | dirtvol [TARGETS]\n"); return 2; }
   std::string dir = argv[1], mode = argv[2];
   int targets = argc > 3 ? atoi(argv[3]) : 4;
   const size_t bytes = 1ull << 30, lines = bytes / 128;
@@ -403,6 +430,37 @@ int main(int argc, char** argv) {
         }
       }
       fflush(fc);
+    }
+    fclose(fc);
+    return 0;
+  }
+  if (mode == "dirtvol") {
+    FILE* fc = fopen((dir + "/l2_sets_dirtvol.csv").c_str(), "w");
+    if (!fc) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    fprintf(fc, "dirty_mib,wait_ms,target,pool_lines,pool_seed,rep,cycles,evicted\n");
+    std::vector<uint64_t> perm = random_perm(lines, rng);
+    for (int t = 0; t < targets; t++) {
+      unsigned T = (unsigned)rng.below(lines);
+      std::vector<long long> hits;
+      for (int i = 0; i < 5; i++) hits.push_back(b.run_dirtied(0, 0, {T}, {}, T));
+      std::sort(hits.begin(), hits.end());
+      long long thr = hits[2] + 70;
+      for (int e : {34, 35}) {  // 16 and 22.6 MiB
+        size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
+        for (int seed = 0; seed < 3; seed++) {
+          size_t off = rng.below(lines - N - 1);
+          std::vector<unsigned> pool;
+          for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+          for (double w : {0.0, 6.0, 12.0, 24.0, 48.0, 192.0})
+            for (int wait : {0, 200})
+              for (int k = 0; k < 2; k++) {
+                long long c = b.run_dirtied(w, wait, {T}, pool, T);
+                fprintf(fc, "%g,%d,%u,%zu,%d,%d,%lld,%d\n", w, wait, T, N, seed, k, c, (int)(c > thr));
+              }
+        }
+      }
+      fflush(fc);
+      fprintf(stderr, "dirtvol: target %d done\n", t);
     }
     fclose(fc);
     return 0;
