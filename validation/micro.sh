@@ -19,7 +19,9 @@
 #   sets        l2_sets.cu, run without ncu (seconds): l2_sets_curve.csv (when a pool of N lines read by one
 #               SM evicts a line from its L2 partition), l2_sets_cross.csv (the pool read by other SMs),
 #               l2_sets_lines/summary/trace/policy.csv (the eviction-set search), l2_sets_reuse.csv (does a
-#               hit protect a line?); not in the default steps.
+#               hit protect a line?), l2_sets_reduce_*.csv (16-line sets after a clean flush, and their
+#               replacement), l2_sets_order.csv, l2_sets_clean.csv, l2_sets_dirtvol.csv (what the flush's
+#               dirt does); not in the default steps.
 #               HOME_MASK (hex) = the within-page home bits of the config, for the near/far-only pools
 # Besides each CSV: NAME_runs.csv (the benchmark's own output), NAME_ncu.csv (the raw ncu export),
 # NAME.log. Metrics that this ncu does not know are dropped (listed in OUTDIR/micro.log).
@@ -114,7 +116,11 @@ step_sets() {
   "$out/bin/l2_sets" "$out" curve 4 "${HOME_MASK:-0}" > "$out/l2_sets.log" 2>&1 &&
     "$out/bin/l2_sets" "$out" cross 3 >> "$out/l2_sets.log" 2>&1 &&
     "$out/bin/l2_sets" "$out" evset 2 >> "$out/l2_sets.log" 2>&1 &&
-    "$out/bin/l2_sets" "$out" reuse 8 >> "$out/l2_sets.log" 2>&1 || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
+    "$out/bin/l2_sets" "$out" reuse 8 >> "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" reduce 8 524288 read >> "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" order 4 >> "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" clean 6 >> "$out/l2_sets.log" 2>&1 &&
+    "$out/bin/l2_sets" "$out" dirtvol 4 >> "$out/l2_sets.log" 2>&1 || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
 }
 
 for s in $steps; do
