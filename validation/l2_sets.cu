@@ -483,7 +483,7 @@ int main(int argc, char** argv) {
           long long c = b.run({T}, {}, T);
           fprintf(fc, "%s,%u,0,0,%d,%lld,%d\n", kind, T, k, c, (int)(c > thr));
         }
-        for (int e = 32; e <= 38; e++) {  // N = 2^(e/2): 65536 .. 370728 lines (8 .. 45 MiB)
+        for (int e = 32; e <= 38; e++) {  // N = 2^(e/2): 65536 .. 524288 lines (8 .. 64 MiB)
           size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
           for (int seed = 0; seed < 3; seed++) {
             size_t off = rng.below(lines - N - 1);
