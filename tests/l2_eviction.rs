@@ -3,7 +3,9 @@
 //! l2_sets_curve.csv` and `l2_sets_cross.csv`): after 192 MiB of writes from the whole GPU, one
 //! SM reads a line T, an SM reads N random lines of a 1 GiB buffer, and SM 0 reads T again; the
 //! share of trials in which T had left SM 0's partition, per N. The replay runs the same steps
-//! through the library's L2.
+//! through the library's L2. The two thirds belong to that writing flush, which leaves every set
+//! dirty: after a flush that reads, one SM keeps nearly its whole partition, in sets of 16 LRU
+//! ways (`tests/l2_replacement.rs`, docs/model.md "L2").
 
 use gputraffic::input::hw::HwConfig;
 use gputraffic::sim::l2::L2;
