@@ -238,6 +238,30 @@ static std::vector<unsigned> without(const std::vector<unsigned>& s, size_t lo, 
   return r;
 }
 
+// `n` lines of the permutation from `off` on, T left out: a pool of random lines other than T.
+static std::vector<unsigned> pool_from(const std::vector<uint64_t>& perm, size_t off, size_t n, unsigned T) {
+  std::vector<unsigned> pool;
+  for (size_t i = off; pool.size() < n; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+  return pool;
+}
+
+// The cycles above which a read of T missed: the median of 5 reads that hit (`hit()`) + 70.
+template <class Hit>
+static long long evicted_above(Hit hit) {
+  std::vector<long long> hits;
+  for (int i = 0; i < 5; i++) hits.push_back(hit());
+  std::sort(hits.begin(), hits.end());
+  return hits[2] + 70;
+}
+
+// `evicts` decided by 2 of 3 trials (the third only when the first two disagree).
+template <class Evicts>
+static auto two_of_three(Evicts evicts) {
+  return [evicts](const std::vector<unsigned>& x) {
+    int k = evicts(x); k += evicts(x); if (k == 1) k += evicts(x); return k >= 2;
+  };
+}
+
 static std::vector<unsigned> with_prefix(const std::vector<unsigned>& f, const std::vector<unsigned>& p, size_t k) {
   std::vector<unsigned> r = f;
   r.insert(r.end(), p.begin(), p.begin() + k);
@@ -420,8 +444,7 @@ int main(int argc, char** argv) {
           size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
           for (int seed = 0; seed < 4; seed++) {
             size_t off = rng.below(lines - N - 1);
-            std::vector<unsigned> pool;
-            for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+            std::vector<unsigned> pool = pool_from(perm, off, N, T);
             for (int k = 0; k < 2; k++) {
               long long c = b.run(std::vector<unsigned>(reads, T), pool, T, &sm);
               fprintf(fc, "%u,%d,%zu,%d,%d,%lld,%lld\n", T, reads, N, seed, k, c, sm);
@@ -441,16 +464,12 @@ int main(int argc, char** argv) {
     std::vector<uint64_t> perm = random_perm(lines, rng);
     for (int t = 0; t < targets; t++) {
       unsigned T = (unsigned)rng.below(lines);
-      std::vector<long long> hits;
-      for (int i = 0; i < 5; i++) hits.push_back(b.run_dirtied(0, 0, {T}, {}, T));
-      std::sort(hits.begin(), hits.end());
-      long long thr = hits[2] + 70;
+      long long thr = evicted_above([&] { return b.run_dirtied(0, 0, {T}, {}, T); });
       for (int e : {34, 35}) {  // 16 and 22.6 MiB
         size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
         for (int seed = 0; seed < 3; seed++) {
           size_t off = rng.below(lines - N - 1);
-          std::vector<unsigned> pool;
-          for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+          std::vector<unsigned> pool = pool_from(perm, off, N, T);
           for (double w : {0.0, 6.0, 12.0, 24.0, 48.0, 192.0})
             for (int wait : {0, 200})
               for (int k = 0; k < 2; k++) {
@@ -474,10 +493,7 @@ int main(int argc, char** argv) {
       unsigned T = (unsigned)rng.below(lines);
       for (int reading = 0; reading < 2; reading++) {
         b.reading_flush = reading;
-        std::vector<long long> hits;
-        for (int i = 0; i < 5; i++) hits.push_back(b.run({T}, {}, T));
-        std::sort(hits.begin(), hits.end());
-        long long thr = hits[2] + 70;
+        long long thr = evicted_above([&] { return b.run({T}, {}, T); });
         const char* kind = reading ? "read" : "write";
         for (int k = 0; k < 3; k++) {  // a flush alone, then T: a hit
           long long c = b.run({T}, {}, T);
@@ -487,8 +503,7 @@ int main(int argc, char** argv) {
           size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
           for (int seed = 0; seed < 3; seed++) {
             size_t off = rng.below(lines - N - 1);
-            std::vector<unsigned> pool;
-            for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+            std::vector<unsigned> pool = pool_from(perm, off, N, T);
             for (int k = 0; k < 2; k++) {
               long long c = b.run({T}, pool, T);
               fprintf(fc, "%s,%u,%zu,%d,%d,%lld,%d\n", kind, T, N, seed, k, c, (int)(c > thr));
@@ -510,16 +525,12 @@ int main(int argc, char** argv) {
     std::vector<uint64_t> perm = random_perm(lines, rng);
     for (int t = 0; t < targets; t++) {
       unsigned T = (unsigned)rng.below(lines);
-      std::vector<long long> hits;
-      for (int i = 0; i < 5; i++) hits.push_back(b.run({T}, {}, T));
-      std::sort(hits.begin(), hits.end());
-      long long thr = hits[2] + 70;
+      long long thr = evicted_above([&] { return b.run({T}, {}, T); });
       for (int e = 32; e <= 35; e++) {  // N = 2^(e/2): 65536 .. 185364 lines
         size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
         for (int seed = 0; seed < 3; seed++) {
           size_t off = rng.below(lines - N - 1);
-          std::vector<unsigned> pool, chain = {T};
-          for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+          std::vector<unsigned> pool = pool_from(perm, off, N, T), chain = {T};
           chain.insert(chain.end(), pool.begin(), pool.end());
           for (int k = 0; k < 6; k++) {
             long long c = b.run({T}, pool, T);
@@ -569,8 +580,7 @@ int main(int argc, char** argv) {
         return true;
       };
       size_t off = rng.below(lines - N0 - 1);
-      std::vector<unsigned> S;
-      for (size_t i = off; S.size() < N0; i++) if (perm[i] != T) S.push_back((unsigned)perm[i]);
+      std::vector<unsigned> S = pool_from(perm, off, N0, T);
       const std::vector<unsigned> pool = S;
       int pool_evicts = 0;
       for (int i = 0; i < 5; i++) pool_evicts += evicts(S);
@@ -609,9 +619,7 @@ int main(int argc, char** argv) {
       // A verified set: more lines of it, then the replacement sequences over them (as evset).
       std::vector<unsigned> extra;
       bool verified = full == 5 && minus_max == 0 && !S.empty();
-      auto evicts_major = [&](const std::vector<unsigned>& x) {  // 2 of 3
-        int k = evicts(x); k += evicts(x); if (k == 1) k += evicts(x); return k >= 2;
-      };
+      auto evicts_major = two_of_three(evicts);
       if (verified) extra = more_of_set(evicts_major, S, pool, dirty ? 15 : 6);
       fprintf(fl, "%d,target,%llu\n", t, (unsigned long long)T * 128);
       for (size_t i = 0; S.size() <= 64 && i < S.size(); i++) fprintf(fl, "%d,member,%llu\n", t, (unsigned long long)S[i] * 128);
@@ -663,8 +671,7 @@ int main(int argc, char** argv) {
           size_t N = (size_t)std::llround(std::pow(2.0, e / 2.0));
           for (int seed = 0; seed < 4; seed++) {
             size_t off = rng.below(lines - N - 1);
-            std::vector<unsigned> pool;
-            for (size_t i = off; pool.size() < N; i++) if (perm[i] != T) pool.push_back((unsigned)perm[i]);
+            std::vector<unsigned> pool = pool_from(perm, off, N, T);
             for (int k = 0; k < 2; k++) fprintf(fc, "%d,%d,%u,%zu,%d,%d,%lld\n", sm_a, sm_b, T, N, seed, k, b.cross(T, pool, sm_a, sm_b));
           }
         }
@@ -698,15 +705,12 @@ int main(int argc, char** argv) {
     auto evicts = [&](const std::vector<unsigned>& s) { return b.run({T}, s, T) > thr; };
     // the pool: distinct random lines other than T
     std::vector<uint64_t> perm = random_perm(lines, rng);
-    std::vector<unsigned> S;
-    for (size_t i = 0; S.size() < (size_t)NPOOL; i++) if (perm[i] != T) S.push_back((unsigned)perm[i]);
+    std::vector<unsigned> S = pool_from(perm, 0, NPOOL, T);
     std::vector<unsigned> pool = S;
     // Prefix search: with the lines found so far F, the shortest prefix P[0..k) of the rest of the
     // pool such that F + P[0..k) evicts T ends in a line of T's set (one fewer does not evict).
     // Keep that line, keep only the prefix before it, repeat until F alone evicts T.
-    auto evicts_major = [&](const std::vector<unsigned>& x) {  // 2 of 3
-      int k = evicts(x); k += evicts(x); if (k == 1) k += evicts(x); return k >= 2;
-    };
+    auto evicts_major = two_of_three(evicts);
     std::vector<unsigned> F, P = S;
     bool ok = evicts_major(P);
     while (ok && !evicts_major(F)) {
