@@ -6,24 +6,21 @@
 //! cache, one set of 16 ways filled with other lines first, as the flush left it.
 
 use gputraffic::input::hw::{Replacement, SetIndexing};
+use gputraffic::input::table::Table;
 use gputraffic::sim::cache::{Cache, Geometry};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 const GPUS: [&str; 2] = ["h100", "h200"];
 const WAYS: usize = 16;
 
 fn rows(gpu: &str, file: &str) -> Vec<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(format!("tests/data/{gpu}/micro/{file}")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    lines
-        .map(|l| {
-            header
-                .iter()
-                .zip(l.split(','))
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
+    let table = Table::load(Path::new(&format!("tests/data/{gpu}/micro/{file}"))).unwrap();
+    let columns = &table.columns;
+    table
+        .rows
+        .iter()
+        .map(|r| columns.iter().cloned().zip(r.iter().cloned()).collect())
         .collect()
 }
 
