@@ -4,7 +4,7 @@
 //   l2_sets OUTDIR cross [TARGETS]               the pool read by other SMs
 //   l2_sets OUTDIR evset [TARGETS]               minimal eviction sets, then replacement sequences
 //   l2_sets OUTDIR reuse [TARGETS]               does a hit protect a line? (T read 1, 2 or 4 times)
-//   l2_sets OUTDIR reduce [TARGETS [POOL [FLUSH [dirty]]]]  minimal eviction sets by group elimination
+//   l2_sets OUTDIR reduce [TARGETS [POOL [FLUSH [dirty|scan [PAGES]]]]]  minimal eviction sets by group elimination
 //   l2_sets OUTDIR order [TARGETS]               the same pool read in parallel or in a fixed order
 //   l2_sets OUTDIR clean [TARGETS]               the curve after a flush that writes or only reads
 //   l2_sets OUTDIR dirtvol [TARGETS]             how much dirt, and how long ago, shrinks one side's share
@@ -48,9 +48,16 @@
 //   A verified set gets up to 6 more lines of its set and evset's replacement sequences; with
 //   `dirty`, 15 more, and T's eviction after the set is filled with 15 lines of which 0, 5, 10 or
 //   15 were written (dirty), T read last, and 1..16 new lines read.
+//   With `scan` (the reading flush), the set function as a program sees it: every line of PAGES
+//   2 MiB pages (default 512: the whole buffer) tested for T's set, with T and 15 lines of the
+//   verified set read first (then a 16th line of the set evicts T, the least recent): in groups
+//   of 256, one by one within the groups that evicted T, each line found 3 times more.
 //   -> l2_sets_reduce_trace.csv (target, tests, lines), l2_sets_reduce_lines.csv (target, role,
 //      line_offset_bytes), l2_sets_reduce_summary.csv, l2_sets_reduce_policy.csv (as evset's),
-//      l2_sets_reduce_dirty.csv (target, dirty_lines, new_lines, rep, cycles, evicted)
+//      l2_sets_reduce_dirty.csv (target, dirty_lines, new_lines, rep, cycles, evicted),
+//      l2_sets_scan.csv (target, target_offset_bytes, line_offset_bytes, evicts_of_3),
+//      l2_sets_scan_summary.csv (per target: lines scanned, groups and lines that evicted T,
+//      the controls)
 // order: is the outcome for one pool decided, and by what? Pools of N = 2^16 .. 2^17.5 lines
 //   around the knee of `curve`, each tested 6 times with the pool read by all 1024 threads (the
 //   order they reach the L2 varies from trial to trial) and 6 times read by thread 0 alone as a
@@ -126,6 +133,39 @@ __global__ void l2_test(const char* base, const unsigned* seq, int nseq, const u
     out[1] = smid();
     out[2] = (long long)(acc + a2 + sink);
   }
+}
+
+// The set-mate scan: for each group of candidates, thread 0 reads `fill` in order (T first, then
+// 15 more lines of its set: the set then holds exactly these 16, T the least recent), all threads
+// read the group's candidates, and thread 0 times T. T misses iff a candidate fell into its set.
+// Groups run back to back in one launch; a group with two set-mates evicts T and fill[1] too, and
+// the next group's fill restores the set. out[g] = cycles of T's read; out[groups] = the SM.
+__global__ void scan_groups(const char* base, const unsigned* fill, int nfill, const unsigned* cand, long ncand,
+                            int group, long long* out) {
+  __shared__ volatile unsigned long long sink;
+  long groups = (ncand + group - 1) / group;
+  for (long g = 0; g < groups; g++) {
+    unsigned long long acc = 0;
+    if (threadIdx.x == 0)
+      for (int i = 0; i < nfill; i++) acc += ldcg((const unsigned long long*)(base + (size_t)fill[i] * 128 + acc));
+    __syncthreads();
+    unsigned long long a2 = 0;
+    for (long i = g * group + threadIdx.x, end = (g + 1) * group < ncand ? (g + 1) * group : ncand; i < end; i += THREADS)
+      a2 += ldcg((const unsigned long long*)(base + (size_t)cand[i] * 128));
+    if (a2 == 1) sink = a2;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (long long w = clk(); clk() - w < 1000;) {}
+      const unsigned long long* p = (const unsigned long long*)(base + (size_t)fill[0] * 128 + (acc & a2));
+      long long t0 = clk();
+      unsigned long long v = ldcg(p);
+      sink = v;
+      long long t1 = clk();
+      out[g] = t1 - t0;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[groups] = smid();
 }
 
 // Two SMs: a block on SM `sm_a` reads T (thread 0), then a block on SM `sm_b` reads the pool (all
@@ -212,6 +252,25 @@ struct Bench {
     long long h[3]; CK(cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost));
     tests++;
     return h[0];
+  }
+  // After the reading flush, scan_groups over `cand` in groups of `group`: T's read per group,
+  // and the SM it ran on in `sm`.
+  std::vector<long long> scan(const std::vector<unsigned>& fill, const std::vector<unsigned>& cand, int group,
+                              long long* sm) {
+    long groups = ((long)cand.size() + group - 1) / group;
+    unsigned* d_cand; long long* d_res;
+    CK(cudaMalloc(&d_cand, std::max<size_t>(cand.size(), 1) * 4)); CK(cudaMalloc(&d_res, (groups + 1) * 8));
+    CK(cudaMemcpy(d_cand, cand.data(), cand.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_seq, fill.data(), fill.size() * 4, cudaMemcpyHostToDevice));
+    flush_l2_reading<<<264, 1024>>>(fl, nfl, (double*)d_out + 4);
+    scan_groups<<<1, THREADS>>>(base, d_seq, (int)fill.size(), d_cand, (long)cand.size(), group, d_res);
+    std::vector<long long> res(groups + 1);
+    CK(cudaMemcpy(res.data(), d_res, res.size() * 8, cudaMemcpyDeviceToHost));
+    CK(cudaFree(d_cand)); CK(cudaFree(d_res));
+    tests += groups;
+    *sm = res[groups];
+    res.pop_back();
+    return res;
   }
   long long run(const std::vector<unsigned>& seq, const std::vector<unsigned>& pool, unsigned probe, long long* sm = nullptr,
                 bool flush_mid = false) {
@@ -342,7 +401,7 @@ static void replacement_sequences(Bench& b, FILE* fp, int t, const std::vector<u
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS] | reduce [TARGETS [POOL [FLUSH [dirty]]]] | order [TARGETS] | clean [TARGETS] | dirtvol [TARGETS]\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: l2_sets OUTDIR curve [TARGETS [HOME_MASK]] | cross [TARGETS] | evset [TARGETS] | reuse [TARGETS] | reduce [TARGETS [POOL [FLUSH [dirty|scan [PAGES]]]]] | order [TARGETS] | clean [TARGETS] | dirtvol [TARGETS]\n"); return 2; }
   std::string dir = argv[1], mode = argv[2];
   int targets = argc > 3 ? atoi(argv[3]) : 4;
   const size_t bytes = 1ull << 30, lines = bytes / 128;
@@ -550,6 +609,14 @@ int main(int argc, char** argv) {
     const size_t N0 = argc > 4 ? (size_t)atol(argv[4]) : (1u << 18);
     b.reading_flush = argc > 5 && std::string(argv[5]) == "read";
     const bool dirty = argc > 6 && std::string(argv[6]) == "dirty";
+    const bool scan = argc > 6 && std::string(argv[6]) == "scan";
+    const size_t scan_pages = argc > 7 ? (size_t)atol(argv[7]) : 512;
+    FILE* fm = scan ? fopen((dir + "/l2_sets_scan.csv").c_str(), "w") : nullptr;
+    FILE* fn = scan ? fopen((dir + "/l2_sets_scan_summary.csv").c_str(), "w") : nullptr;
+    if (scan && (!fm || !fn)) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
+    if (fm) fprintf(fm, "target,target_offset_bytes,line_offset_bytes,evicts_of_3\n");
+    if (fn) fprintf(fn, "target,target_offset_bytes,reduce_sm,scan_sm,threshold,scanned_lines,group,positive_groups,singles,"
+                        "positive_singles,evict_3_of_3,control_setmate_evicts_of_8,control_hit_evicts_of_8,seconds\n");
     FILE* fd = dirty ? fopen((dir + "/l2_sets_reduce_dirty.csv").c_str(), "w") : nullptr;
     if (dirty && !fd) { fprintf(stderr, "cannot write to %s\n", dir.c_str()); return 1; }
     if (fd) fprintf(fd, "target,dirty_lines,new_lines,rep,cycles,evicted\n");
@@ -644,6 +711,49 @@ int main(int argc, char** argv) {
             }
         fflush(fd);
       }
+      // Scan: every line of `scan_pages` 2 MiB pages from T's own on (the buffer wrapping round)
+      // tested for T's set, in groups of 256, then one by one in the groups that evicted T, then
+      // each line found 3 times more. Controls: S's 16th line alone (evicts T) and T alone (a hit).
+      if (scan && verified && S.size() == 16) {
+        auto s0 = std::chrono::steady_clock::now();
+        std::vector<unsigned> fill = {T};
+        fill.insert(fill.end(), S.begin(), S.begin() + 15);
+        long long scan_sm = -1;
+        std::vector<unsigned> controls;
+        for (int i = 0; i < 8; i++) { controls.push_back(S[15]); controls.push_back(T); }
+        std::vector<long long> c = b.scan(fill, controls, 1, &scan_sm);
+        int pos_ctl = 0, neg_ctl = 0;
+        for (int i = 0; i < 8; i++) { pos_ctl += c[2 * i] > thr; neg_ctl += c[2 * i + 1] > thr; }
+        const size_t page_lines = 1u << 14, first = (T / page_lines) * page_lines;
+        std::vector<unsigned> cand;
+        for (size_t i = 0; i < scan_pages * page_lines; i++) cand.push_back((unsigned)((first + i) % lines));
+        const int G1 = 256;
+        c = b.scan(fill, cand, G1, &scan_sm);
+        std::vector<unsigned> singles;
+        long positive_groups = 0;
+        for (size_t g = 0; g < c.size(); g++)
+          if (c[g] > thr) {
+            positive_groups++;
+            for (size_t i = g * G1; i < std::min(cand.size(), (g + 1) * G1); i++) singles.push_back(cand[i]);
+          }
+        c = b.scan(fill, singles, 1, &scan_sm);
+        std::vector<unsigned> found, again;
+        for (size_t i = 0; i < c.size(); i++) if (c[i] > thr) found.push_back(singles[i]);
+        for (unsigned x : found) for (int k = 0; k < 3; k++) again.push_back(x);
+        c = b.scan(fill, again, 1, &scan_sm);
+        int sure = 0;
+        for (size_t i = 0; i < found.size(); i++) {
+          int k = (c[3 * i] > thr) + (c[3 * i + 1] > thr) + (c[3 * i + 2] > thr);
+          sure += k == 3;
+          fprintf(fm, "%d,%llu,%llu,%d\n", t, (unsigned long long)T * 128, (unsigned long long)found[i] * 128, k);
+        }
+        fprintf(fn, "%d,%llu,%lld,%lld,%lld,%zu,%d,%ld,%zu,%zu,%d,%d,%d,%.1f\n", t, (unsigned long long)T * 128, sm, scan_sm,
+                thr, cand.size(), G1, positive_groups, singles.size(), found.size(), sure, pos_ctl, neg_ctl,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
+        fflush(fm); fflush(fn);
+        fprintf(stderr, "target %d: scan of %zu lines: %zu of T's set (%d sure), controls %d/8 %d/8\n", t, cand.size(),
+                found.size(), sure, pos_ctl, neg_ctl);
+      }
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       fprintf(fs, "%d,%llu,%lld,%lld,%lld,%lld,%zu,%d,%zu,%d,%ld,%d,%d,%.1f\n", t, (unsigned long long)T * 128, sm, hits[2],
               misses[1], thr, N0, pool_evicts, S.size(), (int)stuck, b.tests - tests0, full, minus_max, secs);
@@ -653,6 +763,7 @@ int main(int argc, char** argv) {
     }
     fclose(ft); fclose(fl); fclose(fs); fclose(fp);
     if (fd) fclose(fd);
+    if (fm) { fclose(fm); fclose(fn); }
     return 0;
   }
   if (mode == "cross") {

@@ -21,7 +21,8 @@
 #               l2_sets_lines/summary/trace/policy.csv (the eviction-set search), l2_sets_reuse.csv (does a
 #               hit protect a line?), l2_sets_reduce_*.csv (16-line sets after a clean flush, and their
 #               replacement), l2_sets_order.csv, l2_sets_clean.csv, l2_sets_dirtvol.csv (what the flush's
-#               dirt does); not in the default steps.
+#               dirt does), l2_sets_scan*.csv (every line of 1 GiB tested for the sets of up to 12 targets:
+#               the set function as a program sees it); not in the default steps.
 #               HOME_MASK (hex) = the within-page home bits of the config, for the near/far-only pools
 # Besides each CSV: NAME_runs.csv (the benchmark's own output), NAME_ncu.csv (the raw ncu export),
 # NAME.log. Metrics that this ncu does not know are dropped (listed in OUTDIR/micro.log).
@@ -120,7 +121,9 @@ step_sets() {
     "$out/bin/l2_sets" "$out" reduce 8 524288 read >> "$out/l2_sets.log" 2>&1 &&
     "$out/bin/l2_sets" "$out" order 4 >> "$out/l2_sets.log" 2>&1 &&
     "$out/bin/l2_sets" "$out" clean 6 >> "$out/l2_sets.log" 2>&1 &&
-    "$out/bin/l2_sets" "$out" dirtvol 4 >> "$out/l2_sets.log" 2>&1 || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
+    "$out/bin/l2_sets" "$out" dirtvol 4 >> "$out/l2_sets.log" 2>&1 &&
+    mkdir -p "$out/scan" && "$out/bin/l2_sets" "$out/scan" reduce 12 524288 read scan 512 >> "$out/l2_sets.log" 2>&1 &&
+    cp "$out/scan/l2_sets_scan.csv" "$out/scan/l2_sets_scan_summary.csv" "$out/" || echo "l2_sets failed (see l2_sets.log)" | tee -a "$log"
 }
 
 for s in $steps; do
