@@ -156,6 +156,13 @@ pub enum SetIndexing {
     /// spread over them too. Chosen against the H100/H200 L1 pointer chase (docs/model.md).
     #[serde(rename = "xor-fold")]
     XorFold,
+    /// Balanced over address ranges, as measured on the H100 and H200 L2 (docs/model.md "L2"):
+    /// each run of `sets` consecutive partition-local lines fills every set once, in an order
+    /// scrambled per run, so that a contiguous array loads the sets evenly and strides spread. In
+    /// a split L2 a line and its partner in the other partition (the line that differs in the
+    /// lowest bit of `home_hash`) share the set index, so each partition's own lines are balanced
+    /// too.
+    Balanced,
 }
 
 /// The cache that serves global loads inside an SM.

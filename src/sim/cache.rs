@@ -38,6 +38,9 @@ pub struct Geometry {
     pub replacement: Replacement,
     /// Set indexing.
     pub indexing: SetIndexing,
+    /// For [`SetIndexing::Balanced`] in a split L2: the line-address bit that tells a line from its
+    /// partner in the other partition; it is left out of the set index, so partners share a set.
+    pub pair_bit: Option<u32>,
 }
 
 impl Geometry {
@@ -49,7 +52,13 @@ impl Geometry {
             ways,
             replacement,
             indexing,
+            pair_bit: None,
         }
+    }
+
+    /// This geometry with [`Geometry::pair_bit`] set.
+    pub fn with_pair_bit(self, pair_bit: Option<u32>) -> Geometry {
+        Geometry { pair_bit, ..self }
     }
 }
 
@@ -107,17 +116,59 @@ impl FastRem {
             x % self.d
         }
     }
+
+    /// `x / d`, by one multiplication for `x < 2^32` (the same paper's `fastdiv`).
+    #[inline]
+    fn div(self, x: u64) -> u64 {
+        if x >> 32 == 0 && self.d > 1 {
+            ((self.magic as u128 * x as u128) >> 64) as u64
+        } else {
+            x / self.d
+        }
+    }
 }
 
 /// The set a line maps to in a cache of `geometry` (0..sets).
 #[inline]
 pub fn set_index(geometry: &Geometry, line: u64) -> usize {
-    set_index_by(geometry, line, |x| x % geometry.sets as u64)
+    let sets = geometry.sets as u64;
+    set_index_by(geometry, line, |x| x % sets, |x| x / sets)
 }
 
-/// [`set_index`], taking `% sets` by `rem` (the caches pass their [`FastRem`]).
+/// [`set_index`] for one geometry, with its divisions by the set count made multiplications
+/// (for callers on a hot path, such as the L2's shard router).
+#[derive(Debug, Clone, Copy)]
+pub struct SetIndexer {
+    geometry: Geometry,
+    sets: FastRem,
+}
+
+impl SetIndexer {
+    /// The indexer of `geometry` (at least one set).
+    pub fn new(geometry: Geometry) -> SetIndexer {
+        SetIndexer {
+            geometry,
+            sets: FastRem::new(geometry.sets.max(1) as u64),
+        }
+    }
+
+    /// The set `line` maps to, as [`set_index`].
+    #[inline]
+    pub fn set(&self, line: u64) -> usize {
+        let sets = self.sets;
+        set_index_by(&self.geometry, line, |x| sets.rem(x), |x| sets.div(x))
+    }
+}
+
+/// [`set_index`], taking `% sets` by `rem` and `/ sets` by `div` (the caches pass their
+/// [`FastRem`]'s).
 #[inline(always)]
-fn set_index_by(geometry: &Geometry, line: u64, rem: impl Fn(u64) -> u64) -> usize {
+fn set_index_by(
+    geometry: &Geometry,
+    line: u64,
+    rem: impl Fn(u64) -> u64,
+    div: impl Fn(u64) -> u64,
+) -> usize {
     let sets = geometry.sets;
     match geometry.indexing {
         SetIndexing::Modulo => rem(line) as usize,
@@ -128,8 +179,41 @@ fn set_index_by(geometry: &Geometry, line: u64, rem: impl Fn(u64) -> u64) -> usi
             let h = h ^ (h >> 32);
             ((h as u128 * sets as u128) >> 64) as usize
         }
+        SetIndexing::Balanced => balanced_set(line, sets as u64, geometry.pair_bit, rem, div),
     }
 }
+
+/// [`SetIndexing::Balanced`]: the partition-local line (the pair bit left out) splits into a run
+/// of `sets` lines and a place in it; the place is scrambled by a multiplier prime to `sets`
+/// (a bijection of the run onto the sets) and shifted by an offset drawn from the run's number.
+#[inline(always)]
+fn balanced_set(
+    line: u64,
+    sets: u64,
+    pair_bit: Option<u32>,
+    rem: impl Fn(u64) -> u64,
+    div: impl Fn(u64) -> u64,
+) -> usize {
+    let local = match pair_bit {
+        Some(b) => ((line >> (b + 1)) << b) | (line & ((1u64 << b) - 1)),
+        None => line,
+    };
+    let run = div(local);
+    let place = local - run * sets;
+    // Two primes: whichever does not divide `sets` is prime to it (a division by a constant).
+    let mult = if !sets.is_multiple_of(BALANCE_PRIMES[0]) {
+        BALANCE_PRIMES[0]
+    } else {
+        BALANCE_PRIMES[1]
+    };
+    let h = (run ^ (run >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let offset = ((h >> 32) * (sets & 0xFFFF_FFFF)) >> 32;
+    let set = rem(place * mult) + offset;
+    (if set >= sets { set - sets } else { set }) as usize
+}
+
+/// The multipliers of [`balanced_set`] (primes, so one of them is prime to any set count).
+const BALANCE_PRIMES: [u64; 2] = [7919, 7927];
 
 /// A hint to bring the memory at `p` into the CPU's caches (no effect where unsupported).
 #[inline(always)]
@@ -455,7 +539,8 @@ impl SetAssoc {
     #[inline]
     fn set_of(&self, line: u64) -> usize {
         let rem = self.sets_rem;
-        let s = set_index_by(&self.geometry, line, |x| rem.rem(x)) >> self.shard_shift;
+        let s =
+            set_index_by(&self.geometry, line, |x| rem.rem(x), |x| rem.div(x)) >> self.shard_shift;
         debug_assert_eq!(s, set_index(&self.geometry, line) >> self.shard_shift);
         debug_assert!(s < self.local_sets);
         s
@@ -622,7 +707,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_fast_remainder_equals_the_division() {
+    fn the_fast_remainder_and_quotient_equal_the_division() {
         let mut x = 0x1234_5678_9abc_def0u64;
         let divisors = (1..=300u64).chain([124 * 16, 40960, 65_535, 1 << 31, u32::MAX as u64]);
         for d in divisors {
@@ -630,6 +715,7 @@ mod tests {
             let edges = [0, 1, d - 1, d, d + 1, u32::MAX as u64, 1 << 32, u64::MAX];
             for v in edges {
                 assert_eq!(r.rem(v), v % d, "{v} % {d}");
+                assert_eq!(r.div(v), v / d, "{v} / {d}");
             }
             for _ in 0..2000 {
                 x ^= x << 13;
@@ -637,6 +723,7 @@ mod tests {
                 x ^= x << 17;
                 let v = x >> (x % 40); // every width, most below 2^32
                 assert_eq!(r.rem(v), v % d, "{v} % {d}");
+                assert_eq!(r.div(v), v / d, "{v} / {d}");
             }
         }
     }
@@ -647,6 +734,7 @@ mod tests {
             ways: 2,
             replacement,
             indexing: SetIndexing::Modulo,
+            pair_bit: None,
         })
     }
 
@@ -657,6 +745,7 @@ mod tests {
             ways: 4,
             replacement,
             indexing: SetIndexing::Modulo,
+            pair_bit: None,
         })
         .with_local_ways(2)
     }
@@ -734,6 +823,62 @@ mod tests {
         assert_eq!(c.insert(6).1.map(|e| e.line), Some(0));
     }
 
+    /// A balanced geometry of `sets` sets (4 ways, LRU), with or without a pair bit.
+    fn balanced(sets: usize, pair_bit: Option<u32>) -> Geometry {
+        Geometry {
+            sets,
+            ways: 4,
+            replacement: Replacement::Lru,
+            indexing: SetIndexing::Balanced,
+            pair_bit,
+        }
+    }
+
+    #[test]
+    fn balanced_indexing_puts_every_run_of_sets_lines_once_in_each_set() {
+        for sets in [1, 7, 100, 12800] {
+            let g = balanced(sets, None);
+            for run in 0..5u64 {
+                let mut seen: Vec<usize> = (0..sets as u64)
+                    .map(|i| set_index(&g, run * sets as u64 + i))
+                    .collect();
+                seen.sort_unstable();
+                assert_eq!(
+                    seen,
+                    (0..sets).collect::<Vec<_>>(),
+                    "{sets} sets, run {run}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn balanced_indexing_scrambles_a_run_and_shifts_each_run_differently() {
+        let g = balanced(100, None);
+        let next = (0..99u64)
+            .filter(|&l| set_index(&g, l + 1) == (set_index(&g, l) + 1) % 100)
+            .count();
+        assert_eq!(next, 0, "neighbouring lines in neighbouring sets");
+        let firsts: Vec<usize> = (0..8u64).map(|run| set_index(&g, run * 100)).collect();
+        let mut distinct = firsts.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() >= 6, "runs start in {firsts:?}");
+    }
+
+    #[test]
+    fn balanced_indexing_gives_a_line_and_its_partner_one_set_and_leaves_the_pair_bit_out() {
+        let g = balanced(100, Some(5));
+        for line in 0..10_000u64 {
+            assert_eq!(set_index(&g, line), set_index(&g, line ^ 32), "line {line}");
+        }
+        // The first 100 lines of one partition (bit 5 clear) fill every set once.
+        let own: Vec<u64> = (0..).filter(|l| l & 32 == 0).take(100).collect();
+        let mut seen: Vec<usize> = own.iter().map(|&l| set_index(&g, l)).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+    }
+
     #[test]
     fn shards_of_a_cache_together_behave_as_the_whole_cache() {
         let geometry = Geometry {
@@ -741,6 +886,7 @@ mod tests {
             ways: 2,
             replacement: Replacement::Lru,
             indexing: SetIndexing::Hash,
+            pair_bit: None,
         };
         let mut whole = Cache::new(geometry);
         let mut shards: Vec<Cache> = (0..4).map(|k| Cache::shard(geometry, k, 4)).collect();
@@ -808,6 +954,7 @@ mod tests {
             ways: 4,
             replacement: Replacement::Plru,
             indexing: SetIndexing::Modulo,
+            pair_bit: None,
         });
         for line in 0..4 {
             c.insert(line);
@@ -833,6 +980,7 @@ mod tests {
                 ways,
                 replacement: Replacement::Plru,
                 indexing: SetIndexing::Modulo,
+                pair_bit: None,
             });
             for line in 0..ways as u64 {
                 c.insert(line);
@@ -858,6 +1006,7 @@ mod tests {
             ways: 4,
             replacement: Replacement::Srrip,
             indexing: SetIndexing::Modulo,
+            pair_bit: None,
         });
         c.insert(0);
         assert!(c.access(0).is_some()); // predicted near (0); the lines after it long (2)
@@ -886,6 +1035,7 @@ mod tests {
             ways: 16,
             replacement: Replacement::Lru,
             indexing: SetIndexing::Hash,
+            pair_bit: None,
         };
         let Cache::SetAssoc(c) = Cache::new(g) else {
             unreachable!()
@@ -908,6 +1058,7 @@ mod tests {
             ways: 3,
             replacement: Replacement::Lru,
             indexing: SetIndexing::XorFold,
+            pair_bit: None,
         };
         let Cache::SetAssoc(c) = Cache::new(g) else {
             unreachable!()

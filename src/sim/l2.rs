@@ -10,7 +10,7 @@
 
 use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
-use crate::sim::cache::{Cache, Evicted, Geometry, set_index};
+use crate::sim::cache::{Cache, Evicted, Geometry, SetIndexer};
 use crate::sim::coalesce::full_sectors;
 use crate::sim::dram::{CompulsoryLog, CompulsoryTracker, DramCounters};
 use hashbrown::HashMap;
@@ -23,7 +23,7 @@ pub const SHARDS: usize = 32;
 /// partitions), so each shard holds whole sets and shards never interact.
 #[derive(Debug, Clone, Copy)]
 pub struct L2Router {
-    geometry: Option<Geometry>,
+    sets: Option<SetIndexer>,
     /// Number of shards (a power of two).
     pub shards: usize,
 }
@@ -33,8 +33,7 @@ impl L2Router {
     /// one shard where the replacement is random.
     pub fn new(hw: &HwConfig, infinite: bool, shards: usize) -> L2Router {
         let c = &hw.l2;
-        let per_part = c.size_bytes / c.partitions as u64;
-        let geometry = Geometry::new(per_part, c.ways, c.replacement, c.set_indexing);
+        let geometry = partition_geometry(hw);
         // A power of two, so that shard and local set are a mask and a shift.
         let shards = if c.replacement == Replacement::Random {
             1
@@ -43,7 +42,7 @@ impl L2Router {
             1 << most.ilog2()
         };
         L2Router {
-            geometry: (!infinite).then_some(geometry),
+            sets: (!infinite).then(|| SetIndexer::new(geometry)),
             shards,
         }
     }
@@ -55,11 +54,29 @@ impl L2Router {
             return 0;
         }
         let mask = self.shards - 1;
-        match &self.geometry {
-            Some(g) => set_index(g, line) & mask,
+        match &self.sets {
+            Some(sets) => sets.set(line) & mask,
             None => (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask,
         }
     }
+}
+
+/// The geometry of one partition of `hw`'s L2. In a split L2 the lowest address bit of the home
+/// hash tells a line from its partner in the other partition, which shares its set under
+/// [`SetIndexing::Balanced`](crate::input::hw::SetIndexing::Balanced).
+pub fn partition_geometry(hw: &HwConfig) -> Geometry {
+    let c = &hw.l2;
+    let per_part = c.size_bytes / c.partitions as u64;
+    let pair_bit = match (&c.home_hash, c.partitions) {
+        (Some(hash), 2) => hash
+            .mask()
+            .ok()
+            .map(|mask| mask.trailing_zeros())
+            .filter(|bit| (LINE_SHIFT..64).contains(bit))
+            .map(|bit| bit - LINE_SHIFT),
+        _ => None,
+    };
+    Geometry::new(per_part, c.ways, c.replacement, c.set_indexing).with_pair_bit(pair_bit)
 }
 
 /// The L2 as shards ([`L2`] each) that replay their requests independently, in parallel; their
@@ -297,18 +314,13 @@ impl L2 {
         shards: usize,
     ) -> L2 {
         let c = &hw.l2;
-        let per_part = c.size_bytes / c.partitions as u64;
         let parts = (0..c.partitions)
             .map(|_| {
                 if infinite {
                     Cache::infinite()
                 } else {
-                    Cache::shard(
-                        Geometry::new(per_part, c.ways, c.replacement, c.set_indexing),
-                        shard,
-                        shards,
-                    )
-                    .with_local_ways(c.local_ways.unwrap_or(c.ways) as usize)
+                    Cache::shard(partition_geometry(hw), shard, shards)
+                        .with_local_ways(c.local_ways.unwrap_or(c.ways) as usize)
                 }
             })
             .collect();
@@ -532,6 +544,7 @@ pub fn sector_bytes(sectors: u8) -> u128 {
 mod tests {
     use super::*;
     use crate::input::hw::PartitionHash;
+    use crate::sim::cache::set_index;
 
     /// A small split L2: 2 partitions × 2 sets × 2 ways, SM 0 near partition 0, SM 1 near 1,
     /// home = parity of address bit 12 (lines 0..31 home 0, 32..63 home 1).
@@ -572,6 +585,32 @@ mod tests {
         assert_eq!(l2.home(31), 0);
         assert_eq!(l2.home(32), 1);
         assert_eq!(l2.home(64), 0);
+    }
+
+    #[test]
+    fn under_balanced_indexing_each_partition_gets_its_own_lines_evenly_and_partners_share_sets() {
+        for config in ["h100-sxm", "h200"] {
+            let mut hw = HwConfig::load(config).unwrap();
+            hw.l2.set_indexing = crate::input::hw::SetIndexing::Balanced;
+            let g = partition_geometry(&hw);
+            let l2 = L2::shard(&hw, false, None, 0, 1);
+            let mut count = vec![[0u32; 2]; g.sets];
+            // Three runs of both partitions' lines (a run: `sets` partition-local lines).
+            let first = 7 * 2 * g.sets as u64;
+            for line in first..first + 6 * g.sets as u64 {
+                count[set_index(&g, line)][l2.home(line)] += 1;
+            }
+            assert!(
+                count.iter().all(|c| c == &[3, 3]),
+                "{config}: a set got {:?}",
+                count.iter().find(|c| *c != &[3, 3])
+            );
+            let partner = 1u64 << g.pair_bit.expect("a split L2 has a pair bit");
+            for line in first..first + 1000 {
+                assert_eq!(set_index(&g, line), set_index(&g, line ^ partner));
+                assert_ne!(l2.home(line), l2.home(line ^ partner));
+            }
+        }
     }
 
     #[test]
