@@ -27,7 +27,7 @@ struct Case {
     l2_kib: u64,
     l2_ways: u32,
     replacement: Replacement,
-    hash: bool,
+    indexing: SetIndexing,
     split: bool,
     infinite_l2: bool,
 }
@@ -133,11 +133,7 @@ fn hw(c: &Case) -> HwConfig {
     hw.l2.ways = c.l2_ways;
     hw.l2.size_bytes = c.l2_kib * 1024 * parts as u64;
     hw.l2.replacement = c.replacement;
-    hw.l2.set_indexing = if c.hash {
-        SetIndexing::Hash
-    } else {
-        SetIndexing::Modulo
-    };
+    hw.l2.set_indexing = c.indexing;
     hw
 }
 
@@ -160,7 +156,15 @@ fn case() -> impl Strategy<Value = Case> {
             prop::sample::select(vec![2u32, 4, 8]),
             prop::sample::select(vec![Replacement::Lru, Replacement::Fifo, Replacement::Plru]),
         ),
-        (any::<bool>(), any::<bool>(), prop::bool::weighted(0.1)),
+        (
+            prop::sample::select(vec![
+                SetIndexing::Modulo,
+                SetIndexing::Hash,
+                SetIndexing::Balanced,
+            ]),
+            any::<bool>(),
+            prop::bool::weighted(0.1),
+        ),
     )
         .prop_map(
             |(
@@ -169,7 +173,7 @@ fn case() -> impl Strategy<Value = Case> {
                 offsets,
                 (loop_count, nested, with_if, atomic),
                 (l2_kib, l2_ways, replacement),
-                (hash, split, infinite_l2),
+                (indexing, split, infinite_l2),
             )| Case {
                 n,
                 block: [b[0] * 4, b[1], b[2].min(4)],
@@ -183,7 +187,7 @@ fn case() -> impl Strategy<Value = Case> {
                 l2_kib,
                 l2_ways,
                 replacement,
-                hash,
+                indexing,
                 split,
                 infinite_l2,
             },
@@ -248,7 +252,7 @@ fn the_random_kernels_exercise_what_they_claim() {
         l2_kib: 2,
         l2_ways: 4,
         replacement: Replacement::Plru,
-        hash: true,
+        indexing: SetIndexing::Hash,
         split: true,
         infinite_l2: false,
     };

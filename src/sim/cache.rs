@@ -207,7 +207,7 @@ fn balanced_set(
         BALANCE_PRIMES[1]
     };
     let h = (run ^ (run >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let offset = ((h >> 32) * (sets & 0xFFFF_FFFF)) >> 32;
+    let offset = (((h >> 32) as u128 * sets as u128) >> 32) as u64;
     let set = rem(place * mult) + offset;
     (if set >= sets { set - sets } else { set }) as usize
 }
