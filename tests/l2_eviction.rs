@@ -61,15 +61,12 @@ fn measured(gpu: &str, file: &str, kind: &str, pool_sms: &[u32]) -> HashMap<u64,
 fn simulated(hw: &HwConfig, sm_b: usize, pool: u64, trials: u32) -> f64 {
     let buffer = 0x40_0000_0000u64 >> 7; // 1 GiB of lines, on its own 2 MiB pages
     let flush = 0x80_0000_0000u64 >> 7;
-    // splitmix64: the low bits of a xorshift are linear in its state, and their sets under
-    // balanced indexing came out correlated from trial to trial (8 trials evicting none in a row).
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let mut next = move || {
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        buffer + (z ^ (z >> 31)) % (1 << 23)
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buffer + x % (1 << 23)
     };
     let sms = hw.sm.count as usize;
     let mut evicted = 0;
@@ -101,8 +98,9 @@ fn with_local_ways(hw: &str, local_ways: Option<u32>) -> HwConfig {
     hw
 }
 
-/// Simulated trials per pool size: 8 were too few under balanced set indexing (at one size 0.38
-/// of them evicted T, of 32 trials 0.78).
+/// Simulated trials per pool size. 8 were too few under balanced set indexing: a trial's chance
+/// depends on T's home (H100, 64 MiB read from the other side: 0.85 homed on one side, 0.71 on
+/// the other, 48 trials), and at one size 8 trials evicted T in none where 32 do in 0.59.
 const TRIALS: u32 = 32;
 
 /// Pool sizes of the measured curves: 8, 11.3, 16, 22.6 and 32 MiB; 45.3 and 64 MiB beyond.
