@@ -48,7 +48,7 @@ fn measured_sets(gpu: &str) -> BTreeMap<u32, Vec<u64>> {
 }
 
 /// The variance over the mean of a set's line count per aligned chunk of `chunk_lines` lines
-/// (1 for lines spread by a uniform hash, 0 for a set that gets the same count from every chunk).
+/// (1 for lines placed at random, 0 for a set that gets the same count from every chunk).
 fn dispersion(set: &[u64], chunk_lines: u64) -> f64 {
     let chunks = (BUFFER_LINES / chunk_lines) as usize;
     let mut counts = vec![0f64; chunks];
