@@ -24,6 +24,19 @@
 // every line near; w in the other partition leaves the lines homed there far (about half). A kernel
 // writing 192 MiB runs before each launch to flush L2 (no ncu here, so clocks are not locked:
 // cycles are SM cycles at whatever clock the card runs).
+//
+//   l2_near_far --stores LINES.csv     (run without ncu)
+// Where stores leave a line. After a flush that reads 192 MiB (every set clean), one-warp kernels
+// on chosen SMs read the chain (lane 0 chases it) or write it (lanes 0-3 rewrite sector 0 of each
+// line with the values it holds: a whole-sector store, the data unchanged; or lane 0 its first
+// word only: 8 of 32 bytes), in the configuration's order; then SM 0 chases the chain three times
+// as above. A line SM 0 finds in its own partition in pass 0 takes about as long as in pass 1; one
+// it finds only in the far partition 140-200 cycles more; one that was in neither, a DRAM miss
+// (225 or more). validation/l2_stores_summary.py counts them per configuration and home. SM 1 shares SM 0's TPC and so its side; the other side's SM is the first of a list
+// of candidates whose read leaves 30-70% of the lines far.
+// Questions: does a store from SM 0's side to a line homed on the other side leave a copy in SM 0's
+// partition (the configs say no: it goes home and invalidates the near copy), and does a store from
+// the other side invalidate the copy a read left in SM 0's partition?
 #include <algorithm>
 #include <string>
 #include "micro.cuh"
@@ -83,9 +96,11 @@ __global__ void flush_k(double* f, long n) {
 }
 
 static int partition_map(const char* path);
+static int stores(const char* path);
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--map") return partition_map(argv[2]);
+  if (argc == 3 && std::string(argv[1]) == "--stores") return stores(argv[2]);
   if (argc < 3) { fprintf(stderr, "usage: %s RUNS.csv LOADS.csv | --map MAP.csv\n", argv[0]); return 2; }
   FILE* fr = fopen(argv[1], "w");
   FILE* fl = fopen(argv[2], "w");
@@ -202,5 +217,135 @@ static int partition_map(const char* path) {
   }
   fclose(f);
   printf("partition map written to %s\n", path);
+  return 0;
+}
+
+// Reads n doubles (a flush that leaves every L2 set full of clean lines).
+__global__ void flush_read_k(const double* f, long n, double* sink) {
+  double acc = 0;
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) acc += f[i];
+  if (acc == -1.0) *sink = acc;
+}
+
+// One warp on SM `sm` (the first block there claims it) reads (op 0: lane 0 chases from `start`)
+// or writes the chain: op 1, lanes 0-3 store sector 0 of every line with the words it holds (a
+// whole sector); op 2, lane 0 stores its first word only (8 of the sector's 32 bytes).
+__global__ void nf_setup(unsigned long long* base, const unsigned long long* offs, int n, int sm, int op, int* claim,
+                         const unsigned long long* start, long long* sink) {
+  int lane = threadIdx.x;
+  int mine = lane == 0 && (int)smid() == sm && atomicCAS(claim, 0, 1) == 0;
+  if (!__shfl_sync(0xffffffffu, mine, 0)) return;
+  if (op == 0) {
+    if (lane != 0) return;
+    const unsigned long long* p = start;
+    for (int i = 0; i < n; i++) p = ld_cg(p);
+    sink[0] = (long long)p;
+  } else if (lane < (op == 1 ? 4 : 1)) {
+    for (int i = 0; i < n; i++) {
+      int j = i + 1 == n ? 0 : i + 1;
+      unsigned long long v = lane == 0 ? (unsigned long long)base + offs[j] : 0ull;
+      unsigned long long* q = base + offs[i] / 8 + lane;
+      asm volatile("st.global.u64 [%0], %1;" ::"l"(q), "l"(v) : "memory");
+    }
+  }
+  __threadfence();
+}
+
+static int stores(const char* path) {
+  FILE* f = fopen(path, "w");
+  if (!f) { perror(path); return 2; }
+  print_device(stdout);
+  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
+  const int nsm = pr.multiProcessorCount;
+  const size_t region = 16u << 20;
+  const long nflush = (192l << 20) / 8;
+  unsigned long long* buf; CK(cudaMalloc(&buf, region));
+  CK(cudaMemset(buf, 0, region));
+  double* fl; CK(cudaMalloc(&fl, nflush * 8));
+  CK(cudaMemset(fl, 0, nflush * 8));
+  int *claim, *flag; CK(cudaMalloc(&claim, 8)); CK(cudaMalloc(&flag, 4));
+  unsigned *d_lat, *d_off; CK(cudaMalloc(&d_lat, PASSES * NMAX * 4)); CK(cudaMalloc(&d_off, NMAX * 4));
+  long long* d_info; CK(cudaMalloc(&d_info, 8 * 8));
+  long long* d_sink; CK(cudaMalloc(&d_sink, 64));
+  Rng rng(777);  // the same chain as the configurations above
+  std::vector<uint64_t> pages = random_perm(region / 4096, rng);
+  std::vector<uint64_t> offs(NMAX);
+  for (int i = 0; i < NMAX; i++) offs[i] = pages[i] * 4096 + rng.below(32) * 128;
+  const unsigned long long* start = build_chain(buf, offs);
+  unsigned long long* d_offs; CK(cudaMalloc(&d_offs, NMAX * 8));
+  CK(cudaMemcpy(d_offs, offs.data(), NMAX * 8, cudaMemcpyHostToDevice));
+  const int n = NMAX, meas = 0, same = 1;
+  // Runs the steps (op, sm) after a reading flush, then SM 0's three passes; returns the latencies.
+  auto run = [&](const std::vector<std::pair<int, int>>& steps, std::vector<unsigned>& lat, std::vector<unsigned>& off) {
+    flush_read_k<<<4 * nsm, 512>>>(fl, nflush, (double*)d_sink);
+    CK(cudaGetLastError());
+    for (auto [op, sm] : steps) {
+      CK(cudaMemset(claim, 0, 8));
+      nf_setup<<<4 * nsm, 32>>>(buf, d_offs, n, sm, op, claim, start, d_sink);
+      CK(cudaGetLastError());
+    }
+    CK(cudaMemset(claim, 0, 8)); CK(cudaMemset(flag, 0, 4)); CK(cudaMemset(d_info, 0, 64));
+    nf_chase<false><<<4 * nsm, 32>>>(buf, start, n, meas, -1, claim, flag, d_lat, d_off, d_info);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    long long info[8]; CK(cudaMemcpy(info, d_info, 64, cudaMemcpyDeviceToHost));
+    lat.resize(PASSES * n); off.resize(n);
+    CK(cudaMemcpy(lat.data(), d_lat, PASSES * n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(off.data(), d_off, n * 4, cudaMemcpyDeviceToHost));
+    return info[0] != 0;
+  };
+  auto far_share = [&](const std::vector<unsigned>& lat) {
+    int far = 0;
+    for (int i = 0; i < n; i++) far += lat[i] > lat[n + i] + 70;
+    return (double)far / n;
+  };
+  std::vector<unsigned> lat, off;
+  int other = -1;
+  for (int cand : {nsm / 2 - 2, nsm / 2, nsm / 2 - 1, 2, 8, 24, 56, nsm - 1, nsm - 9}) {
+    if (cand == meas || cand == same || cand < 0 || cand >= nsm) continue;
+    if (!run({{0, cand}}, lat, off)) continue;
+    double fs = far_share(lat);
+    printf("candidate other-side SM %d: its read leaves %.3f of the lines far\n", cand, fs);
+    if (fs > 0.3 && fs < 0.7) { other = cand; break; }
+  }
+  if (other < 0) { fprintf(stderr, "no SM of the other side found\n"); return 1; }
+  struct SCfg { const char* name; std::vector<std::pair<int, int>> steps; };
+  const int R = 0, W = 1, P = 2;
+  std::vector<SCfg> cfgs = {
+    {"cold", {}},
+    {"rd_self", {{R, meas}}},
+    {"rd_other", {{R, other}}},
+    {"wr_self", {{W, meas}}},
+    {"wr_same", {{W, same}}},
+    {"wr_other", {{W, other}}},
+    {"rd_self_wr_self", {{R, meas}, {W, meas}}},
+    {"rd_self_wr_other", {{R, meas}, {W, other}}},
+    {"rd_other_wr_self", {{R, other}, {W, meas}}},
+    {"wr_self_rd_other", {{W, meas}, {R, other}}},
+    {"wr_self_wr_other", {{W, meas}, {W, other}}},
+    {"part_self", {{P, meas}}},
+    {"rd_self_part_self", {{R, meas}, {P, meas}}},
+    {"rd_self_part_other", {{R, meas}, {P, other}}},
+  };
+  fprintf(f, "config,rep,meas_sm,same_sm,other_sm,step,line_offset_bytes,pass0_cycles,pass1_cycles,pass2_cycles\n");
+  for (int rep = 0; rep < 2; rep++) {
+    for (auto& c : cfgs) {
+      if (!run(c.steps, lat, off)) { fprintf(stderr, "%s: SM %d ran no block\n", c.name, meas); return 1; }
+      // Beyond pass 1's near hit: far hits take +140..+200 cycles, DRAM misses +225 or more
+      // (about +255..+290 through the near home, +440..+475 through the far one).
+      int near = 0, far = 0, dram = 0;
+      for (int i = 0; i < n; i++) {
+        unsigned a = lat[i], b = lat[n + i];
+        if (a <= b + 70) near++; else if (a <= b + 215) far++; else dram++;
+        fprintf(f, "%s,%d,%d,%d,%d,%d,%u,%u,%u,%u\n", c.name, rep, meas, same, other, i, off[i], a, b, lat[2 * n + i]);
+      }
+      printf("%-18s rep %d: near %4d far %4d dram %4d (of %d; pass1 median ", c.name, rep, near, far, dram, n);
+      std::vector<unsigned> p1(lat.begin() + n, lat.begin() + 2 * n);
+      std::nth_element(p1.begin(), p1.begin() + n / 2, p1.end());
+      printf("%u)\n", p1[n / 2]);
+    }
+  }
+  fclose(f);
+  printf("store placement written to %s\n", path);
   return 0;
 }

@@ -9,7 +9,8 @@
 # before every profiled launch). Per step:
 #   latency     latency.cu    -> latency.csv (size, stride, cycles and ns per dependent load)
 #               l2_near_far.cu -> l2_near_far.csv (every timed load) + l2_near_far_runs.csv (per launch, clock)
-#                             and, run without ncu, l2_partition_map.csv (which SMs share an L2 partition)
+#                             and, run without ncu, l2_partition_map.csv (which SMs share an L2 partition) and
+#                             l2_stores.csv.gz + l2_stores_summary.csv (where stores leave a line)
 #   bw          bw_inflight.cu -> bw_inflight.csv (bandwidth versus warps per SM and loads in flight)
 #   launch      launch_overhead.cu -> launch_overhead.csv (empty kernels over grid and block sizes)
 #   wavefronts  l1_wavefronts.cu -> l1_wavefronts.csv (L1TEX counters per access pattern)
@@ -70,6 +71,9 @@ step_latency() {
   build l2_near_far && prof l2_near_far '^nf_chase' all "$T" "$out/bin/l2_near_far" "$out/l2_near_far_runs_raw.csv" "$out/l2_near_far.csv" &&
     join nearfar "$out/l2_near_far_runs.csv" "$out/l2_near_far_runs_raw.csv" "$out/l2_near_far_ncu.csv"
   [ -x "$out/bin/l2_near_far" ] && { "$out/bin/l2_near_far" --map "$out/l2_partition_map.csv" > "$out/l2_partition_map.log" 2>&1 || echo "partition map failed" | tee -a "$log"; }
+  [ -x "$out/bin/l2_near_far" ] && { "$out/bin/l2_near_far" --stores "$out/l2_stores.csv" > "$out/l2_stores.log" 2>&1 &&
+    gzip -f "$out/l2_stores.csv" && python3 "$here/l2_stores_summary.py" "$out/l2_stores.csv.gz" > "$out/l2_stores_summary.csv" ||
+    echo "store placement failed" | tee -a "$log"; }
 }
 step_bw() {
   local m="$T,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"
