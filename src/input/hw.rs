@@ -949,11 +949,12 @@ mod tests {
             let err = HwConfig::parse(&with(line), "bad.toml").unwrap_err();
             assert!(err.message.contains(says), "{line}: {}", err.message);
         }
-        let srrip = with("local_ways = 11").replacen(
-            "replacement = \"plru\"",
-            "replacement = \"srrip\"",
-            2,
+        let l2_policy = "replacement = \"lru\"               # [ways]";
+        assert!(
+            h200.contains(l2_policy),
+            "the L2's policy line of h200.toml moved"
         );
+        let srrip = with("local_ways = 11").replace(l2_policy, "replacement = \"srrip\" # [ways]");
         let err = HwConfig::parse(&srrip, "bad.toml").unwrap_err();
         assert!(
             err.message.contains("\"lru\" or \"plru\""),
@@ -1014,11 +1015,17 @@ mod tests {
             text.contains("ways = 12 #"),
             "the L2's ways line of h200.toml moved"
         );
-        let err = HwConfig::parse(&text, "bad.toml").unwrap_err();
+        // The shipped L2 is LRU: 12 ways are fine; tree-PLRU over them is not.
+        assert!(HwConfig::parse(&text, "ok.toml").is_ok());
+        let l2_policy = "replacement = \"lru\"               # [ways]";
+        assert!(
+            text.contains(l2_policy),
+            "the L2's policy line of h200.toml moved"
+        );
+        let plru = text.replace(l2_policy, "replacement = \"plru\" # [ways]");
+        let err = HwConfig::parse(&plru, "bad.toml").unwrap_err();
         assert!(err.message.contains("l2.replacement"), "{}", err.message);
         assert!(err.message.contains("power of two"), "{}", err.message);
-        let lru = text.replacen("replacement = \"plru\"", "replacement = \"lru\"", 2);
-        assert!(HwConfig::parse(&lru, "ok.toml").is_ok());
     }
 
     #[test]

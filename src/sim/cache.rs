@@ -405,6 +405,16 @@ impl Cache {
         }
     }
 
+    /// The state of `line` for update if it is present, without counting as a use (an
+    /// invalidation from elsewhere, not a request of this cache's own).
+    #[inline]
+    pub fn peek_mut(&mut self, line: u64) -> Option<&mut LineState> {
+        match self {
+            Cache::SetAssoc(c) => c.find(line).map(|i| &mut c.states[i]),
+            Cache::Infinite(m) => m.get_mut(&line),
+        }
+    }
+
     /// Looks `line` up, marking it used; returns its state for update, or `None` on a line miss.
     #[inline(always)]
     pub fn access(&mut self, line: u64) -> Option<&mut LineState> {

@@ -4,9 +4,11 @@
 //! is rounded out to the DRAM fill unit; if the near partition is the address's home, the fill
 //! comes from DRAM; otherwise it crosses the fabric to the home partition (which fills from DRAM
 //! if it misses too) and the line is duplicated into the near partition. Stores go to the home
-//! partition, crossing the fabric when it is the far one; a store allocates without fetching and
-//! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
-//! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
+//! partition, crossing the fabric when it is the far one, and then leave a clean copy in the
+//! writer's partition too; from the home side they invalidate the other partition's copy (both
+//! measured on the H100 and H200). A store allocates without fetching and keeps a byte mask, and a
+//! sector only partly written costs one DRAM sector read when it is later read or evicted
+//! (measured on the H200). DRAM traffic happens at the home partition.
 
 use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
@@ -374,7 +376,7 @@ impl L2 {
         if let Some(t) = &mut self.compulsory {
             t.read(line, sectors);
         }
-        let home = self.send_home(sm, line, sectors);
+        let home = self.send_atomic_home(sm, line, sectors);
         let fill_sectors = self.fill_sectors;
         let far = home != self.near[sm] as usize;
         let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
@@ -452,10 +454,44 @@ impl L2 {
         }
     }
 
-    /// Sends a store or an atomic on `sectors` of `line` from SM `sm` to the line's home
-    /// partition, which it returns: from the far side it crosses the fabric, and the near copy of
-    /// those sectors is stale from then on.
-    fn send_home(&mut self, sm: usize, line: u64, sectors: u8) -> usize {
+    /// Sends a store on `sectors` of `line` (of which it writes `full` whole) from SM `sm` to the
+    /// line's home partition, which it returns. Measured on the H100 and the H200
+    /// (`validation/l2_near_far.cu --stores`, `tests/l2_stores.rs`): from the far side the store
+    /// crosses the fabric and also leaves its data in the writer's own partition (a copy there is
+    /// updated, and one that is absent comes in with the sectors written whole), so the writer's
+    /// side reads it back as a near hit; from the home side it invalidates those sectors in the
+    /// other partition's copy, which the other side then reads across the fabric.
+    fn send_store_home(&mut self, sm: usize, line: u64, sectors: u8, full: u8) -> usize {
+        let near = self.near[sm] as usize;
+        let home = self.home(line);
+        if home != near {
+            self.counters.fabric_sectors += sectors.count_ones() as u64;
+            if full != 0 {
+                let (st, _, evicted) = self.parts[near].access_or_insert_for(line, false);
+                st.valid |= full;
+                if let Some(ev) = evicted {
+                    self.evict(ev);
+                }
+            } else {
+                // Part of a sector: a copy holding it stays valid, an absent one stays absent.
+                self.parts[near].access(line);
+            }
+        } else {
+            for (p, part) in self.parts.iter_mut().enumerate() {
+                if p != home
+                    && let Some(st) = part.peek_mut(line)
+                {
+                    st.valid &= !sectors;
+                }
+            }
+        }
+        home
+    }
+
+    /// Sends an atomic on `sectors` of `line` from SM `sm` to the line's home partition, which it
+    /// returns: from the far side it crosses the fabric, and the near copy of those sectors is
+    /// stale from then on (not measured for atomics; stores, measured, differ).
+    fn send_atomic_home(&mut self, sm: usize, line: u64, sectors: u8) -> usize {
         let near = self.near[sm] as usize;
         let home = self.home(line);
         if home != near {
@@ -474,7 +510,7 @@ impl L2 {
         if let Some(t) = &mut self.compulsory {
             t.write_full(line, full);
         }
-        let home = self.send_home(sm, line, sectors);
+        let home = self.send_store_home(sm, line, sectors, full);
         let far = home != self.near[sm] as usize;
         let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
         state.dirty |= sectors;
@@ -699,11 +735,41 @@ mod tests {
     }
 
     #[test]
-    fn a_far_store_crosses_the_fabric_and_is_dirty_at_home() {
+    fn a_far_store_crosses_the_fabric_is_dirty_at_home_and_leaves_a_clean_copy_with_the_writer() {
         let mut l2 = small(32);
-        l2.write(0, 32, 0b1111, u128::MAX);
-        assert_eq!(l2.counters.fabric_sectors, 4);
-        assert_eq!(l2.parts[1].peek(32).map(|s| s.dirty), Some(0b1111));
+        l2.write(0, 32, 0b0011, sector_bytes(0b0011));
+        assert_eq!(l2.counters.fabric_sectors, 2);
+        let home = l2.parts[1].peek(32).unwrap();
+        assert_eq!((home.valid, home.dirty), (0b0011, 0b0011));
+        let copy = l2.parts[0].peek(32).unwrap();
+        assert_eq!((copy.valid, copy.dirty), (0b0011, 0));
+        // The writer's side reads it back without crossing the fabric or reading DRAM.
+        l2.read(0, 32, 0b0001);
+        assert_eq!(l2.counters.read_lookup_miss_sectors, 0);
+        assert_eq!(l2.counters.fabric_sectors, 2);
+    }
+
+    #[test]
+    fn a_far_store_to_part_of_a_sector_makes_no_copy_but_keeps_a_valid_one() {
+        let mut l2 = small(32);
+        l2.write(0, 32, 0b0001, 0xFF);
         assert!(l2.parts[0].peek(32).is_none());
+        l2.read(0, 34, 0b0001); // another line homed far: read into both partitions
+        l2.write(0, 34, 0b0001, 0xFF);
+        assert_eq!(l2.parts[0].peek(34).map(|s| s.valid), Some(0b0001));
+    }
+
+    #[test]
+    fn a_store_from_the_home_side_invalidates_the_other_partitions_copy() {
+        let mut l2 = small(32);
+        l2.read(0, 32, 0b0001); // SM 0 reads a line homed in partition 1: a copy in partition 0
+        assert_eq!(l2.parts[0].peek(32).map(|s| s.valid), Some(0b0001));
+        l2.write(1, 32, 0b0001, sector_bytes(0b0001)); // SM 1 writes it at home
+        assert_eq!(l2.parts[0].peek(32).map(|s| s.valid), Some(0));
+        // SM 0 now misses its own partition and finds the line across the fabric.
+        let dram = l2.dram.read_sectors;
+        l2.read(0, 32, 0b0001);
+        assert_eq!(l2.counters.read_lookup_miss_sectors, 2);
+        assert_eq!(l2.dram.read_sectors, dram);
     }
 }
