@@ -299,6 +299,10 @@ pub struct SetAssoc {
     plru_paths: Vec<PlruPath>,
     /// log2 of the ways (tree-PLRU ways are a power of two), to split a slot without dividing.
     ways_shift: u32,
+    /// Exact LRU order per set, for LRU over 2 to 16 ways (a power of two; empty otherwise, when
+    /// `stamps` keep the order): way numbers in nibbles from the least recently used up, unused
+    /// nibbles 0xF. One word per set where stamps take a cache line: the L2's sets are megabytes.
+    lru_order: Vec<u64>,
     /// How many ways of a set lines of the near side may hold (`ways`: no limit); see
     /// [`Cache::with_local_ways`].
     local_ways: usize,
@@ -366,6 +370,11 @@ impl Cache {
                 _ => vec![],
             },
             ways_shift: geometry.ways.trailing_zeros(),
+            lru_order: if lru_by_order(&geometry) {
+                vec![initial_lru_order(geometry.ways); local_sets]
+            } else {
+                vec![]
+            },
             local_ways: geometry.ways,
             far_ways: vec![],
         })
@@ -385,6 +394,8 @@ impl Cache {
             ));
             c.local_ways = local_ways;
             c.far_ways = vec![0; c.local_sets];
+            // The limit reads recency from the stamps, so LRU keeps them too.
+            c.lru_order = vec![];
         }
         self
     }
@@ -511,6 +522,44 @@ impl Cache {
     }
 }
 
+/// Whether a cache of `geometry` keeps its LRU order in one word per set.
+fn lru_by_order(geometry: &Geometry) -> bool {
+    geometry.replacement == Replacement::Lru
+        && geometry.ways.is_power_of_two()
+        && (2..=16).contains(&geometry.ways)
+}
+
+/// The order of an empty set: ways 0 (least recent) to `ways - 1`, unused nibbles 0xF.
+fn initial_lru_order(ways: usize) -> u64 {
+    (0..16).fold(0u64, |o, k| {
+        o | ((if k < ways { k } else { 0xF }) as u64) << (4 * k)
+    })
+}
+
+/// `order` with `way` moved to the most recent of `ways` places.
+#[inline]
+fn promoted(order: u64, way: usize, ways: usize) -> u64 {
+    const ONES: u64 = 0x1111_1111_1111_1111;
+    let top = 4 * (ways as u32 - 1);
+    if (order >> top) & 0xF == way as u64 {
+        return order;
+    }
+    // The first nibble equal to `way` (a zero nibble of the difference: the lowest flag is
+    // exact; flags above a zero may be false, and are not read).
+    let x = order ^ (way as u64 * ONES);
+    let zero = x.wrapping_sub(ONES) & !x & (ONES << 3);
+    let rank = zero.trailing_zeros() / 4;
+    debug_assert!(4 * rank < top, "way {way} not in the order {order:#x}");
+    let below = order & ((1u64 << (4 * rank)) - 1);
+    let above = (order >> (4 * (rank + 1))) << (4 * rank);
+    let used = if ways == 16 {
+        u64::MAX
+    } else {
+        (1u64 << (4 * ways)) - 1
+    };
+    ((below | above) & used & !(0xF << top)) | (way as u64) << top | !used
+}
+
 impl SetAssoc {
     /// Advances the replacement clock; when it would wrap, stamps are renumbered by age per set.
     #[inline]
@@ -568,10 +617,19 @@ impl SetAssoc {
         first_way(set, (line + 1) as u32).map(|w| start + w)
     }
 
+    /// Makes slot `i` its set's most recently used in the LRU order.
+    #[inline]
+    fn promote(&mut self, i: usize) {
+        let ways = self.geometry.ways;
+        let (set, way) = (i >> self.ways_shift, i & (ways - 1));
+        self.lru_order[set] = promoted(self.lru_order[set], way, ways);
+    }
+
     /// Marks slot `i` used.
     #[inline]
     fn use_slot(&mut self, i: usize) {
         match self.geometry.replacement {
+            Replacement::Lru if !self.lru_order.is_empty() => self.promote(i),
             Replacement::Lru => self.stamps[i] = self.tick(),
             Replacement::Plru => self.touch(i),
             Replacement::Srrip => self.stamps[i] = 0,
@@ -669,6 +727,9 @@ impl SetAssoc {
                 }
                 start + rrpv.iter().position(|&v| v == SRRIP_DISTANT).unwrap()
             }
+            None if !self.lru_order.is_empty() => {
+                start + (self.lru_order[start >> self.ways_shift] & 0xF) as usize
+            }
             None => {
                 // Oldest stamp: least recently used (LRU) or first inserted (FIFO).
                 let stamps = &self.stamps[start..start + ways];
@@ -702,6 +763,7 @@ impl SetAssoc {
         debug_assert!(line <= MAX_LINE);
         self.tags[slot] = (line + 1) as u32;
         match self.geometry.replacement {
+            Replacement::Lru if !self.lru_order.is_empty() => self.promote(slot),
             Replacement::Lru | Replacement::Fifo => self.stamps[slot] = self.tick(),
             Replacement::Plru => self.touch(slot),
             Replacement::Srrip => self.stamps[slot] = SRRIP_DISTANT - 1,
@@ -736,6 +798,60 @@ mod tests {
                 assert_eq!(r.div(v), v / d, "{v} / {d}");
             }
         }
+    }
+
+    #[test]
+    fn lru_kept_as_an_order_word_evicts_what_a_list_of_recency_evicts() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for ways in [2usize, 4, 8, 16] {
+            let sets = 3;
+            let geometry = Geometry {
+                sets,
+                ways,
+                replacement: Replacement::Lru,
+                indexing: SetIndexing::Modulo,
+                pair_bit: None,
+            };
+            assert!(lru_by_order(&geometry));
+            let mut cache = Cache::new(geometry);
+            // Per set, lines from least to most recently used.
+            let mut lists: Vec<Vec<u64>> = vec![Vec::new(); sets];
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let line = x % (sets * (ways + ways / 2 + 1)) as u64;
+                let list = &mut lists[line as usize % sets];
+                let (_, hit, evicted) = cache.access_or_insert(line);
+                let was = list.iter().position(|&l| l == line);
+                assert_eq!(hit, was.is_some(), "{ways} ways, line {line}");
+                if let Some(i) = was {
+                    list.remove(i);
+                } else if list.len() == ways {
+                    let lru = list.remove(0);
+                    assert_eq!(evicted.map(|e| e.line), Some(lru), "{ways} ways");
+                } else {
+                    assert!(evicted.is_none());
+                }
+                list.push(line);
+            }
+        }
+        // Not a power of two: the stamps keep the order.
+        let twelve = Geometry::new(12 * 128 * 4, 12, Replacement::Lru, SetIndexing::Modulo);
+        assert!(!lru_by_order(&twelve));
+    }
+
+    #[test]
+    fn promoting_the_most_recent_way_changes_nothing_and_others_move_to_the_top() {
+        let o = initial_lru_order(4);
+        assert_eq!(o, 0xFFFF_FFFF_FFFF_3210);
+        assert_eq!(promoted(o, 3, 4), o);
+        assert_eq!(promoted(o, 0, 4), 0xFFFF_FFFF_FFFF_0321);
+        assert_eq!(promoted(o, 1, 4), 0xFFFF_FFFF_FFFF_1320);
+        let full = initial_lru_order(16);
+        assert_eq!(full, 0xFEDC_BA98_7654_3210);
+        assert_eq!(promoted(full, 0, 16), 0x0FED_CBA9_8765_4321);
+        assert_eq!(promoted(full, 14, 16), 0xEFDC_BA98_7654_3210);
     }
 
     fn two_way(replacement: Replacement) -> Cache {
