@@ -95,6 +95,45 @@ __global__ void flush_k(double* f, long n) {
   for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) f[i] = (double)i;
 }
 
+// The L2 chain every mode chases: 2048 distinct pages of the 4096 in 16 MiB, a random line of
+// each, in random order. The first draws of `rng` (seeded 777), so every mode chases the same lines.
+static std::vector<uint64_t> l2_chain_offsets(Rng& rng, size_t region) {
+  std::vector<uint64_t> pages = random_perm(region / 4096, rng);
+  std::vector<uint64_t> offs(NMAX);
+  for (int i = 0; i < NMAX; i++) offs[i] = pages[i] * 4096 + rng.below(32) * 128;
+  return offs;
+}
+
+// The device side of one measured chase: nf_chase's claim and flag words, its latencies, offsets
+// and info, and the launch that fills them (4 one-warp blocks per SM).
+struct Chaser {
+  int *claim, *flag;
+  unsigned *d_lat, *d_off;
+  long long* d_info;
+  Chaser() {
+    CK(cudaMalloc(&claim, 8)); CK(cudaMalloc(&flag, 4));
+    CK(cudaMalloc(&d_lat, PASSES * NMAX * 4)); CK(cudaMalloc(&d_off, NMAX * 4));
+    CK(cudaMalloc(&d_info, 8 * 8));
+  }
+  // Chases n lines from `start`: `meas` measures, `warm` (-1: nobody) warms first. Fills info[8],
+  // lat (PASSES * n, pass by pass) and, if given, off (n).
+  void run(bool ca, const unsigned long long* base, const unsigned long long* start, int n, int meas, int warm, int nsm,
+           long long* info, std::vector<unsigned>& lat, std::vector<unsigned>* off) {
+    CK(cudaMemset(claim, 0, 8)); CK(cudaMemset(flag, 0, 4)); CK(cudaMemset(d_info, 0, 64));
+    if (ca) nf_chase<true><<<4 * nsm, 32>>>(base, start, n, meas, warm, claim, flag, d_lat, d_off, d_info);
+    else nf_chase<false><<<4 * nsm, 32>>>(base, start, n, meas, warm, claim, flag, d_lat, d_off, d_info);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(info, d_info, 64, cudaMemcpyDeviceToHost));
+    lat.resize(PASSES * n);
+    CK(cudaMemcpy(lat.data(), d_lat, PASSES * n * 4, cudaMemcpyDeviceToHost));
+    if (off) {
+      off->resize(n);
+      CK(cudaMemcpy(off->data(), d_off, n * 4, cudaMemcpyDeviceToHost));
+    }
+  }
+};
+
 static int partition_map(const char* path);
 static int stores(const char* path);
 
@@ -111,15 +150,10 @@ int main(int argc, char** argv) {
   const size_t region = 16u << 20;
   unsigned long long* buf; CK(cudaMalloc(&buf, region + (32u << 10)));
   CK(cudaMemset(buf, 0, region + (32u << 10)));
-  int *claim, *flag; CK(cudaMalloc(&claim, 8)); CK(cudaMalloc(&flag, 4));
-  unsigned *d_lat, *d_off; CK(cudaMalloc(&d_lat, PASSES * NMAX * 4)); CK(cudaMalloc(&d_off, NMAX * 4));
-  long long* d_info; CK(cudaMalloc(&d_info, 8 * 8));
+  Chaser chaser;
 
   Rng rng(777);
-  // the L2 chain: 2048 distinct pages of the 4096 in 16 MiB, a random line of each, random order
-  std::vector<uint64_t> pages = random_perm(region / 4096, rng);
-  std::vector<uint64_t> offs(NMAX);
-  for (int i = 0; i < NMAX; i++) offs[i] = pages[i] * 4096 + rng.below(32) * 128;
+  std::vector<uint64_t> offs = l2_chain_offsets(rng, region);
   // the L1 chain: all 64 lines of an 8 KiB region in random order (offsets relative to buf)
   std::vector<uint64_t> l1lines = random_perm(64, rng);
   std::vector<uint64_t> offs1(64);
@@ -143,15 +177,9 @@ int main(int argc, char** argv) {
   for (auto& c : cfgs) {
     int n = c.ca ? 64 : NMAX;
     const unsigned long long* start = build_chain(buf, c.ca ? offs1 : offs);
-    CK(cudaMemset(claim, 0, 8)); CK(cudaMemset(flag, 0, 4)); CK(cudaMemset(d_info, 0, 64));
-    if (c.ca) nf_chase<true><<<4 * nsm, 32>>>(buf, start, n, c.meas, c.warm, claim, flag, d_lat, d_off, d_info);
-    else nf_chase<false><<<4 * nsm, 32>>>(buf, start, n, c.meas, c.warm, claim, flag, d_lat, d_off, d_info);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    long long info[8]; CK(cudaMemcpy(info, d_info, 64, cudaMemcpyDeviceToHost));
-    std::vector<unsigned> lat(PASSES * n), off(n);
-    CK(cudaMemcpy(lat.data(), d_lat, PASSES * n * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(off.data(), d_off, n * 4, cudaMemcpyDeviceToHost));
+    long long info[8];
+    std::vector<unsigned> lat, off;
+    chaser.run(c.ca, buf, start, n, c.meas, c.warm, nsm, info, lat, &off);
     fprintf(fr, "nf_chase,%s,%d,%d,%s,%d,%d,%lld,%lld,%lld\n", c.name, c.meas, c.warm, c.ca ? "ca" : "cg", n, PASSES,
             info[0] ? info[1] : -1ll, info[2], info[3]);
     if (info[0])
@@ -181,14 +209,9 @@ static int partition_map(const char* path) {
   unsigned long long* buf; CK(cudaMalloc(&buf, region));
   CK(cudaMemset(buf, 0, region));
   double* fl; CK(cudaMalloc(&fl, nflush * 8));
-  int *claim, *flag; CK(cudaMalloc(&claim, 8)); CK(cudaMalloc(&flag, 4));
-  unsigned *d_lat, *d_off; CK(cudaMalloc(&d_lat, PASSES * NMAX * 4)); CK(cudaMalloc(&d_off, NMAX * 4));
-  long long* d_info; CK(cudaMalloc(&d_info, 8 * 8));
+  Chaser chaser;
   Rng rng(777);  // the same chain as the configurations above
-  std::vector<uint64_t> pages = random_perm(region / 4096, rng);
-  std::vector<uint64_t> offs(NMAX);
-  for (int i = 0; i < NMAX; i++) offs[i] = pages[i] * 4096 + rng.below(32) * 128;
-  const unsigned long long* start = build_chain(buf, offs);
+  const unsigned long long* start = build_chain(buf, l2_chain_offsets(rng, region));
   fprintf(f, "ref_sm,warm_sm,measured_on_sm,lines,far_lines,far_fraction,median_pass0_cycles,median_pass0_far_cycles,median_pass0_near_cycles,median_pass1_cycles\n");
   int n = NMAX;
   for (int ref : {0, nsm / 2 - 2}) {
@@ -196,13 +219,9 @@ static int partition_map(const char* path) {
       if (w == ref) continue;
       if (quick() && w % 17) continue;
       flush_k<<<4 * nsm, 512>>>(fl, nflush);
-      CK(cudaMemset(claim, 0, 8)); CK(cudaMemset(flag, 0, 4)); CK(cudaMemset(d_info, 0, 64));
-      nf_chase<false><<<4 * nsm, 32>>>(buf, start, n, ref, w, claim, flag, d_lat, d_off, d_info);
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
-      long long info[8]; CK(cudaMemcpy(info, d_info, 64, cudaMemcpyDeviceToHost));
-      std::vector<unsigned> lat(PASSES * n);
-      CK(cudaMemcpy(lat.data(), d_lat, PASSES * n * 4, cudaMemcpyDeviceToHost));
+      long long info[8];
+      std::vector<unsigned> lat;
+      chaser.run(false, buf, start, n, ref, w, nsm, info, lat, nullptr);
       std::vector<unsigned> p0, p1, far, near;
       for (int i = 0; i < n; i++) {
         p0.push_back(lat[i]); p1.push_back(lat[n + i]);
@@ -263,14 +282,10 @@ static int stores(const char* path) {
   CK(cudaMemset(buf, 0, region));
   double* fl; CK(cudaMalloc(&fl, nflush * 8));
   CK(cudaMemset(fl, 0, nflush * 8));
-  int *claim, *flag; CK(cudaMalloc(&claim, 8)); CK(cudaMalloc(&flag, 4));
-  unsigned *d_lat, *d_off; CK(cudaMalloc(&d_lat, PASSES * NMAX * 4)); CK(cudaMalloc(&d_off, NMAX * 4));
-  long long* d_info; CK(cudaMalloc(&d_info, 8 * 8));
+  Chaser chaser;
   long long* d_sink; CK(cudaMalloc(&d_sink, 64));
   Rng rng(777);  // the same chain as the configurations above
-  std::vector<uint64_t> pages = random_perm(region / 4096, rng);
-  std::vector<uint64_t> offs(NMAX);
-  for (int i = 0; i < NMAX; i++) offs[i] = pages[i] * 4096 + rng.below(32) * 128;
+  const std::vector<uint64_t> offs = l2_chain_offsets(rng, region);
   const unsigned long long* start = build_chain(buf, offs);
   unsigned long long* d_offs; CK(cudaMalloc(&d_offs, NMAX * 8));
   CK(cudaMemcpy(d_offs, offs.data(), NMAX * 8, cudaMemcpyHostToDevice));
@@ -280,18 +295,12 @@ static int stores(const char* path) {
     flush_read_k<<<4 * nsm, 512>>>(fl, nflush, (double*)d_sink);
     CK(cudaGetLastError());
     for (auto [op, sm] : steps) {
-      CK(cudaMemset(claim, 0, 8));
-      nf_setup<<<4 * nsm, 32>>>(buf, d_offs, n, sm, op, claim, start, d_sink);
+      CK(cudaMemset(chaser.claim, 0, 8));
+      nf_setup<<<4 * nsm, 32>>>(buf, d_offs, n, sm, op, chaser.claim, start, d_sink);
       CK(cudaGetLastError());
     }
-    CK(cudaMemset(claim, 0, 8)); CK(cudaMemset(flag, 0, 4)); CK(cudaMemset(d_info, 0, 64));
-    nf_chase<false><<<4 * nsm, 32>>>(buf, start, n, meas, -1, claim, flag, d_lat, d_off, d_info);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    long long info[8]; CK(cudaMemcpy(info, d_info, 64, cudaMemcpyDeviceToHost));
-    lat.resize(PASSES * n); off.resize(n);
-    CK(cudaMemcpy(lat.data(), d_lat, PASSES * n * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(off.data(), d_off, n * 4, cudaMemcpyDeviceToHost));
+    long long info[8];
+    chaser.run(false, buf, start, n, meas, -1, nsm, info, lat, &off);
     return info[0] != 0;
   };
   auto far_share = [&](const std::vector<unsigned>& lat) {
