@@ -63,6 +63,9 @@ impl Geometry {
 }
 
 /// A sectored cache: set-associative, or unbounded.
+// The set-associative variant is the one every lookup uses: boxing it to even the variants' sizes
+// would add a pointer chase to each of them.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Cache {
     /// Finite, set-associative.
@@ -132,7 +135,13 @@ impl FastRem {
 #[inline]
 pub fn set_index(geometry: &Geometry, line: u64) -> usize {
     let sets = geometry.sets as u64;
-    set_index_by(geometry, line, |x| x % sets, |x| x / sets)
+    set_index_by(
+        geometry,
+        line,
+        |x| x % sets,
+        |x| x / sets,
+        |x| permute(x, sets),
+    )
 }
 
 /// [`set_index`] for one geometry, with its divisions by the set count made multiplications
@@ -141,6 +150,8 @@ pub fn set_index(geometry: &Geometry, line: u64) -> usize {
 pub struct SetIndexer {
     geometry: Geometry,
     sets: FastRem,
+    /// [`permutation_table`] of a balanced geometry (empty otherwise).
+    perm: &'static [u32],
 }
 
 impl SetIndexer {
@@ -149,25 +160,54 @@ impl SetIndexer {
         SetIndexer {
             geometry,
             sets: FastRem::new(geometry.sets.max(1) as u64),
+            perm: permutation_table(&geometry),
         }
     }
 
     /// The set `line` maps to, as [`set_index`].
     #[inline]
     pub fn set(&self, line: u64) -> usize {
-        let sets = self.sets;
-        set_index_by(&self.geometry, line, |x| sets.rem(x), |x| sets.div(x))
+        let (sets, perm) = (self.sets, self.perm);
+        set_index_by(
+            &self.geometry,
+            line,
+            |x| sets.rem(x),
+            |x| sets.div(x),
+            |x| perm[x as usize] as u64,
+        )
     }
 }
 
-/// [`set_index`], taking `% sets` by `rem` and `/ sets` by `div` (the caches pass their
-/// [`FastRem`]'s).
+/// The permutation [`balanced_set`] applies to a run's places, as a table: worked out once per
+/// set count and kept for the process (4 bytes a set; a program meets a few set counts), since the
+/// L2's lookups would spend a tenth of the run in [`permute`]. Empty unless `geometry` is
+/// balanced.
+fn permutation_table(geometry: &Geometry) -> &'static [u32] {
+    type Tables = std::sync::Mutex<HashMap<u64, &'static [u32], ahash::RandomState>>;
+    static TABLES: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
+    if geometry.indexing != SetIndexing::Balanced {
+        return &[];
+    }
+    let sets = geometry.sets as u64;
+    let mut tables = TABLES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    tables.entry(sets).or_insert_with(|| {
+        let table: Vec<u32> = (0..sets).map(|x| permute(x, sets) as u32).collect();
+        Box::leak(table.into_boxed_slice())
+    })
+}
+
+/// [`set_index`], taking `% sets` by `rem`, `/ sets` by `div` (the caches pass their
+/// [`FastRem`]'s) and [`permute`] by `perm` (their [`permutation_table`]).
 #[inline(always)]
 fn set_index_by(
     geometry: &Geometry,
     line: u64,
     rem: impl Fn(u64) -> u64,
     div: impl Fn(u64) -> u64,
+    perm: impl Fn(u64) -> u64,
 ) -> usize {
     let sets = geometry.sets;
     match geometry.indexing {
@@ -179,20 +219,21 @@ fn set_index_by(
             let h = h ^ (h >> 32);
             ((h as u128 * sets as u128) >> 64) as usize
         }
-        SetIndexing::Balanced => balanced_set(line, sets as u64, geometry.pair_bit, rem, div),
+        SetIndexing::Balanced => balanced_set(line, sets as u64, geometry.pair_bit, div, perm),
     }
 }
 
 /// [`SetIndexing::Balanced`]: the partition-local line (the pair bit left out) splits into a run
-/// of `sets` lines and a place in it; the place is scrambled by a multiplier prime to `sets`
-/// (a bijection of the run onto the sets) and shifted by an offset drawn from the run's number.
+/// of `sets` lines and a place in it; the place goes through a pseudo-random permutation of the
+/// sets (a bijection of the run onto the sets) and is shifted by an offset drawn from the run's
+/// number.
 #[inline(always)]
 fn balanced_set(
     line: u64,
     sets: u64,
     pair_bit: Option<u32>,
-    rem: impl Fn(u64) -> u64,
     div: impl Fn(u64) -> u64,
+    perm: impl Fn(u64) -> u64,
 ) -> usize {
     let local = match pair_bit {
         Some(b) => ((line >> (b + 1)) << b) | (line & ((1u64 << b) - 1)),
@@ -200,20 +241,40 @@ fn balanced_set(
     };
     let run = div(local);
     let place = local - run * sets;
-    // Two primes: whichever does not divide `sets` is prime to it (a division by a constant).
-    let mult = if !sets.is_multiple_of(BALANCE_PRIMES[0]) {
-        BALANCE_PRIMES[0]
-    } else {
-        BALANCE_PRIMES[1]
-    };
     let h = (run ^ (run >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let offset = (((h >> 32) as u128 * sets as u128) >> 32) as u64;
-    let set = rem(place * mult) + offset;
+    let set = perm(place) + offset;
     (if set >= sets { set - sets } else { set }) as usize
 }
 
-/// The multipliers of [`balanced_set`] (primes, so one of them is prime to any set count).
-const BALANCE_PRIMES: [u64; 2] = [7919, 7927];
+/// A pseudo-random permutation of `0..n` (`x < n`): four Feistel rounds on the smallest square
+/// power of two of at least `n` values, repeated until the value falls below `n` (cycle walking:
+/// the square holds fewer than `4n` values, so fewer than four passes on average).
+///
+/// A multiplier, the permutation `balanced` used until 2026-11-25, maps every arithmetic
+/// progression of lines (a row or plane pitch) onto one of sets, so that some pitches crowd a
+/// stencil's planes into part of the sets: star4 128x4x2 at 512x512x256 (planes 16,900 lines
+/// apart) read 15% more DRAM than the H100, which reads 10.6, 11.1 and 10.4 B per update at 512,
+/// 520 and 496 points in x (`tests/data/h100/pitch`, `tests/l2_pitch.rs`).
+#[inline(always)]
+fn permute(x: u64, n: u64) -> u64 {
+    let half = (64 - n.saturating_sub(1).leading_zeros())
+        .div_ceil(2)
+        .max(1);
+    let mask = (1u64 << half) - 1;
+    let mut v = x;
+    loop {
+        let (mut l, mut r) = (v >> half, v & mask);
+        for round in 0..4u64 {
+            let f = ((r ^ (round << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - half)) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        v = (l << half) | r;
+        if v < n {
+            return v;
+        }
+    }
+}
 
 /// A hint to bring the memory at `p` into the CPU's caches (no effect where unsupported).
 #[inline(always)]
@@ -282,6 +343,8 @@ pub struct SetAssoc {
     shard_shift: u32,
     /// `% sets`.
     sets_rem: FastRem,
+    /// [`permutation_table`].
+    perm: &'static [u32],
     /// Sets held here.
     local_sets: usize,
     /// line + 1 per way (0 = empty).
@@ -353,6 +416,7 @@ impl Cache {
             geometry,
             shard_shift: shards.trailing_zeros(),
             sets_rem: FastRem::new(geometry.sets.max(1) as u64),
+            perm: permutation_table(&geometry),
             local_sets,
             tags: vec![0; n],
             states: vec![LineState::default(); n],
@@ -595,11 +659,16 @@ impl SetAssoc {
     }
 
     /// The local position of `line`'s set.
-    #[inline]
+    #[inline(always)]
     fn set_of(&self, line: u64) -> usize {
-        let rem = self.sets_rem;
-        let s =
-            set_index_by(&self.geometry, line, |x| rem.rem(x), |x| rem.div(x)) >> self.shard_shift;
+        let (rem, perm) = (self.sets_rem, self.perm);
+        let s = set_index_by(
+            &self.geometry,
+            line,
+            |x| rem.rem(x),
+            |x| rem.div(x),
+            |x| perm[x as usize] as u64,
+        ) >> self.shard_shift;
         debug_assert_eq!(s, set_index(&self.geometry, line) >> self.shard_shift);
         debug_assert!(s < self.local_sets);
         s
@@ -618,7 +687,7 @@ impl SetAssoc {
     }
 
     /// Makes slot `i` its set's most recently used in the LRU order.
-    #[inline]
+    #[inline(always)]
     fn promote(&mut self, i: usize) {
         let ways = self.geometry.ways;
         let (set, way) = (i >> self.ways_shift, i & (ways - 1));
@@ -626,7 +695,7 @@ impl SetAssoc {
     }
 
     /// Marks slot `i` used.
-    #[inline]
+    #[inline(always)]
     fn use_slot(&mut self, i: usize) {
         match self.geometry.replacement {
             Replacement::Lru if !self.lru_order.is_empty() => self.promote(i),
@@ -638,7 +707,7 @@ impl SetAssoc {
     }
 
     /// [`Cache::access_or_insert`], finding the set once.
-    #[inline]
+    #[inline(always)]
     fn access_or_insert(&mut self, line: u64) -> (&mut LineState, bool, Option<Evicted>) {
         let start = self.set_of(line) * self.geometry.ways;
         if let Some(i) = self.find_in(start, line) {
@@ -979,12 +1048,23 @@ mod tests {
     }
 
     #[test]
-    fn balanced_indexing_scrambles_a_run_and_shifts_each_run_differently() {
+    fn balanced_indexing_maps_no_pitch_of_lines_onto_a_stride_of_sets_and_shifts_each_run() {
+        // A multiplier sends every pair of lines `pitch` apart the same number of sets apart;
+        // the permutation sends them all over (star4's planes 16,900 lines apart, `permute`).
+        let g = balanced(12800, None);
+        for pitch in [1u64, 2, 16, 33, 4096, 8450, 8580] {
+            let mut steps = std::collections::HashMap::new();
+            for l in 0..12800 - pitch {
+                let step = (set_index(&g, l + pitch) + 12800 - set_index(&g, l)) % 12800;
+                *steps.entry(step).or_insert(0u32) += 1;
+            }
+            let most = *steps.values().max().unwrap() as f64 / (12800 - pitch) as f64;
+            assert!(
+                most < 0.01,
+                "pitch {pitch}: {most:.3} of the pairs one step apart"
+            );
+        }
         let g = balanced(100, None);
-        let next = (0..99u64)
-            .filter(|&l| set_index(&g, l + 1) == (set_index(&g, l) + 1) % 100)
-            .count();
-        assert_eq!(next, 0, "neighbouring lines in neighbouring sets");
         let firsts: Vec<usize> = (0..8u64).map(|run| set_index(&g, run * 100)).collect();
         let mut distinct = firsts.clone();
         distinct.sort_unstable();
