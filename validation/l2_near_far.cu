@@ -134,6 +134,29 @@ struct Chaser {
   }
 };
 
+// What --map and --stores share: the SM count, the default mode's 2048-line chain in a 16 MiB
+// region, a 192 MiB flush buffer and the chaser.
+struct ChainRig {
+  int nsm;
+  const long nflush = (192l << 20) / 8;
+  unsigned long long* buf;
+  double* fl;
+  std::vector<uint64_t> offs;
+  const unsigned long long* start;
+  Chaser chaser;
+  ChainRig() {
+    cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
+    nsm = pr.multiProcessorCount;
+    const size_t region = 16u << 20;
+    CK(cudaMalloc(&buf, region));
+    CK(cudaMemset(buf, 0, region));
+    CK(cudaMalloc(&fl, nflush * 8));
+    Rng rng(777);  // the same chain as the default mode's
+    offs = l2_chain_offsets(rng, region);
+    start = build_chain(buf, offs);
+  }
+};
+
 static int partition_map(const char* path);
 static int stores(const char* path);
 
@@ -202,26 +225,18 @@ static int partition_map(const char* path) {
   FILE* f = fopen(path, "w");
   if (!f) { perror(path); return 2; }
   print_device(stdout);
-  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
-  const int nsm = pr.multiProcessorCount;
-  const size_t region = 16u << 20;
-  const long nflush = (192l << 20) / 8;
-  unsigned long long* buf; CK(cudaMalloc(&buf, region));
-  CK(cudaMemset(buf, 0, region));
-  double* fl; CK(cudaMalloc(&fl, nflush * 8));
-  Chaser chaser;
-  Rng rng(777);  // the same chain as the configurations above
-  const unsigned long long* start = build_chain(buf, l2_chain_offsets(rng, region));
+  ChainRig rig;
+  const int nsm = rig.nsm;
   fprintf(f, "ref_sm,warm_sm,measured_on_sm,lines,far_lines,far_fraction,median_pass0_cycles,median_pass0_far_cycles,median_pass0_near_cycles,median_pass1_cycles\n");
   int n = NMAX;
   for (int ref : {0, nsm / 2 - 2}) {
     for (int w = 0; w < nsm; w++) {
       if (w == ref) continue;
       if (quick() && w % 17) continue;
-      flush_k<<<4 * nsm, 512>>>(fl, nflush);
+      flush_k<<<4 * nsm, 512>>>(rig.fl, rig.nflush);
       long long info[8];
       std::vector<unsigned> lat;
-      chaser.run(false, buf, start, n, ref, w, nsm, info, lat, nullptr);
+      rig.chaser.run(false, rig.buf, rig.start, n, ref, w, nsm, info, lat, nullptr);
       std::vector<unsigned> p0, p1, far, near;
       for (int i = 0; i < n; i++) {
         p0.push_back(lat[i]); p1.push_back(lat[n + i]);
@@ -274,33 +289,24 @@ static int stores(const char* path) {
   FILE* f = fopen(path, "w");
   if (!f) { perror(path); return 2; }
   print_device(stdout);
-  cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
-  const int nsm = pr.multiProcessorCount;
-  const size_t region = 16u << 20;
-  const long nflush = (192l << 20) / 8;
-  unsigned long long* buf; CK(cudaMalloc(&buf, region));
-  CK(cudaMemset(buf, 0, region));
-  double* fl; CK(cudaMalloc(&fl, nflush * 8));
-  CK(cudaMemset(fl, 0, nflush * 8));
-  Chaser chaser;
+  ChainRig rig;
+  const int nsm = rig.nsm;
+  CK(cudaMemset(rig.fl, 0, rig.nflush * 8));
   long long* d_sink; CK(cudaMalloc(&d_sink, 64));
-  Rng rng(777);  // the same chain as the configurations above
-  const std::vector<uint64_t> offs = l2_chain_offsets(rng, region);
-  const unsigned long long* start = build_chain(buf, offs);
   unsigned long long* d_offs; CK(cudaMalloc(&d_offs, NMAX * 8));
-  CK(cudaMemcpy(d_offs, offs.data(), NMAX * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_offs, rig.offs.data(), NMAX * 8, cudaMemcpyHostToDevice));
   const int n = NMAX, meas = 0, same = 1;
   // Runs the steps (op, sm) after a reading flush, then SM 0's three passes; returns the latencies.
   auto run = [&](const std::vector<std::pair<int, int>>& steps, std::vector<unsigned>& lat, std::vector<unsigned>& off) {
-    flush_read_k<<<4 * nsm, 512>>>(fl, nflush, (double*)d_sink);
+    flush_read_k<<<4 * nsm, 512>>>(rig.fl, rig.nflush, (double*)d_sink);
     CK(cudaGetLastError());
     for (auto [op, sm] : steps) {
-      CK(cudaMemset(chaser.claim, 0, 8));
-      nf_setup<<<4 * nsm, 32>>>(buf, d_offs, n, sm, op, chaser.claim, start, d_sink);
+      CK(cudaMemset(rig.chaser.claim, 0, 8));
+      nf_setup<<<4 * nsm, 32>>>(rig.buf, d_offs, n, sm, op, rig.chaser.claim, rig.start, d_sink);
       CK(cudaGetLastError());
     }
     long long info[8];
-    chaser.run(false, buf, start, n, meas, -1, nsm, info, lat, &off);
+    rig.chaser.run(false, rig.buf, rig.start, n, meas, -1, nsm, info, lat, &off);
     return info[0] != 0;
   };
   auto far_share = [&](const std::vector<unsigned>& lat) {
