@@ -165,7 +165,7 @@ impl SetIndexer {
     }
 
     /// The set `line` maps to, as [`set_index`].
-    #[inline]
+    #[inline(always)]
     pub fn set(&self, line: u64) -> usize {
         let (sets, perm) = (self.sets, self.perm);
         set_index_by(
@@ -341,10 +341,8 @@ pub struct SetAssoc {
     geometry: Geometry,
     /// log2 of the number of shards.
     shard_shift: u32,
-    /// `% sets`.
-    sets_rem: FastRem,
-    /// [`permutation_table`].
-    perm: &'static [u32],
+    /// The set of a line.
+    indexer: SetIndexer,
     /// Sets held here.
     local_sets: usize,
     /// line + 1 per way (0 = empty).
@@ -415,8 +413,7 @@ impl Cache {
         Cache::SetAssoc(SetAssoc {
             geometry,
             shard_shift: shards.trailing_zeros(),
-            sets_rem: FastRem::new(geometry.sets.max(1) as u64),
-            perm: permutation_table(&geometry),
+            indexer: SetIndexer::new(geometry),
             local_sets,
             tags: vec![0; n],
             states: vec![LineState::default(); n],
@@ -661,14 +658,7 @@ impl SetAssoc {
     /// The local position of `line`'s set.
     #[inline(always)]
     fn set_of(&self, line: u64) -> usize {
-        let (rem, perm) = (self.sets_rem, self.perm);
-        let s = set_index_by(
-            &self.geometry,
-            line,
-            |x| rem.rem(x),
-            |x| rem.div(x),
-            |x| perm[x as usize] as u64,
-        ) >> self.shard_shift;
+        let s = self.indexer.set(line) >> self.shard_shift;
         debug_assert_eq!(s, set_index(&self.geometry, line) >> self.shard_shift);
         debug_assert!(s < self.local_sets);
         s
