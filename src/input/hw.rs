@@ -936,6 +936,16 @@ mod tests {
         assert_eq!(hw.l2.home_hash.unwrap().mask(), Ok(0b111 << 12));
     }
 
+    /// `text` (h200.toml, perhaps edited) with its L2's replacement policy set to `policy`.
+    fn with_l2_policy(text: &str, policy: &str) -> String {
+        let shipped = "replacement = \"lru\"               # [ways]";
+        assert!(
+            text.contains(shipped),
+            "the L2's policy line of h200.toml moved"
+        );
+        text.replace(shipped, &format!("replacement = \"{policy}\" # [ways]"))
+    }
+
     #[test]
     fn local_ways_fit_the_set_a_recency_policy_and_a_split_l2() {
         let h200 = include_str!("../../hw-configs/h200.toml");
@@ -949,12 +959,7 @@ mod tests {
             let err = HwConfig::parse(&with(line), "bad.toml").unwrap_err();
             assert!(err.message.contains(says), "{line}: {}", err.message);
         }
-        let l2_policy = "replacement = \"lru\"               # [ways]";
-        assert!(
-            h200.contains(l2_policy),
-            "the L2's policy line of h200.toml moved"
-        );
-        let srrip = with("local_ways = 11").replace(l2_policy, "replacement = \"srrip\" # [ways]");
+        let srrip = with_l2_policy(&with("local_ways = 11"), "srrip");
         let err = HwConfig::parse(&srrip, "bad.toml").unwrap_err();
         assert!(
             err.message.contains("\"lru\" or \"plru\""),
@@ -1017,12 +1022,7 @@ mod tests {
         );
         // The shipped L2 is LRU: 12 ways are fine; tree-PLRU over them is not.
         assert!(HwConfig::parse(&text, "ok.toml").is_ok());
-        let l2_policy = "replacement = \"lru\"               # [ways]";
-        assert!(
-            text.contains(l2_policy),
-            "the L2's policy line of h200.toml moved"
-        );
-        let plru = text.replace(l2_policy, "replacement = \"plru\" # [ways]");
+        let plru = with_l2_policy(&text, "plru");
         let err = HwConfig::parse(&plru, "bad.toml").unwrap_err();
         assert!(err.message.contains("l2.replacement"), "{}", err.message);
         assert!(err.message.contains("power of two"), "{}", err.message);
