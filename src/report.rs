@@ -48,6 +48,8 @@ pub struct LaunchSummary {
     pub waves: f64,
     /// SMs of the GPU.
     pub sms: u32,
+    /// L1 capacity per SM beside the shared-memory carve-out the driver picks for this residency.
+    pub l1_bytes: u64,
 }
 
 /// A finished simulation, ready to print. Serialised as `simulate --format json`'s object:
@@ -152,6 +154,7 @@ impl Report {
                 occupancy: launch.occupancy.occupancy,
                 waves: launch.total_blocks as f64 / per_wave as f64,
                 sms: hw.sm.count,
+                l1_bytes: launch.l1_bytes(hw),
             },
             counts,
             atomics: launch
@@ -329,6 +332,7 @@ impl Report {
         cols.push(("blocks_per_sm".into(), l.blocks_per_sm.to_string()));
         cols.push(("occupancy".into(), l.occupancy.to_string()));
         cols.push(("waves".into(), l.waves.to_string()));
+        cols.push(("l1_bytes".into(), l.l1_bytes.to_string()));
         for (n, v) in self.metrics() {
             cols.push((n.into(), v.to_string()));
         }
@@ -424,14 +428,15 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "launch: {} blocks of {} threads, {} per SM (limited by {}), occupancy {:.0}%, {:.2} waves on {} SMs",
+            "launch: {} blocks of {} threads, {} per SM (limited by {}), occupancy {:.0}%, {:.2} waves on {} SMs, L1 {} KiB",
             l.blocks,
             l.threads_per_block,
             l.blocks_per_sm,
             l.occupancy_limiter,
             l.occupancy * 100.0,
             l.waves,
-            l.sms
+            l.sms,
+            l.l1_bytes / 1024
         );
         let _ = writeln!(s, "lattice updates: {}\n", self.lattice_updates);
         let blup: BTreeMap<&str, f64> = self.bytes_per_lup().into_iter().collect();

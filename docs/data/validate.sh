@@ -15,6 +15,8 @@ $G validate --measured tests/data/h100/edges/ncu.csv --manifest tests/data/h100/
     --hw h100-sxm --format json --out $D/validation-h100-edges.json
 $G validate --measured tests/data/h100/pitch/ncu.csv --manifest tests/data/h100/pitch/manifest.toml \
     --hw h100-sxm --format json --out $D/validation-h100-pitch.json
+$G validate --measured tests/data/h100/narrow/ncu.csv --manifest tests/data/h100/narrow/manifest.toml \
+    --hw h100-sxm --format json --out $D/validation-h100-narrow.json
 for gpu in h200 h100; do
     $G plot validation --input $D/validation-$gpu.json --size 1800x1350 --out $I/validation-$gpu.png
     $G plot validation --input $D/validation-$gpu.json --size 1400x650 \

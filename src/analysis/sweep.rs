@@ -1044,7 +1044,7 @@ pub fn level_volumes(report: &Report, bound: &Bound) -> Result<[LevelVolumes; 2]
         comp: c.l1.block_unique_load_sectors as f64 * metrics::SECTOR_BYTES as f64,
         down: c.l1.load_miss_sectors as f64 * metrics::SECTOR_BYTES as f64,
         alloc: per_sm * c.l1.block_unique_load_lines as f64 / blocks * hw.l1.line_bytes as f64,
-        cache: hw.l1.size_bytes as f64,
+        cache: launch.l1_bytes(hw) as f64,
     };
     let wave_blocks = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
     let wave = ernst2023::wave_metrics(launch, wave_blocks, hw.l2.line_bytes as u64, None)?;

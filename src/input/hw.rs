@@ -199,6 +199,58 @@ pub struct L1Config {
     /// (measured on the H100: `validation/l1_wavefronts.cu`).
     #[serde(default = "default_wavefronts_per_block_index")]
     pub wavefronts_per_block_index: f64,
+    /// The shared-memory carve-out the driver picks for a kernel that sets no preference, by the
+    /// most blocks one SM can hold: `[blocks, bytes]` pairs, both increasing; a launch whose SM
+    /// holds up to `blocks` blocks gets `bytes` (the last pair beyond). `size_bytes` is the L1
+    /// beside the first pair's carve-out; a larger one, or more shared memory than it holds, takes
+    /// the difference out of the L1 ([`L1Config::size_for`]). Empty: the L1 is always `size_bytes`.
+    #[serde(default)]
+    pub driver_carveouts: Vec<[u64; 2]>,
+}
+
+impl L1Config {
+    /// The L1 capacity of a launch whose SM holds `blocks_per_sm` blocks that together take
+    /// `shared_per_sm` bytes of shared memory (reservations included): `size_bytes` less what the
+    /// driver's carve-out adds over the smallest one, rounded down to whole sets.
+    pub fn size_for(&self, blocks_per_sm: u32, shared_per_sm: u64) -> u64 {
+        let (Some(first), Some(last)) =
+            (self.driver_carveouts.first(), self.driver_carveouts.last())
+        else {
+            return self.size_bytes;
+        };
+        let pick = self
+            .driver_carveouts
+            .iter()
+            .find(|[blocks, _]| blocks_per_sm as u64 <= *blocks)
+            .unwrap_or(last)[1]
+            .max(shared_per_sm);
+        let set = self.line_bytes as u64 * self.ways as u64;
+        let left = self
+            .size_bytes
+            .saturating_sub(pick.saturating_sub(first[1]));
+        (left / set).max(1) * set
+    }
+
+    /// The driver's carve-outs increase with the blocks and leave the L1 at least one set.
+    fn check_carveouts(&self) -> std::result::Result<(), String> {
+        let c = &self.driver_carveouts;
+        if c.windows(2)
+            .any(|w| w[1][0] <= w[0][0] || w[1][1] < w[0][1])
+            || c.iter().any(|p| p[0] == 0)
+        {
+            return Err("l1.driver_carveouts: [blocks, bytes] pairs must have blocks > 0 and increase in both".into());
+        }
+        if let (Some(first), Some(last)) = (c.first(), c.last()) {
+            let set = self.line_bytes as u64 * self.ways as u64;
+            if self.size_bytes < last[1] - first[1] + set {
+                return Err(format!(
+                    "l1.driver_carveouts: a carve-out of {} B leaves less than one set of the {} B L1",
+                    last[1], self.size_bytes
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn default_missing_request_line_wavefronts() -> f64 {
@@ -453,6 +505,10 @@ impl HwConfig {
         let mut hw = self.clone();
         let l1_set = hw.l1.line_bytes as u64 * hw.l1.ways as u64;
         hw.l1.size_bytes = scaled("l1", hw.l1.size_bytes, l1_set, l1_scale)?;
+        // A carve-out takes the same share of a scaled L1.
+        for pick in &mut hw.l1.driver_carveouts {
+            pick[1] = (pick[1] as f64 * l1_scale).round() as u64;
+        }
         if let Some(ro) = hw.l1.read_only_cache_bytes {
             hw.l1.read_only_cache_bytes = Some(scaled("l1.read_only_cache", ro, l1_set, l1_scale)?);
         }
@@ -476,6 +532,7 @@ impl HwConfig {
             self.l1.ways,
             1,
         )?;
+        self.l1.check_carveouts()?;
         for (what, v) in [
             (
                 "l1.missing_request_line_wavefronts",

@@ -391,6 +391,17 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// The L1 capacity of this launch's SMs: what the shared-memory carve-out the driver picks for
+    /// its residency leaves ([`crate::input::hw::L1Config::size_for`]).
+    pub fn l1_bytes(&self, hw: &HwConfig) -> u64 {
+        let s = &hw.sm;
+        let per_block = (self.shared_bytes_per_block + s.shared_reserved_per_block)
+            .div_ceil(s.shared_alloc_unit)
+            * s.shared_alloc_unit;
+        let blocks = self.occupancy.blocks_per_sm;
+        hw.l1.size_for(blocks, per_block as u64 * blocks as u64)
+    }
+
     /// `nx, ny, nz` if the kernel has them.
     pub fn domain(&self) -> Option<[i64; 3]> {
         Some([

@@ -60,7 +60,7 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "l1_bytes",
         default: None,
-        doc: "L1 capacity V_cache of eq. (4) for the L1 fit (default: hw l1.size_bytes)",
+        doc: "L1 capacity V_cache of eq. (4) for the L1 fit (default: the launch's L1, hw l1.size_bytes less the driver's carve-out)",
     },
     ParamSpec {
         name: "l2_bytes",
@@ -756,7 +756,7 @@ impl Constants {
     fn of(input: &ModelInput) -> Result<Constants> {
         let hw = input.hw;
         let l1_bytes = positive(
-            input.param_or(PARAMS, "l1_bytes", hw.l1.size_bytes as f64),
+            input.param_or(PARAMS, "l1_bytes", input.launch.l1_bytes(hw) as f64),
             "l1_bytes",
         )?;
         let l2_bytes = positive(

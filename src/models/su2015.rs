@@ -366,7 +366,7 @@ pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
         warp_size: hw.sm.warp_size as u64,
         smx_storage_bytes: p(
             "smx_storage_bytes",
-            hw.l1.read_only_cache_bytes.unwrap_or(hw.l1.size_bytes) as f64,
+            hw.l1.read_only_cache_bytes.unwrap_or(launch.l1_bytes(hw)) as f64,
         ),
         smx_line_bytes,
         l2_line_bytes: p("l2_line_bytes", hw.l2.sector_bytes as f64),

@@ -224,8 +224,9 @@ fn pipeline(
     sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
+    let l1_bytes = launch.l1_bytes(hw);
     let mut workers: Vec<SmWorker> = (0..n)
-        .map(|_| SmWorker::new(hw, opts.infinite_l1, opts.compulsory, router))
+        .map(|_| SmWorker::new(hw, l1_bytes, opts.infinite_l1, opts.compulsory, router))
         .collect();
     let range = opts.compulsory.then(|| {
         let lo = launch.arrays.iter().map(|a| a.base).min().unwrap_or(0);

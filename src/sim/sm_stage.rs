@@ -522,10 +522,11 @@ pub struct SmWorker {
 }
 
 impl SmWorker {
-    /// A worker with an empty L1 (`infinite` gives an L1 that never evicts) whose requests go to
-    /// the L2 shards of `router`.
+    /// A worker with an empty L1 of `l1_bytes` (`infinite` gives an L1 that never evicts) whose
+    /// requests go to the L2 shards of `router`.
     pub fn new(
         hw: &HwConfig,
+        l1_bytes: u64,
         infinite: bool,
         track_compulsory: bool,
         router: L2Router,
@@ -534,7 +535,7 @@ impl SmWorker {
             Cache::infinite()
         } else {
             Cache::new(Geometry::new(
-                hw.l1.size_bytes,
+                l1_bytes,
                 hw.l1.ways,
                 hw.l1.replacement,
                 hw.l1.set_indexing,
