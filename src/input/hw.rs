@@ -1035,6 +1035,49 @@ mod tests {
     }
 
     #[test]
+    fn the_driver_carve_out_takes_its_excess_over_the_smallest_out_of_the_l1() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        let shipped = "driver_carveouts = [[3, 8192], [7, 16384], [20, 32768], [32, 65536]]";
+        assert!(
+            h200.contains(shipped),
+            "the carve-out line of h200.toml moved"
+        );
+        let hw = HwConfig::parse(h200, "h200.toml").unwrap();
+        let kib = |blocks: u32, shared: u64| hw.l1.size_for(blocks, shared) / 1024;
+        assert_eq!(
+            [kib(2, 2048), kib(4, 4096), kib(8, 8192), kib(32, 32768)],
+            [248, 240, 224, 192]
+        );
+        // Blocks needing more shared memory than the pick get at least what they need.
+        assert_eq!(kib(2, 40 * 1024), 216);
+        // More blocks than the table lists take its last pick.
+        assert_eq!(kib(64, 0), 192);
+        // A scaled L1 loses the same share: half of 224 KiB, rounded to whole 2 KiB sets.
+        assert_eq!(
+            hw.with_cache_scale(0.5, 1.0).unwrap().l1.size_for(8, 8192),
+            112 * 1024
+        );
+        for (line, says) in [
+            (
+                "driver_carveouts = [[3, 8192], [3, 16384]]",
+                "increase in both",
+            ),
+            (
+                "driver_carveouts = [[3, 16384], [7, 8192]]",
+                "increase in both",
+            ),
+            ("driver_carveouts = [[0, 8192]]", "blocks > 0"),
+            (
+                "driver_carveouts = [[3, 0], [7, 300000]]",
+                "less than one set",
+            ),
+        ] {
+            let err = HwConfig::parse(&h200.replace(shipped, line), "bad.toml").unwrap_err();
+            assert!(err.message.contains(says), "{line}: {}", err.message);
+        }
+    }
+
+    #[test]
     fn timing_constants_are_checked_and_default_where_absent() {
         let h200 = include_str!("../../hw-configs/h200.toml");
         for (from, to, says) in [
