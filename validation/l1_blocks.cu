@@ -6,7 +6,14 @@
 // `passes` times, one 8-byte word of each line per thread and step. With k x lines below the L1's
 // 1792 lines, every pass after the first hits if the L1 keeps the SM's whole footprint, whatever k.
 // Nsight Compute's L1 load sectors and lookup misses of each launch give the hit rate.
-//   l1_blocks RUNS.csv    one row per launch, in launch order (ncu's IDs for --kernel-name region_reread)
+// With `sm` the regions follow the SM instead of the block id (region_reread_sm): a block takes
+// region k x smid + its arrival slot on the SM mod k, so the k regions of one SM lie side by side
+// as one run of k x lines lines, as one block's region does with k = 1. If the misses of many
+// blocks then fall to one block's, the GPU's loss comes from where the regions lie (the set
+// index), else from the blocks themselves (replacement with several streams).
+//   l1_blocks RUNS.csv [sm]   one row per launch, in launch order (ncu's IDs for
+//                             --kernel-name regex:region_reread)
+#include <string>
 #include "micro.cuh"
 
 __global__ void region_reread(const double* buf, long region_doubles, int passes, double* out) {
@@ -18,8 +25,25 @@ __global__ void region_reread(const double* buf, long region_doubles, int passes
   if (s == 1.2345) out[0] = s;  // never true: keeps the loads
 }
 
+__global__ void region_reread_sm(const double* buf, long region_doubles, int passes, int k,
+                                 unsigned* arrivals, double* out) {
+  __shared__ long base;
+  if (threadIdx.x == 0) {
+    unsigned sm = smid();
+    base = ((long)sm * k + atomicAdd(&arrivals[sm], 1u) % k) * region_doubles;
+  }
+  __syncthreads();
+  const double* r = buf + base;
+  long lines = region_doubles / 16;
+  double s = 0;
+  for (int p = 0; p < passes; p++)
+    for (long l = threadIdx.x; l < lines; l += blockDim.x) s += r[l * 16];
+  if (s == 1.2345) out[0] = s;  // never true: keeps the loads
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) { fprintf(stderr, "usage: %s RUNS.csv\n", argv[0]); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: %s RUNS.csv [sm]\n", argv[0]); return 2; }
+  const bool by_sm = argc > 2 && std::string(argv[2]) == "sm";
   FILE* f = fopen(argv[1], "w");
   if (!f) { perror(argv[1]); return 2; }
   print_device(stdout);
@@ -29,12 +53,18 @@ int main(int argc, char** argv) {
   double* buf; CK(cudaMalloc(&buf, (size_t)sms * max_lines_per_sm * 128));
   CK(cudaMemset(buf, 0, (size_t)sms * max_lines_per_sm * 128));
   double* out; CK(cudaMalloc(&out, 8));
+  unsigned* arrivals; CK(cudaMalloc(&arrivals, 1024 * sizeof(unsigned)));
   fprintf(f, "blocks_per_sm,lines_per_block,lines_per_sm,passes,blocks,threads\n");
   const long per_sm[] = {1024, 1536, 1664, 1792, 1920, 2048, 2304};
   for (int k : {1, 2, 4, 8})
     for (long footprint : per_sm) {
       long lines = footprint / k;
-      region_reread<<<sms * k, threads>>>(buf, lines * 16, passes, out);
+      if (by_sm) {
+        CK(cudaMemset(arrivals, 0, 1024 * sizeof(unsigned)));
+        region_reread_sm<<<sms * k, threads>>>(buf, lines * 16, passes, k, arrivals, out);
+      } else {
+        region_reread<<<sms * k, threads>>>(buf, lines * 16, passes, out);
+      }
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       fprintf(f, "%d,%ld,%ld,%d,%d,%d\n", k, lines, lines * k, passes, sms * k, threads);
