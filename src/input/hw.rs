@@ -81,6 +81,15 @@ pub struct SmConfig {
     pub cores: Option<u32>,
 }
 
+impl SmConfig {
+    /// The shared memory one block takes on an SM when it asks for `requested` bytes: the
+    /// system's reservation added and the sum rounded up to the allocation unit.
+    pub fn shared_bytes_per_block(&self, requested: u32) -> u32 {
+        (requested + self.shared_reserved_per_block).div_ceil(self.shared_alloc_unit)
+            * self.shared_alloc_unit
+    }
+}
+
 /// Block dispatch: the order in which the first wave is spread over the SMs.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

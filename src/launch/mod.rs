@@ -394,10 +394,7 @@ impl Launch {
     /// The L1 capacity of this launch's SMs: what the shared-memory carve-out the driver picks for
     /// its residency leaves ([`crate::input::hw::L1Config::size_for`]).
     pub fn l1_bytes(&self, hw: &HwConfig) -> u64 {
-        let s = &hw.sm;
-        let per_block = (self.shared_bytes_per_block + s.shared_reserved_per_block)
-            .div_ceil(s.shared_alloc_unit)
-            * s.shared_alloc_unit;
+        let per_block = hw.sm.shared_bytes_per_block(self.shared_bytes_per_block);
         let blocks = self.occupancy.blocks_per_sm;
         hw.l1.size_for(blocks, per_block as u64 * blocks as u64)
     }
@@ -730,8 +727,7 @@ pub fn occupancy(
     if let Some(per_quarter) = (s.registers / gran).checked_div(regs_per_warp) {
         limits.push((per_quarter * gran / warps_per_block, "registers"));
     }
-    let smem_per_block =
-        (smem + s.shared_reserved_per_block).div_ceil(s.shared_alloc_unit) * s.shared_alloc_unit;
+    let smem_per_block = s.shared_bytes_per_block(smem);
     if let Some(blocks) = s.shared_memory_bytes.checked_div(smem_per_block) {
         limits.push((blocks, "shared memory"));
     }
