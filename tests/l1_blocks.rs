@@ -7,10 +7,11 @@
 //! (docs/validation.md, "Narrow blocks on the H100").
 
 use gputraffic::Bound;
+use gputraffic::analysis::measured;
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::SimOptions;
-use std::collections::BTreeMap;
+use std::path::Path;
 
 struct Run {
     blocks_per_sm: i64,
@@ -22,19 +23,11 @@ struct Run {
 fn runs() -> Vec<Run> {
     let dir = "tests/data/h100/micro";
     let runs = std::fs::read_to_string(format!("{dir}/l1_blocks_runs.csv")).unwrap();
-    let ncu = std::fs::read_to_string(format!("{dir}/l1_blocks_ncu.csv")).unwrap();
-    let mut by_id: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
-    for line in ncu.lines().skip(1) {
-        let f: Vec<&str> = line.trim_matches('"').split("\",\"").collect();
-        by_id.entry(f[0].parse().unwrap()).or_default().insert(
-            f[f.len() - 3].to_string(),
-            f[f.len() - 1].replace(',', "").parse().unwrap(),
-        );
-    }
+    let counters = measured::ncu_counters(Path::new(&format!("{dir}/l1_blocks_ncu.csv"))).unwrap();
     let rows: Vec<&str> = runs.lines().skip(1).collect();
-    assert_eq!(rows.len(), by_id.len());
+    assert_eq!(rows.len(), counters.len());
     rows.iter()
-        .zip(by_id.into_values())
+        .zip(counters)
         .map(|(row, m)| {
             let f: Vec<i64> = row.split(',').map(|v| v.parse().unwrap()).collect();
             let first = (f[2] * 132) as f64;

@@ -4,8 +4,10 @@
 //! carve-out Nsight Compute reported for it, and the L1 they leave is where the one-block pointer
 //! chase starts to miss.
 
+use gputraffic::analysis::measured;
 use gputraffic::input::hw::HwConfig;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 struct Launch {
     kernel: String,
@@ -14,27 +16,18 @@ struct Launch {
     lines: u64,
     cycles_per_load: f64,
     /// ncu's launch metrics of this launch.
-    metrics: BTreeMap<String, u64>,
+    metrics: BTreeMap<String, f64>,
 }
 
 fn launches(gpu: &str) -> Vec<Launch> {
     let dir = format!("tests/data/{gpu}/micro");
     let runs = std::fs::read_to_string(format!("{dir}/l1_carveout_runs.csv")).unwrap();
-    let mut by_id: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
-    let ncu = std::fs::read_to_string(format!("{dir}/l1_carveout_ncu.csv")).unwrap();
-    for line in ncu.lines().skip(1) {
-        // "ID",...,"Metric Name","Metric Unit","Metric Value": quoted fields, values with commas.
-        let fields: Vec<&str> = line.trim_matches('"').split("\",\"").collect();
-        let value = fields[fields.len() - 1].replace(',', "");
-        by_id
-            .entry(fields[0].parse().unwrap())
-            .or_default()
-            .insert(fields[fields.len() - 3].to_string(), value.parse().unwrap());
-    }
+    let counters =
+        measured::ncu_counters(Path::new(&format!("{dir}/l1_carveout_ncu.csv"))).unwrap();
     let rows: Vec<&str> = runs.lines().skip(1).collect();
-    assert_eq!(rows.len(), by_id.len(), "{gpu}: one ncu launch per run");
+    assert_eq!(rows.len(), counters.len(), "{gpu}: one ncu launch per run");
     rows.iter()
-        .zip(by_id.into_values())
+        .zip(counters)
         .map(|(row, metrics)| {
             let f: Vec<&str> = row.split(',').collect();
             Launch {
@@ -69,7 +62,7 @@ fn the_driver_picks_the_carve_out_by_the_blocks_an_sm_holds_as_the_configs_say()
         let smallest = hw.l1.driver_carveouts[0][1];
         let mut checked = 0;
         for l in launches(gpu).iter().filter(|l| l.dynamic_shared == 0) {
-            let picked = l.metrics["launch__shared_mem_config_size"];
+            let picked = l.metrics["launch__shared_mem_config_size"] as u64;
             let blocks = blocks_per_sm(l);
             // The carve-out the config implies is what it takes out of the L1 beyond the smallest.
             let implied =

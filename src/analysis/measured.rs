@@ -83,8 +83,55 @@ pub fn load(
     measured: &Path,
     manifest: Option<&Path>,
 ) -> Result<(Vec<MeasuredLaunch>, Vec<String>)> {
-    let text = read_file(measured)?;
-    let name = measured.display().to_string();
+    let (name, header, records) = read_table(measured)?;
+    let is_ncu = is_ncu_export(&header);
+    match (is_ncu, manifest) {
+        (true, Some(m)) => {
+            let launches = ncu_launches(&name, &header, &records)?;
+            match_manifest(&name, launches, m)
+        }
+        (true, None) => Err(Error::new(
+            &name,
+            "this is an Nsight Compute export; --manifest must say which trace each launch runs",
+        )),
+        (false, None) => Ok((wide_launches(&name, &header, &records)?, vec![])),
+        (false, Some(m)) => Err(Error::new(
+            m.display().to_string(),
+            format!(
+                "a manifest goes with an Nsight Compute export (columns ID, Metric Name, Metric Value), and {name} is not one"
+            ),
+        )),
+    }
+}
+
+/// The counters of every launch of an Nsight Compute long-format export (`ncu --csv
+/// --print-units base`, a raw capture with the program's output before the table included), in
+/// launch-ID order: for benchmarks whose launches no trace describes, read beside their own runs
+/// file.
+pub fn ncu_counters(path: &Path) -> Result<Vec<BTreeMap<String, f64>>> {
+    let (name, header, records) = read_table(path)?;
+    if !is_ncu_export(&header) {
+        return Err(Error::new(
+            &name,
+            "not an Nsight Compute export (columns ID, Metric Name, Metric Value)",
+        ));
+    }
+    let mut launches = ncu_launches(&name, &header, &records)?;
+    launches.sort_by_key(|l| l.id);
+    Ok(launches.into_iter().map(|l| l.counters).collect())
+}
+
+/// Whether a table's header is that of an Nsight Compute long-format export.
+fn is_ncu_export(header: &[String]) -> bool {
+    ["ID", "Metric Name", "Metric Value"]
+        .iter()
+        .all(|c| header.iter().any(|h| h == c))
+}
+
+/// A CSV file's name (for errors), header and records.
+fn read_table(path: &Path) -> Result<(String, Vec<String>, Vec<Vec<String>>)> {
+    let text = read_file(path)?;
+    let name = path.display().to_string();
     // A raw `ncu --csv` capture starts with the profiled program's own output and ncu's
     // `==PROF==` lines: the table starts at ncu's header.
     let table = match text.find("\"ID\",") {
@@ -107,26 +154,7 @@ pub fn load(
                 .map_err(|e| Error::new(&name, format!("CSV: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let is_ncu = ["ID", "Metric Name", "Metric Value"]
-        .iter()
-        .all(|c| header.iter().any(|h| h == c));
-    match (is_ncu, manifest) {
-        (true, Some(m)) => {
-            let launches = ncu_launches(&name, &header, &records)?;
-            match_manifest(&name, launches, m)
-        }
-        (true, None) => Err(Error::new(
-            &name,
-            "this is an Nsight Compute export; --manifest must say which trace each launch runs",
-        )),
-        (false, None) => Ok((wide_launches(&name, &header, &records)?, vec![])),
-        (false, Some(m)) => Err(Error::new(
-            m.display().to_string(),
-            format!(
-                "a manifest goes with an Nsight Compute export (columns ID, Metric Name, Metric Value), and {name} is not one"
-            ),
-        )),
-    }
+    Ok((name, header, records))
 }
 
 /// Parses a counter cell: `n/a` and empty cells have no value; thousands separators are dropped.
@@ -582,5 +610,29 @@ mod tests {
         assert_eq!(counter_value("35.37"), Some(Ok(35.37)));
         assert_eq!(counter_value("n/a"), None);
         assert_eq!(counter_value("abc"), Some(Err(())));
+    }
+
+    #[test]
+    fn ncu_counters_come_per_launch_in_id_order_and_only_from_an_ncu_export() {
+        let dir = std::env::temp_dir().join(format!("gt-ncu-counters-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let export = dir.join("ncu.csv");
+        std::fs::write(
+            &export,
+            "program output\n\"ID\",\"Metric Name\",\"Metric Value\"\n\
+             \"1\",\"a\",\"2,048\"\n\"0\",\"a\",\"7\"\n\"0\",\"b\",\"1.5\"\n",
+        )
+        .unwrap();
+        let c = ncu_counters(&export).unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0]["a"], c[0]["b"], c[1]["a"]), (7.0, 1.5, 2048.0));
+        let wide = dir.join("wide.csv");
+        std::fs::write(&wide, "kernel,nx\nstar1,256\n").unwrap();
+        let e = ncu_counters(&wide).unwrap_err().to_string();
+        assert!(
+            e.contains("wide.csv") && e.contains("Nsight Compute"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
