@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The L1 set index of the H100 and H200, derived from l1_index.cu's data (docs/model.md "L1
+"""The L1 set index of the H100 and H200, read off l1_index.cu's data (docs/model.md "L1
 geometry"), and the summaries tests/l1_index.rs checks the configs against.
 
     validation/l1_index_fit.py tests/data/h100/micro [--write]
@@ -10,8 +10,9 @@ Reads l1_index_groups_carve8.csv.gz and l1_index_sets_carve8.csv.gz of that fold
      labels are shifted, with the page-bit terms that explain the shifts;
   2. the sets: for each line x that joined the base group, the half (which four of the base
      chunks its set-mates belong to) and the within-group set, relative to the base chunks';
-  3. the nine masks these give (set-index bit i = parity of line & mask[i]), which the configs
-     carry as l1.set_index_masks.
+  3. whether the config's l1.set_index_masks (set-index bit i = parity of line & mask[i]; the
+     config of the GPU the folder names) put every measured pair in one set and every measured
+     chunk in or out of the base group as the GPU does.
 Line bits 0-5 pick the line in its chunk, 6-13 the chunk in its page, 14-17 the page in its 32 MiB
 block; above that the physical placement, which differs from run to run, decides (the configs
 hash those bits). Only pages 0-15 are used: the measurements agree on them across runs.
@@ -21,6 +22,7 @@ hash those bits). Only pages 0-15 are used: the measurements agree on them acros
 import csv
 import gzip
 import sys
+import tomllib
 
 BASE = [0, 16, 32, 48, 64, 80, 96, 112]
 BASES = {0: BASE, 1: [0, 16, 5, 48, 64, 80, 96, 112], 2: [112, 96, 80, 64, 48, 5, 16, 0],
@@ -94,10 +96,12 @@ def main():
     for x, y in pairs:
         cls.setdefault(x >> 6, set()).add("A" if (y >> 6) in (0, 16, 96, 112) else "B")
     print("half of the x chunks (A: with chunk 0):", {c: "".join(sorted(s)) for c, s in sorted(cls.items())})
-    masks = [0xf601, 0x3d502, 0x15104, 0x1b408, 0x7710, 0x3b320, 0x30340, 0x3c080, 0x2d900]
+    config = "hw-configs/h200.toml" if "h200" in folder else "hw-configs/h100-sxm.toml"
+    with open(config, "rb") as f:
+        masks = tomllib.load(f)["l1"]["set_index_masks"]
     index = lambda line: sum(parity(line & m) << i for i, m in enumerate(masks))
     same = sum(index(x) == index(y) for x, y in pairs)
-    print(f"masks {[hex(m) for m in masks]}: {same} of {len(pairs)} measured set-mates share a set")
+    print(f"{config} masks {[hex(m) for m in masks]}: {same} of {len(pairs)} measured set-mates share a set")
     jl = [(p, c, y) for (p, c), y in sorted(j.items())]
     base_group = index(0) >> 6 & 3
     agree = sum(((index(p * 16384 + c * 64) >> 6 & 3) == base_group) == y for p, c, y in jl)

@@ -165,6 +165,12 @@ pub enum SetIndexing {
     /// spread over them too. Chosen against the H100/H200 L1 pointer chase (docs/model.md).
     #[serde(rename = "xor-fold")]
     XorFold,
+    /// Bit `i` of the set is the parity of `line & set_index_masks[i]` (an XOR of chosen address
+    /// bits, `2^masks` sets), with the line-address bits from `set_index_hashed_from_bit` up
+    /// replaced by a pseudo-random value: the H100/H200 L1, measured in `validation/l1_index.cu`
+    /// (docs/model.md "L1 geometry"). L1 only.
+    #[serde(rename = "xor-matrix")]
+    XorMatrix,
     /// Balanced over address ranges, as measured on the H100 and H200 L2 (docs/model.md "L2"):
     /// each run of `sets` consecutive partition-local lines fills every set once, in an order
     /// scrambled per run, so that a contiguous array loads the sets evenly and strides spread. In
@@ -190,6 +196,18 @@ pub struct L1Config {
     pub replacement: Replacement,
     /// Set indexing.
     pub set_indexing: SetIndexing,
+    /// For `set_indexing = "xor-matrix"`: one mask of line-address bits per set-index bit. The
+    /// cache then has `2^masks` sets of `ways` tags, which may hold more lines than `size_bytes`:
+    /// the data a launch may keep is its L1 size ([`L1Config::size_for`]), and a line that
+    /// enters beyond it pushes out one elsewhere. The H100 and H200 configs carry their measured
+    /// masks beside another indexing, which predicts the stencils better (docs/model.md).
+    #[serde(default)]
+    pub set_index_masks: Vec<u64>,
+    /// For `"xor-matrix"`: the line-address bits from this one up enter the set index through a
+    /// pseudo-random value instead of the masks. They stand for the physical address bits of the
+    /// measured index, which a virtual address does not determine.
+    #[serde(default)]
+    pub set_index_hashed_from_bit: Option<u32>,
     /// Whether global loads are cached (false on Kepler: they go to L2 directly).
     pub caches_global_loads: bool,
     /// Kepler's separate read-only data cache per SM (bytes), used by `const __restrict__` /
@@ -238,6 +256,39 @@ impl L1Config {
             .size_bytes
             .saturating_sub(pick.saturating_sub(first[1]));
         (left / set).max(1) * set
+    }
+
+    /// `"xor-matrix"` comes with 1 to 16 nonzero masks below the hashed bits (masks given for
+    /// another indexing, as a record of the measured index, are checked the same way).
+    fn check_index(&self) -> std::result::Result<(), String> {
+        let masks = &self.set_index_masks;
+        if self.set_indexing != SetIndexing::XorMatrix && masks.is_empty() {
+            if self.set_index_hashed_from_bit.is_some() {
+                return Err("l1.set_index_hashed_from_bit needs l1.set_index_masks".into());
+            }
+            return Ok(());
+        }
+        if masks.is_empty() || masks.len() > 16 {
+            return Err(format!(
+                "l1.set_index_masks: \"xor-matrix\" needs 1 to 16 masks (one per set-index bit), not {}",
+                masks.len()
+            ));
+        }
+        let from = self.set_index_hashed_from_bit.unwrap_or(64);
+        if from == 0 || from > 64 {
+            return Err(format!(
+                "l1.set_index_hashed_from_bit = {from} must be between 1 and 64"
+            ));
+        }
+        if let Some(m) = masks
+            .iter()
+            .find(|&&m| m == 0 || (from < 64 && m >> from != 0))
+        {
+            return Err(format!(
+                "l1.set_index_masks: mask {m:#x} is empty or reaches the hashed bits (from bit {from})"
+            ));
+        }
+        Ok(())
     }
 
     /// The driver's carve-outs increase with the blocks and leave the L1 at least one set.
@@ -542,6 +593,13 @@ impl HwConfig {
             1,
         )?;
         self.l1.check_carveouts()?;
+        self.l1.check_index()?;
+        if self.l2.set_indexing == SetIndexing::XorMatrix {
+            return Err(
+                "l2.set_indexing = \"xor-matrix\" needs set_index_masks, which only [l1] has"
+                    .into(),
+            );
+        }
         for (what, v) in [
             (
                 "l1.missing_request_line_wavefronts",
@@ -1010,6 +1068,31 @@ mod tests {
             "the L2's policy line of h200.toml moved"
         );
         text.replace(shipped, &format!("replacement = \"{policy}\" # [ways]"))
+    }
+
+    #[test]
+    fn set_index_masks_stay_below_the_hashed_bits_and_only_the_l1_takes_them() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        let err = |text: String| HwConfig::parse(&text, "h200.toml").unwrap_err().to_string();
+        let hashed = "set_index_hashed_from_bit = 18";
+        assert!(
+            h200.contains(hashed),
+            "the L1's hashed-bit line of h200.toml moved"
+        );
+        let low = h200.replace(hashed, "set_index_hashed_from_bit = 16");
+        assert!(err(low).contains("reaches the hashed bits"));
+        let indexing = "set_indexing = \"xor-fold\"         # no conflict";
+        assert!(
+            h200.contains(indexing),
+            "the L1's indexing line of h200.toml moved"
+        );
+        let matrix = h200.replace(indexing, "set_indexing = \"xor-matrix\" # no conflict");
+        assert!(HwConfig::parse(&matrix, "h200.toml").is_ok());
+        let l2 = matrix.replace(
+            "set_indexing = \"balanced\"",
+            "set_indexing = \"xor-matrix\"",
+        );
+        assert!(err(l2).contains("only [l1] has"));
     }
 
     #[test]

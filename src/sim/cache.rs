@@ -41,6 +41,54 @@ pub struct Geometry {
     /// For [`SetIndexing::Balanced`] in a split L2: the line-address bit that tells a line from its
     /// partner in the other partition; it is left out of the set index, so partners share a set.
     pub pair_bit: Option<u32>,
+    /// For [`SetIndexing::XorMatrix`]: the index function (`sets` is `2^` its bits).
+    pub matrix: Option<XorIndex>,
+}
+
+/// [`SetIndexing::XorMatrix`]'s function: set-index bit `i` is the parity of `line & masks[i]`,
+/// and the line-address bits from `hashed_from` up add a pseudo-random value to the whole index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XorIndex {
+    masks: [u64; 16],
+    bits: u32,
+    hashed_from: u32,
+}
+
+impl XorIndex {
+    /// The function of `masks` (1 to 16 of them, checked by the configuration) with the bits
+    /// from `hashed_from` up hashed (`None`: no bit is).
+    pub fn new(masks: &[u64], hashed_from: Option<u32>) -> XorIndex {
+        assert!((1..=16).contains(&masks.len()), "1 to 16 set-index masks");
+        let mut m = [0u64; 16];
+        m[..masks.len()].copy_from_slice(masks);
+        XorIndex {
+            masks: m,
+            bits: masks.len() as u32,
+            hashed_from: hashed_from.unwrap_or(64),
+        }
+    }
+
+    /// The number of sets it indexes.
+    pub fn sets(&self) -> usize {
+        1 << self.bits
+    }
+
+    /// The set of `line`.
+    #[inline(always)]
+    pub fn set(&self, line: u64) -> usize {
+        let mut set = 0u64;
+        for (i, m) in self.masks[..self.bits as usize].iter().enumerate() {
+            set |= ((line & m).count_ones() as u64 & 1) << i;
+        }
+        if self.hashed_from < 64 {
+            // splitmix64's finaliser: every hashed bit moves every index bit.
+            let mut h = (line >> self.hashed_from).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            h ^= h >> 27;
+            set ^= h >> (64 - self.bits);
+        }
+        set as usize
+    }
 }
 
 impl Geometry {
@@ -53,6 +101,19 @@ impl Geometry {
             replacement,
             indexing,
             pair_bit: None,
+            matrix: None,
+        }
+    }
+
+    /// Geometry of a cache indexed by `matrix`, with `ways` ways.
+    pub fn xor_matrix(matrix: XorIndex, ways: u32, replacement: Replacement) -> Geometry {
+        Geometry {
+            sets: matrix.sets(),
+            ways: ways as usize,
+            replacement,
+            indexing: SetIndexing::XorMatrix,
+            pair_bit: None,
+            matrix: Some(matrix),
         }
     }
 
@@ -220,6 +281,10 @@ fn set_index_by(
             ((h as u128 * sets as u128) >> 64) as usize
         }
         SetIndexing::Balanced => balanced_set(line, sets as u64, geometry.pair_bit, div, perm),
+        SetIndexing::XorMatrix => geometry
+            .matrix
+            .expect("an xor-matrix geometry carries its matrix")
+            .set(line),
     }
 }
 
@@ -369,6 +434,11 @@ pub struct SetAssoc {
     local_ways: usize,
     /// Per set, a bit per way holding a line brought in for the far side (only with a limit).
     far_ways: Vec<u32>,
+    /// The most lines the cache may hold (`usize::MAX`: every way); see
+    /// [`Cache::with_capacity_lines`].
+    capacity_lines: usize,
+    /// Lines held.
+    held: usize,
 }
 
 /// The tree-PLRU nodes on the path from the root to one way (`keep` clears them) and the value
@@ -438,7 +508,22 @@ impl Cache {
             },
             local_ways: geometry.ways,
             far_ways: vec![],
+            capacity_lines: usize::MAX,
+            held: 0,
         })
+    }
+
+    /// Lets the cache hold at most `lines` lines although its ways hold more: a line that enters
+    /// an empty way while that many are held pushes out the least recently used line of a
+    /// pseudo-random set. Models the H100/H200 L1, whose tags cover 256 KiB while its data shares
+    /// the array with shared memory (`validation/l1_index.cu`; docs/model.md "L1 geometry").
+    pub fn with_capacity_lines(mut self, lines: usize) -> Cache {
+        if let Cache::SetAssoc(c) = &mut self
+            && lines < c.tags.len()
+        {
+            c.capacity_lines = lines.max(1);
+        }
+        self
     }
 
     /// Lets lines of the near side (`far == false` in [`Cache::access_or_insert_for`]) hold at
@@ -562,6 +647,7 @@ impl Cache {
             Cache::SetAssoc(c) => {
                 let i = c.find(line)?;
                 c.tags[i] = 0;
+                c.held -= 1;
                 Some(std::mem::take(&mut c.states[i]))
             }
             Cache::Infinite(m) => m.remove(&line),
@@ -803,6 +889,38 @@ impl SetAssoc {
         }
     }
 
+    /// Empties a held slot other than `keep` (the capacity is full) and returns what it held: the
+    /// least recently used line of a pseudo-random set (under LRU kept as an order word; any
+    /// pseudo-random held line otherwise).
+    fn evict_anywhere(&mut self, keep: usize) -> Evicted {
+        loop {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let mut slot = ((self.rng >> 32) as usize * self.tags.len()) >> 32;
+            if self.tags[slot] == 0 {
+                continue;
+            }
+            if !self.lru_order.is_empty() {
+                // The least recently used held line of that slot's set.
+                let set = slot >> self.ways_shift;
+                let order = self.lru_order[set];
+                slot = (0..self.geometry.ways)
+                    .map(|k| (set << self.ways_shift) + (order >> (4 * k) & 0xF) as usize)
+                    .find(|&s| self.tags[s] != 0 && s != keep)
+                    .unwrap_or(keep);
+            }
+            if slot != keep && self.tags[slot] != 0 {
+                let line = self.tags[slot] as u64 - 1;
+                self.tags[slot] = 0;
+                return Evicted {
+                    line,
+                    state: std::mem::take(&mut self.states[slot]),
+                };
+            }
+        }
+    }
+
     /// Inserts `line` into the set starting at slot `start`: into an empty way, else in place
     /// of the policy's victim.
     #[inline]
@@ -815,10 +933,17 @@ impl SetAssoc {
     /// the new state and the line that left.
     #[inline]
     fn fill(&mut self, slot: usize, line: u64) -> (&mut LineState, Option<Evicted>) {
-        let evicted = (self.tags[slot] != 0).then(|| Evicted {
-            line: self.tags[slot] as u64 - 1,
-            state: self.states[slot],
-        });
+        let evicted = if self.tags[slot] != 0 {
+            Some(Evicted {
+                line: self.tags[slot] as u64 - 1,
+                state: self.states[slot],
+            })
+        } else if self.held >= self.capacity_lines {
+            Some(self.evict_anywhere(slot))
+        } else {
+            self.held += 1;
+            None
+        };
         debug_assert!(line <= MAX_LINE);
         self.tags[slot] = (line + 1) as u32;
         match self.geometry.replacement {
@@ -860,6 +985,45 @@ mod tests {
     }
 
     #[test]
+    fn an_xor_matrix_index_takes_each_set_bit_as_the_parity_of_its_mask() {
+        let index = XorIndex::new(&[0b011, 0b100], None);
+        assert_eq!(index.sets(), 4);
+        // line 1: bit 0 = parity(1 & 3) = 1, bit 1 = parity(1 & 4) = 0
+        let sets: Vec<usize> = [0u64, 1, 2, 3, 4, 5, 7]
+            .iter()
+            .map(|&l| index.set(l))
+            .collect();
+        assert_eq!(sets, vec![0, 1, 1, 0, 2, 3, 2]);
+        // Hashed bits move the index, the same way for lines that differ only below them.
+        let hashed = XorIndex::new(&[0b011, 0b100], Some(8));
+        assert_eq!(hashed.set(5), index.set(5));
+        let (a, b) = (hashed.set(0x100), hashed.set(0x105));
+        assert_eq!(a ^ b, index.set(5));
+    }
+
+    #[test]
+    fn a_cache_that_holds_fewer_lines_than_its_ways_pushes_out_its_least_recently_used() {
+        let geometry = Geometry {
+            sets: 1,
+            ways: 8,
+            replacement: Replacement::Lru,
+            indexing: SetIndexing::Modulo,
+            pair_bit: None,
+            matrix: None,
+        };
+        let mut cache = Cache::new(geometry).with_capacity_lines(4);
+        for line in 0..4 {
+            assert_eq!(cache.insert(line).1, None);
+        }
+        assert!(cache.access(0).is_some());
+        // Four held: the fifth line takes a free way and line 1, the least recently used, goes.
+        assert_eq!(cache.insert(4).1.map(|e| e.line), Some(1));
+        assert_eq!(cache.lines().count(), 4);
+        assert!(cache.remove(0).is_some());
+        assert_eq!(cache.insert(5).1, None, "room again after a removal");
+    }
+
+    #[test]
     fn lru_kept_as_an_order_word_evicts_what_a_list_of_recency_evicts() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for ways in [2usize, 4, 8, 16] {
@@ -870,6 +1034,7 @@ mod tests {
                 replacement: Replacement::Lru,
                 indexing: SetIndexing::Modulo,
                 pair_bit: None,
+                matrix: None,
             };
             assert!(lru_by_order(&geometry));
             let mut cache = Cache::new(geometry);
@@ -920,6 +1085,7 @@ mod tests {
             replacement,
             indexing: SetIndexing::Modulo,
             pair_bit: None,
+            matrix: None,
         })
     }
 
@@ -931,6 +1097,7 @@ mod tests {
             replacement,
             indexing: SetIndexing::Modulo,
             pair_bit: None,
+            matrix: None,
         })
         .with_local_ways(2)
     }
@@ -1016,6 +1183,7 @@ mod tests {
             replacement: Replacement::Lru,
             indexing: SetIndexing::Balanced,
             pair_bit,
+            matrix: None,
         }
     }
 
@@ -1083,6 +1251,7 @@ mod tests {
             replacement: Replacement::Lru,
             indexing: SetIndexing::Hash,
             pair_bit: None,
+            matrix: None,
         };
         let mut whole = Cache::new(geometry);
         let mut shards: Vec<Cache> = (0..4).map(|k| Cache::shard(geometry, k, 4)).collect();
@@ -1151,6 +1320,7 @@ mod tests {
             replacement: Replacement::Plru,
             indexing: SetIndexing::Modulo,
             pair_bit: None,
+            matrix: None,
         });
         for line in 0..4 {
             c.insert(line);
@@ -1177,6 +1347,7 @@ mod tests {
                 replacement: Replacement::Plru,
                 indexing: SetIndexing::Modulo,
                 pair_bit: None,
+                matrix: None,
             });
             for line in 0..ways as u64 {
                 c.insert(line);
@@ -1203,6 +1374,7 @@ mod tests {
             replacement: Replacement::Srrip,
             indexing: SetIndexing::Modulo,
             pair_bit: None,
+            matrix: None,
         });
         c.insert(0);
         assert!(c.access(0).is_some()); // predicted near (0); the lines after it long (2)
@@ -1232,6 +1404,7 @@ mod tests {
             replacement: Replacement::Lru,
             indexing: SetIndexing::Hash,
             pair_bit: None,
+            matrix: None,
         };
         let Cache::SetAssoc(c) = Cache::new(g) else {
             unreachable!()
@@ -1255,6 +1428,7 @@ mod tests {
             replacement: Replacement::Lru,
             indexing: SetIndexing::XorFold,
             pair_bit: None,
+            matrix: None,
         };
         let Cache::SetAssoc(c) = Cache::new(g) else {
             unreachable!()

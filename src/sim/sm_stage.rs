@@ -6,12 +6,12 @@
 
 use crate::error::{Error, Result};
 use crate::input::expr::Compiled;
-use crate::input::hw::HwConfig;
+use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{block_coords, thread_coords};
 use crate::launch::{Launch, Layout, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::metrics::LINE_SHIFT;
-use crate::sim::cache::{Cache, Geometry};
+use crate::sim::cache::{Cache, Geometry, XorIndex};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
 use crate::sim::l2::{L2Op, L2Router, RequestList};
@@ -521,6 +521,25 @@ pub struct SmWorker {
     track_compulsory: bool,
 }
 
+/// An empty L1 of `l1_bytes` as `hw` describes it. An `xor-matrix` L1 has a fixed tag array
+/// (`2^masks` sets of `ways`, more ways where `l1_bytes` would not fit, as for a scaled L1) and
+/// holds at most `l1_bytes` of it.
+pub fn l1_cache(hw: &HwConfig, l1_bytes: u64) -> Cache {
+    let l1 = &hw.l1;
+    if l1.set_indexing != SetIndexing::XorMatrix {
+        return Cache::new(Geometry::new(
+            l1_bytes,
+            l1.ways,
+            l1.replacement,
+            l1.set_indexing,
+        ));
+    }
+    let matrix = XorIndex::new(&l1.set_index_masks, l1.set_index_hashed_from_bit);
+    let lines = (l1_bytes >> LINE_SHIFT) as usize;
+    let ways = (l1.ways as usize).max(lines.div_ceil(matrix.sets()));
+    Cache::new(Geometry::xor_matrix(matrix, ways as u32, l1.replacement)).with_capacity_lines(lines)
+}
+
 impl SmWorker {
     /// A worker with an empty L1 of `l1_bytes` (`infinite` gives an L1 that never evicts) whose
     /// requests go to the L2 shards of `router`.
@@ -534,12 +553,7 @@ impl SmWorker {
         let l1 = if infinite {
             Cache::infinite()
         } else {
-            Cache::new(Geometry::new(
-                l1_bytes,
-                hw.l1.ways,
-                hw.l1.replacement,
-                hw.l1.set_indexing,
-            ))
+            l1_cache(hw, l1_bytes)
         };
         SmWorker {
             l1,
