@@ -7,8 +7,12 @@
 //! (docs/validation.md, "Narrow blocks on the H100"). The measured L1 index the config carries
 //! (`validation/l1_index.cu`) loses about as many as the GPU below capacity.
 
+mod common;
+
+use common::measured_l1;
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
+use gputraffic::input::hw::HwConfig;
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::SimOptions;
@@ -45,11 +49,11 @@ fn runs() -> Vec<Run> {
 
 /// The simulated fraction of the re-reads that miss.
 fn simulated(run: &Run) -> f64 {
-    simulated_on(run, "h100-sxm")
+    simulated_on(run, HwConfig::load("h100-sxm").unwrap())
 }
 
-/// The fraction on `hw` (a shipped config's name or a file).
-fn simulated_on(run: &Run, hw: &str) -> f64 {
+/// The fraction on `hw`.
+fn simulated_on(run: &Run, hw: HwConfig) -> f64 {
     let k = Kernel::parse(
         &std::fs::read_to_string("traces/l1-blocks.toml").unwrap(),
         "l1-blocks.toml",
@@ -65,7 +69,7 @@ fn simulated_on(run: &Run, hw: &str) -> f64 {
         domain: None,
         set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
     };
-    let b = Bound::new(k, hw, &req).unwrap();
+    let b = Bound::with_hw(k, hw, &req).unwrap();
     let c = gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap();
     let first = (run.lines_per_block * run.blocks_per_sm * 132) as f64;
     (c.l1.load_miss_sectors as f64 - first) / (c.l1.load_sectors as f64 - first)
@@ -113,51 +117,23 @@ fn eight_blocks_per_sm_lose_more_re_reads_than_one_at_the_same_footprint() {
     }
 }
 
-/// The H100 config with the measured L1 it carries switched on (`set_index_masks`, 4 ways, LRU;
-/// docs/model.md "The measured index"), written to a file `Bound` can load.
-fn measured_l1_config() -> String {
-    let text = include_str!("../hw-configs/h100-sxm.toml");
-    let mut out = String::new();
-    for line in text.lines() {
-        let key = line.split('=').next().unwrap_or("").trim();
-        out.push_str(match key {
-            "ways" if line.contains("124 sets") => "ways = 4",
-            "replacement" if line.contains("tree-PLRU follows") => "replacement = \"lru\"",
-            "set_indexing" if line.contains("xor-fold") => "set_indexing = \"xor-matrix\"",
-            _ => line,
-        });
-        out.push('\n');
-    }
-    assert_eq!(
-        out.matches("xor-matrix\"\n").count(),
-        1,
-        "the L1 lines of h100-sxm.toml moved"
-    );
-    let path =
-        std::env::temp_dir().join(format!("l1_blocks_measured_l1_{}.toml", std::process::id()));
-    std::fs::write(&path, out).unwrap();
-    path.to_string_lossy().into_owned()
-}
-
 #[test]
 fn the_measured_l1_loses_eight_blocks_re_reads_below_capacity_as_the_h100_does() {
     // Eight blocks' regions lie 132 regions apart, and the measured index puts their 8 KiB
     // chunks into few groups: at 1536 and 1664 lines per SM the re-reads that miss, GPU /
     // measured L1 / shipped model: 0.123 / 0.152 / 0.027 and 0.225 / 0.293 / 0.098. Past
     // capacity the measured L1 loses fewer than the GPU (1920 lines: 0.715 / 0.503 / 0.380).
-    let config = measured_l1_config();
     let all = runs();
     for lines_per_sm in [1536, 1664] {
         let eight = all
             .iter()
             .find(|r| r.blocks_per_sm == 8 && r.lines_per_block * 8 == lines_per_sm)
             .unwrap();
-        let measured_l1 = simulated_on(eight, &config);
+        let measured_l1 = simulated_on(eight, measured_l1("h100-sxm"));
         assert!(
             (measured_l1 - eight.measured).abs() < 0.08,
             "{lines_per_sm} lines: {measured_l1:.3} with the measured L1, {:.3} on the GPU",
             eight.measured
         );
     }
-    std::fs::remove_file(config).ok();
 }

@@ -4,7 +4,7 @@
 //! per load give the fraction that missed. The configs' cache replays the same chains.
 
 use gputraffic::input::hw::HwConfig;
-use gputraffic::sim::cache::{Cache, Geometry};
+use gputraffic::sim::sm_stage::l1_cache;
 
 struct Run {
     experiment: String,
@@ -67,13 +67,7 @@ fn chain(run: &Run) -> Vec<u64> {
 }
 
 fn simulated_miss_fraction(hw: &HwConfig, run: &Run) -> f64 {
-    let l1 = &hw.l1;
-    let mut cache = Cache::new(Geometry::new(
-        l1.size_bytes,
-        l1.ways,
-        l1.replacement,
-        l1.set_indexing,
-    ));
+    let mut cache = l1_cache(hw, hw.l1.size_bytes);
     let chain = chain(run);
     let mut misses = 0;
     for t in 0..run.warm + run.steps {

@@ -7,29 +7,30 @@
 //! those bits). The configs simulate with another L1 (docs/model.md "L1 geometry"); their
 //! `set_index_masks` are the measured index, replayed here as the measured L1: 4-way LRU sets.
 
-use gputraffic::input::hw::{HwConfig, Replacement, SetIndexing};
+mod common;
+
+use common::measured_l1;
+use gputraffic::input::hw::HwConfig;
+use gputraffic::input::table::Table;
 use gputraffic::sim::cache::{Cache, XorIndex};
 use gputraffic::sim::sm_stage::l1_cache;
 use std::collections::HashMap;
+use std::path::Path;
 
 const GPUS: [(&str, &str); 2] = [("h100", "h100-sxm"), ("h200", "h200")];
 
-/// The rows of a CSV file as column → value maps.
+/// The rows of a CSV file (read by the library's [`Table`]) as column → value maps.
 fn csv(path: &str) -> Vec<HashMap<String, String>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut lines = text.lines();
-    let header: Vec<String> = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    lines
-        .map(|l| {
-            header
+    let table = Table::load(Path::new(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    table
+        .rows
+        .iter()
+        .map(|row| {
+            table
+                .columns
                 .iter()
                 .cloned()
-                .zip(l.split(',').map(str::to_string))
+                .zip(row.iter().cloned())
                 .collect()
         })
         .collect()
@@ -37,15 +38,6 @@ fn csv(path: &str) -> Vec<HashMap<String, String>> {
 
 fn num(row: &HashMap<String, String>, column: &str) -> u64 {
     row[column].parse().unwrap()
-}
-
-/// The config with the measured L1: its masks, 4 ways, LRU.
-fn measured_l1(config: &str) -> HwConfig {
-    let mut hw = HwConfig::load(config).unwrap();
-    hw.l1.set_indexing = SetIndexing::XorMatrix;
-    hw.l1.ways = 4;
-    hw.l1.replacement = Replacement::Lru;
-    hw
 }
 
 fn index(hw: &HwConfig) -> XorIndex {

@@ -857,10 +857,7 @@ impl SetAssoc {
                 start + node - (ways - 1)
             }
             None if self.geometry.replacement == Replacement::Random => {
-                self.rng ^= self.rng << 13;
-                self.rng ^= self.rng >> 7;
-                self.rng ^= self.rng << 17;
-                start + (((self.rng >> 32) as usize * ways) >> 32)
+                start + self.random_below(ways)
             }
             None if self.geometry.replacement == Replacement::Srrip => {
                 let rrpv = &mut self.stamps[start..start + ways];
@@ -889,15 +886,21 @@ impl SetAssoc {
         }
     }
 
+    /// A pseudo-random number below `n` (xorshift64, then the high half scaled to `n`).
+    #[inline]
+    fn random_below(&mut self, n: usize) -> usize {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        ((self.rng >> 32) as usize * n) >> 32
+    }
+
     /// Empties a held slot other than `keep` (the capacity is full) and returns what it held: the
     /// least recently used line of a pseudo-random set (under LRU kept as an order word; any
     /// pseudo-random held line otherwise).
     fn evict_anywhere(&mut self, keep: usize) -> Evicted {
         loop {
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            let mut slot = ((self.rng >> 32) as usize * self.tags.len()) >> 32;
+            let mut slot = self.random_below(self.tags.len());
             if self.tags[slot] == 0 {
                 continue;
             }

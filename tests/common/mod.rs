@@ -1,4 +1,4 @@
-//! Helpers shared by the command-line tests.
+//! Helpers shared by the tests.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -35,4 +35,20 @@ pub fn rejects(args: &[&str], expected: &[&str]) {
         assert!(stderr.contains(e), "{args:?}: '{stderr}' lacks '{e}'");
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A shipped config with the measured L1 it carries switched on: its `set_index_masks`, 4 ways,
+/// LRU (`validation/l1_index.cu`; docs/model.md "The measured index"). The config simulates with
+/// another L1, which predicts the stencils better.
+pub fn measured_l1(config: &str) -> gputraffic::input::hw::HwConfig {
+    use gputraffic::input::hw::{HwConfig, Replacement, SetIndexing};
+    let mut hw = HwConfig::load(config).unwrap();
+    assert!(
+        !hw.l1.set_index_masks.is_empty(),
+        "{config} carries no measured L1 index"
+    );
+    hw.l1.set_indexing = SetIndexing::XorMatrix;
+    hw.l1.ways = 4;
+    hw.l1.replacement = Replacement::Lru;
+    hw
 }
