@@ -3,7 +3,8 @@
 # `l2_capacity timed` on GPU 0 under ncu (caches flushed, clocks at base, as l2_capacity.csv was
 # measured; two metrics, one replay, so the stamps are the profiled run's). Writes
 # OUT/l2_capacity_timed_runs.csv, OUT/l2_capacity_stamps.csv.gz and OUT/l2_capacity_timed_ncu.csv
-# (DRAM sectors read and time of each launch), then the summary of validation/l2_capacity_skew.py.
+# (DRAM sectors read and time of each launch), and OUT/l2_capacity_skew.csv, the summary of
+# validation/l2_capacity_skew.py.
 #   OUT=dir validation/l2_capacity_skew.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,4 +18,4 @@ ncu --metrics gpu__time_duration.sum,dram__sectors_read.sum --cache-control all 
     "$OUT/l2_capacity" timed "$OUT/l2_capacity_timed_runs.csv" "$OUT/l2_capacity_stamps.csv" > "$OUT/ncu.log" 2>&1
 ncu --import "$OUT/timed.ncu-rep" --csv --print-units base > "$OUT/l2_capacity_timed_ncu.csv"
 gzip -f "$OUT/l2_capacity_stamps.csv"
-python3 "$here/l2_capacity_skew.py" "$OUT" | tee "$OUT/l2_capacity_skew.txt"
+python3 "$here/l2_capacity_skew.py" "$OUT" | tee "$OUT/l2_capacity_skew.csv"

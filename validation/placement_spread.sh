@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # How much the counters of one launch move with the physical pages its arrays get. The L2's sets
 # and home partitions are functions of physical addresses, which a program cannot choose; a buffer
-# of PAD MiB allocated first moves the arrays to other pages. For each PAD:
-#   OUT/padPAD/               validation/measure.sh of LAUNCHES (ncu.csv, manifest.toml, run.log)
-#   OUT/capacity_padPAD.csv   l2_capacity.cu at the capacity edge (m = 16..28, rot 1 and 8) under ncu
-# (capacity only with CAPACITY=1; STENCILS=0 skips the stencil launches, e.g. on the H200, whose
-# stencil launches beyond the dev set are kept for independent checks).
-#   OUT=dir [PADS="0 96 224 480 992"] validation/placement_spread.sh [LAUNCHES]
+# of PAD MiB allocated first moves the arrays to other pages (their virtual addresses stay 32 MiB
+# aligned). For each PAD:
+#   OUT/padPAD/                  validation/measure.sh of LAUNCHES (ncu.csv, manifest.toml, run.log)
+#   OUT/capacity_*_padPAD.csv    with CAPACITY=1, l2_capacity.cu at the capacity edge (m = 16..28,
+#                                rot 1 and 8) under ncu: its runs, block placement and ncu export,
+#                                the re-read misses of all pads in OUT/capacity.csv
+# STENCILS=0 skips the stencil launches (on the H200, whose stencil launches beyond the dev set are
+# kept for independent checks).
+#   OUT=dir [PADS="0 2 6 14 30 96 992"] [CAPACITY=1] validation/placement_spread.sh [LAUNCHES]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/placement_spread}
 launches=${1:-$here/launches-spread.txt}
 mkdir -p "$OUT"
+rm -f "$OUT/capacity.csv"
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | head -1 | tr -d '. ')
-for pad in ${PADS:-0 96 224 480 992}; do
+for pad in ${PADS:-0 2 6 14 30 96 992}; do
   if [ "${STENCILS:-1}" = 1 ]; then
     PAD_MB=$pad "$here/measure.sh" "$OUT/pad$pad" "$launches" > "$OUT/measure_pad$pad.log" 2>&1
   fi
