@@ -75,7 +75,7 @@ fn over_twenty_waves_the_turn_skip_costs_two_wide_256_thread_blocks_a_quarter_of
     // more than it on the 2-wide 256-thread blocks (2x32x4 -22.8%, 2x16x8 -26.0%; the shipped L1
     // -27.5%, -32.7%), and 11% less on the 2-wide 1024-thread 2x32x16 (+12.4%; shipped -0.7%).
     // In one wave the measured L1 had both within 3.3%. What the many waves add is the schedule's:
-    // its turn skip puts a block on the SM of one 1-7 ids earlier 3-4% of the time, 20 times as
+    // its turn skip puts a block on the SM of one 1-7 ids earlier 3-4% of the time, six times as
     // often as the H100 (src/sim/schedule.rs, `the_turn_skip_puts_star4_blocks_beside_...`), and
     // eight 2-wide blocks share each line. Without the turn skip the 2-wide 256-thread launches
     // are within 5% with either L1 (shipped -4.0%, -4.2%; measured -4.2%, -3.1%).
