@@ -56,6 +56,21 @@ fn the_h100_reads_the_same_at_seven_placements_of_the_arrays() {
     }
 }
 
+/// The rows of a capacity-sweep table by (rot, m): `misses` of each, from its numeric cells.
+fn by_rot_and_m(
+    path: &str,
+    misses: impl Fn(&dyn Fn(&str) -> f64) -> f64,
+) -> BTreeMap<(i64, i64), Vec<f64>> {
+    let table = Table::load(Path::new(path)).unwrap();
+    let mut out: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
+    for row in &table.rows {
+        let num = |name: &str| row[table.column(name).unwrap()].parse::<f64>().unwrap();
+        let key = (num("rot") as i64, num("m") as i64);
+        out.entry(key).or_default().push(misses(&num));
+    }
+    out
+}
+
 #[test]
 fn the_capacity_sweep_keeps_the_same_reuse_at_every_placement_and_session() {
     // validation/l2_capacity.cu at m = 16..28 (33-58 MiB), rot 1 and 8: the re-read misses of 8
@@ -67,34 +82,11 @@ fn the_capacity_sweep_keeps_the_same_reuse_at_every_placement_and_session() {
         ("h100", "tests/data/h100/placement/capacity.csv"),
         ("h200", "tests/data/h200/micro/l2_capacity_placement.csv"),
     ] {
-        let rows = |path: &str, key: &[&str]| -> BTreeMap<(i64, i64), Vec<f64>> {
-            let t = Table::load(Path::new(path)).unwrap();
-            let col = |name: &str| t.column(name).unwrap();
-            let mut out: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
-            for r in &t.rows {
-                let num = |c: usize| r[c].parse::<f64>().unwrap();
-                let k = (num(col(key[0])) as i64, num(col(key[1])) as i64);
-                out.entry(k).or_default().push(num(col("reread_misses")));
-            }
-            out
-        };
-        let placements = rows(file, &["rot", "m"]);
-        let earlier = {
-            let t = Table::load(Path::new(&format!(
-                "tests/data/{gpu}/micro/l2_capacity.csv"
-            )));
-            let t = t.unwrap();
-            let col = |name: &str| t.column(name).unwrap();
-            let mut out = BTreeMap::new();
-            for r in &t.rows {
-                let num = |c: usize| r[c].parse::<f64>().unwrap();
-                let per_pass = num(col("sectors_per_pass"));
-                let misses = (num(col("dram__sectors_read.sum")) - per_pass)
-                    / ((num(col("passes")) - 1.0) * per_pass);
-                out.insert((num(col("rot")) as i64, num(col("m")) as i64), misses);
-            }
-            out
-        };
+        let placements = by_rot_and_m(file, |num| num("reread_misses"));
+        let earlier = by_rot_and_m(&format!("tests/data/{gpu}/micro/l2_capacity.csv"), |num| {
+            let per_pass = num("sectors_per_pass");
+            (num("dram__sectors_read.sum") - per_pass) / ((num("passes") - 1.0) * per_pass)
+        });
         assert_eq!(placements.len(), 14, "{gpu}");
         for (key, values) in &placements {
             assert!(values.len() >= 6, "{gpu} {key:?}");
@@ -102,7 +94,9 @@ fn the_capacity_sweep_keeps_the_same_reuse_at_every_placement_and_session() {
             let hi = values.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             assert!(hi - lo <= 0.075, "{gpu} rot, m {key:?}: {values:?}");
             let mean = values.iter().sum::<f64>() / values.len() as f64;
-            let before = earlier[key];
+            let [before] = earlier[key][..] else {
+                panic!("{gpu} rot, m {key:?}: measured once before")
+            };
             assert!(
                 (mean - before).abs() <= 0.06,
                 "{gpu} rot, m {key:?}: {mean:.3} now, {before:.3} before"

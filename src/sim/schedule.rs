@@ -1309,6 +1309,13 @@ body = [
         sm_of
     }
 
+    /// Of the blocks from `from + d` on, the share that ran on the SM of the block `d` ids earlier
+    /// (`sm_of` from [`placement`]).
+    fn same_sm_share(sm_of: &[u32], d: usize, from: usize) -> f64 {
+        let pairs = sm_of[from + d..].iter().zip(&sm_of[from..]);
+        pairs.filter(|(a, b)| a == b).count() as f64 / (sm_of.len() - d - from) as f64
+    }
+
     #[test]
     fn a_wave_does_not_repeat_the_placement_of_the_wave_before() {
         // The H200's dispatch order, 8 blocks of 256 threads per SM: waves of 1056 blocks.
@@ -1316,11 +1323,7 @@ body = [
         let order = HwConfig::load("h200").unwrap().dispatch_order();
         let wave = (l.occupancy.blocks_per_sm as usize) * order.len();
         assert_eq!(wave, 1056);
-        // Share of blocks on the SM of the block `d` ids earlier.
-        let same_sm = |sm_of: &[u32], d: usize| {
-            let pairs = sm_of[d..].iter().zip(sm_of);
-            pairs.filter(|(a, b)| a == b).count() as f64 / (sm_of.len() - d) as f64
-        };
+        let same_sm = |sm_of: &[u32], d: usize| same_sm_share(sm_of, d, 0);
         let near = |sm_of: &[u32]| (1..=8).map(|d| same_sm(sm_of, d)).fold(0.0, f64::max);
         // The H200's logs of these blocks (shared/measurements/h200/sched_32x4x2.csv.gz) put a
         // block on the SM of the block one wave earlier 1.2% of the time, and on that of one 1-8
@@ -1352,11 +1355,7 @@ body = [
         let order = hw.dispatch_order();
         let wave = (l.occupancy.blocks_per_sm as usize) * order.len();
         let near = |sm_of: &[u32]| -> f64 {
-            let share = |d: usize| {
-                let pairs = (wave..sm_of.len() - d).filter(|&j| sm_of[j] == sm_of[j + d]);
-                pairs.count() as f64 / (sm_of.len() - d - wave) as f64
-            };
-            (1..8).map(share).sum::<f64>() / 7.0
+            (1..8).map(|d| same_sm_share(sm_of, d, wave)).sum::<f64>() / 7.0
         };
         let shipped = near(&placement(&l, &order, skips_of(&hw)));
         assert!((0.03..0.045).contains(&shipped), "{shipped:.4}");
