@@ -117,6 +117,12 @@ pub struct ScheduleConfig {
     /// trials: docs/model.md "Schedule").
     #[serde(default)]
     pub warp_drift: Option<f64>,
+    /// Turns of each warp of a finished block that its SM sits out before it issues again, a
+    /// turn being the program's mean (default 0: none): the block's exit and its successor's
+    /// launch. It keeps an SM from freeing slots a few ticks apart, which puts consecutive
+    /// blocks on one SM (docs/model.md "Schedule").
+    #[serde(default)]
+    pub turnover_turns: Option<u32>,
 }
 
 /// How an SM picks the warp that issues next, one instruction per tick.
@@ -822,8 +828,12 @@ fn check_split_l2(l2: &L2Config, sms: u32) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// The dispatch order of a GPU with `sms` SMs: a permutation of them if given, and a GPC
-/// count between 1 and the SM count.
+/// The most turns per warp an SM may sit out when a block ends (a block issues a few dozen
+/// turns per warp; more would stall the launch rather than model a block's exit).
+const MAX_TURNOVER_TURNS: u32 = 64;
+
+/// The dispatch order of a GPU with `sms` SMs: a permutation of them if given, a GPC count
+/// between 1 and the SM count, chances below 1 and a bounded turnover.
 fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<(), String> {
     if let Some(order) = &schedule.dispatch_order {
         let mut seen = vec![false; sms as usize];
@@ -859,6 +869,13 @@ fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<()
                 "schedule.{key} = {p} must be at least 0 and below 1"
             ));
         }
+    }
+    if let Some(t) = schedule.turnover_turns
+        && t > MAX_TURNOVER_TURNS
+    {
+        return Err(format!(
+            "schedule.turnover_turns = {t} must be at most {MAX_TURNOVER_TURNS}"
+        ));
     }
     let (skip, drift) = (
         schedule.turn_skip.unwrap_or(0.0),
@@ -1005,6 +1022,25 @@ mod tests {
             ..hw.schedule.clone()
         };
         assert!(check_schedule(&schedule, hw.sm.count).is_ok());
+    }
+
+    #[test]
+    fn a_turnover_of_more_than_64_turns_names_the_key_and_the_limit() {
+        let hw = HwConfig::load("h200").unwrap();
+        assert_eq!(hw.schedule.turnover_turns, Some(1));
+        for (turns, ok) in [(0, true), (64, true), (65, false)] {
+            let schedule = ScheduleConfig {
+                turnover_turns: Some(turns),
+                ..hw.schedule.clone()
+            };
+            match check_schedule(&schedule, hw.sm.count) {
+                Ok(()) => assert!(ok, "{turns} accepted"),
+                Err(e) => {
+                    assert!(!ok, "{turns}: {e}");
+                    assert_eq!(e, "schedule.turnover_turns = 65 must be at most 64");
+                }
+            }
+        }
     }
 
     #[test]

@@ -222,6 +222,7 @@ fn pipeline(
     sched.tick_by_tick = opts.tick_by_tick;
     sched.turn_skip = hw.schedule.turn_skip.unwrap_or(0.0) as f32;
     sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
+    sched.turnover_turns = hw.schedule.turnover_turns.unwrap_or(0);
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let l1_bytes = launch.l1_bytes(hw);
