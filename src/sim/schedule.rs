@@ -1505,7 +1505,7 @@ body = [
                 .trim_end_matches(".csv.gz");
             let dims: Vec<u32> = shape.split('x').map(|d| d.parse().unwrap()).collect();
             let gpu: f64 = f[6].parse().unwrap();
-            // A tenth of the logged depth: the same blocks, ten times fewer waves.
+            // An eighth of the logged depth: the same blocks, eight times fewer waves.
             let l = kernel_on("star4", &hw, [dims[0], dims[1], dims[2]], [640, 512, 8]);
             let warps = (dims.iter().product::<u32>() / 32) as f64;
             let pause = warps * 4.0;
