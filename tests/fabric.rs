@@ -6,6 +6,7 @@
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
 use gputraffic::input::hw::HwConfig;
+use gputraffic::input::table::Table;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::metrics;
 use gputraffic::sim::SimOptions;
@@ -18,17 +19,16 @@ const DIR: &str = "tests/data/h100/fabric";
 fn measured_launches() -> Vec<(String, u32, BTreeMap<String, f64>)> {
     let counters =
         measured::ncu_counters(Path::new(&format!("{DIR}/fabric_probe_ncu.csv"))).unwrap();
-    let runs = std::fs::read_to_string(format!("{DIR}/fabric_probe_runs.csv")).unwrap();
-    let rows: Vec<Vec<String>> = (runs.lines().skip(1))
-        .map(|r| r.split(',').map(str::to_string).collect())
-        .collect();
-    assert_eq!(rows.len(), counters.len());
-    (rows.into_iter().zip(counters))
-        .map(|(r, c)| {
-            // Each row's block ran where it was asked to (`found` = the SMs listed).
-            assert_eq!(r[6], r[7], "{r:?}");
-            (r[1].clone(), r[2].parse().unwrap(), c)
-        })
+    let runs = Table::load(Path::new(&format!("{DIR}/fabric_probe_runs.csv"))).unwrap();
+    let (modes, threads) = (runs.text("mode").unwrap(), runs.numbers("threads").unwrap());
+    // Each row's block ran where it was asked to (`found` = the SMs listed).
+    assert_eq!(
+        runs.numbers("readers").unwrap(),
+        runs.numbers("found").unwrap()
+    );
+    assert_eq!(modes.len(), counters.len());
+    (modes.into_iter().zip(threads).zip(counters))
+        .map(|((mode, threads), c)| (mode.to_string(), threads.unwrap() as u32, c))
         .collect()
 }
 

@@ -522,10 +522,9 @@ impl<'a> Scheduler<'a> {
         let mut ctx = RunContext::new(
             self.launch,
             self.burst_loads,
-            (self.turn_skip, self.warp_drift),
+            (self.turn_skip, self.warp_drift, self.turnover_turns),
             ticks,
         );
-        ctx.turnover_ticks = self.turnover_turns * ctx.mean_turn_ticks;
         for (sm, q) in self.sms.iter_mut().enumerate() {
             if !q.waiting
                 && let Some((t, block)) = ctx.run_sm(q, &mut out[sm])?
@@ -605,10 +604,9 @@ impl<'a> Scheduler<'a> {
         let mut ctx = RunContext::new(
             self.launch,
             self.burst_loads,
-            (self.turn_skip, self.warp_drift),
+            (self.turn_skip, self.warp_drift, self.turnover_turns),
             ticks,
         );
-        ctx.turnover_ticks = self.turnover_turns * ctx.mean_turn_ticks;
         let mut freed = Vec::new();
         let mut result = Ok(ticks);
         for t in 0..ticks {
@@ -705,20 +703,19 @@ struct RunContext<'a> {
     load_streaks: Vec<(u64, bool)>,
     /// Lanes that issued.
     thread_accesses: u64,
-    /// The ticks of a warp's mean turn: the program's instructions over its turns (a run of
-    /// loads, or one other instruction), rounded, at least 1.
-    mean_turn_ticks: u32,
-    /// Ticks an SM sits out per warp of a block that finished on it
-    /// ([`Scheduler::turnover_turns`] mean turns).
+    /// Ticks an SM sits out per warp of a block that finished on it: [`Scheduler::turnover_turns`]
+    /// mean turns, a mean turn being the program's instructions over its turns (a run of loads,
+    /// or one other instruction), rounded, at least 1 tick.
     turnover_ticks: u32,
 }
 
 impl<'a> RunContext<'a> {
-    /// `skips`: [`Scheduler::turn_skip`] and [`Scheduler::warp_drift`].
+    /// `skips`: [`Scheduler::turn_skip`], [`Scheduler::warp_drift`] and
+    /// [`Scheduler::turnover_turns`].
     fn new(
         launch: &'a Launch,
         burst_loads: bool,
-        (turn_skip, warp_drift): (f32, f32),
+        (turn_skip, warp_drift, turnover_turns): (f32, f32, u32),
         limit: u32,
     ) -> RunContext<'a> {
         let program = &launch.program;
@@ -762,8 +759,7 @@ impl<'a> RunContext<'a> {
             layout,
             load_streaks,
             thread_accesses: 0,
-            mean_turn_ticks,
-            turnover_ticks: 0,
+            turnover_ticks: turnover_turns * mean_turn_ticks,
         }
     }
 
@@ -1490,21 +1486,19 @@ body = [
         // logged). The pause grows with the block's warps where the GPU's wait barely does, so it
         // is short for small blocks; two turns per warp count the same on the 20-wave launches of
         // tests/l1_occupancy.rs (docs/model.md "Schedule").
-        let text = std::fs::read_to_string("tests/data/h100/sched/dispatch_delay.csv").unwrap();
+        let path = std::path::Path::new("tests/data/h100/sched/dispatch_delay.csv");
+        let table = crate::input::table::Table::load(path).unwrap();
+        let shares = table.numbers("delay_over_life").unwrap();
         let hw = HwConfig::load("h100-sxm").unwrap();
         let order = hw.dispatch_order();
         let mut compared = 0;
-        for row in text
-            .lines()
-            .skip(1)
-            .filter(|r| r.starts_with("sched_star4_"))
-        {
-            let f: Vec<&str> = row.split(',').collect();
-            let shape = f[0]
-                .trim_start_matches("sched_star4_")
-                .trim_end_matches(".csv.gz");
+        for (log, share) in table.text("log").unwrap().into_iter().zip(shares) {
+            let Some(shape) = log.strip_prefix("sched_star4_") else {
+                continue;
+            };
+            let shape = shape.trim_end_matches(".csv.gz");
             let dims: Vec<u32> = shape.split('x').map(|d| d.parse().unwrap()).collect();
-            let gpu: f64 = f[6].parse().unwrap();
+            let gpu = share.unwrap();
             // An eighth of the logged depth: the same blocks, eight times fewer waves.
             let l = kernel_on("star4", &hw, [dims[0], dims[1], dims[2]], [640, 512, 8]);
             let warps = (dims.iter().product::<u32>() / 32) as f64;
@@ -1560,7 +1554,7 @@ body = [
         let hw = HwConfig::load("h100-sxm").unwrap();
         let turn = |kernel: &str, burst: bool| {
             let l = kernel_on(kernel, &hw, [32, 8, 4], [256, 256, 256]);
-            RunContext::new(&l, burst, (0.0, 0.0), 100).mean_turn_ticks
+            RunContext::new(&l, burst, (0.0, 0.0, 1), 100).turnover_ticks
         };
         // star1: 7 loads in one run and a store, 8 instructions in 2 turns; star4: 25 loads in
         // runs of 5, 4, 4, 6 and 6 and a store, 26 in 6 (4.33); box27: 27 loads in runs of 8,
