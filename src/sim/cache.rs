@@ -16,6 +16,10 @@ pub struct LineState {
     pub valid: u8,
     /// Sectors written since they came from DRAM.
     pub dirty: u8,
+    /// In a home partition of a split L2: a store of the other side has passed through since the
+    /// home side last stored here, so the other partition may hold a copy that the home side's
+    /// next store must invalidate across the fabric.
+    pub stored_from_far: bool,
 }
 
 /// A line pushed out of the cache.
@@ -1165,7 +1169,8 @@ mod tests {
                 line: 2,
                 state: LineState {
                     valid: 0b0001,
-                    dirty: 0
+                    dirty: 0,
+                    stored_from_far: false
                 }
             })
         );

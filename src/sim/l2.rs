@@ -6,9 +6,10 @@
 //! if it misses too) and the line is duplicated into the near partition. Stores go to the home
 //! partition, crossing the fabric when it is the far one, and then leave a clean copy in the
 //! writer's partition too; from the home side they invalidate the other partition's copy (both
-//! measured on the H100 and H200). A store allocates without fetching and keeps a byte mask, and a
-//! sector only partly written costs one DRAM sector read when it is later read or evicted
-//! (measured on the H200). DRAM traffic happens at the home partition.
+//! measured on the H100 and H200); a store of the home side after one of the far side sends one
+//! invalidation across the fabric (measured on the H100). A store allocates without fetching and
+//! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
+//! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
 
 use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
@@ -513,6 +514,15 @@ impl L2 {
         let home = self.send_store_home(sm, line, sectors, full);
         let far = home != self.near[sm] as usize;
         let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
+        // A store of the home side to a line the other side stored into since sends that side
+        // one invalidation over the fabric, whichever sectors either wrote (measured on the H100:
+        // `validation/store_pair_probe.cu`, `tests/data/h100/fabric/`).
+        if far {
+            state.stored_from_far = true;
+        } else if state.stored_from_far {
+            state.stored_from_far = false;
+            self.counters.fabric_sectors += 1;
+        }
         state.dirty |= sectors;
         state.valid |= full;
         let partial = sectors & !full & !state.valid;
@@ -757,6 +767,30 @@ mod tests {
         l2.read(0, 34, 0b0001); // another line homed far: read into both partitions
         l2.write(0, 34, 0b0001, 0xFF);
         assert_eq!(l2.parts[0].peek(34).map(|s| s.valid), Some(0b0001));
+    }
+
+    #[test]
+    fn a_home_side_store_after_a_far_store_sends_one_invalidation_over_the_fabric() {
+        let mut l2 = small(32);
+        // SM 0 stores 8 bytes into a line homed in partition 1: one sector crosses.
+        l2.write(0, 32, 0b0001, 0xFF);
+        assert_eq!(l2.counters.fabric_sectors, 1);
+        // SM 1, at home, stores another sector of it: one invalidation crosses, whichever
+        // sectors the two stores wrote; a second home-side store sends none.
+        l2.write(1, 32, 0b0010, sector_bytes(0b0010));
+        assert_eq!(l2.counters.fabric_sectors, 2);
+        l2.write(1, 32, 0b0001, sector_bytes(0b0001));
+        assert_eq!(l2.counters.fabric_sectors, 2);
+        // Two far stores in a row and home-side stores alone send none either.
+        l2.write(0, 34, 0b0001, 0xFF);
+        l2.write(0, 34, 0b0001, 0xFF00);
+        l2.write(1, 36, 0b0001, 0xFF);
+        l2.write(1, 36, 0b0001, 0xFF00);
+        assert_eq!(l2.counters.fabric_sectors, 2 + 2);
+        // After the home side's store, the next far store and home store make one more.
+        l2.write(0, 32, 0b0100, 0xFF << 64);
+        l2.write(1, 32, 0b0100, 0xFF00 << 64);
+        assert_eq!(l2.counters.fabric_sectors, 4 + 1 + 1);
     }
 
     #[test]
