@@ -8,10 +8,11 @@
 //   sector: A stores sector 0 whole, B sector 1 (different sectors of one line)
 //   whole:  A stores every line whole, then B does again
 //   none:   nobody stores (the per-launch constant)
-// A = B stores twice from one SM.
+// A = B stores twice from one SM. A fourth word `together` lets B start at once, without waiting:
+// the two store into the same lines at about the same time.
 //   nvcc -O3 -arch=sm_90 -o store_pair_probe store_pair_probe.cu
-//   ./store_pair_probe LAUNCHES_FILE  (lines: mode A B; # comments)
-// Output: one row per launch (ncu ID = id): id,mode,sm_a,sm_b,found (1 when both ran).
+//   ./store_pair_probe LAUNCHES_FILE  (lines: mode A B [together]; # comments)
+// Output: one row per launch (ncu ID = id): id,mode,sm_a,sm_b,together,found (1 when both ran).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,7 +36,7 @@ __device__ void store_pass(double* a, long lines, int mode, int second) {
 }
 
 __global__ void probe(double* __restrict__ a, long lines, int mode, unsigned sm_a, unsigned sm_b,
-                      volatile unsigned* flag, unsigned* sm_of) {
+                      int together, volatile unsigned* flag, unsigned* sm_of) {
   extern __shared__ double pad[];
   unsigned s = smid();
   if (threadIdx.x == 0) sm_of[blockIdx.x] = s;
@@ -48,7 +49,7 @@ __global__ void probe(double* __restrict__ a, long lines, int mode, unsigned sm_
     if (threadIdx.x == 0) atomicExch((unsigned*)flag, 1u);
     return;
   }
-  if (threadIdx.x == 0) while (*flag == 0) {}
+  if (threadIdx.x == 0 && !together) while (*flag == 0) {}
   __syncthreads();
   store_pass(a, lines, mode, 1);
   (void)pad;
@@ -65,26 +66,28 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FILE* f = fopen(argv[1], "r");
   if (!f) { perror(argv[1]); return 2; }
-  printf("id,mode,sm_a,sm_b,found\n");
+  printf("id,mode,sm_a,sm_b,together,found\n");
   const char* names[] = {"none", "part8", "sector", "whole"};
-  char line[256], mode_name[32];
+  char line[256], mode_name[32], extra[32];
   int id = 0;
   while (fgets(line, sizeof line, f)) {
     int sa, sb;
-    if (line[0] == '#' || sscanf(line, "%31s %d %d", mode_name, &sa, &sb) != 3) continue;
+    extra[0] = 0;
+    if (line[0] == '#' || sscanf(line, "%31s %d %d %31s", mode_name, &sa, &sb, extra) < 3) continue;
+    int together = !strcmp(extra, "together");
     int mode = -1;
     for (int m = 0; m < 4; m++) if (!strcmp(mode_name, names[m])) mode = m;
     if (mode < 0) { fprintf(stderr, "unknown mode %s\n", mode_name); return 2; }
     if (sa < 0 || sa >= sms || sb < 0 || sb >= sms) { fprintf(stderr, "SM out of range\n"); return 2; }
     CK(cudaMemset(flag, 0, 4));
-    probe<<<sms, 256, smem>>>(a, lines, mode, (unsigned)sa, (unsigned)sb, flag, sm_of);
+    probe<<<sms, 256, smem>>>(a, lines, mode, (unsigned)sa, (unsigned)sb, together, flag, sm_of);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     unsigned h[4096];
     CK(cudaMemcpy(h, sm_of, sms * 4, cudaMemcpyDeviceToHost));
     int fa = 0, fb = 0;
     for (int b = 0; b < sms; b++) { fa |= h[b] == (unsigned)sa; fb |= h[b] == (unsigned)sb; }
-    printf("%d,%s,%d,%d,%d\n", id++, mode_name, sa, sb, fa && fb);
+    printf("%d,%s,%d,%d,%d,%d\n", id++, mode_name, sa, sb, together, fa && fb);
   }
   return 0;
 }
