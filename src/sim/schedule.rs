@@ -1692,8 +1692,8 @@ body = [
     }
 
     /// Measured rows of `tests/data/{gpu}/sched/placement.csv` (`validation/placement_stats.py`):
-    /// (block shape, resident blocks per SM, same GPC, same TPC, same SM).
-    fn measured_placement(gpu: &str) -> Vec<([u32; 3], u32, f64, f64, f64)> {
+    /// (block shape, resident blocks per SM, same GPC, same TPC, same SM, same side of the L2).
+    fn measured_placement(gpu: &str) -> Vec<([u32; 3], u32, f64, f64, f64, f64)> {
         let path = format!("tests/data/{gpu}/sched/placement.csv");
         let text = std::fs::read_to_string(path).unwrap();
         let mut rows = text.lines();
@@ -1716,6 +1716,7 @@ body = [
                 share(3),
                 share(4),
                 share(5),
+                share(9),
             )
         })
         .collect()
@@ -1734,7 +1735,8 @@ body = [
             let order = hw.dispatch_order();
             let measured = measured_placement(gpu);
             assert_eq!(measured.len(), 4);
-            for (block, slots, gpu_gpc, gpu_tpc, gpu_sm) in measured {
+            let near = hw.near_partition_of_sms();
+            for (block, slots, gpu_gpc, gpu_tpc, gpu_sm, gpu_side) in measured {
                 // The logs' kernel: sched.cu's 7-point stencil at 256^3.
                 let l = launch_on(&hw, block, [256, 256, 256]);
                 assert_eq!(l.occupancy.blocks_per_sm, slots, "{gpu} {block:?}");
@@ -1748,6 +1750,7 @@ body = [
                 let same_gpc = share(&|a, b| gpc[a as usize] == gpc[b as usize]);
                 let same_tpc = share(&|a, b| a / 2 == b / 2);
                 let same_sm = share(&|a, b| a == b);
+                let same_side = share(&|a, b| near[a as usize] == near[b as usize]);
                 // Slots freed in the same tick are filled in no GPC's order, so consecutive
                 // blocks share a GPC about as often as by chance (11.9%): no more often than on
                 // the GPUs, where they do 13-52% of the time (the dispatcher hands a GPC the next
@@ -1767,6 +1770,15 @@ body = [
                     same_sm < gpu_sm + 0.01,
                     "{what}: same SM {same_sm:.3}, GPU {gpu_sm:.3}"
                 );
+                // Nor on the same side of the L2: as by chance (65 / 131), where the GPUs put
+                // block b + 1 on block b's side 56-79% of the time (50% for 1x16x64). So where
+                // neighbouring blocks store one line, the model sends more invalidations across
+                // the fabric than the GPUs (docs/validation.md "Partition map").
+                assert!(
+                    (0.45..0.55).contains(&same_side),
+                    "{what}: same side {same_side:.3}"
+                );
+                assert!(gpu_side > 0.5, "{what}: GPU's same side {gpu_side:.3}");
             }
         }
     }
