@@ -1695,31 +1695,22 @@ body = [
     /// (block shape, resident blocks per SM, same GPC, same TPC, same SM, same side of the L2).
     fn measured_placement(gpu: &str) -> Vec<([u32; 3], u32, f64, f64, f64, f64)> {
         let path = format!("tests/data/{gpu}/sched/placement.csv");
-        let text = std::fs::read_to_string(path).unwrap();
-        let mut rows = text.lines();
-        assert!(
-            rows.next()
-                .unwrap()
-                .starts_with("log,slots,blocks,same_gpc,same_tpc,same_sm,")
-        );
-        rows.map(|r| {
-            let f: Vec<&str> = r.split(',').collect();
-            let shape = f[0]
-                .trim_start_matches("sched_")
-                .trim_end_matches(".csv.gz");
-            let dims: Vec<u32> = shape.split('x').map(|d| d.parse().unwrap()).collect();
-            let share = |i: usize| f[i].parse::<f64>().unwrap();
-            let slots = f[1].parse().unwrap();
-            (
-                [dims[0], dims[1], dims[2]],
-                slots,
-                share(3),
-                share(4),
-                share(5),
-                share(9),
-            )
-        })
-        .collect()
+        let table = crate::input::table::Table::load(std::path::Path::new(&path)).unwrap();
+        let column = |name: &str| -> Vec<f64> {
+            (table.numbers(name).unwrap().into_iter())
+                .map(|v| v.unwrap())
+                .collect()
+        };
+        let (slots, gpc, tpc) = (column("slots"), column("same_gpc"), column("same_tpc"));
+        let (sm, side) = (column("same_sm"), column("same_side"));
+        (table.text("log").unwrap().iter().enumerate())
+            .map(|(i, log)| {
+                let shape = log.trim_start_matches("sched_").trim_end_matches(".csv.gz");
+                let dims: Vec<u32> = shape.split('x').map(|d| d.parse().unwrap()).collect();
+                let block = [dims[0], dims[1], dims[2]];
+                (block, slots[i] as u32, gpc[i], tpc[i], sm[i], side[i])
+            })
+            .collect()
     }
 
     #[test]
