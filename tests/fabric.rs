@@ -18,20 +18,21 @@ use std::path::Path;
 
 const DIR: &str = "tests/data/h100/fabric";
 
-/// The probe's launches: (mode, threads, counters), in launch order.
-fn measured_launches() -> Vec<(String, u32, BTreeMap<String, f64>)> {
-    let counters =
-        measured::ncu_counters(Path::new(&format!("{DIR}/fabric_probe_ncu.csv"))).unwrap();
-    let runs = Table::load(Path::new(&format!("{DIR}/fabric_probe_runs.csv"))).unwrap();
-    let (modes, threads) = (runs.text("mode").unwrap(), runs.numbers("threads").unwrap());
-    // Each row's block ran where it was asked to (`found` = the SMs listed).
-    assert_eq!(
-        runs.numbers("readers").unwrap(),
-        runs.numbers("found").unwrap()
-    );
-    assert_eq!(modes.len(), counters.len());
-    (modes.into_iter().zip(threads).zip(counters))
-        .map(|((mode, threads), c)| (mode.to_string(), threads.unwrap() as u32, c))
+/// A probe's launches: its rows' `text_columns` and the launch's counters, in launch order.
+fn probe_launches(probe: &str, text_columns: &[&str]) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
+    let counters = measured::ncu_counters(Path::new(&format!("{DIR}/{probe}_ncu.csv"))).unwrap();
+    let runs = Table::load(Path::new(&format!("{DIR}/{probe}_runs.csv"))).unwrap();
+    // Each row's blocks ran where they were asked to: `found` counts the listed SMs that ran one
+    // (all `readers` of the read probe; 1 in the store probes, whose rows list their writers).
+    let found = runs.numbers("found").unwrap();
+    match runs.numbers("readers") {
+        Ok(readers) => assert_eq!(readers, found),
+        Err(_) => assert!(found.iter().all(|f| *f == Some(1.0))),
+    }
+    let columns: Vec<Vec<&str>> = text_columns.iter().map(|c| runs.text(c).unwrap()).collect();
+    assert_eq!(columns[0].len(), counters.len());
+    (counters.into_iter().enumerate())
+        .map(|(i, c)| (columns.iter().map(|col| col[i].to_string()).collect(), c))
         .collect()
 }
 
@@ -44,7 +45,7 @@ const COMPARED: [&str; 4] = [
 
 #[test]
 fn a_far_read_crosses_the_fabric_in_fill_units_and_every_launch_adds_its_own_fabric_traffic() {
-    let launches = measured_launches();
+    let launches = probe_launches("fabric_probe", &["mode", "threads"]);
     assert_eq!(launches.len(), 14);
     // A launch that reads nothing still moves 21,396-21,398 sectors over the fabric (and reads
     // 125-128 sectors from the L2, 192 from DRAM): traffic of its own, which no access of a
@@ -52,8 +53,8 @@ fn a_far_read_crosses_the_fabric_in_fill_units_and_every_launch_adds_its_own_fab
     // tests/data/h100/occupancy lack in fabric traffic (20.8-31.8 k sectors), and nothing
     // against the stencils' 70-190 M.
     let empty: Vec<&BTreeMap<String, f64>> = (launches.iter())
-        .filter(|(mode, _, _)| mode == "full")
-        .map(|(_, _, c)| c)
+        .filter(|(key, _)| key[0] == "full")
+        .map(|(_, c)| c)
         .collect();
     assert_eq!(empty.len(), 2);
     let baseline = |m: &str| empty.iter().map(|c| c[m]).sum::<f64>() / 2.0;
@@ -76,12 +77,12 @@ fn a_far_read_crosses_the_fabric_in_fill_units_and_every_launch_adds_its_own_fab
         };
         let bound = Bound::with_hw(kernel.clone(), hw.clone(), &request).unwrap();
         let report = bound.simulate(&SimOptions::default(), None).unwrap();
-        let runs: Vec<_> = launches.iter().filter(|(m, _, _)| m == mode).collect();
+        let runs: Vec<_> = launches.iter().filter(|(key, _)| key[0] == mode).collect();
         assert_eq!(runs.len(), if mode == "solo" { 4 } else { 8 });
         for m in COMPARED {
             let simulated = report.metric(m).unwrap() as f64;
-            for (_, threads, c) in &runs {
-                let added = c[m] - baseline(m);
+            for (key, c) in &runs {
+                let (threads, added) = (&key[1], c[m] - baseline(m));
                 assert!(
                     (added - simulated).abs() <= 16.0,
                     "{mode} ({threads} threads) {m}: measured {added} over the empty launch, \
@@ -92,24 +93,6 @@ fn a_far_read_crosses_the_fabric_in_fill_units_and_every_launch_adds_its_own_fab
         let fabric = report.metric(metrics::L2_FABRIC).unwrap();
         assert_eq!(fabric, if mode == "solo" { 16_384 } else { 8_192 });
     }
-}
-
-/// A probe's launches: its rows' `text_columns` and the launch's counters, in launch order.
-fn probe_launches(probe: &str, text_columns: &[&str]) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
-    let counters = measured::ncu_counters(Path::new(&format!("{DIR}/{probe}_ncu.csv"))).unwrap();
-    let runs = Table::load(Path::new(&format!("{DIR}/{probe}_runs.csv"))).unwrap();
-    // Every listed SM ran a block.
-    assert!(
-        runs.numbers("found")
-            .unwrap()
-            .iter()
-            .all(|f| *f == Some(1.0))
-    );
-    let columns: Vec<Vec<&str>> = text_columns.iter().map(|c| runs.text(c).unwrap()).collect();
-    assert_eq!(columns[0].len(), counters.len());
-    (counters.into_iter().enumerate())
-        .map(|(i, c)| (columns.iter().map(|col| col[i].to_string()).collect(), c))
-        .collect()
 }
 
 const FABRIC_READ: &str = "lts__t_sectors_srcunit_ltcfabric_op_read.sum";

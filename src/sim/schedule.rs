@@ -1762,7 +1762,7 @@ body = [
                     "{what}: same SM {same_sm:.3}, GPU {gpu_sm:.3}"
                 );
                 // Nor on the same side of the L2: as by chance (65 / 131), where the GPUs put
-                // block b + 1 on block b's side 56-79% of the time (50% for 1x16x64). So where
+                // block b + 1 on block b's side 55-79% of the time (50% for 1x16x64). So where
                 // neighbouring blocks store one line, the model sends more invalidations across
                 // the fabric than the GPUs (docs/validation.md "Partition map").
                 assert!(
