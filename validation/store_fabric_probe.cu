@@ -14,14 +14,8 @@
 //   ./store_fabric_probe LAUNCHES_FILE  (lines: mode threads sm; # comments)
 // Output: one row per launch, in order (ncu ID = id): id,mode,threads,sm,found (1 when a block ran
 // on `sm`).
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
-
-__device__ __forceinline__ unsigned smid() { unsigned r; asm volatile("mov.u32 %0, %%smid;" : "=r"(r)); return r; }
+#include "micro.cuh"  // CK, smid
 
 enum Mode { NONE = 0, WHOLE = 1, PART8 = 2, PART16 = 3, PART32 = 4, QUAD = 5 };
 

@@ -13,14 +13,8 @@
 //   nvcc -O3 -arch=sm_90 -o store_pair_probe store_pair_probe.cu
 //   ./store_pair_probe LAUNCHES_FILE  (lines: mode A B [together]; # comments)
 // Output: one row per launch (ncu ID = id): id,mode,sm_a,sm_b,together,found (1 when both ran).
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
-
-__device__ __forceinline__ unsigned smid() { unsigned r; asm volatile("mov.u32 %0, %%smid;" : "=r"(r)); return r; }
+#include "micro.cuh"  // CK, smid
 
 enum Mode { NONE = 0, PART8 = 1, SECTOR = 2, WHOLE = 3 };
 
