@@ -238,6 +238,19 @@ pub fn launch_flops(kernel: &Kernel, launch: &Launch) -> Option<f64> {
         .map(|f| f * launch.lattice_updates as f64)
 }
 
+/// What the queueing model works out from the volumes alone (no kernel needed).
+struct Queueing {
+    clock: f64,
+    limiters: Vec<LimiterTime>,
+    bandwidth_bound_s: f64,
+    utilisation: Vec<f64>,
+    resident_warps: f64,
+    effective_warps: f64,
+    block_turnover_s: f64,
+    delay: f64,
+    predicted_s: f64,
+}
+
 /// Estimates the time of `launch` from `inputs` at `clock_ghz` (the config's boost clock when
 /// `None`).
 pub fn estimate(
@@ -247,6 +260,71 @@ pub fn estimate(
     inputs: &TimeInputs,
     clock_ghz: Option<f64>,
 ) -> TimeEstimate {
+    let Queueing {
+        clock,
+        limiters,
+        bandwidth_bound_s,
+        utilisation,
+        resident_warps,
+        effective_warps,
+        block_turnover_s,
+        delay,
+        predicted_s,
+    } = queueing(hw, launch, inputs, clock_ghz);
+    let busiest = utilisation.iter().enumerate().fold(
+        None,
+        |best: Option<(usize, f64)>, (i, &u)| match best {
+            Some((_, b)) if b >= u => best,
+            _ => Some((i, u)),
+        },
+    );
+    let limiter = match busiest {
+        Some((i, u)) if u >= 0.75 => limiters[i].name,
+        _ => "latency",
+    };
+
+    let per_wave = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
+    let waves = launch.total_blocks.div_ceil(per_wave.max(1));
+    let best = max_occupancy(hw, kernel, launch);
+    let occupancy_efficiency = if best > 0.0 {
+        launch.occupancy.occupancy / best
+    } else {
+        1.0
+    };
+    let time_adjusted_s =
+        bandwidth_bound_s * (1.0 + 1.0 / waves.max(1) as f64) / occupancy_efficiency;
+    let lups_per_s = launch.lattice_updates as f64 / predicted_s;
+    TimeEstimate {
+        clock_ghz: clock,
+        limiters,
+        predicted_s,
+        limiter,
+        utilisation,
+        bandwidth_bound_s,
+        resident_warps,
+        effective_warps,
+        block_turnover_s,
+        delay_cycles: delay,
+        waves,
+        occupancy_efficiency,
+        time_adjusted_s,
+        lups_per_s,
+    }
+}
+
+/// The seconds the SMs are busy with `launch` by the queueing model (the predicted time less
+/// the launch overhead), at the boost clock.
+pub fn busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
+    queueing(hw, launch, inputs, None).predicted_s - hw.timing.launch_overhead_us * 1e-6
+}
+
+/// The limiters and the per-SM queueing model of [`estimate`].
+fn queueing(
+    hw: &HwConfig,
+    launch: &Launch,
+    inputs: &TimeInputs,
+    clock_ghz: Option<f64>,
+) -> Queueing {
     let clock = clock_ghz.unwrap_or(hw.sm.clock_ghz);
     let clock_scale = clock / hw.sm.clock_ghz;
     let mut limiters = Vec::new();
@@ -317,44 +395,16 @@ pub fn estimate(
     let predicted_s = warps_per_sm / throughput / cycles_per_s
         + block_turnover_s
         + hw.timing.launch_overhead_us * 1e-6;
-    let busiest = utilisation.iter().enumerate().fold(
-        None,
-        |best: Option<(usize, f64)>, (i, &u)| match best {
-            Some((_, b)) if b >= u => best,
-            _ => Some((i, u)),
-        },
-    );
-    let limiter = match busiest {
-        Some((i, u)) if u >= 0.75 => limiters[i].name,
-        _ => "latency",
-    };
-
-    let per_wave = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
-    let waves = launch.total_blocks.div_ceil(per_wave.max(1));
-    let best = max_occupancy(hw, kernel, launch);
-    let occupancy_efficiency = if best > 0.0 {
-        launch.occupancy.occupancy / best
-    } else {
-        1.0
-    };
-    let time_adjusted_s =
-        bandwidth_bound_s * (1.0 + 1.0 / waves.max(1) as f64) / occupancy_efficiency;
-    let lups_per_s = launch.lattice_updates as f64 / predicted_s;
-    TimeEstimate {
-        clock_ghz: clock,
+    Queueing {
+        clock,
         limiters,
-        predicted_s,
-        limiter,
-        utilisation,
         bandwidth_bound_s,
+        utilisation,
         resident_warps,
         effective_warps,
         block_turnover_s,
-        delay_cycles: delay,
-        waves,
-        occupancy_efficiency,
-        time_adjusted_s,
-        lups_per_s,
+        delay,
+        predicted_s,
     }
 }
 

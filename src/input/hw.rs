@@ -123,6 +123,15 @@ pub struct ScheduleConfig {
     /// blocks on one SM (docs/model.md "Schedule").
     #[serde(default)]
     pub turnover_turns: Option<u32>,
+    /// The SMs of each GPC (every SM in exactly one). When absent, the SMs are numbered GPC by
+    /// GPC, `gpcs` of them.
+    #[serde(default)]
+    pub gpc_sms: Option<Vec<Vec<u32>>>,
+    /// After the first wave, the dispatcher hands the next block to the GPC of the last one when
+    /// another of its slots frees within this many nanoseconds (default: none; docs/model.md
+    /// "Schedule").
+    #[serde(default)]
+    pub gpc_window_ns: Option<f64>,
 }
 
 /// How an SM picks the warp that issues next, one instruction per tick.
@@ -721,6 +730,22 @@ impl HwConfig {
         near
     }
 
+    /// The GPC of each SM: `schedule.gpc_sms` where given, else SMs numbered GPC by GPC.
+    pub fn gpc_of_sms(&self) -> Vec<u32> {
+        let sms = self.sm.count;
+        if let Some(groups) = &self.schedule.gpc_sms {
+            let mut gpc = vec![0; sms as usize];
+            for (g, list) in groups.iter().enumerate() {
+                for &sm in list {
+                    gpc[sm as usize] = g as u32;
+                }
+            }
+            return gpc;
+        }
+        let per_gpc = sms.div_ceil(self.schedule.gpcs.unwrap_or(1).max(1));
+        (0..sms).map(|sm| sm / per_gpc).collect()
+    }
+
     /// The order in which the first wave of blocks is spread over the SMs.
     pub fn dispatch_order(&self) -> Vec<u32> {
         if let Some(order) = &self.schedule.dispatch_order {
@@ -850,6 +875,26 @@ fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<()
                 ));
             }
         }
+    }
+    if let Some(groups) = &schedule.gpc_sms {
+        let mut seen = vec![false; sms as usize];
+        for &sm in groups.iter().flatten() {
+            if sm >= sms || std::mem::replace(&mut seen[sm as usize], true) {
+                return Err(format!(
+                    "schedule.gpc_sms: SM {sm} is out of range or in two GPCs"
+                ));
+            }
+        }
+        if let Some(sm) = seen.iter().position(|&s| !s) {
+            return Err(format!("schedule.gpc_sms: SM {sm} is in no GPC"));
+        }
+    }
+    if let Some(w) = schedule.gpc_window_ns
+        && !(w.is_finite() && w >= 0.0)
+    {
+        return Err(format!(
+            "schedule.gpc_window_ns = {w} must be a number of nanoseconds, at least 0"
+        ));
     }
     if let Some(g) = schedule.gpcs
         && (g == 0 || g > sms)
@@ -1041,6 +1086,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn gpcs_that_miss_or_repeat_an_sm_or_a_negative_window_name_the_key() {
+        let hw = HwConfig::load("h200").unwrap();
+        let gpcs = hw.schedule.gpc_sms.clone().unwrap();
+        assert_eq!(gpcs.len(), 8);
+        let mut missing = gpcs.clone();
+        missing[7].pop();
+        let mut twice = gpcs.clone();
+        twice[0].push(2);
+        let mut beyond = gpcs.clone();
+        beyond[0].push(132);
+        for (groups, says) in [
+            (missing, "SM 123 is in no GPC"),
+            (twice, "SM 2 is out of range or in two GPCs"),
+            (beyond, "SM 132 is out of range or in two GPCs"),
+        ] {
+            let schedule = ScheduleConfig {
+                gpc_sms: Some(groups),
+                ..hw.schedule.clone()
+            };
+            let err = check_schedule(&schedule, hw.sm.count).unwrap_err();
+            assert_eq!(err, format!("schedule.gpc_sms: {says}"));
+        }
+        for (window, ok) in [(0.0, true), (4.5, true), (-1.0, false), (f64::NAN, false)] {
+            let schedule = ScheduleConfig {
+                gpc_window_ns: Some(window),
+                ..hw.schedule.clone()
+            };
+            let checked = check_schedule(&schedule, hw.sm.count);
+            assert_eq!(checked.is_ok(), ok, "{window}: {checked:?}");
+        }
+    }
+
+    #[test]
+    fn without_gpc_sms_the_sms_are_numbered_gpc_by_gpc() {
+        let mut hw = HwConfig::load("a100-40gb").unwrap();
+        hw.sm.count = 8;
+        hw.schedule = ScheduleConfig {
+            gpc_sms: None,
+            gpcs: Some(3),
+            ..hw.schedule
+        };
+        assert_eq!(hw.gpc_of_sms(), vec![0, 0, 0, 1, 1, 1, 2, 2]);
+        hw.schedule.gpc_sms = Some(vec![vec![7, 0], vec![1, 2, 3, 4, 5, 6]]);
+        assert_eq!(hw.gpc_of_sms(), vec![0, 1, 1, 1, 1, 1, 1, 0]);
     }
 
     #[test]

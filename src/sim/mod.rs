@@ -209,6 +209,50 @@ fn l2_counts(l2: &ShardedL2) -> Counts {
 
 /// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
 /// the L2, and each counted wave's traffic is tallied by label.
+/// The chance that the block after one dispatched to a GPC goes to another of its freed slots
+/// ([`Scheduler::gpc_chain`]): the GPC's block rate times `schedule.gpc_window_ns` (0 without
+/// one). The rate is the launch's blocks over its GPCs and its time, which the simulation has
+/// yet to work out: the time model's busy time with each array the kernel touches moved to or
+/// from DRAM once, at the launch's active warps and their mean loop trips (an L1-bound launch
+/// takes longer, so its chance is overstated). It reads only what every form of the program
+/// shares (the guards' lanes, the loop trips), so the general walker draws as the simple form.
+pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig) -> Result<f32> {
+    let window_ns = hw.schedule.gpc_window_ns.unwrap_or(0.0);
+    if window_ns <= 0.0 || launch.total_blocks == 0 {
+        return Ok(0.0);
+    }
+    let (active, trips) = (0..launch.total_blocks)
+        .into_par_iter()
+        .map(|b| {
+            let warps = crate::launch::geometry::block_warps(launch, b)?;
+            let active = warps.iter().filter(|w| w.mask != 0);
+            Ok(active.fold((0u64, 0u64), |(n, t), w| (n + 1, t + w.trips.max(1) as u64)))
+        })
+        .try_reduce(|| (0, 0), |x: (u64, u64), y| Ok((x.0 + y.0, x.1 + y.1)))?;
+    let mut touched = vec![false; launch.arrays.len()];
+    for a in &launch.program.accesses {
+        touched[a.array] = true;
+    }
+    let footprint = (launch.arrays.iter().zip(&touched))
+        .filter(|(_, t)| **t)
+        .map(|(a, _)| a.bytes() as f64)
+        .sum();
+    let inputs = crate::timing::TimeInputs {
+        dram_bytes: Some(footprint),
+        active_warps: (active > 0).then_some(active as f64),
+        rounds_per_warp: if active > 0 {
+            trips as f64 / active as f64
+        } else {
+            1.0
+        },
+        ..Default::default()
+    };
+    let seconds = crate::timing::busy_seconds(hw, launch, &inputs);
+    let gpcs = hw.gpc_of_sms().into_iter().max().map_or(1, |g| g + 1);
+    let blocks_per_ns = launch.total_blocks as f64 / gpcs as f64 / (seconds * 1e9);
+    Ok((blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32)
+}
+
 fn pipeline(
     launch: &Launch,
     hw: &HwConfig,
@@ -223,6 +267,8 @@ fn pipeline(
     sched.turn_skip = hw.schedule.turn_skip.unwrap_or(0.0) as f32;
     sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
     sched.turnover_turns = hw.schedule.turnover_turns.unwrap_or(0);
+    sched.gpc_of_sm = hw.gpc_of_sms();
+    sched.gpc_chain = gpc_chain_chance(launch, hw)?;
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let l1_bytes = launch.l1_bytes(hw);

@@ -3,10 +3,11 @@
 //! Timing model: every SM issues one warp instruction per tick, round-robin over its resident
 //! warps in the order they arrived; all SMs advance together. Blocks are dispatched in linear
 //! block-id order (x fastest). The first wave is spread over the SMs in the hardware's dispatch
-//! order (TPC pairs rotating across GPCs); afterwards a freed slot takes the next block, slots
-//! freed in the same tick in an order drawn from the blocks that freed them (`free_order`). An
-//! SM whose block ends may sit out a turn per warp of it before it issues again
-//! ([`Scheduler::turnover_turns`]).
+//! order (TPC pairs rotating across GPCs); afterwards a freed slot takes the next block when its
+//! SM issues again, slots coming back in the same tick in an order drawn from the blocks that
+//! freed them (`free_order`), except that the dispatcher may keep to the GPC of the last block
+//! ([`Scheduler::gpc_chain`]). An SM whose block ends may sit out a turn per warp of it before
+//! it issues again ([`Scheduler::turnover_turns`]).
 //! Lanes outside the guard issue nothing, and a warp with no active lane issues no instruction at
 //! all.
 //!
@@ -223,6 +224,12 @@ impl SmQueue<'_> {
     }
 }
 
+/// A slot freed on an SM, as [`Scheduler`] queues it: (the last tick the SM sits out after the
+/// block, [`free_order`] of the block, SM, the ticks it sits out). The slot takes its next block
+/// at the end of that tick, when the SM issues again; the block's identity does not matter
+/// before. Ordered so, slots take their blocks in the order their SMs come back.
+type Freed = (u32, u32, u32, u32);
+
 /// How many jump lengths [`Scheduler::fast_forward`] tries, longest first.
 pub const JUMP_TRIES: u64 = 32;
 
@@ -266,9 +273,19 @@ pub struct Scheduler<'a> {
     /// ticks apart would otherwise take consecutive blocks, which share their halo lines in its
     /// L1; the GPU puts a block on the SM of one 1-7 ids earlier no more often than chance.
     pub turnover_turns: u32,
-    /// SMs that freed a slot: (tick, [`free_order`] of the block that freed it, SM), earliest
-    /// first.
-    events: BinaryHeap<Reverse<(u32, u32, u32)>>,
+    /// The GPC of each SM, for [`Scheduler::gpc_chain`] (empty: one GPC).
+    pub gpc_of_sm: Vec<u32>,
+    /// After the first wave, the chance that the block after one dispatched to a GPC goes to a
+    /// slot of another SM of that GPC which has freed by then (the next such slot in line, if
+    /// any) rather than to the next slot in line anywhere (drawn per block; default 0): the GPU's
+    /// dispatcher hands a GPC the next block when another of its slots frees within a few
+    /// nanoseconds, a window the ticks do not resolve, so the model takes the chance of that,
+    /// the GPC's slot-free rate times the window ([`crate::sim::gpc_chain_chance`];
+    /// docs/model.md "Schedule").
+    pub gpc_chain: f32,
+    /// SMs that freed a slot, in the order the slots take their next blocks: (the last tick the
+    /// SM sits out after the block, [`free_order`] of the block, SM, the ticks it sits out).
+    events: BinaryHeap<Reverse<Freed>>,
     /// Ids the jumps moved blocks on by ([`Scheduler::fast_forward`]), all jumps together (see
     /// [`free_order`]).
     renamed: u32,
@@ -307,6 +324,8 @@ impl<'a> Scheduler<'a> {
             turn_skip: 0.0,
             warp_drift: 0.0,
             turnover_turns: 0,
+            gpc_of_sm: Vec::new(),
+            gpc_chain: 0.0,
             events: BinaryHeap::new(),
             renamed: 0,
         };
@@ -358,10 +377,11 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Puts the next block(s) into a free slot of `sm`; blocks without instructions finish at once.
-    fn dispatch(&mut self, sm: u32) -> Result<()> {
+    /// Returns the block that took the slot (`None`: no blocks left).
+    fn dispatch(&mut self, sm: u32) -> Result<Option<u32>> {
         loop {
             let Some((block, warps)) = self.next_block_info()? else {
-                return Ok(());
+                return Ok(None);
             };
             let q = &mut self.sms[sm as usize];
             let slot = q.free_slots.pop().expect("dispatch needs a free slot");
@@ -410,7 +430,7 @@ impl<'a> Scheduler<'a> {
             if live > 0 {
                 q.live[slot as usize] = live;
                 q.slot_warps[slot as usize] = live;
-                return Ok(());
+                return Ok(Some(block));
             }
             q.free_slots.push(slot);
         }
@@ -491,7 +511,8 @@ impl<'a> Scheduler<'a> {
     ///
     /// SMs only meet where a freed slot takes the next block, so each SM runs on its own, tick
     /// after tick, until it frees a slot; the freed slots are then filled in the order of the
-    /// tick-by-tick schedule (tick, then `free_order`), each SM running on to its next one.
+    /// tick-by-tick schedule (the tick the SM comes back, then `free_order`, the GPC chains
+    /// taking theirs out of turn), each SM running on to its next one.
     /// An SM may run past the chunk's end when the chunk ends early; those issues are kept for
     /// the next chunk. [`Scheduler::tick_by_tick`] runs the reference: all SMs tick by tick.
     pub fn run_until(
@@ -530,25 +551,34 @@ impl<'a> Scheduler<'a> {
                 && let Some((t, block)) = ctx.run_sm(q, &mut out[sm])?
             {
                 q.waiting = true;
-                let key = free_order(block, self.renamed);
-                self.events.push(Reverse((t, key, sm as u32)));
+                self.events
+                    .push(Reverse(freed(t, q.clock, block, self.renamed, sm as u32)));
             }
         }
-        while let Some(&Reverse((t, _, sm))) = self.events.peek() {
-            if t >= end {
+        // Every SM has run to its next freed slot or to the chunk's end, so the slots freed up
+        // to any tick before the end are all known.
+        while let Some(&Reverse((ready, _, sm, _))) = self.events.peek() {
+            if ready >= end {
                 break;
             }
             self.events.pop();
-            self.dispatch(sm)?;
-            if self.next_block >= dispatched {
-                end = end.min(t + 1);
-            }
-            let q = &mut self.sms[sm as usize];
-            q.waiting = false;
-            if let Some((t, block)) = ctx.run_sm(q, &mut out[sm as usize])? {
-                q.waiting = true;
-                let key = free_order(block, self.renamed);
-                self.events.push(Reverse((t, key, sm)));
+            let mut sm = sm;
+            loop {
+                let placed = self.dispatch(sm)?;
+                if self.next_block >= dispatched {
+                    end = end.min(ready + 1);
+                }
+                let q = &mut self.sms[sm as usize];
+                q.waiting = false;
+                if let Some((t, block)) = ctx.run_sm(q, &mut out[sm as usize])? {
+                    q.waiting = true;
+                    self.events
+                        .push(Reverse(freed(t, q.clock, block, self.renamed, sm)));
+                }
+                match placed.and_then(|b| self.chained(b, sm, ready)) {
+                    Some(next) => sm = next,
+                    None => break,
+                }
             }
         }
         self.thread_accesses += ctx.thread_accesses;
@@ -579,11 +609,35 @@ impl<'a> Scheduler<'a> {
             let events = std::mem::take(&mut self.events);
             self.events = events
                 .into_iter()
-                .map(|Reverse((t, key, sm))| Reverse((t - end, key, sm)))
+                .map(|Reverse((ready, key, sm, pause))| Reverse((ready - end, key, sm, pause)))
                 .collect();
         }
         self.tick += end as u64;
         Ok(end)
+    }
+
+    /// Where the block after `block`, just dispatched to `sm` at the end of tick `ready`, goes
+    /// when the dispatcher keeps to `sm`'s GPC ([`Scheduler::gpc_chain`], drawn from the block):
+    /// the slot of another SM of the GPC that freed by then and is next in line, taken out of
+    /// the queue. Those slots are all known at that tick in either schedule.
+    fn chained(&mut self, block: u32, sm: u32, ready: u32) -> Option<u32> {
+        if self.gpc_chain <= 0.0
+            || unit(block.wrapping_sub(self.renamed) as u64 ^ 0xC4A1_9E57) >= self.gpc_chain
+        {
+            return None;
+        }
+        let gpc_of = |s: u32| self.gpc_of_sm.get(s as usize).copied().unwrap_or(0);
+        let gpc = gpc_of(sm);
+        let first = (self.events.iter())
+            .filter(|Reverse((r, _, s, pause))| {
+                *s != sm && gpc_of(*s) == gpc && *r <= ready + *pause
+            })
+            .min()
+            .copied()?;
+        let mut events = std::mem::take(&mut self.events).into_vec();
+        events.retain(|e| *e != first);
+        self.events = BinaryHeap::from(events);
+        Some(first.0.2)
     }
 
     /// The reference for [`Scheduler::run_until`]: every SM issues tick by tick, slots freed in a
@@ -607,7 +661,6 @@ impl<'a> Scheduler<'a> {
             (self.turn_skip, self.warp_drift, self.turnover_turns),
             ticks,
         );
-        let mut freed = Vec::new();
         let mut result = Ok(ticks);
         for t in 0..ticks {
             if self.done() {
@@ -627,14 +680,23 @@ impl<'a> Scheduler<'a> {
                 }
                 if block_done {
                     finished[sm].push(issue.block);
-                    freed.push((free_order(issue.block, self.renamed), sm as u32));
+                    let f = freed(t, q.clock, issue.block, self.renamed, sm as u32);
+                    self.events.push(Reverse(f));
                 }
             }
-            freed.sort_unstable();
-            for &(_, sm) in &freed {
-                self.dispatch(sm)?;
+            while let Some(&Reverse((ready, _, sm, _))) = self.events.peek() {
+                if ready > t {
+                    break;
+                }
+                self.events.pop();
+                let mut sm = sm;
+                while let Some(b) = self.dispatch(sm)? {
+                    match self.chained(b, sm, ready) {
+                        Some(next) => sm = next,
+                        None => break,
+                    }
+                }
             }
-            freed.clear();
             self.tick += 1;
             if self.next_block >= dispatched {
                 result = Ok(t + 1);
@@ -645,6 +707,10 @@ impl<'a> Scheduler<'a> {
             for q in &mut self.sms {
                 q.clock = q.clock.saturating_sub(ran);
             }
+            let events = std::mem::take(&mut self.events);
+            self.events = (events.into_iter())
+                .map(|Reverse((ready, key, sm, pause))| Reverse((ready - ran, key, sm, pause)))
+                .collect();
         }
         self.thread_accesses += ctx.thread_accesses;
         result
@@ -1002,6 +1068,13 @@ fn unit(key: u64) -> f32 {
     (mix(key) >> 40) as f32 / (1u64 << 24) as f32
 }
 
+/// The queue entry ([`Freed`]) of a slot that `block` freed on `sm` at tick `t`, the SM issuing
+/// again at `clock`.
+fn freed(t: u32, clock: u32, block: u32, renamed: u32, sm: u32) -> Freed {
+    let ready = clock - 1;
+    (ready, free_order(block, renamed), sm, ready - t)
+}
+
 /// Where a slot freed by `block` comes among the slots freed in the same tick, smallest first
 /// (ties: the lower SM id). Slots free in the same tick only because every SM issues in step; the
 /// GPU's free at their own instants, and two blocks that end within the same 32 ns of
@@ -1284,10 +1357,20 @@ body = [
             assert!(l.total_blocks > 20, "{} blocks", l.total_blocks);
         }
         let mut compared = 0;
-        // Without and with passed-up turns, and with SMs sitting out one or three turns per warp
-        // of a finished block.
-        let skips = [(0.0, 0), (0.3, 0), (0.0, 1), (0.3, 3)];
-        for (l, (turn_skip, turnover)) in launches.iter().flat_map(|l| skips.map(|s| (l, s))) {
+        // Without and with passed-up turns, with SMs sitting out one or three turns per warp of
+        // a finished block, and with the dispatcher keeping to a GPC (SMs 3, 1 and 0 in one, 4
+        // and 2 in the other) half the time or always.
+        let skips = [
+            (0.0, 0, 0.0),
+            (0.3, 0, 0.0),
+            (0.0, 1, 0.0),
+            (0.3, 3, 0.0),
+            (0.3, 1, 0.5),
+            (0.0, 3, 1.0),
+        ];
+        let gpc_of_sm = vec![0, 0, 1, 0, 1];
+        for (l, (turn_skip, turnover, chain)) in launches.iter().flat_map(|l| skips.map(|s| (l, s)))
+        {
             for warp_issue in [WarpIssue::RoundRobin, WarpIssue::LoadRuns] {
                 // Chunks end at the chunk length, at a wave of `wave` blocks (as in a sampled
                 // run, which also stops listing some of them) or where the launch ends.
@@ -1299,6 +1382,9 @@ body = [
                     reference.turn_skip = turn_skip;
                     event.turnover_turns = turnover;
                     reference.turnover_turns = turnover;
+                    for s in [&mut event, &mut reference] {
+                        (s.gpc_of_sm, s.gpc_chain) = (gpc_of_sm.clone(), chain);
+                    }
                     let (mut out_e, mut fin_e) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
                     let (mut out_r, mut fin_r) = (vec![Vec::new(); 5], vec![Vec::new(); 5]);
                     let mut lanes = 0;
@@ -1349,8 +1435,20 @@ body = [
 
     /// The SM each block ran on, from a whole run with `skips`.
     fn placement(l: &Launch, order: &[u32], skips: Skips) -> Vec<u32> {
+        placement_chained(l, order, skips, Vec::new(), 0.0)
+    }
+
+    /// [`placement`] with [`Scheduler::gpc_of_sm`] and [`Scheduler::gpc_chain`] set.
+    fn placement_chained(
+        l: &Launch,
+        order: &[u32],
+        skips: Skips,
+        gpc_of_sm: Vec<u32>,
+        gpc_chain: f32,
+    ) -> Vec<u32> {
         let mut s = Scheduler::new(l, order.to_vec(), WarpIssue::LoadRuns).unwrap();
         (s.turn_skip, s.warp_drift, s.turnover_turns) = skips;
+        (s.gpc_of_sm, s.gpc_chain) = (gpc_of_sm, gpc_chain);
         let n = order.len();
         let (mut out, mut finished) = (vec![Vec::new(); n], vec![Vec::new(); n]);
         let mut sm_of = vec![u32::MAX; l.total_blocks as usize];
@@ -1714,15 +1812,50 @@ body = [
     }
 
     #[test]
-    fn after_the_first_wave_consecutive_blocks_share_a_gpc_no_more_often_than_on_the_gpus() {
+    fn the_chance_to_keep_to_a_gpc_is_its_block_rate_times_the_window() {
+        let hw = HwConfig::load("h100-sxm").unwrap();
+        assert_eq!(hw.schedule.gpc_window_ns, Some(4.5));
+        let l = launch_on(&hw, [256, 1, 1], [256, 256, 256]);
+        // Both arrays once to or from DRAM, at the launch's active warps, through the time model.
+        let footprint = 2.0 * 264.0 * 264.0 * 264.0 * 8.0;
+        let inputs = crate::timing::TimeInputs {
+            dram_bytes: Some(footprint),
+            active_warps: Some(65536.0 * 8.0),
+            rounds_per_warp: 1.0,
+            ..Default::default()
+        };
+        let busy_ns = crate::timing::busy_seconds(&hw, &l, &inputs) * 1e9;
+        let chance = crate::sim::gpc_chain_chance(&l, &hw).unwrap() as f64;
+        assert!(
+            (chance - 4.5 * 65536.0 / 8.0 / busy_ns).abs() < 1e-6,
+            "{chance}"
+        );
+        // About 0.34: 8192 blocks per GPC over some 108 us, where the H100's log has 43.4% of
+        // the blocks in their predecessor's GPC, 11.9% by chance.
+        assert!((0.3..0.4).contains(&chance), "{chance}");
+        // 1024-thread blocks with 8 active warps of 32 come four times slower per GPC.
+        let wide = launch_on(&hw, [1024, 1, 1], [256, 256, 256]);
+        let wide_chance = crate::sim::gpc_chain_chance(&wide, &hw).unwrap() as f64;
+        assert!((0.08..0.16).contains(&wide_chance), "{wide_chance}");
+        // A GPU without the window never keeps to a GPC.
+        let a100 = HwConfig::load("a100-40gb").unwrap();
+        assert_eq!(a100.schedule.gpc_window_ns, None);
+        let l = launch_on(&a100, [256, 1, 1], [256, 256, 256]);
+        assert_eq!(crate::sim::gpc_chain_chance(&l, &a100).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn after_the_first_wave_consecutive_blocks_share_a_gpc_as_often_as_on_the_gpus() {
         for (config, gpu) in [("h100-sxm", "h100"), ("h200", "h200")] {
-            // The GPCs as the L2 request coalescer groups SMs (validation/l2_gpc_map.py --csv).
+            // The GPCs as the L2 request coalescer groups SMs (validation/l2_gpc_map.py --csv):
+            // the configs' `gpc_sms`.
             let map = std::fs::read_to_string(format!("tests/data/{gpu}/micro/l2_gpc_map.csv"));
             let gpc: Vec<u32> = (map.unwrap().lines().skip(1))
                 .map(|r| r.split_once(',').unwrap().1.parse().unwrap())
                 .collect();
             assert_eq!(gpc.len(), 132);
             let hw = HwConfig::load(config).unwrap();
+            assert_eq!(hw.gpc_of_sms(), gpc, "{config}: gpc_sms");
             let order = hw.dispatch_order();
             let measured = measured_placement(gpu);
             assert_eq!(measured.len(), 4);
@@ -1731,45 +1864,55 @@ body = [
                 // The logs' kernel: sched.cu's 7-point stencil at 256^3.
                 let l = launch_on(&hw, block, [256, 256, 256]);
                 assert_eq!(l.occupancy.blocks_per_sm, slots, "{gpu} {block:?}");
-                let sm_of = placement(&l, &order, skips_of(&hw));
-                let wave = slots as usize * order.len();
-                let pairs = sm_of[wave..].iter().zip(&sm_of[wave + 1..]);
-                let n = (sm_of.len() - wave - 1) as f64;
-                let share = |same: &dyn Fn(u32, u32) -> bool| {
-                    pairs.clone().filter(|&(&a, &b)| same(a, b)).count() as f64 / n
-                };
-                let same_gpc = share(&|a, b| gpc[a as usize] == gpc[b as usize]);
-                let same_tpc = share(&|a, b| a / 2 == b / 2);
-                let same_sm = share(&|a, b| a == b);
-                let same_side = share(&|a, b| near[a as usize] == near[b as usize]);
-                // Slots freed in the same tick are filled in no GPC's order, so consecutive
-                // blocks share a GPC about as often as by chance (11.9%): no more often than on
-                // the GPUs, where they do 13-52% of the time (the dispatcher hands a GPC the next
-                // block when another of its slots frees within a few ns, which the ticks do not
-                // resolve). Filled in dispatch order they shared one 70-79% of the time for
-                // 1024-thread blocks on the H100.
                 let what = format!("{gpu} {block:?}");
+                let wave = slots as usize * order.len();
+                // Shares of blocks b whose block b + 1 ran in the same GPC, TPC, SM and side.
+                let shares = |chain: f32| {
+                    let sm_of = placement_chained(&l, &order, skips_of(&hw), gpc.clone(), chain);
+                    let pairs = sm_of[wave..].iter().zip(&sm_of[wave + 1..]);
+                    let n = (sm_of.len() - wave - 1) as f64;
+                    let share = |same: &dyn Fn(u32, u32) -> bool| {
+                        pairs.clone().filter(|&(&a, &b)| same(a, b)).count() as f64 / n
+                    };
+                    [
+                        share(&|a, b| gpc[a as usize] == gpc[b as usize]),
+                        share(&|a, b| a / 2 == b / 2),
+                        share(&|a, b| a == b),
+                        share(&|a, b| near[a as usize] == near[b as usize]),
+                    ]
+                };
+                // Slots taking their blocks in the order their SMs come back, consecutive blocks
+                // share a GPC about as often as by chance (11.9%), and a side of the L2 too
+                // (65 / 131), where the GPUs have 13-52% and 50-79%.
+                let [by_chance, _, _, side_by_chance] = shares(0.0);
+                assert!((0.09..0.15).contains(&by_chance), "{what}: {by_chance:.3}");
+                assert!((0.45..0.55).contains(&side_by_chance), "{what}");
+                // The dispatcher keeping to the GPC of the last block (`gpc_window_ns`) brings both
+                // within 0.07 of the logs: 0.22 / 0.18 / 0.18 / 0.44 on the H100 (1024x1x1,
+                // 32x8x4, 1x16x64, 256x1x1; logged 0.22 / 0.19 / 0.13 / 0.43) and 0.23 / 0.53 on
+                // the H200 (1024x1x1, the 256-thread blocks; logged 0.24 / 0.46-0.52). 1x16x64
+                // is L1-bound, so its time is underestimated and its chance overstated.
+                let chance = crate::sim::gpc_chain_chance(&l, &hw).unwrap();
+                let [same_gpc, same_tpc, same_sm, same_side] = shares(chance);
                 assert!(
-                    (0.09..gpu_gpc + 0.03).contains(&same_gpc),
+                    (same_gpc - gpu_gpc).abs() < 0.07,
                     "{what}: same GPC {same_gpc:.3}, GPU {gpu_gpc:.3}"
                 );
                 assert!(
-                    same_tpc < gpu_tpc + 0.02,
+                    (same_side - gpu_side).abs() < 0.07,
+                    "{what}: same side {same_side:.3}, GPU {gpu_side:.3}"
+                );
+                // The GPU also favours the TPC of the last block (7-12% of the 256-thread
+                // blocks against the simulated 3%, not modelled), but never its SM: the chain
+                // skips the SM itself.
+                assert!(
+                    same_tpc < gpu_tpc + 0.01,
                     "{what}: same TPC {same_tpc:.3}, GPU {gpu_tpc:.3}"
                 );
                 assert!(
-                    same_sm < gpu_sm + 0.01,
+                    same_sm < gpu_sm + 0.005,
                     "{what}: same SM {same_sm:.3}, GPU {gpu_sm:.3}"
                 );
-                // Nor on the same side of the L2: as by chance (65 / 131), where the GPUs put
-                // block b + 1 on block b's side 55-79% of the time (50% for 1x16x64). So where
-                // neighbouring blocks store one line, the model sends more invalidations across
-                // the fabric than the GPUs (docs/validation.md "Partition map").
-                assert!(
-                    (0.45..0.55).contains(&same_side),
-                    "{what}: same side {same_side:.3}"
-                );
-                assert!(gpu_side > 0.5, "{what}: GPU's same side {gpu_side:.3}");
             }
         }
     }
