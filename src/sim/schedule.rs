@@ -640,8 +640,9 @@ impl<'a> Scheduler<'a> {
         Some(first.0.2)
     }
 
-    /// The reference for [`Scheduler::run_until`]: every SM issues tick by tick, slots freed in a
-    /// tick filled after it in [`free_order`].
+    /// The reference for [`Scheduler::run_until`]: every SM issues tick by tick, and after each
+    /// tick the slots whose SMs come back then take their blocks in [`free_order`], the GPC
+    /// chains ([`Scheduler::gpc_chain`]) taking theirs out of turn.
     fn run_tick_by_tick(
         &mut self,
         ticks: u32,
