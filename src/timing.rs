@@ -260,18 +260,8 @@ pub fn estimate(
     inputs: &TimeInputs,
     clock_ghz: Option<f64>,
 ) -> TimeEstimate {
-    let Queueing {
-        clock,
-        limiters,
-        bandwidth_bound_s,
-        utilisation,
-        resident_warps,
-        effective_warps,
-        block_turnover_s,
-        delay,
-        predicted_s,
-    } = queueing(hw, launch, inputs, clock_ghz);
-    let busiest = utilisation.iter().enumerate().fold(
+    let q = queueing(hw, launch, inputs, clock_ghz);
+    let busiest = q.utilisation.iter().enumerate().fold(
         None,
         |best: Option<(usize, f64)>, (i, &u)| match best {
             Some((_, b)) if b >= u => best,
@@ -279,7 +269,7 @@ pub fn estimate(
         },
     );
     let limiter = match busiest {
-        Some((i, u)) if u >= 0.75 => limiters[i].name,
+        Some((i, u)) if u >= 0.75 => q.limiters[i].name,
         _ => "latency",
     };
 
@@ -292,19 +282,19 @@ pub fn estimate(
         1.0
     };
     let time_adjusted_s =
-        bandwidth_bound_s * (1.0 + 1.0 / waves.max(1) as f64) / occupancy_efficiency;
-    let lups_per_s = launch.lattice_updates as f64 / predicted_s;
+        q.bandwidth_bound_s * (1.0 + 1.0 / waves.max(1) as f64) / occupancy_efficiency;
+    let lups_per_s = launch.lattice_updates as f64 / q.predicted_s;
     TimeEstimate {
-        clock_ghz: clock,
-        limiters,
-        predicted_s,
+        clock_ghz: q.clock,
+        limiters: q.limiters,
+        predicted_s: q.predicted_s,
         limiter,
-        utilisation,
-        bandwidth_bound_s,
-        resident_warps,
-        effective_warps,
-        block_turnover_s,
-        delay_cycles: delay,
+        utilisation: q.utilisation,
+        bandwidth_bound_s: q.bandwidth_bound_s,
+        resident_warps: q.resident_warps,
+        effective_warps: q.effective_warps,
+        block_turnover_s: q.block_turnover_s,
+        delay_cycles: q.delay,
         waves,
         occupancy_efficiency,
         time_adjusted_s,
