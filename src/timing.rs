@@ -426,15 +426,24 @@ pub fn inputs_from_counts(
     kernel: &Kernel,
     launch: &Launch,
 ) -> TimeInputs {
+    TimeInputs {
+        flops: launch_flops(kernel, launch),
+        ..traffic_inputs(counts, launch)
+    }
+}
+
+/// Time inputs from simulated counts, without the floating-point work (which needs the kernel's
+/// description, not only its launch).
+pub fn traffic_inputs(counts: &crate::sim::Counts, launch: &Launch) -> TimeInputs {
     let sector = crate::metrics::SECTOR_BYTES as f64;
     TimeInputs {
         dram_bytes: Some((counts.dram.read_sectors + counts.dram.write_sectors) as f64 * sector),
         l2_bytes: Some((counts.l2.read_sectors + counts.l2.write_sectors) as f64 * sector),
         l1_bytes: Some((counts.l1.load_sectors + counts.l1.store_sectors) as f64 * sector),
         l1_wavefronts: Some(counts.l1.wavefronts as f64),
-        flops: launch_flops(kernel, launch),
         active_warps: Some(counts.active_warps as f64),
         rounds_per_warp: rounds_per_warp(launch, counts),
+        ..Default::default()
     }
 }
 

@@ -433,6 +433,11 @@ pub struct L2Config {
     /// For each partition, the inclusive SM id ranges attached to it (split L2 only).
     #[serde(default)]
     pub partition_sms: Option<Vec<Vec<[u32; 2]>>>,
+    /// How much longer a read served by the far partition takes than a near hit (ns, split L2
+    /// only). While a far side's miss is on its way, a read of the home side's own SMs finds the
+    /// sectors missing too ([`crate::sim::l2`]); absent: 0, the far read arrives at once.
+    #[serde(default)]
+    pub far_read_extra_ns: Option<f64>,
 }
 
 /// Device memory.
@@ -651,12 +656,22 @@ impl HwConfig {
         self.check_replacement()?;
         self.check_fill_and_sizes()?;
         if l2.partitions == 1
-            && (l2.partition_sms.is_some() || l2.home_hash.is_some() || l2.local_ways.is_some())
+            && (l2.partition_sms.is_some()
+                || l2.home_hash.is_some()
+                || l2.local_ways.is_some()
+                || l2.far_read_extra_ns.is_some())
         {
             return Err(
-                "l2.partition_sms, l2.home_hash and l2.local_ways describe a split L2: set l2.partitions = 2 or remove them"
+                "l2.partition_sms, l2.home_hash, l2.local_ways and l2.far_read_extra_ns describe a split L2: set l2.partitions = 2 or remove them"
                     .to_string(),
             );
+        }
+        if let Some(ns) = l2.far_read_extra_ns
+            && !(ns.is_finite() && ns >= 0.0)
+        {
+            return Err(format!(
+                "l2.far_read_extra_ns = {ns} must be a number of nanoseconds, at least 0"
+            ));
         }
         if let Some(n) = l2.local_ways {
             if n == 0 || n > l2.ways {
@@ -1086,6 +1101,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_far_read_latency_must_be_nanoseconds_of_a_split_l2() {
+        let hw = HwConfig::load("h100-sxm").unwrap();
+        assert_eq!(hw.l2.far_read_extra_ns, Some(92.0));
+        for (ns, ok) in [
+            (0.0, true),
+            (92.0, true),
+            (-1.0, false),
+            (f64::INFINITY, false),
+        ] {
+            let mut bad = hw.clone();
+            bad.l2.far_read_extra_ns = Some(ns);
+            match bad.check() {
+                Ok(()) => assert!(ok, "{ns}"),
+                Err(e) => {
+                    assert!(!ok, "{ns}: {e}");
+                    assert_eq!(
+                        e,
+                        format!(
+                            "l2.far_read_extra_ns = {ns} must be a number of nanoseconds, at least 0"
+                        )
+                    );
+                }
+            }
+        }
+        let mut one = HwConfig::load("v100").unwrap();
+        one.l2.far_read_extra_ns = Some(92.0);
+        assert!(one.check().unwrap_err().contains("describe a split L2"));
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct LineState {
     /// home side last stored here, so the other partition may hold a copy that the home side's
     /// next store must invalidate across the fabric.
     pub stored_from_far: bool,
+    /// In a home partition of a split L2 that logs races: a far miss brought sectors in since
+    /// the home side last read the line (`crate::sim::l2`).
+    pub far_fill_unread: bool,
 }
 
 /// A line pushed out of the cache.
@@ -1170,7 +1173,8 @@ mod tests {
                 state: LineState {
                     valid: 0b0001,
                     dirty: 0,
-                    stored_from_far: false
+                    stored_from_far: false,
+                    far_fill_unread: false,
                 }
             })
         );

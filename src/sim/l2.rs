@@ -10,6 +10,12 @@
 //! invalidation across the fabric (measured on the H100). A store allocates without fetching and
 //! keeps a byte mask, and a sector only partly written costs one DRAM sector read when it is later
 //! read or evicted (measured on the H200). DRAM traffic happens at the home partition.
+//!
+//! A far read takes `l2.far_read_extra_ns` longer than a near one (measured on both GPUs), and
+//! while a far side's miss is on its way to the home partition, a read of the home side's own
+//! SMs finds the sectors missing too: the replay logs how many ticks after a far miss the home
+//! side first read its sectors ([`L2::race_gaps`]), and the simulation, once it knows how long a
+//! tick lasts, counts those within that time as near-partition misses ([`race_misses`]).
 
 use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
@@ -21,6 +27,32 @@ use hashbrown::HashMap;
 /// Shards the L2 is split into for the parallel replay (when its replacement allows: random
 /// replacement draws from one generator per cache, which couples the sets).
 pub const SHARDS: usize = 32;
+
+/// The longest gap, in ticks, between a far miss and the home side's read that
+/// [`L2::race_gaps`] logs (a race window is far shorter: 92 ns is 15–90 ticks on the stencils).
+pub const RACE_TICKS: usize = 1024;
+
+/// Sectors that the home side read within `window_ticks` of a far miss bringing them in, from
+/// the gaps logged by [`L2::race_gaps`]: whole ticks below the window, and the tick it ends in
+/// for the part of it the window covers.
+pub fn race_misses(gaps: &[u64], window_ticks: f64) -> u64 {
+    if window_ticks.is_nan() || window_ticks <= 0.0 {
+        return 0;
+    }
+    let whole = window_ticks.floor();
+    let n = (whole as usize).min(gaps.len());
+    let below: u64 = gaps[..n].iter().sum();
+    let part = gaps
+        .get(n)
+        .map_or(0.0, |&g| g as f64 * (window_ticks - whole));
+    below + part.round() as u64
+}
+
+/// Whether `hw`'s L2 logs far misses for the race of the home side's reads: a split L2 whose far
+/// reads take longer.
+fn log_races(hw: &HwConfig) -> bool {
+    hw.l2.partitions == 2 && hw.l2.far_read_extra_ns.is_some_and(|ns| ns > 0.0)
+}
 
 /// Which shard of the L2 a line belongs to: a function of its set (the same set index in both
 /// partitions), so each shard holds whole sets and shards never interact.
@@ -90,6 +122,8 @@ pub struct ShardedL2 {
     pub shards: Vec<L2>,
     /// The compulsory tracker, settling the shards' logs after each replay.
     pub compulsory: Option<CompulsoryTracker>,
+    /// Ticks replayed so far: the first tick of the next chunk.
+    pub ticks_replayed: u64,
 }
 
 impl ShardedL2 {
@@ -110,7 +144,20 @@ impl ShardedL2 {
                 })
                 .collect(),
             compulsory,
+            ticks_replayed: 0,
         }
+    }
+
+    /// The home side's first reads after a far miss, by ticks since it ([`L2::race_gaps`]),
+    /// summed over the shards.
+    pub fn race_gaps(&self) -> Vec<u64> {
+        let mut gaps = vec![0u64; RACE_TICKS];
+        for s in &self.shards {
+            for (g, n) in gaps.iter_mut().zip(&s.race_gaps) {
+                *g += n;
+            }
+        }
+        gaps
     }
 
     /// Settles what the shards logged for the compulsory tracker (after each replay).
@@ -292,6 +339,18 @@ pub struct L2 {
     fill_sectors: u32,
     /// Accumulated byte masks of sectors that are dirty but not fully written (by line).
     partial_bytes: HashMap<u64, u128, ahash::RandomState>,
+    /// Whether to log far misses and the home side's reads after them (a split L2 whose far
+    /// reads take longer).
+    log_races: bool,
+    /// The first tick of the chunk being replayed, and the tick of the request at hand.
+    chunk_tick: u64,
+    now: u64,
+    /// Far misses of the last [`RACE_TICKS`] ticks that brought sectors into the home partition
+    /// of a line the home side has not read since: the tick and those sectors, by line.
+    crossings: HashMap<u64, (u64, u8), ahash::RandomState>,
+    /// Per gap in ticks, the sectors of the home side's first read after a far miss that the
+    /// far miss had brought in ([`RACE_TICKS`] entries when logging, else none).
+    pub race_gaps: Vec<u64>,
     /// Counters so far.
     pub counters: L2Counters,
     /// DRAM traffic so far.
@@ -338,6 +397,15 @@ impl L2 {
             },
             fill_sectors: c.fill_bytes / c.sector_bytes,
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
+            log_races: log_races(hw),
+            chunk_tick: 0,
+            now: 0,
+            crossings: HashMap::with_hasher(ahash::RandomState::with_seeds(2, 7, 1, 8)),
+            race_gaps: if log_races(hw) {
+                vec![0; RACE_TICKS]
+            } else {
+                Vec::new()
+            },
             counters: L2Counters::default(),
             dram: DramCounters::default(),
             compulsory,
@@ -357,10 +425,21 @@ impl L2 {
         self.parts[self.near[sm] as usize].prefetch(line);
     }
 
+    /// Starts replaying a chunk whose first tick is `tick` (requests carry ticks within their
+    /// chunk), forgetting far misses too old to matter.
+    pub fn start_chunk(&mut self, tick: u64) {
+        self.chunk_tick = tick;
+        if !self.crossings.is_empty() {
+            self.crossings
+                .retain(|_, (t, _)| *t + RACE_TICKS as u64 > tick);
+        }
+    }
+
     /// Handles request `r` of `list`, from SM `sm`.
     #[inline]
     pub fn request(&mut self, sm: usize, r: &L2Request, list: &RequestList) {
         let line = r.line as u64;
+        self.now = self.chunk_tick + r.tick as u64;
         match r.op {
             L2Op::Read => self.read(sm, line, r.sectors),
             L2Op::Write => self.write(sm, line, r.sectors, list.store_bytes(r)),
@@ -406,15 +485,19 @@ impl L2 {
         let fill_sectors = self.fill_sectors;
         // One lookup of the near partition: a present line is marked used whether or not it
         // holds the sectors; an absent one comes in with what the fill brings.
+        let home = self.home(line);
         let (state, _, evicted) = self.parts[near].access_or_insert_for(line, false);
         let missing = sectors & !state.valid;
+        let present = sectors & state.valid;
+        let fill = expand(fill_sectors, missing) & !state.valid;
+        state.valid |= fill;
+        if home == near && std::mem::take(&mut state.far_fill_unread) {
+            self.log_home_read(line, present);
+        }
         if missing == 0 {
             return;
         }
-        let fill = expand(fill_sectors, missing) & !state.valid;
-        state.valid |= fill;
         self.counters.read_lookup_miss_sectors += fill.count_ones() as u64;
-        let home = self.home(line);
         if home != near {
             self.counters.fabric_sectors += fill.count_ones() as u64;
             self.fill_from_dram(home, line, fill);
@@ -428,12 +511,32 @@ impl L2 {
         }
     }
 
+    /// The home side read `line`, finding `sectors` of its request there: the first such read
+    /// since a far miss brought sectors in logs how long after it came, for the sectors of both.
+    /// Later reads race nothing: had the first come before the far miss arrived, its own miss
+    /// would have put the line in the home partition, and later reads would find it there.
+    fn log_home_read(&mut self, line: u64, sectors: u8) {
+        if let Some((tick, brought)) = self.crossings.remove(&line) {
+            let raced = brought & sectors;
+            let gap = (self.now - tick) as usize;
+            if raced != 0 && gap < RACE_TICKS {
+                self.race_gaps[gap] += raced.count_ones() as u64;
+            }
+        }
+    }
+
     /// Makes `fill` sectors of `line` valid in its home partition `part` for a request of the
     /// other side, reading what it lacks from DRAM.
     fn fill_from_dram(&mut self, part: usize, line: u64, fill: u8) {
         let (state, _, evicted) = self.parts[part].access_or_insert_for(line, true);
         let lacking = fill & !state.valid;
         state.valid |= fill;
+        if self.log_races && lacking != 0 {
+            let unread = std::mem::replace(&mut state.far_fill_unread, true);
+            let now = self.now;
+            let entry = self.crossings.entry(line).or_insert((now, 0));
+            *entry = (now, if unread { entry.1 | lacking } else { lacking });
+        }
         self.dram_read_into(line, lacking);
         if let Some(ev) = evicted {
             self.evict(ev);
@@ -672,6 +775,62 @@ mod tests {
         // Lines of 128 B: line 32 is address bit 12, 64 bit 13, 128 bit 14.
         let homes: Vec<usize> = [0, 32, 64, 128, 160, 224].map(|l| l2.home(l)).into();
         assert_eq!(homes, [0, 1, 0, 1, 0, 0]);
+    }
+
+    /// A read by `sm` of `sectors` of `line` at absolute tick `tick`.
+    fn read_at(l2: &mut L2, tick: u64, sm: usize, line: u64, sectors: u8) {
+        l2.now = tick;
+        l2.read(sm, line, sectors);
+    }
+
+    #[test]
+    fn the_home_side_s_first_read_after_a_far_miss_is_logged_by_its_gap_in_ticks() {
+        let mut l2 = small(64);
+        // SM 0 is far from line 32 (homed in partition 1): its miss brings sectors 0 and 1
+        // (a 64-byte fill) into the home partition at tick 10.
+        read_at(&mut l2, 10, 0, 32, 0b0001);
+        // SM 1, on the home side, reads sectors 1 and 2 three ticks later: sector 1 came with
+        // the far miss (it races it), sector 2 is a miss of its own.
+        read_at(&mut l2, 13, 1, 32, 0b0110);
+        assert_eq!(l2.race_gaps[3], 1);
+        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 1);
+        // Only the first read races: the next one, however soon, finds the line settled.
+        read_at(&mut l2, 14, 1, 32, 0b0001);
+        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 1);
+        // The counters themselves are those of the replay's order; the race is added later.
+        assert_eq!(l2.counters.read_lookup_miss_sectors, 2 + 2);
+    }
+
+    #[test]
+    fn a_far_miss_of_sectors_the_home_partition_holds_races_nothing() {
+        let mut l2 = small(64);
+        read_at(&mut l2, 10, 1, 32, 0b0011); // the home side first
+        read_at(&mut l2, 11, 0, 32, 0b0011); // the far side misses, the home partition has them
+        read_at(&mut l2, 12, 1, 32, 0b0011);
+        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 0);
+        // Nor does a far miss on a line homed on its own side.
+        read_at(&mut l2, 20, 0, 0, 0b0001);
+        read_at(&mut l2, 21, 0, 0, 0b0001);
+        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 0);
+    }
+
+    #[test]
+    fn an_l2_whose_far_reads_take_no_longer_logs_no_races() {
+        let mut hw = HwConfig::load("h200").unwrap();
+        hw.l2.far_read_extra_ns = None;
+        let l2 = L2::new(&hw, false, None);
+        assert!(!l2.log_races && l2.race_gaps.is_empty());
+    }
+
+    #[test]
+    fn races_within_the_window_count_whole_ticks_and_the_covered_part_of_the_last() {
+        let gaps = [4, 2, 10, 7];
+        assert_eq!(race_misses(&gaps, 0.0), 0);
+        assert_eq!(race_misses(&gaps, 0.5), 2); // half of gap 0
+        assert_eq!(race_misses(&gaps, 2.0), 6); // gaps 0 and 1
+        assert_eq!(race_misses(&gaps, 2.3), 9); // and 0.3 of gap 2's 10
+        assert_eq!(race_misses(&gaps, 100.0), 23); // every logged gap
+        assert_eq!(race_misses(&gaps, f64::NAN), 0);
     }
 
     #[test]

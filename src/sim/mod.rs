@@ -118,7 +118,9 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Counts> {
-    Ok(pipeline(launch, hw, opts, None, progress)?.0)
+    let (mut counts, _, gaps) = pipeline(launch, hw, opts, None, progress)?;
+    counts.l2.read_lookup_miss_sectors += far_read_races(launch, hw, &counts, &gaps);
+    Ok(counts)
 }
 
 /// A sampled simulation's result: the counts with their additive fields estimated, and each
@@ -154,11 +156,20 @@ pub fn simulate_sampled(
     let Some(plan) = sample::WavePlan::new(launch, hw, sampling) else {
         return Ok(None);
     };
-    let (counts, tallies) = pipeline(launch, hw, opts, Some(&plan), progress)?;
+    let (counts, tallies, gaps) = pipeline(launch, hw, opts, Some(&plan), progress)?;
     let e = sample::estimate(&plan, &tallies, counts.warp_instructions);
-    let finish = |values: &[u64; sample::FIELDS]| {
+    let estimated = |values: &[u64; sample::FIELDS]| {
         let mut c = sample::with_fields(&counts, values);
         c.l1.wavefronts = wavefronts(launch, hw, &c.l1, c.warps_launched);
+        c
+    };
+    // The races the detailed waves logged, scaled as their near-partition misses are.
+    let races = far_read_races(launch, hw, &estimated(&e.point), &gaps) as f64;
+    let detailed_misses = counts.l2.read_lookup_miss_sectors.max(1) as f64;
+    let finish = |values: &[u64; sample::FIELDS]| {
+        let mut c = estimated(values);
+        let scale = c.l2.read_lookup_miss_sectors as f64 / detailed_misses;
+        c.l2.read_lookup_miss_sectors += (races * scale).round() as u64;
         c
     };
     Ok(Some(SampledCounts {
@@ -259,7 +270,7 @@ fn pipeline(
     opts: &SimOptions,
     plan: Option<&sample::WavePlan>,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Counts, sample::WaveTallies)> {
+) -> Result<(Counts, sample::WaveTallies, Vec<u64>)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
     let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
@@ -418,17 +429,36 @@ fn pipeline(
         active_warps,
         warps_launched,
     };
-    Ok((counts, tallies))
+    Ok((counts, tallies, l2.race_gaps()))
+}
+
+/// The home side's reads that raced a far miss, counted as near-partition misses: those the
+/// replay logged within `l2.far_read_extra_ns` of the far miss ([`l2::race_misses`]), the ticks
+/// turned into time by the time model's busy time (at the boost clock) over the launch's ticks.
+fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &[u64]) -> u64 {
+    let extra_ns = hw.l2.far_read_extra_ns.unwrap_or(0.0);
+    if extra_ns <= 0.0 || counts.ticks == 0 || gaps.iter().all(|&g| g == 0) {
+        return 0;
+    }
+    let busy_s =
+        crate::timing::busy_seconds(hw, launch, &crate::timing::traffic_inputs(counts, launch));
+    let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
+    if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
+        return 0;
+    }
+    l2::race_misses(gaps, extra_ns / ns_per_tick)
 }
 
 /// Replays the SMs' L2 requests of one chunk: each shard, in parallel, its own requests in
 /// global order (tick by tick, SM by SM). Shards hold disjoint sets, so this is exactly the
 /// serial replay of every request in that order.
 fn replay(l2: &mut ShardedL2, outs: &[Vec<RequestList>], ticks: u32) {
-    l2.shards
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(k, shard)| replay_shard(shard, outs, k, ticks));
+    let first_tick = l2.ticks_replayed;
+    l2.shards.par_iter_mut().enumerate().for_each(|(k, shard)| {
+        shard.start_chunk(first_tick);
+        replay_shard(shard, outs, k, ticks)
+    });
+    l2.ticks_replayed += ticks as u64;
     l2.settle_compulsory();
 }
 
