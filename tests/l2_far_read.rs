@@ -52,3 +52,57 @@ fn the_h100_config_s_far_read_latency_is_the_measured_one() {
 fn the_h200_config_s_far_read_latency_is_the_measured_one() {
     check("h200", "h200");
 }
+
+/// (sm_a, sm_b, lines, B's measured start after A's in ns, share of B's home lines it missed
+/// too) per group of `validation/l2_race_probe.sh` on the H200 (`validation/l2_race_summary.py`).
+fn race_rows() -> Vec<(u32, u32, u32, f64, f64)> {
+    let text = std::fs::read_to_string("tests/data/h200/micro/race/race_summary.csv").unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("sm_a,sm_b,lines,delay_ns,b_start_ns,misses,replay_misses,raced")
+    );
+    lines
+        .map(|l| {
+            let f: Vec<f64> = l.split(',').map(|v| v.parse().unwrap()).collect();
+            (f[0] as u32, f[1] as u32, f[2] as u32, f[4], f[7])
+        })
+        .collect()
+}
+
+#[test]
+fn a_home_side_read_misses_only_within_about_the_far_reads_extra_latency() {
+    let rows = race_rows();
+    assert_eq!(rows.len(), 66);
+    // One side of the L2 (SMs 0 and 1): the second reader never misses, whatever the delay.
+    assert!(rows.iter().filter(|r| r.1 == 1).all(|r| r.4 == 0.0));
+    // Opposite sides, a short stream of 256 lines: B misses about half its home lines when it
+    // starts 64-96 ns after A, none when it starts 200 ns or more after (or before) A.
+    let short: Vec<_> = rows.iter().filter(|r| r.1 != 1 && r.2 == 256).collect();
+    let raced: Vec<f64> = short.iter().filter(|r| r.4 > 0.3).map(|r| r.3).collect();
+    let clean: Vec<f64> = short
+        .iter()
+        .filter(|r| r.4.abs() < 0.1)
+        .map(|r| r.3)
+        .collect();
+    assert_eq!((raced.len(), clean.len()), (2, 20));
+    let last_raced = raced.iter().cloned().fold(f64::MIN, f64::max);
+    let first_clean = clean
+        .iter()
+        .cloned()
+        .filter(|&t| t > 0.0)
+        .fold(f64::MAX, f64::min);
+    assert_eq!((last_raced, first_clean), (96.0, 208.0));
+    // The config's window lies between them, within the 32 ns of %globaltimer.
+    let window = HwConfig::load("h200")
+        .unwrap()
+        .l2
+        .far_read_extra_ns
+        .unwrap();
+    assert!(last_raced - 32.0 <= window && window <= first_clean + 32.0);
+    // A long stream (4096 lines) queues: B still misses about half its home lines when it starts
+    // up to 700 ns behind A, and none when it starts 5 us behind.
+    let long = rows.iter().filter(|r| r.1 != 1 && r.2 == 4096);
+    assert!(long.clone().filter(|r| r.3 <= 720.0).all(|r| r.4 > 0.4));
+    assert!(long.filter(|r| r.3 >= 4800.0).all(|r| r.4 < 0.02));
+}
