@@ -339,9 +339,6 @@ pub struct L2 {
     fill_sectors: u32,
     /// Accumulated byte masks of sectors that are dirty but not fully written (by line).
     partial_bytes: HashMap<u64, u128, ahash::RandomState>,
-    /// Whether to log far misses and the home side's reads after them (a split L2 whose far
-    /// reads take longer).
-    log_races: bool,
     /// The first tick of the chunk being replayed, and the tick of the request at hand.
     chunk_tick: u64,
     now: u64,
@@ -397,7 +394,6 @@ impl L2 {
             },
             fill_sectors: c.fill_bytes / c.sector_bytes,
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
-            log_races: log_races(hw),
             chunk_tick: 0,
             now: 0,
             crossings: HashMap::with_hasher(ahash::RandomState::with_seeds(2, 7, 1, 8)),
@@ -423,6 +419,13 @@ impl L2 {
     #[inline(always)]
     pub fn prefetch(&self, sm: usize, line: u64) {
         self.parts[self.near[sm] as usize].prefetch(line);
+    }
+
+    /// Whether this L2 logs far misses and the home side's reads after them (a split L2 whose
+    /// far reads take longer): it then has the gaps to log them in.
+    #[inline]
+    fn logs_races(&self) -> bool {
+        !self.race_gaps.is_empty()
     }
 
     /// Starts replaying a chunk whose first tick is `tick` (requests carry ticks within their
@@ -528,10 +531,11 @@ impl L2 {
     /// Makes `fill` sectors of `line` valid in its home partition `part` for a request of the
     /// other side, reading what it lacks from DRAM.
     fn fill_from_dram(&mut self, part: usize, line: u64, fill: u8) {
+        let logs_races = self.logs_races();
         let (state, _, evicted) = self.parts[part].access_or_insert_for(line, true);
         let lacking = fill & !state.valid;
         state.valid |= fill;
-        if self.log_races && lacking != 0 {
+        if logs_races && lacking != 0 {
             let unread = std::mem::replace(&mut state.far_fill_unread, true);
             let now = self.now;
             let entry = self.crossings.entry(line).or_insert((now, 0));
@@ -819,7 +823,7 @@ mod tests {
         let mut hw = HwConfig::load("h200").unwrap();
         hw.l2.far_read_extra_ns = None;
         let l2 = L2::new(&hw, false, None);
-        assert!(!l2.log_races && l2.race_gaps.is_empty());
+        assert!(!l2.logs_races() && l2.race_gaps.is_empty());
     }
 
     #[test]
