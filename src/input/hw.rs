@@ -132,6 +132,13 @@ pub struct ScheduleConfig {
     /// "Schedule").
     #[serde(default)]
     pub gpc_window_ns: Option<f64>,
+    /// How far two blocks that start together on different SMs fall out of step on the GPU: the
+    /// standard deviation of the difference of their lives as a share of a block's life
+    /// (default: none). The tick schedule keeps such blocks in step; the L2 blurs the gap
+    /// between a far miss and the home side's read of the line by this drift before it decides
+    /// whether they raced (docs/model.md "L2").
+    #[serde(default)]
+    pub block_drift: Option<f64>,
 }
 
 /// How an SM picks the warp that issues next, one instruction per tick.
@@ -911,6 +918,13 @@ fn check_schedule(schedule: &ScheduleConfig, sms: u32) -> std::result::Result<()
             "schedule.gpc_window_ns = {w} must be a number of nanoseconds, at least 0"
         ));
     }
+    if let Some(d) = schedule.block_drift
+        && !(d.is_finite() && (0.0..=1.0).contains(&d))
+    {
+        return Err(format!(
+            "schedule.block_drift = {d} must be a share of a block's life, between 0 and 1"
+        ));
+    }
     if let Some(g) = schedule.gpcs
         && (g == 0 || g > sms)
     {
@@ -1131,6 +1145,34 @@ mod tests {
         let mut one = HwConfig::load("v100").unwrap();
         one.l2.far_read_extra_ns = Some(92.0);
         assert!(one.check().unwrap_err().contains("describe a split L2"));
+    }
+
+    #[test]
+    fn a_block_drift_must_be_a_share_of_a_blocks_life() {
+        let hw = HwConfig::load("h200").unwrap();
+        assert_eq!(hw.schedule.block_drift, Some(0.093));
+        for (drift, ok) in [
+            (0.0, true),
+            (0.5, true),
+            (1.0, true),
+            (-0.1, false),
+            (1.5, false),
+        ] {
+            let mut bad = hw.clone();
+            bad.schedule.block_drift = Some(drift);
+            match bad.check() {
+                Ok(()) => assert!(ok, "{drift}"),
+                Err(e) => assert_eq!(
+                    (ok, e),
+                    (
+                        false,
+                        format!(
+                            "schedule.block_drift = {drift} must be a share of a block's life, between 0 and 1"
+                        )
+                    )
+                ),
+            }
+        }
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub struct LineState {
     /// In a home partition of a split L2 that logs races: a far miss brought sectors in since
     /// the home side last read the line (`crate::sim::l2`).
     pub far_fill_unread: bool,
+    /// In a home partition of a split L2 that logs races: a miss of the home side brought
+    /// sectors in since the other side last fetched the line (`crate::sim::l2`).
+    pub home_fill_unfetched: bool,
 }
 
 /// A line pushed out of the cache.
@@ -1175,6 +1178,7 @@ mod tests {
                     dirty: 0,
                     stored_from_far: false,
                     far_fill_unread: false,
+                    home_fill_unfetched: false,
                 }
             })
         );

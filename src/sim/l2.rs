@@ -14,8 +14,10 @@
 //! A far read takes `l2.far_read_extra_ns` longer than a near one (measured on both GPUs), and
 //! while a far side's miss is on its way to the home partition, a read of the home side's own
 //! SMs finds the sectors missing too: the replay logs how many ticks after a far miss the home
-//! side first read its sectors ([`L2::race_gaps`]), and the simulation, once it knows how long a
-//! tick lasts, counts those within that time as near-partition misses ([`race_misses`]).
+//! side first read its sectors, and how many ticks after a home-side miss the far side first
+//! fetched them ([`RaceGaps`]); the simulation, once it knows how long a tick lasts and how far
+//! blocks drift apart, counts the home-side reads that came (or would on the GPU have come)
+//! within that time of the far miss as near-partition misses ([`race_misses`]).
 
 use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
@@ -28,24 +30,139 @@ use hashbrown::HashMap;
 /// replacement draws from one generator per cache, which couples the sets).
 pub const SHARDS: usize = 32;
 
-/// The longest gap, in ticks, between a far miss and the home side's read that
-/// [`L2::race_gaps`] logs (a race window is far shorter: 92 ns is 15–90 ticks on the stencils).
+/// The longest gap, in ticks, between a far miss and the home side's read (or a home-side miss
+/// and the far side's fetch) that [`RaceGaps`] logs (a race window is far shorter: 92 ns is
+/// 15–90 ticks on the stencils; the blocks' drift spreads it over a few hundred ns).
 pub const RACE_TICKS: usize = 1024;
 
-/// Sectors that the home side read within `window_ticks` of a far miss bringing them in, from
-/// the gaps logged by [`L2::race_gaps`]: whole ticks below the window, and the tick it ends in
-/// for the part of it the window covers.
-pub fn race_misses(gaps: &[u64], window_ticks: f64) -> u64 {
-    if window_ticks.is_nan() || window_ticks <= 0.0 {
-        return 0;
+/// What the replay logs for the race of the two sides of a split L2 over a line that neither
+/// holds: sectors by the gap in ticks from the first side's miss to the other side's first read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RaceGaps {
+    /// The far side missed first: the home side's first read after it, the sectors the far
+    /// miss had brought ([`RACE_TICKS`] entries when logging, else none).
+    pub far_first: Vec<u64>,
+    /// The home side missed first: the far side's first fetch from the home partition after
+    /// it, the sectors the home miss had brought that the fetch takes.
+    pub home_first: Vec<u64>,
+}
+
+impl RaceGaps {
+    fn logging(on: bool) -> RaceGaps {
+        let n = if on { RACE_TICKS } else { 0 };
+        RaceGaps {
+            far_first: vec![0; n],
+            home_first: vec![0; n],
+        }
     }
-    let whole = window_ticks.floor();
-    let n = (whole as usize).min(gaps.len());
-    let below: u64 = gaps[..n].iter().sum();
-    let part = gaps
-        .get(n)
-        .map_or(0.0, |&g| g as f64 * (window_ticks - whole));
-    below + part.round() as u64
+
+    /// Adds `other`'s gaps to these.
+    pub fn add(&mut self, other: &RaceGaps) {
+        for (mine, theirs) in [
+            (&mut self.far_first, &other.far_first),
+            (&mut self.home_first, &other.home_first),
+        ] {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), 0);
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        }
+    }
+
+    /// Whether nothing was logged.
+    pub fn is_empty(&self) -> bool {
+        self.far_first
+            .iter()
+            .chain(&self.home_first)
+            .all(|&n| n == 0)
+    }
+}
+
+/// How the simulation turns [`RaceGaps`] into near-partition misses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RaceTiming {
+    /// How much longer a far read takes than a near one, in ticks: a home-side read that
+    /// comes within it of a far miss misses too.
+    pub window_ticks: f64,
+    /// A block's life in ticks.
+    pub life_ticks: f64,
+    /// How far two blocks in step in the replay fall apart on the GPU: the standard deviation
+    /// of their offset at the end of a life, as a share of it (`schedule.block_drift`).
+    pub drift: f64,
+}
+
+/// Ages over a block's life at which [`race_misses`] evaluates the drift (midpoints of equal
+/// parts: reads come throughout a block's life).
+const DRIFT_AGES: usize = 16;
+
+/// The change to the near-partition misses that the races of `gaps` make, in sectors.
+///
+/// Without drift: the sectors that the home side read within the window of a far miss bringing
+/// them in (whole ticks below the window, and the tick it ends in for the part of it the window
+/// covers); the home side's own misses stand. With drift, a pair of reads a gap `d` apart in the
+/// replay (far miss first: `d` > 0) is `d + e` apart on the GPU, `e` normal with a standard
+/// deviation of the drift times the blocks' age (uniform over a life), and the home side misses
+/// when `d + e` is below the window: before the far miss arrives, or first. So a far miss's
+/// gap adds the chance of that, and a home miss's gap takes away the chance it is not so.
+pub fn race_misses(gaps: &RaceGaps, timing: RaceTiming) -> f64 {
+    let RaceTiming {
+        window_ticks,
+        life_ticks,
+        drift,
+    } = timing;
+    if window_ticks.is_nan() || window_ticks <= 0.0 {
+        return 0.0;
+    }
+    let sd_at_end = drift * life_ticks;
+    if sd_at_end.is_nan() || sd_at_end <= 0.0 {
+        let whole = window_ticks.floor();
+        let gaps = &gaps.far_first;
+        let n = (whole as usize).min(gaps.len());
+        let below: u64 = gaps[..n].iter().sum();
+        let part = gaps
+            .get(n)
+            .map_or(0.0, |&g| g as f64 * (window_ticks - whole));
+        return below as f64 + part;
+    }
+    let misses_at = |offset: f64| {
+        (0..DRIFT_AGES)
+            .map(|i| {
+                let sd = sd_at_end * (i as f64 + 0.5) / DRIFT_AGES as f64;
+                normal_cdf((window_ticks - offset) / sd)
+            })
+            .sum::<f64>()
+            / DRIFT_AGES as f64
+    };
+    let mut change = 0.0;
+    for (g, (&far, &home)) in gaps.far_first.iter().zip(&gaps.home_first).enumerate() {
+        let d = g as f64 + 0.5;
+        if far != 0 {
+            change += far as f64 * misses_at(d);
+        }
+        if home != 0 {
+            change -= home as f64 * (1.0 - misses_at(-d));
+        }
+    }
+    change
+}
+
+/// The standard normal distribution function (Abramowitz and Stegun 7.1.26 for erf: within
+/// 1.5e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
 }
 
 /// Whether `hw`'s L2 logs far misses for the race of the home side's reads: a split L2 whose far
@@ -148,14 +265,11 @@ impl ShardedL2 {
         }
     }
 
-    /// The home side's first reads after a far miss, by ticks since it ([`L2::race_gaps`]),
-    /// summed over the shards.
-    pub fn race_gaps(&self) -> Vec<u64> {
-        let mut gaps = vec![0u64; RACE_TICKS];
+    /// The races the shards logged ([`L2::race_gaps`]), summed.
+    pub fn race_gaps(&self) -> RaceGaps {
+        let mut gaps = RaceGaps::default();
         for s in &self.shards {
-            for (g, n) in gaps.iter_mut().zip(&s.race_gaps) {
-                *g += n;
-            }
+            gaps.add(&s.race_gaps);
         }
         gaps
     }
@@ -345,9 +459,11 @@ pub struct L2 {
     /// Far misses of the last [`RACE_TICKS`] ticks that brought sectors into the home partition
     /// of a line the home side has not read since: the tick and those sectors, by line.
     crossings: HashMap<u64, (u64, u8), ahash::RandomState>,
-    /// Per gap in ticks, the sectors of the home side's first read after a far miss that the
-    /// far miss had brought in ([`RACE_TICKS`] entries when logging, else none).
-    pub race_gaps: Vec<u64>,
+    /// Home-side misses of the last [`RACE_TICKS`] ticks that brought sectors in of a line the
+    /// far side has not fetched since: the tick and those sectors, by line.
+    home_misses: HashMap<u64, (u64, u8), ahash::RandomState>,
+    /// The races logged (empty when not logging).
+    pub race_gaps: RaceGaps,
     /// Counters so far.
     pub counters: L2Counters,
     /// DRAM traffic so far.
@@ -397,11 +513,8 @@ impl L2 {
             chunk_tick: 0,
             now: 0,
             crossings: HashMap::with_hasher(ahash::RandomState::with_seeds(2, 7, 1, 8)),
-            race_gaps: if log_races(hw) {
-                vec![0; RACE_TICKS]
-            } else {
-                Vec::new()
-            },
+            home_misses: HashMap::with_hasher(ahash::RandomState::with_seeds(2, 8, 1, 8)),
+            race_gaps: RaceGaps::logging(log_races(hw)),
             counters: L2Counters::default(),
             dram: DramCounters::default(),
             compulsory,
@@ -425,16 +538,17 @@ impl L2 {
     /// far reads take longer): it then has the gaps to log them in.
     #[inline]
     fn logs_races(&self) -> bool {
-        !self.race_gaps.is_empty()
+        !self.race_gaps.far_first.is_empty()
     }
 
     /// Starts replaying a chunk whose first tick is `tick` (requests carry ticks within their
     /// chunk), forgetting far misses too old to matter.
     pub fn start_chunk(&mut self, tick: u64) {
         self.chunk_tick = tick;
-        if !self.crossings.is_empty() {
-            self.crossings
-                .retain(|_, (t, _)| *t + RACE_TICKS as u64 > tick);
+        for log in [&mut self.crossings, &mut self.home_misses] {
+            if !log.is_empty() {
+                log.retain(|_, (t, _)| *t + RACE_TICKS as u64 > tick);
+            }
         }
     }
 
@@ -489,11 +603,14 @@ impl L2 {
         // One lookup of the near partition: a present line is marked used whether or not it
         // holds the sectors; an absent one comes in with what the fill brings.
         let home = self.home(line);
+        let logs_races = self.logs_races();
         let (state, _, evicted) = self.parts[near].access_or_insert_for(line, false);
         let missing = sectors & !state.valid;
         let present = sectors & state.valid;
         let fill = expand(fill_sectors, missing) & !state.valid;
         state.valid |= fill;
+        let logs_home_miss = home == near && fill != 0 && logs_races;
+        let unfetched = logs_home_miss && std::mem::replace(&mut state.home_fill_unfetched, true);
         if home == near && std::mem::take(&mut state.far_fill_unread) {
             self.log_home_read(line, present);
         }
@@ -507,6 +624,9 @@ impl L2 {
         } else {
             // The near partition is the home: what it lacked comes from DRAM (merging any
             // partially written sectors).
+            if logs_home_miss {
+                self.log_home_miss(line, fill, unfetched);
+            }
             self.dram_read_into(line, fill);
         }
         if let Some(ev) = evicted {
@@ -523,7 +643,36 @@ impl L2 {
             let raced = brought & sectors;
             let gap = (self.now - tick) as usize;
             if raced != 0 && gap < RACE_TICKS {
-                self.race_gaps[gap] += raced.count_ones() as u64;
+                self.race_gaps.far_first[gap] += raced.count_ones() as u64;
+            }
+        }
+    }
+
+    /// A miss of the home side brought `sectors` of `line` in from DRAM: logged until the far
+    /// side first fetches the line (`unfetched`: an earlier miss's sectors are still logged, and
+    /// these join them).
+    fn log_home_miss(&mut self, line: u64, sectors: u8, unfetched: bool) {
+        let now = self.now;
+        let entry = self.home_misses.entry(line).or_insert((now, 0));
+        *entry = (
+            now,
+            if unfetched {
+                entry.1 | sectors
+            } else {
+                sectors
+            },
+        );
+    }
+
+    /// The far side's first fetch of `line` since a home-side miss brought sectors in, finding
+    /// `sectors` of what it fetches there: logs how long after the miss it came. Had it come
+    /// first, by more than the window, the home side's read would have hit.
+    fn log_far_fetch(&mut self, line: u64, sectors: u8) {
+        if let Some((tick, brought)) = self.home_misses.remove(&line) {
+            let raced = brought & sectors;
+            let gap = (self.now - tick) as usize;
+            if raced != 0 && gap < RACE_TICKS {
+                self.race_gaps.home_first[gap] += raced.count_ones() as u64;
             }
         }
     }
@@ -534,12 +683,17 @@ impl L2 {
         let logs_races = self.logs_races();
         let (state, _, evicted) = self.parts[part].access_or_insert_for(line, true);
         let lacking = fill & !state.valid;
+        let home_brought = std::mem::take(&mut state.home_fill_unfetched);
+        let found = fill & state.valid;
         state.valid |= fill;
         if logs_races && lacking != 0 {
             let unread = std::mem::replace(&mut state.far_fill_unread, true);
             let now = self.now;
             let entry = self.crossings.entry(line).or_insert((now, 0));
             *entry = (now, if unread { entry.1 | lacking } else { lacking });
+        }
+        if home_brought {
+            self.log_far_fetch(line, found);
         }
         self.dram_read_into(line, lacking);
         if let Some(ev) = evicted {
@@ -796,26 +950,33 @@ mod tests {
         // SM 1, on the home side, reads sectors 1 and 2 three ticks later: sector 1 came with
         // the far miss (it races it), sector 2 is a miss of its own.
         read_at(&mut l2, 13, 1, 32, 0b0110);
-        assert_eq!(l2.race_gaps[3], 1);
-        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 1);
+        assert_eq!(l2.race_gaps.far_first[3], 1);
+        assert_eq!(l2.race_gaps.far_first.iter().sum::<u64>(), 1);
         // Only the first read races: the next one, however soon, finds the line settled.
         read_at(&mut l2, 14, 1, 32, 0b0001);
-        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 1);
+        assert_eq!(l2.race_gaps.far_first.iter().sum::<u64>(), 1);
         // The counters themselves are those of the replay's order; the race is added later.
         assert_eq!(l2.counters.read_lookup_miss_sectors, 2 + 2);
     }
 
     #[test]
-    fn a_far_miss_of_sectors_the_home_partition_holds_races_nothing() {
+    fn the_far_side_s_first_fetch_after_a_home_miss_is_logged_by_its_gap_in_ticks() {
         let mut l2 = small(64);
-        read_at(&mut l2, 10, 1, 32, 0b0011); // the home side first
+        read_at(&mut l2, 10, 1, 32, 0b0011); // the home side first: sectors 0 and 1 from DRAM
         read_at(&mut l2, 11, 0, 32, 0b0011); // the far side misses, the home partition has them
         read_at(&mut l2, 12, 1, 32, 0b0011);
-        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 0);
-        // Nor does a far miss on a line homed on its own side.
+        assert_eq!(l2.race_gaps.far_first.iter().sum::<u64>(), 0);
+        assert_eq!(l2.race_gaps.home_first[1], 2);
+        // Only the first fetch counts: a later far fetch of sectors the home side did not miss
+        // logs nothing here (sectors 2 and 3 come from DRAM for the far side: a far miss).
+        read_at(&mut l2, 16, 0, 32, 0b1100);
+        assert_eq!(l2.race_gaps.far_first.iter().sum::<u64>(), 0);
+        assert_eq!(l2.race_gaps.home_first.iter().sum::<u64>(), 2);
+        // Nor does either side log a line homed on its own side.
         read_at(&mut l2, 20, 0, 0, 0b0001);
         read_at(&mut l2, 21, 0, 0, 0b0001);
-        assert_eq!(l2.race_gaps.iter().sum::<u64>(), 0);
+        assert_eq!(l2.race_gaps.far_first.iter().sum::<u64>(), 0);
+        assert_eq!(l2.race_gaps.home_first.iter().sum::<u64>(), 2);
     }
 
     #[test]
@@ -823,18 +984,89 @@ mod tests {
         let mut hw = HwConfig::load("h200").unwrap();
         hw.l2.far_read_extra_ns = None;
         let l2 = L2::new(&hw, false, None);
-        assert!(!l2.logs_races() && l2.race_gaps.is_empty());
+        assert!(!l2.logs_races() && l2.race_gaps.home_first.is_empty());
+    }
+
+    /// Gaps of far misses only, at 0, 1, 2, ... ticks.
+    fn far_first(gaps: &[u64]) -> RaceGaps {
+        RaceGaps {
+            far_first: gaps.to_vec(),
+            home_first: vec![0; gaps.len()],
+        }
+    }
+
+    /// A window of `w` ticks without drift.
+    fn step(w: f64) -> RaceTiming {
+        RaceTiming {
+            window_ticks: w,
+            life_ticks: 160.0,
+            drift: 0.0,
+        }
     }
 
     #[test]
-    fn races_within_the_window_count_whole_ticks_and_the_covered_part_of_the_last() {
-        let gaps = [4, 2, 10, 7];
-        assert_eq!(race_misses(&gaps, 0.0), 0);
-        assert_eq!(race_misses(&gaps, 0.5), 2); // half of gap 0
-        assert_eq!(race_misses(&gaps, 2.0), 6); // gaps 0 and 1
-        assert_eq!(race_misses(&gaps, 2.3), 9); // and 0.3 of gap 2's 10
-        assert_eq!(race_misses(&gaps, 100.0), 23); // every logged gap
-        assert_eq!(race_misses(&gaps, f64::NAN), 0);
+    fn without_drift_races_within_the_window_count_whole_ticks_and_the_covered_part_of_the_last() {
+        let gaps = far_first(&[4, 2, 10, 7]);
+        assert_eq!(race_misses(&gaps, step(0.0)), 0.0);
+        assert_eq!(race_misses(&gaps, step(0.5)), 2.0); // half of gap 0
+        assert_eq!(race_misses(&gaps, step(2.0)), 6.0); // gaps 0 and 1
+        assert!((race_misses(&gaps, step(2.3)) - 9.0).abs() < 1e-9); // and 0.3 of gap 2's 10
+        assert_eq!(race_misses(&gaps, step(100.0)), 23.0); // every logged gap
+        assert_eq!(race_misses(&gaps, step(f64::NAN)), 0.0);
+        // The home side's own misses stand.
+        let mut both = gaps.clone();
+        both.home_first = vec![5, 5, 5, 5];
+        assert_eq!(race_misses(&both, step(2.0)), 6.0);
+    }
+
+    #[test]
+    fn with_drift_a_gap_counts_the_chance_that_the_home_side_read_within_the_window() {
+        // A life of 160 ticks and a drift of 0.1: the offset's sd is 16 ticks at the end of a
+        // life, (i + 0.5) ticks at the 16 ages i; a window of 4 ticks. A far miss's gap of 0
+        // (0.5 ticks on average) counts mean_i Phi(3.5 / (i + 0.5)) = 0.72534 of a miss, one of
+        // 10 (10.5) mean_i Phi(-6.5 / (i + 0.5)) = 0.18032, and a home miss's gap of 0 takes away
+        // 1 - mean_i Phi(4.5 / (i + 0.5)) = 0.23821 (computed with Python's math.erf).
+        let timing = RaceTiming {
+            window_ticks: 4.0,
+            life_ticks: 160.0,
+            drift: 0.1,
+        };
+        let mut far = vec![0; 16];
+        far[0] = 3;
+        far[10] = 1;
+        let mut home = vec![0; 16];
+        home[0] = 2;
+        let gaps = RaceGaps {
+            far_first: far,
+            home_first: home,
+        };
+        let expected = 3.0 * 0.725_342_7 + 0.180_318_9 - 2.0 * 0.238_205_2;
+        assert!((race_misses(&gaps, timing) - expected).abs() < 1e-5);
+        // Reads in step in the replay, either side first, come out alike on the GPU: a far
+        // miss's gap of 0 counts about as much as a home miss's leaves of a whole miss (0.725
+        // and 0.762: half a tick on either side).
+        let in_step = race_misses(&far_first(&[1]), timing);
+        let home_in_step = 1.0
+            + race_misses(
+                &RaceGaps {
+                    far_first: vec![0],
+                    home_first: vec![1],
+                },
+                timing,
+            );
+        assert!(in_step > 0.5 && home_in_step > 0.5 && (in_step - home_in_step).abs() < 0.05);
+    }
+
+    #[test]
+    fn the_normal_distribution_function_matches_its_tables() {
+        for (x, phi) in [
+            (0.0, 0.5),
+            (1.0, 0.841_344_7),
+            (-1.96, 0.024_997_9),
+            (3.0, 0.998_650_1),
+        ] {
+            assert!((normal_cdf(x) - phi).abs() < 2e-7, "{x}");
+        }
     }
 
     #[test]

@@ -119,7 +119,10 @@ pub fn simulate_with_progress(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Counts> {
     let (mut counts, _, gaps) = pipeline(launch, hw, opts, None, progress)?;
-    counts.l2.read_lookup_miss_sectors += far_read_races(launch, hw, &counts, &gaps);
+    counts.l2.read_lookup_miss_sectors = add_races(
+        counts.l2.read_lookup_miss_sectors,
+        far_read_races(launch, hw, &counts, &gaps),
+    );
     Ok(counts)
 }
 
@@ -164,12 +167,12 @@ pub fn simulate_sampled(
         c
     };
     // The races the detailed waves logged, scaled as their near-partition misses are.
-    let races = far_read_races(launch, hw, &estimated(&e.point), &gaps) as f64;
+    let races = far_read_races(launch, hw, &estimated(&e.point), &gaps);
     let detailed_misses = counts.l2.read_lookup_miss_sectors.max(1) as f64;
     let finish = |values: &[u64; sample::FIELDS]| {
         let mut c = estimated(values);
         let scale = c.l2.read_lookup_miss_sectors as f64 / detailed_misses;
-        c.l2.read_lookup_miss_sectors += (races * scale).round() as u64;
+        c.l2.read_lookup_miss_sectors = add_races(c.l2.read_lookup_miss_sectors, races * scale);
         c
     };
     Ok(Some(SampledCounts {
@@ -270,7 +273,7 @@ fn pipeline(
     opts: &SimOptions,
     plan: Option<&sample::WavePlan>,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Counts, sample::WaveTallies, Vec<u64>)> {
+) -> Result<(Counts, sample::WaveTallies, l2::RaceGaps)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
     let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
@@ -432,21 +435,37 @@ fn pipeline(
     Ok((counts, tallies, l2.race_gaps()))
 }
 
-/// The home side's reads that raced a far miss, counted as near-partition misses: those the
-/// replay logged within `l2.far_read_extra_ns` of the far miss ([`l2::race_misses`]), the ticks
-/// turned into time by the time model's busy time (at the boost clock) over the launch's ticks.
-fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &[u64]) -> u64 {
+/// The change to the near-partition misses that the races of the home side's reads with far
+/// misses make ([`l2::race_misses`]): the window is `l2.far_read_extra_ns`, the ticks turned into
+/// time by the time model's busy time (at the boost clock) over the launch's ticks, and the
+/// offsets blurred by `schedule.block_drift` over a block's life (the launch's ticks times its
+/// resident blocks over its blocks, at most all of them).
+fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::RaceGaps) -> f64 {
     let extra_ns = hw.l2.far_read_extra_ns.unwrap_or(0.0);
-    if extra_ns <= 0.0 || counts.ticks == 0 || gaps.iter().all(|&g| g == 0) {
-        return 0;
+    if extra_ns <= 0.0 || counts.ticks == 0 || gaps.is_empty() {
+        return 0.0;
     }
     let busy_s =
         crate::timing::busy_seconds(hw, launch, &crate::timing::traffic_inputs(counts, launch));
     let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
     if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
-        return 0;
+        return 0.0;
     }
-    l2::race_misses(gaps, extra_ns / ns_per_tick)
+    let resident = hw.sm.count as f64 * launch.occupancy.blocks_per_sm as f64;
+    let waves = (launch.total_blocks as f64 / resident).max(1.0);
+    l2::race_misses(
+        gaps,
+        l2::RaceTiming {
+            window_ticks: extra_ns / ns_per_tick,
+            life_ticks: counts.ticks as f64 / waves,
+            drift: hw.schedule.block_drift.unwrap_or(0.0),
+        },
+    )
+}
+
+/// Adds `change` sectors (rounded; never below none) to the near-partition misses `misses`.
+fn add_races(misses: u64, change: f64) -> u64 {
+    (misses as f64 + change).round().max(0.0) as u64
 }
 
 /// Replays the SMs' L2 requests of one chunk: each shard, in parallel, its own requests in
