@@ -305,7 +305,17 @@ pub fn estimate(
 /// The seconds the SMs are busy with `launch` by the queueing model (the predicted time less
 /// the launch overhead), at the boost clock.
 pub fn busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
-    queueing(hw, launch, inputs, None).predicted_s - hw.timing.launch_overhead_us * 1e-6
+    busy_seconds_at(hw, launch, inputs, None)
+}
+
+/// [`busy_seconds`] at `clock_ghz` (the config's boost clock when `None`).
+pub fn busy_seconds_at(
+    hw: &HwConfig,
+    launch: &Launch,
+    inputs: &TimeInputs,
+    clock_ghz: Option<f64>,
+) -> f64 {
+    queueing(hw, launch, inputs, clock_ghz).predicted_s - hw.timing.launch_overhead_us * 1e-6
 }
 
 /// The limiters and the per-SM queueing model of [`estimate`].

@@ -437,7 +437,9 @@ fn pipeline(
 
 /// The change to the near-partition misses that the races of the home side's reads with far
 /// misses make ([`l2::race_misses`]): the window is `l2.far_read_extra_ns`, the ticks turned into
-/// time by the time model's busy time (at the boost clock) over the launch's ticks, and the
+/// time by the time model's busy time over the launch's ticks, both at the base clock (where the
+/// window and the counters it is checked against were measured: Nsight Compute locks clocks to
+/// base; `sm.base_clock_ghz`, else the boost clock), and the
 /// offsets blurred by `schedule.block_drift` over a block's life (the launch's ticks times its
 /// resident blocks over its blocks, at most all of them).
 fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::RaceGaps) -> f64 {
@@ -445,8 +447,8 @@ fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::Ra
     if extra_ns <= 0.0 || counts.ticks == 0 || gaps.is_empty() {
         return 0.0;
     }
-    let busy_s =
-        crate::timing::busy_seconds(hw, launch, &crate::timing::traffic_inputs(counts, launch));
+    let inputs = crate::timing::traffic_inputs(counts, launch);
+    let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
     let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
     if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
         return 0.0;
