@@ -165,6 +165,47 @@ fn normal_cdf(x: f64) -> f64 {
     }
 }
 
+/// Misses of one side of a split L2 that the other side has not yet read, by line: the tick of
+/// the last such miss and the sectors brought since the other side's last read. The two orders of
+/// the race ([`RaceGaps`]) each keep one.
+#[derive(Debug)]
+struct PendingMisses(HashMap<u64, (u64, u8), ahash::RandomState>);
+
+impl PendingMisses {
+    fn new(seeds: (u64, u64, u64, u64)) -> PendingMisses {
+        let (a, b, c, d) = seeds;
+        PendingMisses(HashMap::with_hasher(ahash::RandomState::with_seeds(
+            a, b, c, d,
+        )))
+    }
+
+    /// A miss at tick `now` brought `sectors` of `line` in (`pending`: an earlier miss's
+    /// sectors are still unread by the other side, and these join them).
+    fn record(&mut self, line: u64, now: u64, sectors: u8, pending: bool) {
+        let entry = self.0.entry(line).or_insert((now, 0));
+        *entry = (now, if pending { entry.1 | sectors } else { sectors });
+    }
+
+    /// The other side's first read of `line` since the miss, at tick `now`, finding `sectors`
+    /// there: adds those the miss brought to `gaps` at its gap in ticks, and forgets the miss.
+    fn settle(&mut self, line: u64, now: u64, sectors: u8, gaps: &mut [u64]) {
+        if let Some((tick, brought)) = self.0.remove(&line) {
+            let raced = brought & sectors;
+            let gap = (now - tick) as usize;
+            if raced != 0 && gap < RACE_TICKS {
+                gaps[gap] += raced.count_ones() as u64;
+            }
+        }
+    }
+
+    /// Forgets misses of ticks before `tick - RACE_TICKS`.
+    fn forget_before(&mut self, tick: u64) {
+        if !self.0.is_empty() {
+            self.0.retain(|_, (t, _)| *t + RACE_TICKS as u64 > tick);
+        }
+    }
+}
+
 /// Whether `hw`'s L2 logs far misses for the race of the home side's reads: a split L2 whose far
 /// reads take longer.
 fn log_races(hw: &HwConfig) -> bool {
@@ -458,10 +499,10 @@ pub struct L2 {
     now: u64,
     /// Far misses of the last [`RACE_TICKS`] ticks that brought sectors into the home partition
     /// of a line the home side has not read since: the tick and those sectors, by line.
-    crossings: HashMap<u64, (u64, u8), ahash::RandomState>,
+    crossings: PendingMisses,
     /// Home-side misses of the last [`RACE_TICKS`] ticks that brought sectors in of a line the
     /// far side has not fetched since: the tick and those sectors, by line.
-    home_misses: HashMap<u64, (u64, u8), ahash::RandomState>,
+    home_misses: PendingMisses,
     /// The races logged (empty when not logging).
     pub race_gaps: RaceGaps,
     /// Counters so far.
@@ -512,8 +553,8 @@ impl L2 {
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
             chunk_tick: 0,
             now: 0,
-            crossings: HashMap::with_hasher(ahash::RandomState::with_seeds(2, 7, 1, 8)),
-            home_misses: HashMap::with_hasher(ahash::RandomState::with_seeds(2, 8, 1, 8)),
+            crossings: PendingMisses::new((2, 7, 1, 8)),
+            home_misses: PendingMisses::new((2, 8, 1, 8)),
             race_gaps: RaceGaps::logging(log_races(hw)),
             counters: L2Counters::default(),
             dram: DramCounters::default(),
@@ -545,11 +586,8 @@ impl L2 {
     /// chunk), forgetting far misses too old to matter.
     pub fn start_chunk(&mut self, tick: u64) {
         self.chunk_tick = tick;
-        for log in [&mut self.crossings, &mut self.home_misses] {
-            if !log.is_empty() {
-                log.retain(|_, (t, _)| *t + RACE_TICKS as u64 > tick);
-            }
-        }
+        self.crossings.forget_before(tick);
+        self.home_misses.forget_before(tick);
     }
 
     /// Handles request `r` of `list`, from SM `sm`.
@@ -612,7 +650,10 @@ impl L2 {
         let logs_home_miss = home == near && fill != 0 && logs_races;
         let unfetched = logs_home_miss && std::mem::replace(&mut state.home_fill_unfetched, true);
         if home == near && std::mem::take(&mut state.far_fill_unread) {
-            self.log_home_read(line, present);
+            // The first home-side read since a far miss: later ones race nothing, as had this
+            // one come before the far miss arrived, its own miss would have settled the line.
+            let gaps = &mut self.race_gaps.far_first;
+            self.crossings.settle(line, self.now, present, gaps);
         }
         if missing == 0 {
             return;
@@ -625,55 +666,12 @@ impl L2 {
             // The near partition is the home: what it lacked comes from DRAM (merging any
             // partially written sectors).
             if logs_home_miss {
-                self.log_home_miss(line, fill, unfetched);
+                self.home_misses.record(line, self.now, fill, unfetched);
             }
             self.dram_read_into(line, fill);
         }
         if let Some(ev) = evicted {
             self.evict(ev);
-        }
-    }
-
-    /// The home side read `line`, finding `sectors` of its request there: the first such read
-    /// since a far miss brought sectors in logs how long after it came, for the sectors of both.
-    /// Later reads race nothing: had the first come before the far miss arrived, its own miss
-    /// would have put the line in the home partition, and later reads would find it there.
-    fn log_home_read(&mut self, line: u64, sectors: u8) {
-        if let Some((tick, brought)) = self.crossings.remove(&line) {
-            let raced = brought & sectors;
-            let gap = (self.now - tick) as usize;
-            if raced != 0 && gap < RACE_TICKS {
-                self.race_gaps.far_first[gap] += raced.count_ones() as u64;
-            }
-        }
-    }
-
-    /// A miss of the home side brought `sectors` of `line` in from DRAM: logged until the far
-    /// side first fetches the line (`unfetched`: an earlier miss's sectors are still logged, and
-    /// these join them).
-    fn log_home_miss(&mut self, line: u64, sectors: u8, unfetched: bool) {
-        let now = self.now;
-        let entry = self.home_misses.entry(line).or_insert((now, 0));
-        *entry = (
-            now,
-            if unfetched {
-                entry.1 | sectors
-            } else {
-                sectors
-            },
-        );
-    }
-
-    /// The far side's first fetch of `line` since a home-side miss brought sectors in, finding
-    /// `sectors` of what it fetches there: logs how long after the miss it came. Had it come
-    /// first, by more than the window, the home side's read would have hit.
-    fn log_far_fetch(&mut self, line: u64, sectors: u8) {
-        if let Some((tick, brought)) = self.home_misses.remove(&line) {
-            let raced = brought & sectors;
-            let gap = (self.now - tick) as usize;
-            if raced != 0 && gap < RACE_TICKS {
-                self.race_gaps.home_first[gap] += raced.count_ones() as u64;
-            }
         }
     }
 
@@ -688,12 +686,13 @@ impl L2 {
         state.valid |= fill;
         if logs_races && lacking != 0 {
             let unread = std::mem::replace(&mut state.far_fill_unread, true);
-            let now = self.now;
-            let entry = self.crossings.entry(line).or_insert((now, 0));
-            *entry = (now, if unread { entry.1 | lacking } else { lacking });
+            self.crossings.record(line, self.now, lacking, unread);
         }
         if home_brought {
-            self.log_far_fetch(line, found);
+            // The far side's first fetch since a home-side miss: had it come first, by more
+            // than the window, the home side's read would have hit.
+            let gaps = &mut self.race_gaps.home_first;
+            self.home_misses.settle(line, self.now, found, gaps);
         }
         self.dram_read_into(line, lacking);
         if let Some(ev) = evicted {
