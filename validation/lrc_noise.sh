@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds and profiles validation/lrc_noise.cu on GPU 0 (caches flushed, base clocks):
+#   validation/lrc_noise.sh OUTDIR
+# Writes OUTDIR/lrc_noise.csv (the launches joined with their counters by micro_join.py),
+# lrc_noise_runs.csv, lrc_noise_ncu.csv and device.txt. The readers are SMs 124 and 125, the two
+# SMs of one TPC, which merged on every H100 and H200 measured (tests/data/{h100,h200}/lrc/).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: lrc_noise.sh OUTDIR}
+mkdir -p "$out"; out=$(cd "$out" && pwd); cd "$out"
+nvcc -O3 -arch=sm_90 -o lrc_noise "$here/lrc_noise.cu"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > device.txt
+metrics=lts__t_sectors_srcunit_tex_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum
+metrics=$metrics,l1tex__data_pipe_lsu_wavefronts.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
+{
+  for rep in 1 2; do
+    for mode in sector full; do
+      for n in "0 0" "32 0" "128 0" "512 0" "2048 0" "0 512" "128 128" "512 512" "2048 2048"; do
+        echo "$mode 256 0 $n 124 125"
+      done
+    done
+    for mode in s1w8 s2 s3w8 s4w8; do
+      for n in "0 0" "128 0" "0 128" "512 0" "128 128" "512 512"; do
+        echo "$mode 256 0 $n 124 125"
+      done
+    done
+    echo "solo 256 0 0 0 124 125"
+    echo "solo 256 0 2048 2048 124 125"
+    echo "sector 1024 0 0 0 124 125"
+    echo "full 1024 0 0 0 124 125"
+  done
+} > launches.txt
+ncu --metrics "$metrics" --cache-control all --clock-control base -k regex:noisy -f \
+  -o noise --log-file lrc_noise_ncu.log ./lrc_noise launches.txt > lrc_noise_runs.csv
+ncu --import noise.ncu-rep --csv --print-units base > lrc_noise_ncu.csv
+python3 "$here/micro_join.py" launch lrc_noise.csv lrc_noise_runs.csv lrc_noise_ncu.csv
+rm -f lrc_noise ./*.ncu-rep
