@@ -15,7 +15,9 @@
 // stays in its L1 (after the first round every noise load hits): work for the SM's L1 pipeline
 // that sends nothing to the L2. Other SMs return at once.
 //   nvcc -O3 -arch=sm_90 -o lrc_noise lrc_noise.cu
-//   ./lrc_noise LAUNCHES_FILE   (lines: mode readers offset noise_a noise_b sm_a sm_b; # comments)
+//   ./lrc_noise LAUNCHES_FILE   (lines: mode readers offset noise_a noise_b sm_a sm_b [shared]; # comments)
+// SHARED (0-8, default 8): B reads A's line where the line's index % 8 < SHARED and the same line
+// of an array of its own otherwise, so that only part of the two streams is the same.
 // Output: one row per launch, in order (ncu ID = row): the line's fields, found (how many of A
 // and B ran a block: a row counts only when found = 2), then a_read_ns and b_read_ns (from the
 // block's start to its last reader warp's end, %globaltimer) and a_noise_ns and b_noise_ns (to
@@ -40,16 +42,21 @@ __constant__ int OFFS[MODES][16] = {
 
 // A reader's loads: warp `warp` of `warps` reads its lines, 32 / PER per instruction, lane
 // `lane` the double `off` of its line, B from line `start` on (wrapping around).
-template <int PER>
-__device__ __forceinline__ double read_lines(const double* __restrict__ a, long lines, long start, int warp,
-                                             int warps, int lane, int off) {
+template <int PER, bool MIXED>
+__device__ __forceinline__ double read_lines(const double* __restrict__ a, const double* __restrict__ own,
+                                             int shared, long lines, long start, int warp, int warps, int lane,
+                                             int off) {
   constexpr int per_inst = 32 / PER;
   double acc = 0.0;
   long l = start + (long)warp * per_inst + lane / PER;
   long step = (long)warps * per_inst;
 #pragma unroll 4
   for (long first = (long)warp * per_inst; first < lines; first += step) {
-    acc += a[(l >= lines ? l - lines : l) * 16 + off];
+    long k = l >= lines ? l - lines : l;
+    // Only a partly shared stream picks its array per line: the plain one's loop is as in
+    // lrc_probe.cu (a slower loop falls out of step less: tests/data/h200/lrc/noise/README.md).
+    if (MIXED) acc += ((k & 7) < shared ? a : own)[k * 16 + off];
+    else acc += a[k * 16 + off];
     l += step;
   }
   return acc;
@@ -60,7 +67,8 @@ __device__ __forceinline__ double ld_f64(const double* p) {
 }
 
 // times[4 * role + k]: k = 0 block start, 1 last reader end, 2 last noise end (ns).
-__global__ void noisy(const double* __restrict__ a, long lines, int mode, long offset, int readers,
+__global__ void noisy(const double* __restrict__ a, const double* __restrict__ b_own, int b_shared, long lines,
+                      int mode, long offset, int readers,
                       int noise_a, int noise_b, const double* noise_buf, int sm_a, int sm_b,
                       double* sink, unsigned* sm_of, unsigned long long* times) {
   extern __shared__ double pad[];
@@ -78,11 +86,23 @@ __global__ void noisy(const double* __restrict__ a, long lines, int mode, long o
     if (reads) {
       long start = role == 1 ? offset % lines : 0;
       int per = LANES_PER_LINE[mode], off = OFFS[mode][lane % per], warps = readers / 32;
-      switch (per) {
-        case 1: acc = read_lines<1>(a, lines, start, warp, warps, lane, off); break;
-        case 2: acc = read_lines<2>(a, lines, start, warp, warps, lane, off); break;
-        case 4: acc = read_lines<4>(a, lines, start, warp, warps, lane, off); break;
-        default: acc = read_lines<16>(a, lines, start, warp, warps, lane, off); break;
+      // B reads A's lines where line % 8 < b_shared, its own copy of them elsewhere.
+      const double* own = role == 1 ? b_own : a;
+      int shared = role == 1 ? b_shared : 8;
+      if (shared == 8) {
+        switch (per) {
+          case 1: acc = read_lines<1, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          case 2: acc = read_lines<2, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          case 4: acc = read_lines<4, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          default: acc = read_lines<16, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
+        }
+      } else {
+        switch (per) {
+          case 1: acc = read_lines<1, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          case 2: acc = read_lines<2, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          case 4: acc = read_lines<4, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          default: acc = read_lines<16, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
+        }
       }
     }
     unsigned long long t = gtime() - t0;
@@ -101,26 +121,30 @@ int main(int argc, char** argv) {
   if (argc < 2) { fprintf(stderr, "usage: lrc_noise LAUNCHES_FILE\n"); return 2; }
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long lines = 8192; // 1 MiB
-  double *a, *noise_buf, *sink; unsigned* sm_of; unsigned long long* times;
+  double *a, *b_own, *noise_buf, *sink; unsigned* sm_of; unsigned long long* times;
   CK(cudaMalloc(&a, lines * 128)); CK(cudaMalloc(&sink, 8)); CK(cudaMalloc(&sm_of, 4096 * 4));
   CK(cudaMalloc(&noise_buf, (long)sms * 32 * 128)); CK(cudaMalloc(&times, 8 * 8));
-  CK(cudaMemset(a, 0, lines * 128)); CK(cudaMemset(noise_buf, 0, (long)sms * 32 * 128));
+  CK(cudaMemset(a, 0, lines * 128));
+  CK(cudaMalloc(&b_own, lines * 128)); CK(cudaMemset(b_own, 0, lines * 128)); CK(cudaMemset(noise_buf, 0, (long)sms * 32 * 128));
   int smem = 120 * 1024; // more than half an SM has: one block per SM
   CK(cudaFuncSetAttribute(noisy, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FILE* f = fopen(argv[1], "r");
   if (!f) { perror(argv[1]); return 2; }
-  printf("id,mode,readers,offset,noise_a,noise_b,sm_a,sm_b,found,a_read_ns,b_read_ns,a_noise_ns,b_noise_ns\n");
+  printf("id,mode,readers,offset,noise_a,noise_b,sm_a,sm_b,shared,found,a_read_ns,b_read_ns,a_noise_ns,b_noise_ns\n");
   char line[512], mode_name[32];
   int id = 0;
   while (fgets(line, sizeof line, f)) {
-    int readers, noise_a, noise_b, sm_a, sm_b; long offset;
-    if (line[0] == '#' || sscanf(line, "%31s %d %ld %d %d %d %d", mode_name, &readers, &offset, &noise_a,
-                                 &noise_b, &sm_a, &sm_b) != 7) continue;
+    int readers, noise_a, noise_b, sm_a, sm_b, shared = 8; long offset;
+    if (line[0] == '#') continue;
+    int got = sscanf(line, "%31s %d %ld %d %d %d %d %d", mode_name, &readers, &offset, &noise_a, &noise_b, &sm_a,
+                     &sm_b, &shared);
+    if (got < 7) continue;
+    if (shared < 0 || shared > 8) { fprintf(stderr, "bad shared eighths: %s", line); return 2; }
     int mode = -1;
     for (int m = 0; m < MODES; m++) if (!strcmp(mode_name, MODE_NAMES[m])) mode = m;
     if (mode < 0 || readers < 32 || readers > 1024 || readers % 32) { fprintf(stderr, "bad line: %s", line); return 2; }
     CK(cudaMemset(times, 0, 8 * 8));
-    noisy<<<sms, 1024, smem>>>(a, lines, mode, offset, readers, noise_a, noise_b, noise_buf, sm_a, sm_b, sink,
+    noisy<<<sms, 1024, smem>>>(a, b_own, shared, lines, mode, offset, readers, noise_a, noise_b, noise_buf, sm_a, sm_b, sink,
                                sm_of, times);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -129,8 +153,8 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(t, times, 8 * 8, cudaMemcpyDeviceToHost));
     int found = 0;
     for (int b = 0; b < sms; b++) found += h[b] == (unsigned)sm_a || h[b] == (unsigned)sm_b;
-    printf("%d,%s,%d,%ld,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu\n", id++, mode_name, readers, offset, noise_a, noise_b,
-           sm_a, sm_b, found, t[1], t[5], t[2], t[6]);
+    printf("%d,%s,%d,%ld,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu\n", id++, mode_name, readers, offset, noise_a, noise_b,
+           sm_a, sm_b, shared, found, t[1], t[5], t[2], t[6]);
   }
   return 0;
 }

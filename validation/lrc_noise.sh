@@ -24,6 +24,14 @@ metrics=$metrics,l1tex__data_pipe_lsu_wavefronts.sum,gpu__time_duration.sum,sm__
         echo "$mode 256 0 $n 124 125"
       done
     done
+    # Partly the same streams: B reads A's line for SHARED of every 8 lines, a line of its own else.
+    for shared in 1 2 4; do
+      for mode in full s1w8; do
+        for n in "0 0" "128 0" "512 0" "0 128"; do
+          echo "$mode 256 0 $n 124 125 $shared"
+        done
+      done
+    done
     echo "solo 256 0 0 0 124 125"
     echo "solo 256 0 2048 2048 124 125"
     echo "sector 1024 0 0 0 124 125"
