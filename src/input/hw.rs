@@ -255,6 +255,10 @@ pub struct L1Config {
     /// the difference out of the L1 ([`L1Config::size_for`]). Empty: the L1 is always `size_bytes`.
     #[serde(default)]
     pub driver_carveouts: Vec<[u64; 2]>,
+    /// Latency of a load that hits in the L1, SM cycles at the base clock (pointer chase); the
+    /// L2 coalescer's windows are the L2's latencies less this.
+    #[serde(default)]
+    pub hit_latency_cycles: Option<f64>,
 }
 
 impl L1Config {
@@ -445,6 +449,45 @@ pub struct L2Config {
     /// sectors missing too ([`crate::sim::l2`]); absent: 0, the far read arrives at once.
     #[serde(default)]
     pub far_read_extra_ns: Option<f64>,
+    /// Latency of a load served by the near partition, SM cycles at the base clock (pointer
+    /// chase).
+    #[serde(default)]
+    pub hit_latency_cycles: Option<f64>,
+    /// The L2 Request Coalescer: a read that an SM of the same GPC made for the same sectors of
+    /// the same line reaches the L2 once if the second comes while the first is on its way, with
+    /// the chance that the two streams are still in step, by the lines their warp instruction
+    /// reads: `[lines, share]` pairs, lines increasing, interpolated over log2(lines) and held
+    /// beyond the ends ([`L2Config::coalescer_share`]). Empty: no coalescer.
+    #[serde(default)]
+    pub coalescer_survival: Vec<[f64; 2]>,
+}
+
+impl L2Config {
+    /// The share of reads of a warp instruction of `lines` lines that still merge with an
+    /// identical read in flight ([`L2Config::coalescer_survival`]; 0 without a coalescer).
+    pub fn coalescer_share(&self, lines: u32) -> f64 {
+        let points = &self.coalescer_survival;
+        let (Some(first), Some(last)) = (points.first(), points.last()) else {
+            return 0.0;
+        };
+        let x = (lines.max(1) as f64).log2();
+        if x <= first[0].log2() {
+            return first[1];
+        }
+        if x >= last[0].log2() {
+            return last[1];
+        }
+        for w in points.windows(2) {
+            let (x0, x1) = (w[0][0].log2(), w[1][0].log2());
+            if x == x1 {
+                return w[1][1];
+            }
+            if x < x1 {
+                return w[0][1] + (x - x0) / (x1 - x0) * (w[1][1] - w[0][1]);
+            }
+        }
+        last[1]
+    }
 }
 
 /// Device memory.
@@ -680,6 +723,7 @@ impl HwConfig {
                 "l2.far_read_extra_ns = {ns} must be a number of nanoseconds, at least 0"
             ));
         }
+        self.check_coalescer()?;
         if let Some(n) = l2.local_ways {
             if n == 0 || n > l2.ways {
                 return Err(format!(
@@ -704,6 +748,59 @@ impl HwConfig {
     }
 
     /// Tree PLRU needs a power of two of at most 32 ways, in either cache.
+    /// The coalescer's survival points and the latencies its windows come from.
+    fn check_coalescer(&self) -> std::result::Result<(), String> {
+        let points = &self.l2.coalescer_survival;
+        if points.is_empty() {
+            return Ok(());
+        }
+        let (Some(l1), Some(l2)) = (self.l1.hit_latency_cycles, self.l2.hit_latency_cycles) else {
+            return Err("l2.coalescer_survival needs l1.hit_latency_cycles and l2.hit_latency_cycles (its windows are the L2's latencies less the L1's)".into());
+        };
+        if !(l1.is_finite() && l1 > 0.0 && l2.is_finite() && l2 > l1) {
+            return Err(format!(
+                "l1.hit_latency_cycles = {l1} and l2.hit_latency_cycles = {l2} must be cycles, the L2's above the L1's"
+            ));
+        }
+        if self.timing.dram_latency_cycles <= l2 {
+            return Err(format!(
+                "timing.dram_latency_cycles = {} must be above l2.hit_latency_cycles = {l2}",
+                self.timing.dram_latency_cycles
+            ));
+        }
+        for (i, [lines, share]) in points.iter().enumerate() {
+            let rising = i == 0 || *lines > points[i - 1][0];
+            if !(lines.fract() == 0.0 && (1.0..=32.0).contains(lines) && rising) {
+                return Err(format!(
+                    "l2.coalescer_survival: the lines of [{lines}, {share}] must be a whole number from 1 to 32, above the pair before"
+                ));
+            }
+            if !(0.0..=1.0).contains(share) {
+                return Err(format!(
+                    "l2.coalescer_survival: the share of [{lines}, {share}] must be between 0 and 1"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// How long a read is on its way from the L1 to where it is served and back (the window in
+    /// which an identical read of the same GPC joins it), ns, by where it is served: the near
+    /// partition, the far one (`l2.far_read_extra_ns` longer), DRAM. `None` without a coalescer.
+    pub fn coalescer_windows_ns(&self) -> Option<[f64; 3]> {
+        if self.l2.coalescer_survival.is_empty() {
+            return None;
+        }
+        let (l1, l2) = (self.l1.hit_latency_cycles?, self.l2.hit_latency_cycles?);
+        let ghz = self.sm.base_clock_ghz.unwrap_or(self.sm.clock_ghz);
+        let near = (l2 - l1) / ghz;
+        Some([
+            near,
+            near + self.l2.far_read_extra_ns.unwrap_or(0.0),
+            (self.timing.dram_latency_cycles - l1) / ghz,
+        ])
+    }
+
     fn check_replacement(&self) -> std::result::Result<(), String> {
         for (level, ways, policy) in [
             ("l1", self.l1.ways, self.l1.replacement),
@@ -1145,6 +1242,70 @@ mod tests {
         let mut one = HwConfig::load("v100").unwrap();
         one.l2.far_read_extra_ns = Some(92.0);
         assert!(one.check().unwrap_err().contains("describe a split L2"));
+    }
+
+    #[test]
+    fn the_coalescer_s_share_is_interpolated_over_log2_lines_and_held_beyond_the_ends() {
+        let hw = HwConfig::load("h100-sxm").unwrap();
+        let share = |lines| hw.l2.coalescer_share(lines);
+        assert_eq!(share(2), 0.982);
+        assert_eq!(share(1), 0.982);
+        assert_eq!(share(8), 0.86);
+        // 4 lines: halfway from 2 to 8 in log2.
+        assert!((share(4) - (0.982 + 0.86) / 2.0).abs() < 1e-12);
+        assert_eq!(share(32), 0.164);
+        assert_eq!(share(255), 0.164);
+        let mut none = hw.clone();
+        none.l2.coalescer_survival.clear();
+        assert_eq!(none.l2.coalescer_share(2), 0.0);
+        assert_eq!(none.coalescer_windows_ns(), None);
+    }
+
+    #[test]
+    fn the_coalescer_s_windows_are_the_measured_latencies_less_the_l1_s() {
+        let hw = HwConfig::load("h100-sxm").unwrap();
+        let [near, far, dram] = hw.coalescer_windows_ns().unwrap();
+        // 248 and 576 cycles less 32, at the base clock of 1.58 GHz; far 92 ns longer.
+        assert!((near - 216.0 / 1.58).abs() < 1e-9);
+        assert!((far - near - 92.0).abs() < 1e-9);
+        assert!((dram - 544.0 / 1.58).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_coalescer_needs_its_latencies_and_lines_and_shares_in_range() {
+        let hw = HwConfig::load("h200").unwrap();
+        assert!(hw.check().is_ok());
+        let mut no_l1 = hw.clone();
+        no_l1.l1.hit_latency_cycles = None;
+        assert!(
+            no_l1
+                .check()
+                .unwrap_err()
+                .contains("needs l1.hit_latency_cycles")
+        );
+        let mut slow_l1 = hw.clone();
+        slow_l1.l1.hit_latency_cycles = Some(300.0);
+        assert!(
+            slow_l1
+                .check()
+                .unwrap_err()
+                .contains("the L2's above the L1's")
+        );
+        for (points, fault) in [
+            (vec![[8.0, 0.9], [2.0, 0.9]], "above the pair before"),
+            (vec![[0.0, 0.9]], "from 1 to 32"),
+            (vec![[64.0, 0.9]], "from 1 to 32"),
+            (vec![[2.5, 0.9]], "whole number"),
+            (vec![[2.0, 1.5]], "between 0 and 1"),
+        ] {
+            let mut bad = hw.clone();
+            bad.l2.coalescer_survival = points;
+            let e = bad.check().unwrap_err();
+            assert!(
+                e.contains(fault) && e.starts_with("l2.coalescer_survival"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

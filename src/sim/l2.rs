@@ -18,6 +18,14 @@
 //! fetched them ([`RaceGaps`]); the simulation, once it knows how long a tick lasts and how far
 //! blocks drift apart, counts the home-side reads that came (or would on the GPU have come)
 //! within that time of the far miss as near-partition misses ([`race_misses`]).
+//!
+//! Identical reads of two SMs of one GPC reach the L2 once when the second comes while the first
+//! is on its way (the L2 Request Coalescer; measured on both GPUs), and less often the more lines
+//! their warp instruction reads, as such streams fall out of step when their SMs' other work
+//! differs (measured on the H200). The replay logs, for each read with an identical one of
+//! another SM of its GPC before it, the gap in ticks and where that one was served ([`MergeGaps`]);
+//! the simulation, once it knows how long a tick lasts, takes the reads that came within the
+//! first one's latency out of the L2's reads ([`merged_reads`]).
 
 use crate::input::hw::{HwConfig, Replacement};
 use crate::metrics::LINE_SHIFT;
@@ -34,6 +42,98 @@ pub const SHARDS: usize = 32;
 /// and the far side's fetch) that [`RaceGaps`] logs (a race window is far shorter: 92 ns is
 /// 15–90 ticks on the stencils; the blocks' drift spreads it over a few hundred ns).
 pub const RACE_TICKS: usize = 1024;
+
+/// The longest gap, in ticks, between two identical reads of one GPC that [`MergeGaps`] logs (a
+/// read is on its way 135-340 ns unloaded: 10-200 ticks on the stencils).
+pub const MERGE_TICKS: usize = 1024;
+
+/// Where the read that a later identical one may join was served, which sets how long it is on
+/// its way: the near partition, the far one, or DRAM.
+pub const MERGE_LEADERS: usize = 3;
+
+/// Units of [`MergeGaps`]: a sector is this many.
+pub const MERGE_UNIT: u64 = 1024;
+
+/// What the replay logs for the L2 Request Coalescer: for each read that an SM of the same GPC
+/// made before it for the same sectors of the same line (the "leader"), the read's sectors, in
+/// [`MERGE_UNIT`]s and weighted by the chance that its stream is still in step with the
+/// leader's ([`crate::input::hw::L2Config::coalescer_share`]), by the gap in ticks, one
+/// histogram per place the leader was served (near partition, far partition, DRAM).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeGaps {
+    /// [`MERGE_TICKS`] entries per leader when logging, else none.
+    pub by_leader: [Vec<u64>; MERGE_LEADERS],
+}
+
+impl MergeGaps {
+    fn logging(on: bool) -> MergeGaps {
+        let n = if on { MERGE_TICKS } else { 0 };
+        MergeGaps {
+            by_leader: std::array::from_fn(|_| vec![0; n]),
+        }
+    }
+
+    /// Adds `other`'s gaps to these.
+    pub fn add(&mut self, other: &MergeGaps) {
+        for (mine, theirs) in self.by_leader.iter_mut().zip(&other.by_leader) {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), 0);
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        }
+    }
+
+    /// Whether nothing was logged.
+    pub fn is_empty(&self) -> bool {
+        self.by_leader.iter().all(|g| g.iter().all(|&n| n == 0))
+    }
+}
+
+/// The read sectors that merge: those logged within their leader's window, `windows_ticks` by
+/// leader (near, far, DRAM), the bin a window ends in counted in proportion.
+pub fn merged_reads(gaps: &MergeGaps, windows_ticks: [f64; MERGE_LEADERS]) -> f64 {
+    let mut units = 0.0;
+    for (hist, &w) in gaps.by_leader.iter().zip(&windows_ticks) {
+        for (g, &n) in hist.iter().enumerate() {
+            let inside = (w - g as f64).clamp(0.0, 1.0);
+            if inside == 0.0 {
+                break;
+            }
+            units += inside * n as f64;
+        }
+    }
+    units / MERGE_UNIT as f64
+}
+
+/// The last read of each (line, GPC, misses of its warp instruction): its tick, SM and where it
+/// was served, kept [`MERGE_TICKS`] ticks. Two reads match only when their whole instructions
+/// missed the same sectors of the same lines: reads of instructions that share only some of
+/// their lines merge far less (validation/lrc_noise.cu, `shared`).
+#[derive(Debug)]
+struct ReadLog {
+    last: HashMap<(u32, u8, u32), (u64, u16, u8), ahash::RandomState>,
+    /// GPC of each SM.
+    gpc: Vec<u8>,
+    /// A read's weight in [`MERGE_UNIT`]s per sector, by the lines of its warp instruction.
+    weight: [u64; 33],
+}
+
+impl ReadLog {
+    fn new(hw: &HwConfig) -> Option<ReadLog> {
+        if hw.l2.coalescer_survival.is_empty() {
+            return None;
+        }
+        Some(ReadLog {
+            last: HashMap::with_hasher(ahash::RandomState::with_seeds(5, 3, 0, 9)),
+            gpc: hw.gpc_of_sms().into_iter().map(|g| g as u8).collect(),
+            weight: std::array::from_fn(|lines| {
+                (hw.l2.coalescer_share(lines as u32) * MERGE_UNIT as f64).round() as u64
+            }),
+        })
+    }
+}
 
 /// What the replay logs for the race of the two sides of a split L2 over a line that neither
 /// holds: sectors by the gap in ticks from the first side's miss to the other side's first read.
@@ -306,6 +406,15 @@ impl ShardedL2 {
         }
     }
 
+    /// The identical reads the shards logged ([`L2::merge_gaps`]), summed.
+    pub fn merge_gaps(&self) -> MergeGaps {
+        let mut gaps = MergeGaps::default();
+        for s in &self.shards {
+            gaps.add(&s.merge_gaps);
+        }
+        gaps
+    }
+
     /// The races the shards logged ([`L2::race_gaps`]), summed.
     pub fn race_gaps(&self) -> RaceGaps {
         let mut gaps = RaceGaps::default();
@@ -387,15 +496,19 @@ pub struct L2Request {
     /// Line address (every line of a launch is at most [`crate::metrics::MAX_LINE`]).
     pub line: u32,
     /// For a store writing part of a sector, its byte mask's index in
-    /// [`RequestList::partial_bytes`]; [`WHOLE_SECTORS`] otherwise.
-    pub partial: u32,
+    /// [`RequestList::partial_bytes`] ([`WHOLE_SECTORS`] for other stores and atomics); for a
+    /// read, a hash of the misses (lines and sectors) of its warp instruction, which the L2
+    /// coalescer matches.
+    pub aux: u32,
     /// Read, write or atomic.
     pub op: L2Op,
     /// Sectors requested.
     pub sectors: u8,
+    /// For a read, the lines its warp instruction reads (L1 hits too); 0 otherwise.
+    pub lines: u8,
 }
 
-/// [`L2Request::partial`] of a request that writes whole sectors (or none).
+/// [`L2Request::aux`] of a store that writes whole sectors (or none).
 pub const WHOLE_SECTORS: u32 = u32::MAX;
 
 /// One SM's requests to one L2 shard during a chunk, in issue order.
@@ -420,6 +533,16 @@ impl RequestList {
         self.append(tick, op, line, sectors, WHOLE_SECTORS);
     }
 
+    /// Appends a read of a warp instruction that reads `lines` lines and whose misses hash to
+    /// `misses_hash`.
+    #[inline]
+    pub fn push_read(&mut self, tick: u32, line: u64, sectors: u8, lines: u8, misses_hash: u32) {
+        self.append(tick, L2Op::Read, line, sectors, misses_hash);
+        if let Some(r) = self.requests.last_mut() {
+            r.lines = lines;
+        }
+    }
+
     /// Appends a store of `sectors` of `line` covering `bytes`.
     #[inline]
     pub fn push_store(&mut self, tick: u32, line: u64, sectors: u8, bytes: u128) {
@@ -433,21 +556,22 @@ impl RequestList {
     }
 
     #[inline]
-    fn append(&mut self, tick: u32, op: L2Op, line: u64, sectors: u8, partial: u32) {
+    fn append(&mut self, tick: u32, op: L2Op, line: u64, sectors: u8, aux: u32) {
         debug_assert!(line <= crate::metrics::MAX_LINE);
         self.requests.push(L2Request {
             tick,
             line: line as u32,
-            partial,
+            aux,
             op,
             sectors,
+            lines: 0,
         });
     }
 
     /// The bytes a store of this list writes.
     #[inline]
     pub fn store_bytes(&self, r: &L2Request) -> u128 {
-        match r.partial {
+        match r.aux {
             WHOLE_SECTORS => sector_bytes(r.sectors),
             i => self.partial_bytes[i as usize],
         }
@@ -505,6 +629,10 @@ pub struct L2 {
     home_misses: PendingMisses,
     /// The races logged (empty when not logging).
     pub race_gaps: RaceGaps,
+    /// The last reads of each GPC, for the coalescer (none without one).
+    reads: Option<ReadLog>,
+    /// The identical reads logged (empty when not logging).
+    pub merge_gaps: MergeGaps,
     /// Counters so far.
     pub counters: L2Counters,
     /// DRAM traffic so far.
@@ -556,6 +684,8 @@ impl L2 {
             crossings: PendingMisses::new((2, 7, 1, 8)),
             home_misses: PendingMisses::new((2, 8, 1, 8)),
             race_gaps: RaceGaps::logging(log_races(hw)),
+            reads: ReadLog::new(hw),
+            merge_gaps: MergeGaps::logging(!hw.l2.coalescer_survival.is_empty()),
             counters: L2Counters::default(),
             dram: DramCounters::default(),
             compulsory,
@@ -588,6 +718,12 @@ impl L2 {
         self.chunk_tick = tick;
         self.crossings.forget_before(tick);
         self.home_misses.forget_before(tick);
+        if let Some(log) = &mut self.reads
+            && !log.last.is_empty()
+        {
+            log.last
+                .retain(|_, (t, _, _)| *t + MERGE_TICKS as u64 > tick);
+        }
     }
 
     /// Handles request `r` of `list`, from SM `sm`.
@@ -596,6 +732,7 @@ impl L2 {
         let line = r.line as u64;
         self.now = self.chunk_tick + r.tick as u64;
         match r.op {
+            L2Op::Read if self.reads.is_some() => self.read_logged(sm, r),
             L2Op::Read => self.read(sm, line, r.sectors),
             L2Op::Write => self.write(sm, line, r.sectors, list.store_bytes(r)),
             L2Op::Atomic => self.atomic(sm, line, r.sectors),
@@ -626,6 +763,33 @@ impl L2 {
         self.dram_read_into(line, fill);
         if let Some(ev) = evicted {
             self.evict(ev);
+        }
+    }
+
+    /// [`L2::read`], logging the gap to the last identical read of another SM of the same GPC
+    /// ([`MergeGaps`]); `lines`: the lines of the read's warp instruction.
+    fn read_logged(&mut self, sm: usize, r: &L2Request) {
+        let (line, sectors) = (r.line as u64, r.sectors);
+        let (dram_before, fabric_before) = (self.dram.read_sectors, self.counters.fabric_sectors);
+        self.read(sm, line, sectors);
+        let served = if self.dram.read_sectors > dram_before {
+            2
+        } else if self.counters.fabric_sectors > fabric_before {
+            1
+        } else {
+            0
+        };
+        let now = self.now;
+        let Some(log) = &mut self.reads else {
+            return;
+        };
+        let key = (r.line, log.gpc[sm], r.aux);
+        let weight = log.weight[(r.lines as usize).min(32)] * sectors.count_ones() as u64;
+        if let Some((tick, leader_sm, leader)) = log.last.insert(key, (now, sm as u16, served))
+            && leader_sm as usize != sm
+            && now - tick < MERGE_TICKS as u64
+        {
+            self.merge_gaps.by_leader[leader as usize][(now - tick) as usize] += weight;
         }
     }
 
@@ -863,6 +1027,10 @@ mod tests {
         hw.l2.fill_bytes = fill_bytes;
         hw.l2.home_hash = Some(PartitionHash::contiguous(12, 1));
         hw.l2.partition_sms = Some(vec![vec![[0, 0]], vec![[1, 1]]]);
+        // SMs 0 and 1 in one GPC, SM 2 in another (the coalescer's groups).
+        hw.sm.count = 3;
+        hw.l2.partition_sms = Some(vec![vec![[0, 0], [2, 2]], vec![[1, 1]]]);
+        hw.schedule.gpc_sms = Some(vec![vec![0, 1], vec![2]]);
         L2::new(&hw, false, Some((0, 1 << 20)))
     }
 
@@ -875,10 +1043,10 @@ mod tests {
         list.push_store(5, 9, 0b0011, ragged);
         assert_eq!(list.partial_bytes, [ragged]);
         let [read, whole, part] = [list.requests[0], list.requests[1], list.requests[2]];
-        assert_eq!((read.tick, read.line, read.partial), (3, 7, WHOLE_SECTORS));
-        assert_eq!(whole.partial, WHOLE_SECTORS);
+        assert_eq!((read.tick, read.line, read.aux), (3, 7, WHOLE_SECTORS));
+        assert_eq!(whole.aux, WHOLE_SECTORS);
         assert_eq!(list.store_bytes(&whole), sector_bytes(0b0101));
-        assert_eq!((part.partial, list.store_bytes(&part)), (0, ragged));
+        assert_eq!((part.aux, list.store_bytes(&part)), (0, ragged));
         assert_eq!(std::mem::size_of::<L2Request>(), 16);
         list.clear();
         assert!(list.requests.is_empty() && list.partial_bytes.is_empty());
@@ -956,6 +1124,67 @@ mod tests {
         assert_eq!(l2.race_gaps.far_first.iter().sum::<u64>(), 1);
         // The counters themselves are those of the replay's order; the race is added later.
         assert_eq!(l2.counters.read_lookup_miss_sectors, 2 + 2);
+    }
+
+    /// A read by `sm` at absolute tick `tick` of `sectors` of `line`, from a warp instruction of
+    /// `lines` lines whose misses hash to `hash`, through the replay's entry point.
+    fn request_at(
+        l2: &mut L2,
+        tick: u32,
+        sm: usize,
+        (line, sectors): (u64, u8),
+        lines: u8,
+        hash: u32,
+    ) {
+        let mut list = RequestList::default();
+        list.push_read(tick, line, sectors, lines, hash);
+        l2.start_chunk(0);
+        l2.request(sm, &list.requests[0], &list);
+    }
+
+    #[test]
+    fn a_read_identical_to_one_of_another_sm_of_its_gpc_is_logged_by_the_gap_and_where_the_first_was_served()
+     {
+        let mut l2 = small(32);
+        let per_sector = (0.982 * MERGE_UNIT as f64).round() as u64; // h200: 2-line instructions
+        // SM 0 misses sectors 0-1 of line 0 (homed near it) to DRAM at tick 10; SM 1, same
+        // GPC, reads them for the same instruction 4 ticks later: a DRAM leader, gap 4.
+        request_at(&mut l2, 10, 0, (0, 0b0011), 2, 7);
+        request_at(&mut l2, 14, 1, (0, 0b0011), 2, 7);
+        assert_eq!(l2.merge_gaps.by_leader[2][4], 2 * per_sector);
+        // The same sectors for another instruction (other misses) do not match.
+        request_at(&mut l2, 15, 1, (0, 0b0011), 2, 8);
+        // SM 0 again, 2 ticks after SM 1's read, which the far partition served (line 0 is
+        // homed on SM 0's side).
+        request_at(&mut l2, 16, 0, (0, 0b0011), 2, 7);
+        assert_eq!(l2.merge_gaps.by_leader[1][2], 2 * per_sector);
+        // An SM never joins its own read, nor one of another GPC.
+        request_at(&mut l2, 17, 0, (0, 0b0011), 2, 7);
+        request_at(&mut l2, 18, 2, (0, 0b0011), 2, 7);
+        let logged: u64 = l2.merge_gaps.by_leader.iter().flatten().sum();
+        assert_eq!(logged, 4 * per_sector);
+        // Logging changes nothing the L2 counts: every read reached it.
+        assert_eq!(l2.counters.read_sectors, 6 * 2);
+    }
+
+    #[test]
+    fn reads_of_instructions_of_many_lines_weigh_less_as_their_streams_fall_apart() {
+        let mut l2 = small(32);
+        request_at(&mut l2, 10, 0, (64, 0b0001), 32, 9);
+        request_at(&mut l2, 11, 1, (64, 0b0001), 32, 9);
+        let weight = (0.164 * MERGE_UNIT as f64).round() as u64;
+        assert_eq!(l2.merge_gaps.by_leader[2][1], weight);
+    }
+
+    #[test]
+    fn merged_reads_are_those_within_their_leader_s_window_and_the_covered_part_of_the_last_tick() {
+        let mut gaps = MergeGaps::logging(true);
+        gaps.by_leader[0][..3].copy_from_slice(&[1024, 2048, 4096]);
+        gaps.by_leader[2][..3].copy_from_slice(&[1024, 2048, 4096]);
+        // Near leaders within 1.5 ticks: gap 0 whole (1 sector), gap 1 half (1 of 2); DRAM
+        // leaders within 3 ticks: all 7.
+        assert_eq!(merged_reads(&gaps, [1.5, 0.0, 3.0]), 2.0 + 7.0);
+        assert_eq!(merged_reads(&gaps, [0.0, 0.0, 0.0]), 0.0);
     }
 
     #[test]

@@ -118,10 +118,14 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Counts> {
-    let (mut counts, _, gaps) = pipeline(launch, hw, opts, None, progress)?;
-    counts.l2.read_lookup_miss_sectors = add_races(
+    let (mut counts, _, gaps, merges) = pipeline(launch, hw, opts, None, progress)?;
+    counts.l2.read_lookup_miss_sectors = add_sectors(
         counts.l2.read_lookup_miss_sectors,
         far_read_races(launch, hw, &counts, &gaps),
+    );
+    counts.l2.read_sectors = add_sectors(
+        counts.l2.read_sectors,
+        -coalesced_reads(launch, hw, &counts, &merges),
     );
     Ok(counts)
 }
@@ -159,7 +163,7 @@ pub fn simulate_sampled(
     let Some(plan) = sample::WavePlan::new(launch, hw, sampling) else {
         return Ok(None);
     };
-    let (counts, tallies, gaps) = pipeline(launch, hw, opts, Some(&plan), progress)?;
+    let (counts, tallies, gaps, merges) = pipeline(launch, hw, opts, Some(&plan), progress)?;
     let e = sample::estimate(&plan, &tallies, counts.warp_instructions);
     let estimated = |values: &[u64; sample::FIELDS]| {
         let mut c = sample::with_fields(&counts, values);
@@ -169,10 +173,15 @@ pub fn simulate_sampled(
     // The races the detailed waves logged, scaled as their near-partition misses are.
     let races = far_read_races(launch, hw, &estimated(&e.point), &gaps);
     let detailed_misses = counts.l2.read_lookup_miss_sectors.max(1) as f64;
+    // The same for the merged reads, scaled as the L2's reads are.
+    let merged = coalesced_reads(launch, hw, &estimated(&e.point), &merges);
+    let detailed_reads = counts.l2.read_sectors.max(1) as f64;
     let finish = |values: &[u64; sample::FIELDS]| {
         let mut c = estimated(values);
         let scale = c.l2.read_lookup_miss_sectors as f64 / detailed_misses;
-        c.l2.read_lookup_miss_sectors = add_races(c.l2.read_lookup_miss_sectors, races * scale);
+        c.l2.read_lookup_miss_sectors = add_sectors(c.l2.read_lookup_miss_sectors, races * scale);
+        let scale = c.l2.read_sectors as f64 / detailed_reads;
+        c.l2.read_sectors = add_sectors(c.l2.read_sectors, -merged * scale);
         c
     };
     Ok(Some(SampledCounts {
@@ -273,7 +282,7 @@ fn pipeline(
     opts: &SimOptions,
     plan: Option<&sample::WavePlan>,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Counts, sample::WaveTallies, l2::RaceGaps)> {
+) -> Result<(Counts, sample::WaveTallies, l2::RaceGaps, l2::MergeGaps)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
     let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
@@ -432,7 +441,7 @@ fn pipeline(
         active_warps,
         warps_launched,
     };
-    Ok((counts, tallies, l2.race_gaps()))
+    Ok((counts, tallies, l2.race_gaps(), l2.merge_gaps()))
 }
 
 /// The change to the near-partition misses that the races of the home side's reads with far
@@ -465,9 +474,30 @@ fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::Ra
     )
 }
 
-/// Adds `change` sectors (rounded; never below none) to the near-partition misses `misses`.
-fn add_races(misses: u64, change: f64) -> u64 {
-    (misses as f64 + change).round().max(0.0) as u64
+/// The L2 reads that the coalescer merges ([`l2::merged_reads`]): the windows are
+/// [`HwConfig::coalescer_windows_ns`], the ticks turned into time as for the races (the time
+/// model's busy time over the launch's ticks, at the base clock, where the latencies and the
+/// counters were measured).
+fn coalesced_reads(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::MergeGaps) -> f64 {
+    let Some(windows_ns) = hw.coalescer_windows_ns() else {
+        return 0.0;
+    };
+    if counts.ticks == 0 || gaps.is_empty() {
+        return 0.0;
+    }
+    let inputs = crate::timing::traffic_inputs(counts, launch);
+    let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
+    let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
+    if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
+        return 0.0;
+    }
+    l2::merged_reads(gaps, windows_ns.map(|ns| ns / ns_per_tick))
+}
+
+/// Adds `change` sectors (rounded; never below none) to a count of `sectors`: the races to the
+/// near-partition misses, the merged reads (negative) to the L2's reads.
+fn add_sectors(sectors: u64, change: f64) -> u64 {
+    (sectors as f64 + change).round().max(0.0) as u64
 }
 
 /// Replays the SMs' L2 requests of one chunk: each shard, in parallel, its own requests in

@@ -519,6 +519,18 @@ pub struct SmWorker {
     /// Index into `footprints` of the block of the last load.
     current: usize,
     track_compulsory: bool,
+    /// The lines and sectors the load at hand missed.
+    misses: Vec<(u64, u8)>,
+}
+
+/// A hash of a warp instruction's misses (line and sectors of each, in order).
+fn misses_hash(misses: &[(u64, u8)]) -> u32 {
+    let mut h: u64 = 0x243F_6A88_85A3_08D3;
+    for &(line, sectors) in misses {
+        h = (h ^ (line << 4 | sectors as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
+    }
+    (h >> 32) as u32
 }
 
 /// An empty L1 of `l1_bytes` as `hw` describes it. An `xor-matrix` L1 has a fixed tag array
@@ -566,6 +578,7 @@ impl SmWorker {
             footprints: Vec::new(),
             current: 0,
             track_compulsory,
+            misses: Vec::with_capacity(32),
         }
     }
 
@@ -787,7 +800,7 @@ impl SmWorker {
             self.coalescer.lines = lines;
         }
         let c = &mut self.counters;
-        let mut misses = false;
+        self.misses.clear();
         for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
             c.load_sectors += sectors.count_ones() as u64;
             let missing = if !self.caches_loads {
@@ -801,16 +814,22 @@ impl SmWorker {
                 missing
             };
             if missing != 0 {
-                misses = true;
                 if missing != sectors {
                     c.load_partial_lines += 1;
                 }
                 c.load_miss_sectors += missing.count_ones() as u64;
-                self.out[self.router.shard(line)].push(tick, L2Op::Read, line, missing);
+                self.misses.push((line, missing));
             }
         }
-        if misses {
+        if !self.misses.is_empty() {
             c.load_miss_request_lines += self.coalescer.lines.len() as u64;
+            // The L2 coalescer matches reads of whole instructions: their lines, how many, and
+            // a hash of what they missed.
+            let lines = self.coalescer.lines.len().min(u8::MAX as usize) as u8;
+            let hash = misses_hash(&self.misses);
+            for &(line, missing) in &self.misses {
+                self.out[self.router.shard(line)].push_read(tick, line, missing, lines, hash);
+            }
         }
     }
 
