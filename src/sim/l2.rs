@@ -108,30 +108,60 @@ pub fn merged_reads(gaps: &MergeGaps, windows_ticks: [f64; MERGE_LEADERS]) -> f6
 }
 
 /// The last read of each (line, GPC, misses of its warp instruction): its tick, SM and where it
-/// was served, kept [`MERGE_TICKS`] ticks. Two reads match only when their whole instructions
+/// was served, for [`MERGE_TICKS`] ticks. Two reads match only when their whole instructions
 /// missed the same sectors of the same lines: reads of instructions that share only some of
-/// their lines merge far less (validation/lrc_noise.cu, `shared`).
+/// their lines merge far less (validation/lrc_noise.cu, `shared`). Kept in two tables, the
+/// reads of the current span of [`MERGE_TICKS`] ticks and those of the span before, so that
+/// older reads are dropped whole instead of searched out.
 #[derive(Debug)]
 struct ReadLog {
-    last: HashMap<(u32, u8, u32), (u64, u16, u8), ahash::RandomState>,
+    current: ReadTable,
+    previous: ReadTable,
+    /// The span of ticks `current` holds (`tick / MERGE_TICKS`).
+    span: u64,
     /// GPC of each SM.
     gpc: Vec<u8>,
     /// A read's weight in [`MERGE_UNIT`]s per sector, by the lines of its warp instruction.
     weight: [u64; 33],
 }
 
+type ReadTable = HashMap<(u32, u8, u32), (u64, u16, u8), ahash::RandomState>;
+
 impl ReadLog {
     fn new(hw: &HwConfig) -> Option<ReadLog> {
         if hw.l2.coalescer_survival.is_empty() {
             return None;
         }
+        let table = || HashMap::with_hasher(ahash::RandomState::with_seeds(5, 3, 0, 9));
         Some(ReadLog {
-            last: HashMap::with_hasher(ahash::RandomState::with_seeds(5, 3, 0, 9)),
+            current: table(),
+            previous: table(),
+            span: 0,
             gpc: hw.gpc_of_sms().into_iter().map(|g| g as u8).collect(),
             weight: std::array::from_fn(|lines| {
                 (hw.l2.coalescer_share(lines as u32) * MERGE_UNIT as f64).round() as u64
             }),
         })
+    }
+
+    /// Logs the read of `key` at tick `now` and returns the last one before it within
+    /// [`MERGE_TICKS`] ticks, if any.
+    fn replace(&mut self, key: (u32, u8, u32), read: (u64, u16, u8)) -> Option<(u64, u16, u8)> {
+        let now = read.0;
+        let span = now / MERGE_TICKS as u64;
+        if span != self.span {
+            std::mem::swap(&mut self.current, &mut self.previous);
+            self.current.clear();
+            if span != self.span + 1 {
+                self.previous.clear();
+            }
+            self.span = span;
+        }
+        let last = match self.current.insert(key, read) {
+            Some(last) => Some(last),
+            None => self.previous.get(&key).copied(),
+        };
+        last.filter(|(tick, _, _)| now - tick < MERGE_TICKS as u64)
     }
 }
 
@@ -718,12 +748,6 @@ impl L2 {
         self.chunk_tick = tick;
         self.crossings.forget_before(tick);
         self.home_misses.forget_before(tick);
-        if let Some(log) = &mut self.reads
-            && !log.last.is_empty()
-        {
-            log.last
-                .retain(|_, (t, _, _)| *t + MERGE_TICKS as u64 > tick);
-        }
     }
 
     /// Handles request `r` of `list`, from SM `sm`.
@@ -785,9 +809,8 @@ impl L2 {
         };
         let key = (r.line, log.gpc[sm], r.aux);
         let weight = log.weight[(r.lines as usize).min(32)] * sectors.count_ones() as u64;
-        if let Some((tick, leader_sm, leader)) = log.last.insert(key, (now, sm as u16, served))
+        if let Some((tick, leader_sm, leader)) = log.replace(key, (now, sm as u16, served))
             && leader_sm as usize != sm
-            && now - tick < MERGE_TICKS as u64
         {
             self.merge_gaps.by_leader[leader as usize][(now - tick) as usize] += weight;
         }
@@ -1165,6 +1188,20 @@ mod tests {
         assert_eq!(logged, 4 * per_sector);
         // Logging changes nothing the L2 counts: every read reached it.
         assert_eq!(l2.counters.read_sectors, 6 * 2);
+    }
+
+    #[test]
+    fn a_leader_is_found_across_the_log_s_spans_of_ticks_but_not_beyond_the_longest_gap() {
+        let mut l2 = small(32);
+        let before = MERGE_TICKS as u32 - 10;
+        // Across the boundary of two spans: gap 30.
+        request_at(&mut l2, before, 0, (0, 0b0011), 2, 7);
+        request_at(&mut l2, before + 30, 1, (0, 0b0011), 2, 7);
+        assert_eq!(l2.merge_gaps.by_leader.iter().map(|g| g[30]).sum::<u64>(), 2 * 1006);
+        // Two spans later, and a gap of exactly the longest logged plus one: nothing.
+        request_at(&mut l2, before + 30 + MERGE_TICKS as u32, 0, (0, 0b0011), 2, 7);
+        let logged: u64 = l2.merge_gaps.by_leader.iter().flatten().sum();
+        assert_eq!(logged, 2 * 1006);
     }
 
     #[test]
