@@ -19,8 +19,9 @@
 //! blocks drift apart, counts the home-side reads that came (or would on the GPU have come)
 //! within that time of the far miss as near-partition misses ([`race_misses`]).
 //!
-//! Identical reads of two SMs of one GPC reach the L2 once when the second comes while the first
-//! is on its way (the L2 Request Coalescer; measured on both GPUs), and less often the more lines
+//! Identical reads of two SMs of one GPC (from warp instructions that missed the same lines and
+//! sectors) reach the L2 once when the second comes while the first is on its way (the L2
+//! Request Coalescer; measured on both GPUs), and less often the more lines
 //! their warp instruction reads, as such streams fall out of step when their SMs' other work
 //! differs (measured on the H200). The replay logs, for each read with an identical one of
 //! another SM of its GPC before it, the gap in ticks and where that one was served ([`MergeGaps`]);
@@ -54,8 +55,9 @@ pub const MERGE_LEADERS: usize = 3;
 /// Units of [`MergeGaps`]: a sector is this many.
 pub const MERGE_UNIT: u64 = 1024;
 
-/// What the replay logs for the L2 Request Coalescer: for each read that an SM of the same GPC
-/// made before it for the same sectors of the same line (the "leader"), the read's sectors, in
+/// What the replay logs for the L2 Request Coalescer: for each read whose last identical read
+/// (the same sectors of the same line, from a warp instruction that missed the same lines and
+/// sectors) another SM of its GPC made (the "leader"), the read's sectors, in
 /// [`MERGE_UNIT`]s and weighted by the chance that its stream is still in step with the
 /// leader's ([`crate::input::hw::L2Config::coalescer_share`]), by the gap in ticks, one
 /// histogram per place the leader was served (near partition, far partition, DRAM).
@@ -1197,9 +1199,19 @@ mod tests {
         // Across the boundary of two spans: gap 30.
         request_at(&mut l2, before, 0, (0, 0b0011), 2, 7);
         request_at(&mut l2, before + 30, 1, (0, 0b0011), 2, 7);
-        assert_eq!(l2.merge_gaps.by_leader.iter().map(|g| g[30]).sum::<u64>(), 2 * 1006);
+        assert_eq!(
+            l2.merge_gaps.by_leader.iter().map(|g| g[30]).sum::<u64>(),
+            2 * 1006
+        );
         // Two spans later, and a gap of exactly the longest logged plus one: nothing.
-        request_at(&mut l2, before + 30 + MERGE_TICKS as u32, 0, (0, 0b0011), 2, 7);
+        request_at(
+            &mut l2,
+            before + 30 + MERGE_TICKS as u32,
+            0,
+            (0, 0b0011),
+            2,
+            7,
+        );
         let logged: u64 = l2.merge_gaps.by_leader.iter().flatten().sum();
         assert_eq!(logged, 2 * 1006);
     }
