@@ -453,15 +453,12 @@ fn pipeline(
 /// resident blocks over its blocks, at most all of them).
 fn far_read_races(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::RaceGaps) -> f64 {
     let extra_ns = hw.l2.far_read_extra_ns.unwrap_or(0.0);
-    if extra_ns <= 0.0 || counts.ticks == 0 || gaps.is_empty() {
+    if extra_ns <= 0.0 || gaps.is_empty() {
         return 0.0;
     }
-    let inputs = crate::timing::traffic_inputs(counts, launch);
-    let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
-    let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
-    if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
+    let Some(ns_per_tick) = base_clock_ns_per_tick(launch, hw, counts) else {
         return 0.0;
-    }
+    };
     let resident = hw.sm.count as f64 * launch.occupancy.blocks_per_sm as f64;
     let waves = (launch.total_blocks as f64 / resident).max(1.0);
     l2::race_misses(
@@ -482,16 +479,27 @@ fn coalesced_reads(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::M
     let Some(windows_ns) = hw.coalescer_windows_ns() else {
         return 0.0;
     };
-    if counts.ticks == 0 || gaps.is_empty() {
+    if gaps.is_empty() {
         return 0.0;
+    }
+    let Some(ns_per_tick) = base_clock_ns_per_tick(launch, hw, counts) else {
+        return 0.0;
+    };
+    l2::merged_reads(gaps, windows_ns.map(|ns| ns / ns_per_tick))
+}
+
+/// How long a tick of the launch lasts at the base clock, where the L2's measured windows and the
+/// counters they are checked against were taken (Nsight Compute locks clocks to base;
+/// `sm.base_clock_ghz`, else the boost clock): the time model's busy time for `counts` over the
+/// launch's ticks. `None` without ticks or a positive time.
+fn base_clock_ns_per_tick(launch: &Launch, hw: &HwConfig, counts: &Counts) -> Option<f64> {
+    if counts.ticks == 0 {
+        return None;
     }
     let inputs = crate::timing::traffic_inputs(counts, launch);
     let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
     let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
-    if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
-        return 0.0;
-    }
-    l2::merged_reads(gaps, windows_ns.map(|ns| ns / ns_per_tick))
+    (ns_per_tick > 0.0).then_some(ns_per_tick)
 }
 
 /// Adds `change` sectors (rounded; never below none) to a count of `sectors`: the races to the
