@@ -15,9 +15,13 @@
 // stays in its L1 (after the first round every noise load hits): work for the SM's L1 pipeline
 // that sends nothing to the L2. Other SMs return at once.
 //   nvcc -O3 -arch=sm_90 -o lrc_noise lrc_noise.cu
-//   ./lrc_noise LAUNCHES_FILE   (lines: mode readers offset noise_a noise_b sm_a sm_b [shared]; # comments)
+//   ./lrc_noise LAUNCHES_FILE   (lines: mode readers offset noise_a noise_b sm_a sm_b [shared [b_xor]];
+//                                # comments)
 // SHARED (0-8, default 8): B reads A's line where the line's index % 8 < SHARED and the same line
 // of an array of its own otherwise, so that only part of the two streams is the same.
+// B_XOR (0-3, default 0): B's lane reads double OFFS ^ B_XOR where A's reads OFFS: the same
+// sectors, but in `sector`, `s2`, `s3w8` and `s4w8` other bytes of them, in `s1w8` and `full`
+// the same bytes from other lanes. Do requests with the same sectors but other bytes merge?
 // Output: one row per launch, in order (ncu ID = row): the line's fields, found (how many of A
 // and B ran a block: a row counts only when found = 2), then a_read_ns and b_read_ns (from the
 // block's start to its last reader warp's end, %globaltimer) and a_noise_ns and b_noise_ns (to
@@ -68,7 +72,7 @@ __device__ __forceinline__ double ld_f64(const double* p) {
 
 // times[4 * role + k]: k = 0 block start, 1 last reader end, 2 last noise end (ns).
 __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b_own, int b_shared, long lines,
-                      int mode, long offset, int readers,
+                      int mode, long offset, int readers, int b_xor,
                       int noise_a, int noise_b, const double* noise_buf, int sm_a, int sm_b,
                       double* sink, unsigned* sm_of, unsigned long long* times) {
   extern __shared__ double pad[];
@@ -85,7 +89,8 @@ __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b
   if (threadIdx.x < readers) {
     if (reads) {
       long start = role == 1 ? offset % lines : 0;
-      int per = LANES_PER_LINE[mode], off = OFFS[mode][lane % per], warps = readers / 32;
+      int per = LANES_PER_LINE[mode], off = OFFS[mode][lane % per] ^ (role == 1 ? b_xor : 0);
+      int warps = readers / 32;
       // B reads A's lines where line % 8 < b_shared, its own copy of them elsewhere.
       const double* own = role == 1 ? b_own : a;
       int shared = role == 1 ? b_shared : 8;
@@ -130,21 +135,22 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(noisy, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FILE* f = fopen(argv[1], "r");
   if (!f) { perror(argv[1]); return 2; }
-  printf("id,mode,readers,offset,noise_a,noise_b,sm_a,sm_b,shared,found,a_read_ns,b_read_ns,a_noise_ns,b_noise_ns\n");
+  printf("id,mode,readers,offset,noise_a,noise_b,sm_a,sm_b,shared,b_xor,found,a_read_ns,b_read_ns,a_noise_ns,b_noise_ns\n");
   char line[512], mode_name[32];
   int id = 0;
   while (fgets(line, sizeof line, f)) {
-    int readers, noise_a, noise_b, sm_a, sm_b, shared = 8; long offset;
+    int readers, noise_a, noise_b, sm_a, sm_b, shared = 8, b_xor = 0; long offset;
     if (line[0] == '#') continue;
-    int got = sscanf(line, "%31s %d %ld %d %d %d %d %d", mode_name, &readers, &offset, &noise_a, &noise_b, &sm_a,
-                     &sm_b, &shared);
+    int got = sscanf(line, "%31s %d %ld %d %d %d %d %d %d", mode_name, &readers, &offset, &noise_a, &noise_b, &sm_a,
+                     &sm_b, &shared, &b_xor);
     if (got < 7) continue;
     if (shared < 0 || shared > 8) { fprintf(stderr, "bad shared eighths: %s", line); return 2; }
+    if (b_xor < 0 || b_xor > 3) { fprintf(stderr, "bad b_xor: %s", line); return 2; }
     int mode = -1;
     for (int m = 0; m < MODES; m++) if (!strcmp(mode_name, MODE_NAMES[m])) mode = m;
     if (mode < 0 || readers < 32 || readers > 1024 || readers % 32) { fprintf(stderr, "bad line: %s", line); return 2; }
     CK(cudaMemset(times, 0, 8 * 8));
-    noisy<<<sms, 1024, smem>>>(a, b_own, shared, lines, mode, offset, readers, noise_a, noise_b, noise_buf, sm_a, sm_b, sink,
+    noisy<<<sms, 1024, smem>>>(a, b_own, shared, lines, mode, offset, readers, b_xor, noise_a, noise_b, noise_buf, sm_a, sm_b, sink,
                                sm_of, times);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -153,8 +159,8 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(t, times, 8 * 8, cudaMemcpyDeviceToHost));
     int found = 0;
     for (int b = 0; b < sms; b++) found += h[b] == (unsigned)sm_a || h[b] == (unsigned)sm_b;
-    printf("%d,%s,%d,%ld,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu\n", id++, mode_name, readers, offset, noise_a, noise_b,
-           sm_a, sm_b, shared, found, t[1], t[5], t[2], t[6]);
+    printf("%d,%s,%d,%ld,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu\n", id++, mode_name, readers, offset, noise_a,
+           noise_b, sm_a, sm_b, shared, b_xor, found, t[1], t[5], t[2], t[6]);
   }
   return 0;
 }
