@@ -188,7 +188,7 @@ fn instructions_half_a_step_apart_merge_most_of_their_lines() {
     // half of one of A's and the first half of the next, every line as A reads it. The L2 sees
     // 66-91% of the lines once, where the model, matching whole instructions, merges none:
     // on the stencils the GPU merges less than the model between instructions that differ
-    // (star1 8x8x4, above), so what else decides is open (docs/model.md "L2").
+    // (star1 8x8x4, below), so what else decides is open (docs/model.md "L2").
     let rows = launches("tests/data/h200/lrc/bytes");
     let straddled: Vec<f64> = (rows.iter())
         .filter(|l| l.offset != 0)
