@@ -35,6 +35,10 @@ struct Launch {
     mode: String,
     /// Noise on A, on B.
     noise: (bool, bool),
+    /// Rounds of noise on A and on B.
+    rounds: (u32, u32),
+    /// Noise that misses (`noise_kind` 1) rather than stays in the L1.
+    missing: bool,
     /// Eighths of B's lines that are A's.
     eighths: u32,
     /// Lines B starts behind A.
@@ -59,10 +63,9 @@ fn launches(dir: &str) -> Vec<Launch> {
         col("offset"),
         col("found"),
     );
-    // The noise set was measured before the probe had `b_xor`.
-    let b_xor = runs
-        .text("b_xor")
-        .unwrap_or_else(|_| vec!["0"; modes.len()]);
+    // The noise set was measured before the probe had `b_xor` and `noise_kind`.
+    let or_zero = |c: &str| runs.text(c).unwrap_or_else(|_| vec!["0"; modes.len()]);
+    let (b_xor, kind) = (or_zero("b_xor"), or_zero("noise_kind"));
     assert_eq!(modes.len(), counters.len());
     assert!(found.iter().all(|f| *f == "2"), "every row ran on both SMs");
     let mut out = Vec::new();
@@ -71,15 +74,24 @@ fn launches(dir: &str) -> Vec<Launch> {
             continue;
         }
         let (one, _) = mode(modes[i]);
-        let (a, b) = (na[i] != "0", nb[i] != "0");
+        let rounds: (u32, u32) = (na[i].parse().unwrap(), nb[i].parse().unwrap());
+        let (a, b) = (rounds.0 > 0, rounds.1 > 0);
         let eighths: u32 = shared[i].parse().unwrap();
+        let missing = kind[i] == "1";
         // Each noisy SM's own region adds 128 sectors (the solo launches: 8,192 alone, 8,448
-        // with noise on both SMs).
-        let noise = 128.0 * (a as u32 + b as u32) as f64;
+        // with noise on both SMs); noise that misses reads one sector of each of 32 new lines
+        // per round and warp, 24 warps.
+        let noise = if missing {
+            (rounds.0 + rounds.1) as f64 * 24.0 * 32.0
+        } else {
+            128.0 * (a as u32 + b as u32) as f64
+        };
         let seen = counters[i][metrics::L2_READ];
         out.push(Launch {
             mode: modes[i].to_string(),
             noise: (a, b),
+            rounds,
+            missing,
             eighths,
             offset: offset[i].parse().unwrap(),
             b_xor: b_xor[i].parse().unwrap(),
@@ -92,7 +104,7 @@ fn launches(dir: &str) -> Vec<Launch> {
 /// The noise set: (mode, noise on A, noise on B, eighths shared, share merged).
 fn merged_shares() -> Vec<(String, bool, bool, u32, f64)> {
     let rows = launches("tests/data/h200/lrc/noise");
-    assert!(rows.iter().all(|l| l.offset == 0 && l.b_xor == 0));
+    assert!((rows.iter()).all(|l| l.offset == 0 && l.b_xor == 0 && !l.missing));
     (rows.into_iter())
         .map(|l| (l.mode, l.noise.0, l.noise.1, l.eighths, l.merged))
         .collect()
@@ -205,6 +217,29 @@ fn instructions_half_a_step_apart_merge_most_of_their_lines() {
         .collect();
     let median = median(undisturbed);
     assert!((0.7..0.9).contains(&median), "{median}");
+}
+
+#[test]
+fn noise_that_misses_on_one_sm_stops_its_merging() {
+    // The noise warps read lines of their own that miss, as a block's loads do beside another
+    // block's on a stencil's SM: on one SM only, the readers fall behind and nothing merges
+    // (two-line instructions keep half at 32 rounds), where noise that stays in the L1 left
+    // 2-line streams 98% and 8-line ones 86% (`coalescer_survival`); the same miss noise on both
+    // SMs keeps the streams in step as long as it is small.
+    let rows = launches("tests/data/h200/lrc/miss");
+    assert_eq!(rows.len(), 80);
+    assert!(rows.iter().all(|l| l.missing && l.eighths == 8));
+    for l in &rows {
+        let (lines, what) = (mode(&l.mode).1, format!("{} {:?}", l.mode, l.rounds));
+        match l.rounds {
+            (0, 0) => assert!(l.merged > 0.96, "{what}: {}", l.merged),
+            (32, 0) if lines == 2 => assert!((0.4..0.6).contains(&l.merged), "{what}"),
+            (_, 0) | (0, _) => assert!(l.merged.abs() < 0.005, "{what}: {}", l.merged),
+            (32, 32) if lines <= 8 => assert!(l.merged > 0.85, "{what}: {}", l.merged),
+            (512, 512) if lines >= 8 => assert!(l.merged < 0.11, "{what}: {}", l.merged),
+            _ => {}
+        }
+    }
 }
 
 /// The simulated and measured L2 reads of launch `id` of `tests/data/h100/lrc/`.

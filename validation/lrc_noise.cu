@@ -15,13 +15,17 @@
 // stays in its L1 (after the first round every noise load hits): work for the SM's L1 pipeline
 // that sends nothing to the L2. Other SMs return at once.
 //   nvcc -O3 -arch=sm_90 -o lrc_noise lrc_noise.cu
-//   ./lrc_noise LAUNCHES_FILE   (lines: mode readers offset noise_a noise_b sm_a sm_b [shared [b_xor]];
-//                                # comments)
+//   ./lrc_noise LAUNCHES_FILE   (lines: mode readers offset noise_a noise_b sm_a sm_b
+//                                [shared [b_xor [noise_kind]]]; # comments)
 // SHARED (0-8, default 8): B reads A's line where the line's index % 8 < SHARED and the same line
 // of an array of its own otherwise, so that only part of the two streams is the same.
 // B_XOR (0-3, default 0): B's lane reads double OFFS ^ B_XOR where A's reads OFFS: the same
 // sectors, but in `sector`, `s2`, `s3w8` and `s4w8` other bytes of them, in `s1w8` and `full`
 // the same bytes from other lanes. Do requests with the same sectors but other bytes merge?
+// NOISE_KIND (default 0): 0 the L1-resident noise above; 1 noise that misses: each round a noise
+// warp reads sector 0 of 32 lines it has not read before, from a region of its own (A's and B's
+// apart; at most MISS_ROUNDS rounds), so every noise load goes to the L2 and, cold, to DRAM, as
+// a stencil block's loads beside another block's do. Its L2 reads are rounds x 24 x 32 per SM.
 // Output: one row per launch, in order (ncu ID = row): the line's fields, found (how many of A
 // and B ran a block: a row counts only when found = 2), then a_read_ns and b_read_ns (from the
 // block's start to its last reader warp's end, %globaltimer) and a_noise_ns and b_noise_ns (to
@@ -70,10 +74,13 @@ __device__ __forceinline__ double ld_f64(const double* p) {
   double r; asm volatile("ld.global.f64 %0, [%1];" : "=d"(r) : "l"(p) : "memory"); return r;
 }
 
+const int MISS_ROUNDS = 512;
+
 // times[4 * role + k]: k = 0 block start, 1 last reader end, 2 last noise end (ns).
 __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b_own, int b_shared, long lines,
                       int mode, long offset, int readers, int b_xor,
-                      int noise_a, int noise_b, const double* noise_buf, int sm_a, int sm_b,
+                      int noise_a, int noise_b, const double* noise_buf, int noise_kind, const double* miss_buf,
+                      int sm_a, int sm_b,
                       double* sink, unsigned* sm_of, unsigned long long* times) {
   extern __shared__ double pad[];
   unsigned s = smid();
@@ -115,6 +122,12 @@ __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b
   } else {
     int rounds = role == 0 ? noise_a : noise_b;
     const double* region = noise_buf + (long)s * 32 * 16;
+    if (noise_kind == 1) {
+      // Lines never read before: warp k of role r reads lines ((r * 32 + k) * MISS_ROUNDS + round) * 32 + lane.
+      const double* mine = miss_buf + (long)(role * 32 + warp) * MISS_ROUNDS * 32 * 16;
+      for (int r = 0; r < rounds; r++) acc += ld_f64(mine + ((long)r * 32 + lane) * 16);
+      rounds = 0;
+    }
     for (int r = 0; r < rounds; r++) acc += ld_f64(region + lane * 16 + ((r + warp) & 3) * 4);
     unsigned long long t = gtime() - t0;
     if (lane == 0) atomicMax(&times[4 * role + 2], t);
@@ -130,27 +143,33 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&a, lines * 128)); CK(cudaMalloc(&sink, 8)); CK(cudaMalloc(&sm_of, 4096 * 4));
   CK(cudaMalloc(&noise_buf, (long)sms * 32 * 128)); CK(cudaMalloc(&times, 8 * 8));
   CK(cudaMemset(a, 0, lines * 128));
+  double* miss_buf; // 2 roles x 32 warps x MISS_ROUNDS rounds x 32 lines of 128 B: 256 MiB
+  CK(cudaMalloc(&miss_buf, 2L * 32 * MISS_ROUNDS * 32 * 128)); CK(cudaMemset(miss_buf, 0, 2L * 32 * MISS_ROUNDS * 32 * 128));
   CK(cudaMalloc(&b_own, lines * 128)); CK(cudaMemset(b_own, 0, lines * 128)); CK(cudaMemset(noise_buf, 0, (long)sms * 32 * 128));
   int smem = 120 * 1024; // more than half an SM has: one block per SM
   CK(cudaFuncSetAttribute(noisy, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FILE* f = fopen(argv[1], "r");
   if (!f) { perror(argv[1]); return 2; }
-  printf("id,mode,readers,offset,noise_a,noise_b,sm_a,sm_b,shared,b_xor,found,a_read_ns,b_read_ns,a_noise_ns,b_noise_ns\n");
+  printf("id,mode,readers,offset,noise_a,noise_b,sm_a,sm_b,shared,b_xor,noise_kind,found,a_read_ns,b_read_ns,a_noise_ns,b_noise_ns\n");
   char line[512], mode_name[32];
   int id = 0;
   while (fgets(line, sizeof line, f)) {
-    int readers, noise_a, noise_b, sm_a, sm_b, shared = 8, b_xor = 0; long offset;
+    int readers, noise_a, noise_b, sm_a, sm_b, shared = 8, b_xor = 0, noise_kind = 0; long offset;
     if (line[0] == '#') continue;
-    int got = sscanf(line, "%31s %d %ld %d %d %d %d %d %d", mode_name, &readers, &offset, &noise_a, &noise_b, &sm_a,
-                     &sm_b, &shared, &b_xor);
+    int got = sscanf(line, "%31s %d %ld %d %d %d %d %d %d %d", mode_name, &readers, &offset, &noise_a, &noise_b,
+                     &sm_a, &sm_b, &shared, &b_xor, &noise_kind);
     if (got < 7) continue;
     if (shared < 0 || shared > 8) { fprintf(stderr, "bad shared eighths: %s", line); return 2; }
     if (b_xor < 0 || b_xor > 3) { fprintf(stderr, "bad b_xor: %s", line); return 2; }
+    if (noise_kind < 0 || noise_kind > 1 || (noise_kind == 1 && (noise_a > MISS_ROUNDS || noise_b > MISS_ROUNDS))) {
+      fprintf(stderr, "bad noise_kind or too many rounds of it: %s", line); return 2;
+    }
     int mode = -1;
     for (int m = 0; m < MODES; m++) if (!strcmp(mode_name, MODE_NAMES[m])) mode = m;
     if (mode < 0 || readers < 32 || readers > 1024 || readers % 32) { fprintf(stderr, "bad line: %s", line); return 2; }
     CK(cudaMemset(times, 0, 8 * 8));
-    noisy<<<sms, 1024, smem>>>(a, b_own, shared, lines, mode, offset, readers, b_xor, noise_a, noise_b, noise_buf, sm_a, sm_b, sink,
+    noisy<<<sms, 1024, smem>>>(a, b_own, shared, lines, mode, offset, readers, b_xor, noise_a, noise_b, noise_buf, noise_kind, miss_buf,
+                               sm_a, sm_b, sink,
                                sm_of, times);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -159,8 +178,8 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(t, times, 8 * 8, cudaMemcpyDeviceToHost));
     int found = 0;
     for (int b = 0; b < sms; b++) found += h[b] == (unsigned)sm_a || h[b] == (unsigned)sm_b;
-    printf("%d,%s,%d,%ld,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu\n", id++, mode_name, readers, offset, noise_a,
-           noise_b, sm_a, sm_b, shared, b_xor, found, t[1], t[5], t[2], t[6]);
+    printf("%d,%s,%d,%ld,%d,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu\n", id++, mode_name, readers, offset, noise_a,
+           noise_b, sm_a, sm_b, shared, b_xor, noise_kind, found, t[1], t[5], t[2], t[6]);
   }
   return 0;
 }
