@@ -26,6 +26,7 @@ fn mode(name: &str) -> (f64, u32) {
         "s2" => (16384.0, 16),
         "s3w8" => (24576.0, 8),
         "s4w8" | "full" => (32768.0, if name == "full" { 2 } else { 8 }),
+        "line" => (32768.0, 1),
         _ => panic!("unknown mode {name}"),
     }
 }
@@ -239,6 +240,42 @@ fn noise_that_misses_on_one_sm_stops_its_merging() {
             (512, 512) if lines >= 8 => assert!(l.merged < 0.11, "{what}: {}", l.merged),
             _ => {}
         }
+    }
+}
+
+#[test]
+fn beside_misses_on_one_sm_the_fewer_lines_an_instruction_reads_the_longer_it_stays_in_step() {
+    // Noise that misses on A only, 8-64 rounds (at 32 each noise warp reads as many lines as
+    // each reader warp): 1-line instructions keep 95 / 89 / 74 / 46% of their reads merged,
+    // 2-line ones 89 / 78 / 54 / 3%, 8-line ones 61 / 11 / 0 / 0% (means of two runs); with 32
+    // rounds on both SMs all three keep over 92%.
+    let rows = launches("tests/data/h200/lrc/miss2");
+    assert_eq!(rows.len(), 36);
+    let mean = |m: &str, rounds: (u32, u32)| {
+        let v: Vec<f64> = (rows.iter())
+            .filter(|l| l.mode == m && l.rounds == rounds)
+            .map(|l| l.merged)
+            .collect();
+        assert_eq!(v.len(), 2, "{m} {rounds:?}");
+        (v[0] + v[1]) / 2.0
+    };
+    for a in [8, 16, 32, 64] {
+        let (one, two, eight) = (
+            mean("line", (a, 0)),
+            mean("full", (a, 0)),
+            mean("s1w8", (a, 0)),
+        );
+        assert!(
+            one > two && two > eight,
+            "{a}: {one:.3} {two:.3} {eight:.3}"
+        );
+    }
+    assert!((0.70..0.78).contains(&mean("line", (32, 0))));
+    assert!((0.50..0.58).contains(&mean("full", (32, 0))));
+    assert!(mean("s1w8", (32, 0)).abs() < 0.005);
+    for m in ["line", "full", "s1w8"] {
+        assert!(mean(m, (32, 32)) > 0.92, "{m}");
+        assert!(mean(m, (0, 0)) > 0.99, "{m}");
     }
 }
 

@@ -41,12 +41,14 @@
 //   s3w8:   8 lines, sectors 0-2                           L = 4
 //   s4w8:   8 lines, all 4 sectors                         L = 4
 //   full:   2 lines, all 4 sectors (32 consecutive doubles) L = 16
-const char* MODE_NAMES[] = {"sector", "s1w8", "s2", "s3w8", "s4w8", "full", "solo"};
-const int MODES = 7, SOLO = 6;
-__constant__ int LANES_PER_LINE[MODES] = {1, 4, 2, 4, 4, 16, 1};
-__constant__ int OFFS[MODES][16] = {
+//   line:   1 line, all 4 sectors (lanes 2k and 2k + 1 read double k) L = 32
+const char* MODE_NAMES[] = {"sector", "s1w8", "s2", "s3w8", "s4w8", "full", "solo", "line"};
+const int MODES = 8, SOLO = 6;
+__constant__ int LANES_PER_LINE[MODES] = {1, 4, 2, 4, 4, 16, 1, 32};
+__constant__ int OFFS[MODES][32] = {
   {0}, {0, 1, 2, 3}, {0, 4}, {0, 4, 8, 0}, {0, 4, 8, 12},
-  {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {0}};
+  {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {0},
+  {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15}};
 
 // A reader's loads: warp `warp` of `warps` reads its lines, 32 / PER per instruction, lane
 // `lane` the double `off` of its line, B from line `start` on (wrapping around).
@@ -106,6 +108,7 @@ __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b
           case 1: acc = read_lines<1, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
           case 2: acc = read_lines<2, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
           case 4: acc = read_lines<4, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          case 32: acc = read_lines<32, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
           default: acc = read_lines<16, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
         }
       } else {
@@ -113,6 +116,7 @@ __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b
           case 1: acc = read_lines<1, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
           case 2: acc = read_lines<2, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
           case 4: acc = read_lines<4, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
+          case 32: acc = read_lines<32, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
           default: acc = read_lines<16, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
         }
       }

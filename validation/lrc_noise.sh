@@ -3,6 +3,7 @@
 #   validation/lrc_noise.sh OUTDIR          the noise launches (tests/data/h200/lrc/noise/)
 #   SET=bytes validation/lrc_noise.sh OUTDIR  the same sectors, other bytes (tests/data/h200/lrc/bytes/)
 #   SET=miss validation/lrc_noise.sh OUTDIR   noise that misses (tests/data/h200/lrc/miss/)
+#   SET=miss2 validation/lrc_noise.sh OUTDIR  the same, 1-line instructions and less noise (.../miss2/)
 # Writes OUTDIR/lrc_noise.csv (the launches joined with their counters by micro_join.py),
 # lrc_noise_runs.csv, lrc_noise_ncu.csv and device.txt. The readers are SMs 124 and 125, the two
 # SMs of one TPC, which merged on every H100 and H200 measured (tests/data/{h100,h200}/lrc/).
@@ -14,7 +15,16 @@ nvcc -O3 -arch=sm_90 -o lrc_noise "$here/lrc_noise.cu"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > device.txt
 metrics=lts__t_sectors_srcunit_tex_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum
 metrics=$metrics,l1tex__data_pipe_lsu_wavefronts.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
-if [ "${SET:-noise}" = miss ]; then
+if [ "${SET:-noise}" = miss2 ]; then
+  # Noise that misses, finer: 1-, 2- and 8-line instructions, 8-64 rounds on A, 32 on both.
+  for rep in 1 2; do
+    for mode in line full s1w8; do
+      for n in "0 0" "8 0" "16 0" "32 0" "64 0" "32 32"; do
+        echo "$mode 256 0 $n 124 125 8 0 1"
+      done
+    done
+  done > launches.txt
+elif [ "${SET:-noise}" = miss ]; then
   # The noise warps read lines of their own that miss (noise_kind 1), on A, on both, or neither.
   for rep in 1 2; do
     for mode in sector s2 s1w8 s4w8 full; do
