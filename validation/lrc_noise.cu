@@ -72,6 +72,20 @@ __device__ __forceinline__ double read_lines(const double* __restrict__ a, const
   return acc;
 }
 
+// read_lines with PER = `per` (1, 2, 4, 32, else 16).
+template <bool MIXED>
+__device__ __forceinline__ double read_any(int per, const double* __restrict__ a, const double* __restrict__ own,
+                                           int shared, long lines, long start, int warp, int warps, int lane,
+                                           int off) {
+  switch (per) {
+    case 1: return read_lines<1, MIXED>(a, own, shared, lines, start, warp, warps, lane, off);
+    case 2: return read_lines<2, MIXED>(a, own, shared, lines, start, warp, warps, lane, off);
+    case 4: return read_lines<4, MIXED>(a, own, shared, lines, start, warp, warps, lane, off);
+    case 32: return read_lines<32, MIXED>(a, own, shared, lines, start, warp, warps, lane, off);
+    default: return read_lines<16, MIXED>(a, own, shared, lines, start, warp, warps, lane, off);
+  }
+}
+
 __device__ __forceinline__ double ld_f64(const double* p) {
   double r; asm volatile("ld.global.f64 %0, [%1];" : "=d"(r) : "l"(p) : "memory"); return r;
 }
@@ -103,23 +117,8 @@ __global__ void noisy(const double* __restrict__ a, const double* __restrict__ b
       // B reads A's lines where line % 8 < b_shared, its own copy of them elsewhere.
       const double* own = role == 1 ? b_own : a;
       int shared = role == 1 ? b_shared : 8;
-      if (shared == 8) {
-        switch (per) {
-          case 1: acc = read_lines<1, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          case 2: acc = read_lines<2, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          case 4: acc = read_lines<4, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          case 32: acc = read_lines<32, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          default: acc = read_lines<16, false>(a, own, shared, lines, start, warp, warps, lane, off); break;
-        }
-      } else {
-        switch (per) {
-          case 1: acc = read_lines<1, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          case 2: acc = read_lines<2, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          case 4: acc = read_lines<4, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          case 32: acc = read_lines<32, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
-          default: acc = read_lines<16, true>(a, own, shared, lines, start, warp, warps, lane, off); break;
-        }
-      }
+      acc = shared == 8 ? read_any<false>(per, a, own, shared, lines, start, warp, warps, lane, off)
+                        : read_any<true>(per, a, own, shared, lines, start, warp, warps, lane, off);
     }
     unsigned long long t = gtime() - t0;
     if (lane == 0) atomicMax(&times[4 * role + 1], t);

@@ -15,24 +15,24 @@ nvcc -O3 -arch=sm_90 -o lrc_noise "$here/lrc_noise.cu"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > device.txt
 metrics=lts__t_sectors_srcunit_tex_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum
 metrics=$metrics,l1tex__data_pipe_lsu_wavefronts.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
+# Noise that misses (noise_kind 1): each of the modes in $1 with each noise pair after it, the list twice.
+miss_launches() {
+  local modes=$1; shift
+  for rep in 1 2; do
+    for mode in $modes; do
+      for n in "$@"; do
+        echo "$mode 256 0 $n 124 125 8 0 1"
+      done
+    done
+  done
+}
 if [ "${SET:-noise}" = miss2 ]; then
-  # Noise that misses, finer: 1-, 2- and 8-line instructions, 8-64 rounds on A, 32 on both.
-  for rep in 1 2; do
-    for mode in line full s1w8; do
-      for n in "0 0" "8 0" "16 0" "32 0" "64 0" "32 32"; do
-        echo "$mode 256 0 $n 124 125 8 0 1"
-      done
-    done
-  done > launches.txt
+  # Finer: 1-, 2- and 8-line instructions, 8-64 rounds on A, 32 on both.
+  miss_launches "line full s1w8" "0 0" "8 0" "16 0" "32 0" "64 0" "32 32" > launches.txt
 elif [ "${SET:-noise}" = miss ]; then
-  # The noise warps read lines of their own that miss (noise_kind 1), on A, on both, or neither.
-  for rep in 1 2; do
-    for mode in sector s2 s1w8 s4w8 full; do
-      for n in "0 0" "32 0" "128 0" "512 0" "0 128" "32 32" "128 128" "512 512"; do
-        echo "$mode 256 0 $n 124 125 8 0 1"
-      done
-    done
-  done > launches.txt
+  # On A, on B, on both, or neither.
+  miss_launches "sector s2 s1w8 s4w8 full" "0 0" "32 0" "128 0" "512 0" "0 128" "32 32" "128 128" "512 512" \
+    > launches.txt
 elif [ "${SET:-noise}" = bytes ]; then
   # B reads double OFFS ^ b_xor of each line where A reads OFFS: same sectors, other bytes
   # (sector, s2, s4w8) or the same bytes from other lanes (s1w8, full).
