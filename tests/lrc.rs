@@ -102,13 +102,11 @@ fn launches(dir: &str) -> Vec<Launch> {
     out
 }
 
-/// The noise set: (mode, noise on A, noise on B, eighths shared, share merged).
-fn merged_shares() -> Vec<(String, bool, bool, u32, f64)> {
+/// The noise set: B in step with A, reading A's bytes, beside noise that stays in the L1.
+fn noise_set() -> Vec<Launch> {
     let rows = launches("tests/data/h200/lrc/noise");
     assert!((rows.iter()).all(|l| l.offset == 0 && l.b_xor == 0 && !l.missing));
-    (rows.into_iter())
-        .map(|l| (l.mode, l.noise.0, l.noise.1, l.eighths, l.merged))
-        .collect()
+    rows
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -123,17 +121,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[test]
 fn the_configs_survival_is_the_measured_median_with_one_sm_busier() {
-    let rows = merged_shares();
+    let rows = noise_set();
     // Alone or equally busy, every fully shared stream merges.
-    for (m, a, b, eighths, merged) in &rows {
-        if *eighths == 8 && a == b && m != "sector" {
-            assert!(*merged > 0.94, "{m} {a} {b}: {merged}");
+    for l in &rows {
+        let (a, b) = l.noise;
+        if l.eighths == 8 && a == b && l.mode != "sector" {
+            assert!(l.merged > 0.94, "{} {a} {b}: {}", l.mode, l.merged);
         }
     }
     let mut by_lines: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for (m, a, b, eighths, merged) in &rows {
-        if *eighths == 8 && a != b {
-            by_lines.entry(mode(m).1).or_default().push(*merged);
+    for l in &rows {
+        if l.eighths == 8 && l.noise.0 != l.noise.1 {
+            by_lines.entry(mode(&l.mode).1).or_default().push(l.merged);
         }
     }
     let medians: Vec<[f64; 2]> = (by_lines.into_iter())
@@ -154,10 +153,10 @@ fn streams_that_share_only_some_lines_merge_little() {
     // B reads A's lines for 1, 2 or 4 of every 8 lines: 8-line instructions that mix shared
     // and private lines merge under 15% of their shared sectors, alone or not (the model
     // matches whole instructions only).
-    let rows = merged_shares();
+    let rows = noise_set();
     let mixed: Vec<f64> = (rows.iter())
-        .filter(|(m, _, _, eighths, _)| m == "s1w8" && *eighths < 8)
-        .map(|r| r.4)
+        .filter(|l| l.mode == "s1w8" && l.eighths < 8)
+        .map(|l| l.merged)
         .collect();
     assert_eq!(mixed.len(), 24);
     assert!(mixed.iter().all(|&m| m < 0.15), "{mixed:?}");
