@@ -747,7 +747,6 @@ impl HwConfig {
         Ok(())
     }
 
-    /// Tree PLRU needs a power of two of at most 32 ways, in either cache.
     /// The coalescer's survival points and the latencies its windows come from.
     fn check_coalescer(&self) -> std::result::Result<(), String> {
         let points = &self.l2.coalescer_survival;
@@ -801,6 +800,7 @@ impl HwConfig {
         ])
     }
 
+    /// Tree PLRU needs a power of two of at most 32 ways, in either cache.
     fn check_replacement(&self) -> std::result::Result<(), String> {
         for (level, ways, policy) in [
             ("l1", self.l1.ways, self.l1.replacement),
