@@ -37,7 +37,61 @@ fn bad_kernel_files_name_the_file_and_the_problem() {
     );
     rejects(
         &sim("no/such/file.toml"),
-        &["--kernel", "neither a file nor a shipped trace"],
+        &["no/such/file.toml: no such file"],
+    );
+}
+
+#[test]
+fn a_value_that_looks_like_a_path_is_never_replaced_by_a_shipped_namesake() {
+    // A missing file named like a shipped trace or GPU is an error, not the shipped one.
+    rejects(
+        &[
+            "simulate",
+            "--kernel",
+            "mystuff/star4.toml",
+            "--domain",
+            "64x64x64",
+        ],
+        &["mystuff/star4.toml: no such file (the shipped trace of that name is --kernel star4)"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star4.toml", "--domain", "64x64x64"],
+        &["star4.toml: no such file"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--hw", "configs/h200.toml"],
+        &["configs/h200.toml: no such file (the shipped configuration of that name is --hw h200)"],
+    );
+    rejects(
+        &[
+            "predict",
+            "--model",
+            "su2015",
+            "--kernel",
+            "my/su-7pt-1",
+            "--hw",
+            "k20",
+        ],
+        &["my/su-7pt-1: no such file"],
+    );
+    // Names keep working as names.
+    let (code, _, stderr) = gputraffic(&["simulate", "--kernel", "star4", "--domain", "64x64x64"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn suggestions_ignore_case() {
+    rejects(
+        &["simulate", "--kernel", "star1", "--hw", "H200"],
+        &["--hw", "'H200'", "(did you mean h200?)"],
+    );
+    rejects(
+        &["simulate", "--kernel", "STAR1"],
+        &["--kernel", "'STAR1'", "(did you mean star1?)"],
+    );
+    rejects(
+        &["simulate", "--kernel", "Box27"],
+        &["(did you mean box27?)"],
     );
 }
 

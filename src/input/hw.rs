@@ -582,13 +582,27 @@ impl Default for TimingConfig {
 }
 
 impl HwConfig {
-    /// Finds a shipped configuration by name, or reads the file at `name_or_path`.
+    /// Finds a shipped configuration by name, or reads the file at `name_or_path`. A value that
+    /// looks like a path ([`super::looks_like_path`]) is only ever read as a file.
     pub fn load(name_or_path: &str) -> Result<HwConfig> {
+        let path = Path::new(name_or_path);
+        if super::looks_like_path(name_or_path) {
+            if !path.exists() {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let namesake = match SHIPPED.iter().find(|(n, _)| Some(*n) == stem.as_deref()) {
+                    Some((n, _)) => {
+                        format!(" (the shipped configuration of that name is --hw {n})")
+                    }
+                    None => String::new(),
+                };
+                return Err(Error::in_file(path, format!("no such file{namesake}")));
+            }
+            return HwConfig::parse(&crate::error::read_file(path)?, name_or_path);
+        }
         if let Some((_, text)) = SHIPPED.iter().find(|(n, _)| *n == name_or_path) {
             return HwConfig::parse(text, &format!("hw-configs/{name_or_path}.toml"));
         }
-        let path = Path::new(name_or_path);
-        if !path.exists() {
+        if !path.is_file() {
             let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
             return Err(Error::new(
                 "--hw",

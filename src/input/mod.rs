@@ -7,13 +7,19 @@ pub mod hw;
 pub mod table;
 pub mod trace;
 
-/// What `name` most likely meant among `candidates`, for "did you mean …?": the shortest
-/// candidate that `name` begins (`h100` → `h100-sxm`), else the closest by edit distance if it
-/// is a likely typo (at most a third of the longer name's length, rounded up, and at least one
-/// edit).
+/// What `name` most likely meant among `candidates`, for "did you mean …?", ignoring case: a
+/// candidate that differs from `name` in case alone (`H200` → `h200`), else the shortest candidate
+/// that `name` begins (`h100` → `h100-sxm`), else the closest by edit distance if it is a likely
+/// typo (at most a third of the longer name's length, rounded up, and at least one edit).
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let name = name.to_lowercase();
     let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    if let Some(c) = candidates
+        .iter()
+        .find(|c| **c != name && c.to_lowercase() == name.to_lowercase())
+    {
+        return Some(c);
+    }
+    let name = name.to_lowercase();
     let extended = candidates
         .iter()
         .filter(|c| c.len() > name.len() && c.to_lowercase().starts_with(&name) && !name.is_empty())
@@ -27,6 +33,13 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|&(d, c)| d <= name.chars().count().max(c.chars().count()).div_ceil(3) && d > 0)
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
+}
+
+/// Whether a `--kernel` / `--hw` value names a file rather than a shipped name: it has a folder
+/// (`/`, or `\\` on Windows) or an extension (`star4.toml`). Such a value is only ever read as a
+/// file, so that a missing file is an error instead of the shipped namesake silently standing in.
+pub fn looks_like_path(value: &str) -> bool {
+    value.contains('/') || value.contains('\\') || std::path::Path::new(value).extension().is_some()
 }
 
 /// " (did you mean X?)" when [`closest`] finds one, else "".
@@ -109,7 +122,10 @@ mod tests {
     fn only_likely_typos_are_suggested() {
         let names = ["star1", "star4", "box27", "h200", "h100-sxm"];
         assert_eq!(closest("star11", names), Some("star1"));
-        assert_eq!(closest("Box27", names), None); // the same name: nothing to suggest
+        assert_eq!(closest("box27", names), None); // the same name: nothing to suggest
+        assert_eq!(closest("Box27", names), Some("box27")); // case alone differs
+        assert_eq!(closest("H200", names), Some("h200")); // not k20-like neighbours
+        assert_eq!(closest("STAR1", names), Some("star1"));
         assert_eq!(closest("box72", names), Some("box27"));
         assert_eq!(closest("h20", names), Some("h200"));
         assert_eq!(closest("h100", names), Some("h100-sxm")); // a prefix wins over h200
@@ -117,5 +133,16 @@ mod tests {
         assert_eq!(closest("laplace", names), None);
         assert_eq!(did_you_mean("h2000", names), " (did you mean h200?)");
         assert_eq!(did_you_mean("zzz", names), "");
+    }
+
+    #[test]
+    fn a_folder_or_an_extension_makes_a_path() {
+        assert!(looks_like_path("mystuff/star4.toml"));
+        assert!(looks_like_path("star4.toml"));
+        assert!(looks_like_path("./h200"));
+        assert!(looks_like_path("my.gpu"));
+        assert!(!looks_like_path("star4"));
+        assert!(!looks_like_path("h100-sxm"));
+        assert!(!looks_like_path("a100-40gb"));
     }
 }

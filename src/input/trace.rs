@@ -950,10 +950,25 @@ fn is_condition(e: &Expr) -> bool {
     }
 }
 
+/// " (the shipped trace of that name is --kernel NAME)" when the file name of a missing `path`
+/// is a shipped trace's, so a user who meant the shipped one learns how to ask for it.
+fn shipped_namesake(path: &str) -> String {
+    let stem = std::path::Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match SHIPPED.iter().find(|(n, _)| *n == stem) {
+        Some((n, _)) => format!(" (the shipped trace of that name is --kernel {n})"),
+        None => String::new(),
+    }
+}
+
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_traces.rs"));
 /// Loads a kernel by path, by the name of a shipped trace (`star1` → `traces/star1.toml`), or
-/// from standard input when `name_or_path` is `-` (a code generator's pipe).
+/// from standard input when `name_or_path` is `-` (a code generator's pipe). A value that looks
+/// like a path ([`super::looks_like_path`]: a folder or an extension) is only ever read as a file,
+/// never replaced by the shipped trace of the same name.
 pub fn load(name_or_path: &str) -> Result<Kernel> {
     if name_or_path == "-" {
         let mut text = String::new();
@@ -962,14 +977,19 @@ pub fn load(name_or_path: &str) -> Result<Kernel> {
         return Kernel::parse(&text, "<stdin>");
     }
     let path = std::path::Path::new(name_or_path);
-    if path.exists() {
+    if super::looks_like_path(name_or_path) {
+        if !path.exists() {
+            return Err(crate::Error::in_file(
+                path,
+                format!("no such file{}", shipped_namesake(name_or_path)),
+            ));
+        }
         return Kernel::load(path);
     }
-    let stem = name_or_path
-        .trim_end_matches(".toml")
-        .rsplit('/')
-        .next()
-        .unwrap_or(name_or_path);
+    if path.is_file() {
+        return Kernel::load(path);
+    }
+    let stem = name_or_path;
     if let Some((_, text)) = SHIPPED
         .iter()
         .find(|(n, _)| *n == stem || n.replace('-', "_") == stem.replace('-', "_"))
