@@ -62,6 +62,28 @@ pub fn create_parent(path: &std::path::Path) -> Result<()> {
     }
 }
 
+/// Checks, before any work is done, that `path` can be written (an `--out` that fails only after
+/// minutes of simulation loses them): creates its folder, refuses a folder, and creates and
+/// removes a probe file beside it. An existing `path` is left as it is.
+pub fn check_writable(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::in_file(path, "is a folder, not a file to write"));
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::in_file(path, "not a file name"))?;
+    create_parent(path)?;
+    let probe = path.with_file_name(format!(
+        ".{}.{}.probe",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::File::create(&probe)
+        .map_err(|e| Error::in_file(path, format!("cannot write there: {e}")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Writes `bytes` to `path` (creating its folder) through a temporary file beside it and a rename, so that a failure
 /// never leaves a partial file under the final name.
 pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {

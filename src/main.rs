@@ -321,6 +321,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
             "exists: add --resume to continue that sweep or --force to replace it",
         ));
     }
+    gputraffic::error::check_writable(&a.out)?;
     let plan = gputraffic::analysis::sweep::Sweep::plan(&spec)?;
     if !plan.skipped.is_empty() {
         eprintln!(
@@ -353,6 +354,7 @@ fn merge(a: &MergeArgs) -> Result<String> {
             "exists: add --force to replace it",
         ));
     }
+    gputraffic::error::check_writable(&a.out)?;
     let merged = gputraffic::analysis::shard::merge_into(&a.out, &a.shards)?;
     eprintln!(
         "{}: {} configurations of sweep {} from {} shards",
@@ -559,6 +561,9 @@ fn fit(a: &FitArgs) -> Result<String> {
     use gputraffic::analysis::fit::{Bounds, Request};
     let request = Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
     let bounds = Bounds::parse(&a.bound, &request)?;
+    if let Some(out) = &a.out {
+        gputraffic::error::check_writable(out)?;
+    }
     let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
     let fitted = request.fit_bounded(&table, &bounds)?;
     write_or_print(a.out.as_deref(), fitted.render(a.format))
@@ -592,8 +597,17 @@ struct ValidateArgs {
     #[arg(long, value_parser = choice::<gputraffic::analysis::validate::ValidateFormat>(), default_value = "table")]
     format: gputraffic::analysis::validate::ValidateFormat,
     /// Write the report to this file instead of stdout (only when every launch simulated).
+    /// Each finished launch is also journalled in OUT.journal, so that an interrupted run can
+    /// continue with --resume; the journal goes when the report is written.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Continue an interrupted run from the journal beside --out: launches it holds are not
+    /// simulated again, and the report is the one an uninterrupted run writes.
+    #[arg(long, requires = "out")]
+    resume: bool,
+    /// Start afresh even though an interrupted run left its journal beside --out.
+    #[arg(long, requires = "out", conflicts_with = "resume")]
+    force: bool,
     /// Sample the interior waves of long launches instead of simulating every one: counts
     /// become estimates (see simulate --sample).
     #[arg(long)]
@@ -604,17 +618,28 @@ struct ValidateArgs {
 }
 
 fn validate(a: &ValidateArgs) -> Result<String> {
+    use gputraffic::analysis::{journal, validate::JournalOptions};
+    if let Some(out) = &a.out {
+        gputraffic::error::check_writable(out)?;
+    }
     let (launches, notes) =
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
     let bar = progress_bar("launches");
     let progress = follow(&bar);
     let measured = a.measured.display().to_string();
+    let journal_path = a.out.as_deref().map(journal::path_for);
+    let journal = journal_path.as_deref().map(|path| JournalOptions {
+        path,
+        resume: a.resume,
+        replace: a.force,
+    });
     let validation = on_threads(a.threads, || {
-        gputraffic::analysis::validate::validate(
+        gputraffic::analysis::validate::validate_resumable(
             launches,
             &a.hw,
             &measured,
             a.sample.then(SampleOptions::default),
+            journal,
             &progress,
         )
     })?;
@@ -684,6 +709,7 @@ fn plot(a: &PlotArgs) -> Result<String> {
     use gputraffic::plot;
     // Check the cheap things (output name, options) before reading anything.
     plot::format_of(&a.out)?;
+    gputraffic::error::check_writable(&a.out)?;
     let options = plot::PlotOptions {
         x: a.x.clone(),
         y: a.y.clone(),

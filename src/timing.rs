@@ -104,6 +104,49 @@ impl TimeEstimate {
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a time estimate is strings and numbers")
     }
+
+    /// The estimate [`to_json`](Self::to_json) wrote, read back exactly (a `validate` journal
+    /// keeps it); `None` when `v` is not such an object. A number JSON cannot hold (written as
+    /// `null`) comes back as NaN.
+    pub fn from_json(v: &Value) -> Option<TimeEstimate> {
+        let o = v.as_object()?;
+        let num = |k: &str| match o.get(k)? {
+            Value::Null => Some(f64::NAN),
+            n => n.as_f64(),
+        };
+        let limiter = o.get("limiter")?.as_str()?;
+        let limiter = LIMITERS
+            .iter()
+            .chain(&["latency"])
+            .find(|l| **l == limiter)?;
+        let mut limiters = Vec::new();
+        let mut utilisation = Vec::new();
+        for key in o.keys() {
+            if let Some(name) = LIMITERS.iter().find(|l| key == &format!("{l}_s")) {
+                limiters.push(LimiterTime {
+                    name,
+                    seconds: num(key)?,
+                });
+                utilisation.push(num(&format!("{name}_utilisation"))?);
+            }
+        }
+        Some(TimeEstimate {
+            clock_ghz: num("clock_ghz")?,
+            limiters,
+            predicted_s: num("predicted_s")?,
+            limiter,
+            utilisation,
+            bandwidth_bound_s: num("bandwidth_bound_s")?,
+            resident_warps: num("resident_warps")?,
+            effective_warps: num("effective_warps")?,
+            block_turnover_s: num("block_turnover_s")?,
+            delay_cycles: num("delay_cycles")?,
+            waves: o.get("waves")?.as_u64()?,
+            occupancy_efficiency: num("occupancy_efficiency")?,
+            time_adjusted_s: num("time_adjusted_s")?,
+            lups_per_s: num("lups_per_s")?,
+        })
+    }
 }
 
 /// The keys of a [`TimeEstimate`] in JSON, in order; the limiters' keys come from

@@ -1,6 +1,7 @@
 """The Python package against the command line: same inputs, same JSON, same error messages.
 
-The CLI is the release binary (GPUTRAFFIC_BIN, default target/release/gputraffic); python/test.sh
+The CLI is the release binary (GPUTRAFFIC_BIN, default $CARGO_TARGET_DIR or target, then
+release/gputraffic); python/test.sh
 builds both and runs these tests.
 """
 
@@ -18,7 +19,10 @@ import pytest
 import gputraffic
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("GPUTRAFFIC_BIN", str(REPO / "target" / "release" / "gputraffic"))
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+BIN = os.environ.get(
+    "GPUTRAFFIC_BIN", str((REPO / TARGET).resolve() / "release" / "gputraffic")
+)
 
 
 def cli(*args, stdin=None):

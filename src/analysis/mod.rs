@@ -1,8 +1,9 @@
 //! Work on many simulations at once: [`sweep`]s over configurations (in [`shard`]s across machines), [`fit`]s of model constants
-//! to their results, [`rank`]ings of block shapes by predicted time, and the [`validate`] comparison with [`measured`] hardware counters, with
-//! the [`stats`] they share.
+//! to their results, [`rank`]ings of block shapes by predicted time, and the [`validate`] comparison with [`measured`] hardware counters
+//! (resumable through its [`journal`]), with the [`stats`] they share.
 
 pub mod fit;
+pub mod journal;
 pub mod measured;
 pub mod rank;
 pub mod shard;

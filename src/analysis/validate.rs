@@ -230,6 +230,32 @@ pub fn validate(
     sample: Option<SampleOptions>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Validation> {
+    validate_resumable(launches, hw, measured, sample, None, progress)
+}
+
+/// Where a validation keeps its [`journal`](crate::analysis::journal) of finished launches.
+#[derive(Debug, Clone, Copy)]
+pub struct JournalOptions<'a> {
+    /// The journal file (see [`journal::path_for`](crate::analysis::journal::path_for)).
+    pub path: &'a std::path::Path,
+    /// Continue the run the journal holds instead of starting afresh.
+    pub resume: bool,
+    /// Start afresh even when a journal of an interrupted run is there.
+    pub replace: bool,
+}
+
+/// [`validate`], recording each finished launch in a journal when `journal` is given (and
+/// continuing the run it holds when asked): the report is the same, interrupted or not. The
+/// journal is removed once every launch has finished.
+pub fn validate_resumable(
+    launches: Vec<MeasuredLaunch>,
+    hw: &str,
+    measured: &str,
+    sample: Option<SampleOptions>,
+    journal: Option<JournalOptions>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Validation> {
+    use crate::analysis::journal::{self, Finished, Journal};
     let hw_config = crate::input::hw::HwConfig::load(hw)?;
     // Bind everything first: a bad launch is reported before minutes of simulation.
     let bound = launches
@@ -237,10 +263,33 @@ pub fn validate(
         .map(|l| bind(l, &hw_config))
         .collect::<Result<Vec<_>>>()?;
     let total = launches.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    progress(0, total);
+    let labels: Vec<String> = launches
+        .iter()
+        .map(|l| format!("{} {}", l.kernel, l.label()))
+        .collect();
+    let (journal, mut done_before) = match journal {
+        None => (None, BTreeMap::new()),
+        Some(j) => {
+            let fingerprint = journal::fingerprint(&hw_config, sample.is_some(), &labels);
+            if j.resume {
+                let (journal, finished) =
+                    Journal::resume(j.path, &fingerprint, &labels, &simulated_metrics())?;
+                (Some(journal), finished)
+            } else {
+                (
+                    Some(Journal::start(j.path, &fingerprint, total, j.replace)?),
+                    BTreeMap::new(),
+                )
+            }
+        }
+    };
+    let done = std::sync::atomic::AtomicUsize::new(done_before.len());
+    progress(done_before.len(), total);
     let clock = hw_config.sm.base_clock_ghz;
-    let pairs = (0..total)
+    let to_run: Vec<usize> = (0..total)
+        .filter(|i| !done_before.contains_key(i))
+        .collect();
+    let fresh = to_run
         .into_par_iter()
         .with_max_len(1)
         .map(|i| {
@@ -251,11 +300,27 @@ pub fn validate(
                 ..SimOptions::default()
             };
             let report = b.simulate(&opts, clock).map_err(|e| in_launch(l, e))?;
+            let finished = Finished {
+                simulated: simulated_values(&report),
+                time: report.time,
+            };
+            if let Some(j) = &journal {
+                j.record(i, &labels[i], &finished)?;
+            }
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, total);
-            Ok((paired(l, &report), report.time))
+            Ok((i, finished))
         })
         .collect::<Result<Vec<_>>>()?;
+    done_before.extend(fresh);
+    if let Some(j) = journal {
+        j.remove();
+    }
+    let pairs: Vec<_> = launches
+        .iter()
+        .zip(done_before.into_values())
+        .map(|(l, f)| (paired(l, &f.simulated), f.time))
+        .collect();
     let rows: Vec<LaunchResult> = launches
         .into_iter()
         .zip(pairs)
@@ -311,7 +376,16 @@ fn bind(l: &MeasuredLaunch, hw: &crate::input::hw::HwConfig) -> Result<crate::Bo
     Ok(bound)
 }
 
-fn paired(l: &MeasuredLaunch, report: &crate::report::Report) -> Vec<(&'static str, Pair)> {
+/// Every name [`simulated_values`] can give.
+fn simulated_metrics() -> Vec<&'static str> {
+    compared_metrics()
+        .into_iter()
+        .chain(metrics::ATOMIC)
+        .collect()
+}
+
+/// What the simulation gives for each metric it can be compared on.
+fn simulated_values(report: &crate::report::Report) -> Vec<(&'static str, f64)> {
     let mut simulated: Vec<(&'static str, f64)> = report
         .metrics()
         .into_iter()
@@ -323,7 +397,13 @@ fn paired(l: &MeasuredLaunch, report: &crate::report::Report) -> Vec<(&'static s
         simulated.push((metrics::DURATION, t.predicted_s * 1e9));
     }
     simulated
-        .into_iter()
+}
+
+/// The simulated values `l` has measured counterparts of.
+fn paired(l: &MeasuredLaunch, simulated: &[(&'static str, f64)]) -> Vec<(&'static str, Pair)> {
+    simulated
+        .iter()
+        .copied()
         .filter_map(|(m, s)| {
             l.counters.get(m).map(|&measured| {
                 (

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 N=${1:-3}
-BIN=${GPUTRAFFIC:-$ROOT/target/release/gputraffic}
+BIN=${GPUTRAFFIC:-$(realpath -m "${CARGO_TARGET_DIR:-target}")/release/gputraffic}
 
 for tool in slurmctld slurmd sbatch squeue sinfo scontrol munged munge unmunge; do
     command -v "$tool" >/dev/null || { echo "skip: no $tool (apt-get install slurm-wlm)"; exit 77; }
