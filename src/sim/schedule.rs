@@ -268,7 +268,7 @@ pub struct Scheduler<'a> {
     /// rates and drift apart (`[schedule] warp_drift`, default 0: none).
     pub warp_drift: f32,
     /// Turns of each warp of a finished block that its SM sits out before it issues again, a
-    /// turn being the program's mean (`[schedule] turnover_turns`, default 0: none): the block's
+    /// turn being the launch's mean (`[schedule] turnover_turns`, default 0: none): the block's
     /// exit and its successor's launch. Every SM's blocks end in clusters (blocks that start
     /// together progress together in the round robin), and an SM that frees two slots a few
     /// ticks apart would otherwise take consecutive blocks, which share their halo lines in its
