@@ -267,7 +267,7 @@ fn launch() -> impl Strategy<Value = ([u32; 3], [i64; 3], u32, u32, bool)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Random small kernels written with nested loops and `if`s that always hold, against the
     /// same accesses unrolled: every counter of the report equal, on the H200 config (its L2
