@@ -451,26 +451,15 @@ fn queueing(
     }
 }
 
-/// Mean loop trips of the active warps (one for a kernel without a loop): each trip is one more
-/// round of loads the warp waits for. For programs beyond the simple form (nested loops, `if`s):
-/// the mean instructions per warp over the static accesses, at least one.
-fn rounds_per_warp(launch: &Launch, counts: &crate::sim::Counts) -> f64 {
-    let p = &launch.program;
-    if !p.simple {
-        if counts.active_warps == 0 || p.accesses.is_empty() {
-            return 1.0;
-        }
-        let per_warp = counts.warp_instructions as f64 / counts.active_warps as f64;
-        return (per_warp / p.accesses.len() as f64).max(1.0);
+/// Mean rounds of loads of the active warps, at least one: each round is one more wait for loads
+/// issued together (a loop whose body ends in a store: one per trip). Counted on the warps'
+/// instruction streams ([`crate::launch::stream::StreamTotals`]), so a program gives the same
+/// however it is written (loops, `if`s that always hold, or unrolled).
+fn rounds_per_warp(counts: &crate::sim::Counts) -> f64 {
+    if counts.active_warps == 0 {
+        return 1.0;
     }
-    match &p.lp {
-        Some(lp) if counts.active_warps > 0 && !lp.body.is_empty() => {
-            let per_warp = counts.warp_instructions as f64 / counts.active_warps as f64;
-            let outside = (p.pre.len() + p.post.len()) as f64;
-            ((per_warp - outside) / lp.body.len() as f64).max(1.0)
-        }
-        _ => 1.0,
-    }
+    (counts.load_rounds as f64 / counts.active_warps as f64).max(1.0)
 }
 
 /// Time inputs from simulated counts.
@@ -481,13 +470,13 @@ pub fn inputs_from_counts(
 ) -> TimeInputs {
     TimeInputs {
         flops: launch_flops(kernel, launch),
-        ..traffic_inputs(counts, launch)
+        ..traffic_inputs(counts)
     }
 }
 
 /// Time inputs from simulated counts, without the floating-point work (which needs the kernel's
 /// description, not only its launch).
-pub fn traffic_inputs(counts: &crate::sim::Counts, launch: &Launch) -> TimeInputs {
+pub fn traffic_inputs(counts: &crate::sim::Counts) -> TimeInputs {
     let sector = crate::metrics::SECTOR_BYTES as f64;
     TimeInputs {
         dram_bytes: Some((counts.dram.read_sectors + counts.dram.write_sectors) as f64 * sector),
@@ -495,7 +484,7 @@ pub fn traffic_inputs(counts: &crate::sim::Counts, launch: &Launch) -> TimeInput
         l1_bytes: Some((counts.l1.load_sectors + counts.l1.store_sectors) as f64 * sector),
         l1_wavefronts: Some(counts.l1.wavefronts as f64),
         active_warps: Some(counts.active_warps as f64),
-        rounds_per_warp: rounds_per_warp(launch, counts),
+        rounds_per_warp: rounds_per_warp(counts),
         ..Default::default()
     }
 }

@@ -18,19 +18,8 @@ fn counts(text: &str, hw: &str, block: [u32; 3], set: &[(&str, i64)]) -> Counts 
         set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
         ..Default::default()
     };
-    let mut b = Bound::new(k, hw, &req).unwrap();
-    without_windows_in_time(&mut b);
+    let b = Bound::new(k, hw, &req).unwrap();
     gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
-}
-
-/// Leaves out the home side's race with far misses (`l2.far_read_extra_ns`) and the L2 Request
-/// Coalescer (`l2.coalescer_survival`): the simulation turns their windows into ticks with the
-/// time model's estimate of the launch, which reads the program's form (a simple loop's trips, a
-/// general program's instructions per static access), while these tests compare the requests
-/// that the forms and walkers generate.
-fn without_windows_in_time(b: &mut Bound) {
-    b.hw.l2.far_read_extra_ns = None;
-    b.hw.l2.coalescer_survival.clear();
 }
 
 fn shipped(name: &str) -> String {
@@ -130,7 +119,6 @@ fn the_general_walker_reproduces_the_simple_form() {
             ..Default::default()
         };
         let mut b = Bound::new(k, "h200", &req).unwrap();
-        without_windows_in_time(&mut b);
         assert!(b.launch.program.simple);
         let simple = gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap();
         b.launch.program.simple = false;

@@ -118,7 +118,7 @@ pub struct ScheduleConfig {
     #[serde(default)]
     pub warp_drift: Option<f64>,
     /// Turns of each warp of a finished block that its SM sits out before it issues again, a
-    /// turn being the program's mean (default 0: none): the block's exit and its successor's
+    /// turn being the launch's mean (default 0: none): the block's exit and its successor's
     /// launch. It keeps an SM from freeing slots a few ticks apart, which puts consecutive
     /// blocks on one SM (docs/model.md "Schedule").
     #[serde(default)]

@@ -9,6 +9,7 @@
 pub mod analysis;
 pub mod control;
 pub mod geometry;
+pub mod stream;
 
 use crate::error::{Error, Result};
 use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr, MAX_SLOTS};

@@ -25,6 +25,7 @@ pub mod sm_stage;
 use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
+use crate::launch::stream::StreamTotals;
 use crate::sim::dram::DramCounters;
 use crate::sim::l2::{L2, L2Counters, L2Router, RequestList, ShardedL2};
 use crate::sim::schedule::{Issued, Scheduler};
@@ -103,6 +104,9 @@ pub struct Counts {
     pub active_warps: u64,
     /// Warps launched (every block's, guarded-off ones too).
     pub warps_launched: u64,
+    /// Rounds of loads the warps wait for, all warps together
+    /// ([`StreamTotals::load_rounds`]; the time model's delay).
+    pub load_rounds: u64,
 }
 
 /// Simulates `launch` on `hw`.
@@ -236,22 +240,15 @@ fn l2_counts(l2: &ShardedL2) -> Counts {
 /// ([`Scheduler::gpc_chain`]): the GPC's block rate times `schedule.gpc_window_ns` (0 without
 /// one). The rate is the launch's blocks over its GPCs and its time, which the simulation has
 /// yet to work out: the time model's busy time with each array the kernel touches moved to or
-/// from DRAM once, at the launch's active warps and their mean loop trips (an L1-bound launch
-/// takes longer, so its chance is overstated). It reads only what every form of the program
-/// shares (the guards' lanes, the loop trips), so the general walker draws as the simple form.
-pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig) -> Result<f32> {
+/// from DRAM once, at the launch's active warps and their mean rounds of loads, `streams` (an
+/// L1-bound launch takes longer, so its chance is overstated). The streams depend only on the
+/// instructions each warp issues, so every way of writing a program draws alike.
+pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) -> f32 {
     let window_ns = hw.schedule.gpc_window_ns.unwrap_or(0.0);
     if window_ns <= 0.0 || launch.total_blocks == 0 {
-        return Ok(0.0);
+        return 0.0;
     }
-    let (active, trips) = (0..launch.total_blocks)
-        .into_par_iter()
-        .map(|b| {
-            let warps = crate::launch::geometry::block_warps(launch, b)?;
-            let active = warps.iter().filter(|w| w.mask != 0);
-            Ok(active.fold((0u64, 0u64), |(n, t), w| (n + 1, t + w.trips.max(1) as u64)))
-        })
-        .try_reduce(|| (0, 0), |x: (u64, u64), y| Ok((x.0 + y.0, x.1 + y.1)))?;
+    let active = streams.active_warps;
     let mut touched = vec![false; launch.arrays.len()];
     for a in &launch.program.accesses {
         touched[a.array] = true;
@@ -263,17 +260,13 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig) -> Result<f32> {
     let inputs = crate::timing::TimeInputs {
         dram_bytes: Some(footprint),
         active_warps: (active > 0).then_some(active as f64),
-        rounds_per_warp: if active > 0 {
-            trips as f64 / active as f64
-        } else {
-            1.0
-        },
+        rounds_per_warp: streams.rounds_per_warp(),
         ..Default::default()
     };
     let seconds = crate::timing::busy_seconds(hw, launch, &inputs);
     let gpcs = hw.gpc_of_sms().into_iter().max().map_or(1, |g| g + 1);
     let blocks_per_ns = launch.total_blocks as f64 / gpcs as f64 / (seconds * 1e9);
-    Ok((blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32)
+    (blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32
 }
 
 fn pipeline(
@@ -291,7 +284,7 @@ fn pipeline(
     sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
     sched.turnover_turns = hw.schedule.turnover_turns.unwrap_or(0);
     sched.gpc_of_sm = hw.gpc_of_sms();
-    sched.gpc_chain = gpc_chain_chance(launch, hw)?;
+    sched.gpc_chain = gpc_chain_chance(launch, hw, sched.streams());
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let l1_bytes = launch.l1_bytes(hw);
@@ -440,6 +433,7 @@ fn pipeline(
         thread_accesses,
         active_warps,
         warps_launched,
+        load_rounds: sched.streams().load_rounds,
     };
     Ok((counts, tallies, l2.race_gaps(), l2.merge_gaps()))
 }
@@ -496,7 +490,7 @@ fn base_clock_ns_per_tick(launch: &Launch, hw: &HwConfig, counts: &Counts) -> Op
     if counts.ticks == 0 {
         return None;
     }
-    let inputs = crate::timing::traffic_inputs(counts, launch);
+    let inputs = crate::timing::traffic_inputs(counts);
     let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
     let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
     (ns_per_tick > 0.0).then_some(ns_per_tick)

@@ -22,6 +22,7 @@ use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::{WarpCursor, WarpStep};
 use crate::launch::geometry::{WarpInfo, block_warps};
+use crate::launch::stream::StreamTotals;
 use crate::launch::{Launch, Layout, Program};
 use rayon::prelude::*;
 use std::cmp::Reverse;
@@ -267,7 +268,7 @@ pub struct Scheduler<'a> {
     /// rates and drift apart (`[schedule] warp_drift`, default 0: none).
     pub warp_drift: f32,
     /// Turns of each warp of a finished block that its SM sits out before it issues again, a
-    /// turn being the program's mean (`[schedule] turnover_turns`, default 0: none): the block's
+    /// turn being the launch's mean (`[schedule] turnover_turns`, default 0: none): the block's
     /// exit and its successor's launch. Every SM's blocks end in clusters (blocks that start
     /// together progress together in the round robin), and an SM that frees two slots a few
     /// ticks apart would otherwise take consecutive blocks, which share their halo lines in its
@@ -289,6 +290,8 @@ pub struct Scheduler<'a> {
     /// Ids the jumps moved blocks on by ([`Scheduler::fast_forward`]), all jumps together (see
     /// [`free_order`]).
     renamed: u32,
+    /// What the launch's warps issue in all, and in how many turns ([`StreamTotals`]).
+    streams: StreamTotals,
 }
 
 impl<'a> Scheduler<'a> {
@@ -300,6 +303,8 @@ impl<'a> Scheduler<'a> {
     ) -> Result<Scheduler<'a>> {
         let n = dispatch_order.len();
         let per_sm = launch.occupancy.blocks_per_sm as usize;
+        let burst_loads = warp_issue == WarpIssue::LoadRuns;
+        let streams = StreamTotals::of_launch(launch, burst_loads)?;
         let sms = (0..n)
             .map(|_| SmQueue {
                 live: vec![0; per_sm],
@@ -318,7 +323,7 @@ impl<'a> Scheduler<'a> {
             active_warps: 0,
             thread_accesses: 0,
             list_issues: true,
-            burst_loads: warp_issue == WarpIssue::LoadRuns,
+            burst_loads,
             unlisted_instructions: 0,
             tick_by_tick: false,
             turn_skip: 0.0,
@@ -328,6 +333,7 @@ impl<'a> Scheduler<'a> {
             gpc_chain: 0.0,
             events: BinaryHeap::new(),
             renamed: 0,
+            streams,
         };
         // First wave: round after round over the dispatch order, one block per SM per round.
         for _ in 0..per_sm {
@@ -337,6 +343,12 @@ impl<'a> Scheduler<'a> {
             }
         }
         Ok(s)
+    }
+
+    /// What the launch's warps issue in all: instructions, turns and rounds of loads, whatever
+    /// the form of their program.
+    pub fn streams(&self) -> &StreamTotals {
+        &self.streams
     }
 
     /// Blocks dispatched so far.
@@ -544,6 +556,7 @@ impl<'a> Scheduler<'a> {
             self.launch,
             self.burst_loads,
             (self.turn_skip, self.warp_drift, self.turnover_turns),
+            self.streams.mean_turn_ticks(),
             ticks,
         );
         for (sm, q) in self.sms.iter_mut().enumerate() {
@@ -660,6 +673,7 @@ impl<'a> Scheduler<'a> {
             self.launch,
             self.burst_loads,
             (self.turn_skip, self.warp_drift, self.turnover_turns),
+            self.streams.mean_turn_ticks(),
             ticks,
         );
         let mut result = Ok(ticks);
@@ -771,18 +785,19 @@ struct RunContext<'a> {
     /// Lanes that issued.
     thread_accesses: u64,
     /// Ticks an SM sits out per warp of a block that finished on it: [`Scheduler::turnover_turns`]
-    /// mean turns, a mean turn being the program's instructions over its turns (a run of loads,
-    /// or one other instruction), rounded, at least 1 tick.
+    /// mean turns, a mean turn being the launch's instructions over its turns (a run of loads,
+    /// or one other instruction: [`StreamTotals::mean_turn_ticks`]).
     turnover_ticks: u32,
 }
 
 impl<'a> RunContext<'a> {
     /// `skips`: [`Scheduler::turn_skip`], [`Scheduler::warp_drift`] and
-    /// [`Scheduler::turnover_turns`].
+    /// [`Scheduler::turnover_turns`]; `mean_turn_ticks`: the launch's mean turn.
     fn new(
         launch: &'a Launch,
         burst_loads: bool,
         (turn_skip, warp_drift, turnover_turns): (f32, f32, u32),
+        mean_turn_ticks: u32,
         limit: u32,
     ) -> RunContext<'a> {
         let program = &launch.program;
@@ -804,19 +819,6 @@ impl<'a> RunContext<'a> {
                 (s + 1, to_end)
             };
         }
-        let mut turns = 0u64;
-        let mut a = 0;
-        while a < n {
-            let run = match program.accesses[a].kind {
-                AccessKind::Load if burst_loads => {
-                    load_streaks[a].0.min(launch.loads_per_run as u64)
-                }
-                _ => 1,
-            };
-            turns += 1;
-            a += run.max(1) as usize;
-        }
-        let mean_turn_ticks = (n as f64 / turns.max(1) as f64).round().max(1.0) as u32;
         RunContext {
             launch,
             burst_loads,
@@ -1653,7 +1655,14 @@ body = [
         let hw = HwConfig::load("h100-sxm").unwrap();
         let turn = |kernel: &str, burst: bool| {
             let l = kernel_on(kernel, &hw, [32, 8, 4], [256, 256, 256]);
-            RunContext::new(&l, burst, (0.0, 0.0, 1), 100).turnover_ticks
+            let issue = if burst {
+                WarpIssue::LoadRuns
+            } else {
+                WarpIssue::RoundRobin
+            };
+            let s = Scheduler::new(&l, vec![0], issue).unwrap();
+            RunContext::new(&l, burst, (0.0, 0.0, 1), s.streams().mean_turn_ticks(), 100)
+                .turnover_ticks
         };
         // star1: 7 loads in one run and a store, 8 instructions in 2 turns; star4: 25 loads in
         // runs of 5, 4, 4, 6 and 6 and a store, 26 in 6 (4.33); box27: 27 loads in runs of 8,
@@ -1790,6 +1799,13 @@ body = [
         assert!(without > 0.12, "{without:.3}");
     }
 
+    /// [`crate::sim::gpc_chain_chance`] of `l` on `hw`, as the simulation draws it.
+    fn gpc_chance(l: &Launch, hw: &HwConfig) -> f32 {
+        let load_runs = hw.schedule.warp_issue == WarpIssue::LoadRuns;
+        let streams = StreamTotals::of_launch(l, load_runs).unwrap();
+        crate::sim::gpc_chain_chance(l, hw, &streams)
+    }
+
     /// Measured rows of `tests/data/{gpu}/sched/placement.csv` (`validation/placement_stats.py`):
     /// (block shape, resident blocks per SM, same GPC, same TPC, same SM, same side of the L2).
     fn measured_placement(gpu: &str) -> Vec<([u32; 3], u32, f64, f64, f64, f64)> {
@@ -1826,7 +1842,7 @@ body = [
             ..Default::default()
         };
         let busy_ns = crate::timing::busy_seconds(&hw, &l, &inputs) * 1e9;
-        let chance = crate::sim::gpc_chain_chance(&l, &hw).unwrap() as f64;
+        let chance = gpc_chance(&l, &hw) as f64;
         assert!(
             (chance - 4.5 * 65536.0 / 8.0 / busy_ns).abs() < 1e-6,
             "{chance}"
@@ -1836,13 +1852,13 @@ body = [
         assert!((0.3..0.4).contains(&chance), "{chance}");
         // 1024-thread blocks with 8 active warps of 32 come four times slower per GPC.
         let wide = launch_on(&hw, [1024, 1, 1], [256, 256, 256]);
-        let wide_chance = crate::sim::gpc_chain_chance(&wide, &hw).unwrap() as f64;
+        let wide_chance = gpc_chance(&wide, &hw) as f64;
         assert!((0.08..0.16).contains(&wide_chance), "{wide_chance}");
         // A GPU without the window never keeps to a GPC.
         let a100 = HwConfig::load("a100-40gb").unwrap();
         assert_eq!(a100.schedule.gpc_window_ns, None);
         let l = launch_on(&a100, [256, 1, 1], [256, 256, 256]);
-        assert_eq!(crate::sim::gpc_chain_chance(&l, &a100).unwrap(), 0.0);
+        assert_eq!(gpc_chance(&l, &a100), 0.0);
     }
 
     #[test]
@@ -1893,7 +1909,7 @@ body = [
                 // 32x8x4, 1x16x64, 256x1x1; logged 0.22 / 0.19 / 0.13 / 0.43) and 0.23 / 0.53 on
                 // the H200 (1024x1x1, the 256-thread blocks; logged 0.24 / 0.46-0.52). 1x16x64
                 // is L1-bound, so its time is underestimated and its chance overstated.
-                let chance = crate::sim::gpc_chain_chance(&l, &hw).unwrap();
+                let chance = gpc_chance(&l, &hw);
                 let [same_gpc, same_tpc, same_sm, same_side] = shares(chance);
                 assert!(
                     (same_gpc - gpu_gpc).abs() < 0.07,

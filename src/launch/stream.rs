@@ -1,0 +1,465 @@
+//! What the warps' instruction streams add up to over a launch: instructions, turns of the
+//! scheduler's round robin and rounds of loads, read off each warp's dynamic sequence of
+//! instructions and nothing else.
+//!
+//! The scheduler's turnover pause (a mean turn), the time model's delay and the dispatcher's GPC
+//! chance (rounds of loads per warp) are built on these. Since they depend only on the sequence
+//! of instructions a warp issues, a program written with nested loops or `if`s that always hold
+//! gets exactly the numbers of the same accesses unrolled, and the simple form's arithmetic
+//! decoding exactly those of the general walk (docs/model.md, "Schedule").
+
+use super::control::WarpCursor;
+use super::geometry::{WarpInfo, block_warps};
+use super::{Access, Launch};
+use crate::error::Result;
+use crate::input::trace::AccessKind;
+use rayon::prelude::*;
+
+/// Blocks worked out together, in parallel (errors are then reported in block order).
+const BLOCK_BATCH: u64 = 4096;
+
+/// Totals over the warps with at least one instruction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamTotals {
+    /// Warps that issue at least one instruction.
+    pub active_warps: u64,
+    /// Warp instructions.
+    pub instructions: u64,
+    /// Turns the warps take in the scheduler's round robin: a run of loads (up to the next
+    /// other instruction, a load marked `ends_run`, or `loads_per_run` loads) or one other
+    /// instruction; every instruction is a turn where warps do not issue runs of loads.
+    pub turns: u64,
+    /// Rounds of loads: maximal runs of loads between other instructions (a store or atomic
+    /// uses what was loaded, so the warp waits for them there). Marks and `loads_per_run` do
+    /// not split a round: the time model's delay was fitted counting rounds so.
+    pub load_rounds: u64,
+}
+
+impl StreamTotals {
+    /// The totals of `launch`, whose warps issue runs of loads when `load_runs`
+    /// ([`crate::input::hw::WarpIssue::LoadRuns`]). Programs of the simple form are summed
+    /// arithmetically per warp; others are walked warp by warp ([`WarpCursor`]).
+    pub fn of_launch(launch: &Launch, load_runs: bool) -> Result<StreamTotals> {
+        let rules = Rules::new(launch, load_runs);
+        let parts = SimpleParts::new(launch, &rules);
+        let mut totals = StreamTotals::default();
+        let mut lo = 0;
+        while lo < launch.total_blocks {
+            let hi = (lo + BLOCK_BATCH).min(launch.total_blocks);
+            let batch: Vec<Result<StreamTotals>> = (lo..hi)
+                .into_par_iter()
+                .map(|b| block_totals(launch, &rules, parts.as_ref(), b))
+                .collect();
+            for t in batch {
+                totals.add(&t?);
+            }
+            lo = hi;
+        }
+        Ok(totals)
+    }
+
+    /// Mean rounds of loads per active warp, at least one.
+    pub fn rounds_per_warp(&self) -> f64 {
+        if self.active_warps == 0 {
+            return 1.0;
+        }
+        (self.load_rounds as f64 / self.active_warps as f64).max(1.0)
+    }
+
+    /// Mean instructions per turn, rounded, at least one.
+    pub fn mean_turn_ticks(&self) -> u32 {
+        (self.instructions as f64 / self.turns.max(1) as f64)
+            .round()
+            .max(1.0) as u32
+    }
+
+    fn add(&mut self, o: &StreamTotals) {
+        self.active_warps += o.active_warps;
+        self.instructions += o.instructions;
+        self.turns += o.turns;
+        self.load_rounds += o.load_rounds;
+    }
+
+    /// One warp's totals from its summaries under the two rules.
+    fn of_warp(instructions: u64, turns: &Stretch, rounds: &Stretch, rules: &Rules) -> Self {
+        StreamTotals {
+            active_warps: (instructions > 0) as u64,
+            instructions,
+            turns: turns.total(&rules.turns),
+            load_rounds: rounds.total(&rules.rounds),
+        }
+    }
+}
+
+/// How a stream splits into runs, and what each run and other instruction costs.
+#[derive(Debug, Clone, Copy)]
+struct Rule {
+    /// A load marked `ends_run` closes its run.
+    marks_end_runs: bool,
+    /// Loads a run may hold; a longer one counts as several.
+    loads_per_run: u64,
+    /// What an instruction other than a load costs.
+    other: u64,
+}
+
+impl Rule {
+    /// What a run of `loads` loads costs.
+    fn run(&self, loads: u64) -> u64 {
+        if loads == 0 {
+            0
+        } else {
+            (loads - 1) / self.loads_per_run + 1
+        }
+    }
+}
+
+/// The two rules of [`StreamTotals`]: turns and rounds of loads.
+#[derive(Debug, Clone, Copy)]
+struct Rules {
+    turns: Rule,
+    rounds: Rule,
+}
+
+impl Rules {
+    fn new(launch: &Launch, load_runs: bool) -> Rules {
+        Rules {
+            // Without runs of loads every instruction is a turn: runs of one load.
+            turns: Rule {
+                marks_end_runs: true,
+                loads_per_run: if load_runs {
+                    launch.loads_per_run.max(1) as u64
+                } else {
+                    1
+                },
+                other: 1,
+            },
+            rounds: Rule {
+                marks_end_runs: false,
+                loads_per_run: u64::MAX,
+                other: 0,
+            },
+        }
+    }
+}
+
+/// A stretch of a stream, summarised so that stretches compose (a monoid): either one open run
+/// of loads throughout, or a first run (closed inside the stretch), the cost of everything
+/// between it and the last run, and the last run, still open at the stretch's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stretch {
+    /// Loads only, no run closed: a run of this many loads, open at both ends.
+    Open(u64),
+    /// At least one run closed (or another instruction met).
+    Split {
+        /// Loads of the first run, the load that closes it included (0: the stretch starts
+        /// with another instruction).
+        head: u64,
+        /// Cost of the runs and other instructions after the first run and before the last.
+        middle: u64,
+        /// Loads of the last run, open.
+        tail: u64,
+    },
+}
+
+impl Stretch {
+    /// One instruction of kind `a` under `rule`.
+    fn of(a: &Access, rule: &Rule) -> Stretch {
+        match a.kind {
+            AccessKind::Load if a.ends_run && rule.marks_end_runs => Stretch::Split {
+                head: 1,
+                middle: 0,
+                tail: 0,
+            },
+            AccessKind::Load => Stretch::Open(1),
+            _ => Stretch::Split {
+                head: 0,
+                middle: rule.other,
+                tail: 0,
+            },
+        }
+    }
+
+    /// `self` followed by `next`.
+    fn then(self, next: Stretch, rule: &Rule) -> Stretch {
+        match (self, next) {
+            (Stretch::Open(a), Stretch::Open(b)) => Stretch::Open(a + b),
+            (Stretch::Open(a), Stretch::Split { head, middle, tail }) => Stretch::Split {
+                head: a + head,
+                middle,
+                tail,
+            },
+            (Stretch::Split { head, middle, tail }, Stretch::Open(b)) => Stretch::Split {
+                head,
+                middle,
+                tail: tail + b,
+            },
+            (
+                Stretch::Split { head, middle, tail },
+                Stretch::Split {
+                    head: h2,
+                    middle: m2,
+                    tail: t2,
+                },
+            ) => Stretch::Split {
+                head,
+                middle: middle + rule.run(tail + h2) + m2,
+                tail: t2,
+            },
+        }
+    }
+
+    /// `self` repeated `times` times (by squaring: loops of up to 2^24 trips).
+    fn repeat(self, mut times: u64, rule: &Rule) -> Stretch {
+        let mut out = Stretch::Open(0);
+        let mut power = self;
+        while times > 0 {
+            if times & 1 == 1 {
+                out = out.then(power, rule);
+            }
+            power = power.then(power, rule);
+            times >>= 1;
+        }
+        out
+    }
+
+    /// The cost of a whole stream: its open runs closed at both ends.
+    fn total(&self, rule: &Rule) -> u64 {
+        match *self {
+            Stretch::Open(n) => rule.run(n),
+            Stretch::Split { head, middle, tail } => rule.run(head) + middle + rule.run(tail),
+        }
+    }
+
+    /// A sequence of accesses.
+    fn of_all<'a>(accesses: impl IntoIterator<Item = &'a Access>, rule: &Rule) -> Stretch {
+        (accesses.into_iter()).fold(Stretch::Open(0), |s, a| s.then(Stretch::of(a, rule), rule))
+    }
+}
+
+/// The simple form's parts (before, in and after the loop) summarised under each rule.
+struct SimpleParts {
+    /// Per rule (turns, rounds): before the loop, one trip of its body, after it.
+    parts: [[Stretch; 3]; 2],
+}
+
+impl SimpleParts {
+    fn new(launch: &Launch, rules: &Rules) -> Option<SimpleParts> {
+        let p = &launch.program;
+        if !p.simple {
+            return None;
+        }
+        let body: &[Access] = p.lp.as_ref().map_or(&[], |l| &l.body);
+        let of = |rule: &Rule| {
+            [
+                Stretch::of_all(&p.pre, rule),
+                Stretch::of_all(body, rule),
+                Stretch::of_all(&p.post, rule),
+            ]
+        };
+        Some(SimpleParts {
+            parts: [of(&rules.turns), of(&rules.rounds)],
+        })
+    }
+
+    /// The stream of a warp whose loop runs `trips` times, under rule `k` (0: turns, 1: rounds).
+    fn warp(&self, k: usize, trips: u64, rule: &Rule) -> Stretch {
+        let [pre, body, post] = self.parts[k];
+        pre.then(body.repeat(trips, rule), rule).then(post, rule)
+    }
+}
+
+/// The totals of block `b`'s warps.
+fn block_totals(
+    launch: &Launch,
+    rules: &Rules,
+    parts: Option<&SimpleParts>,
+    b: u64,
+) -> Result<StreamTotals> {
+    let mut totals = StreamTotals::default();
+    for (w, info) in block_warps(launch, b)?.into_iter().enumerate() {
+        let t = match parts {
+            Some(parts) => simple_warp(parts, rules, &info),
+            None => walked_warp(launch, rules, b, w as u32, &info)?,
+        };
+        totals.add(&t);
+    }
+    Ok(totals)
+}
+
+/// A warp of the simple form, from its loop trips.
+fn simple_warp(parts: &SimpleParts, rules: &Rules, info: &WarpInfo) -> StreamTotals {
+    if info.instructions == 0 {
+        return StreamTotals::default();
+    }
+    let trips = info.trips as u64;
+    let turns = parts.warp(0, trips, &rules.turns);
+    let rounds = parts.warp(1, trips, &rules.rounds);
+    StreamTotals::of_warp(info.instructions, &turns, &rounds, rules)
+}
+
+/// A warp of any other program, walked instruction by instruction.
+fn walked_warp(
+    launch: &Launch,
+    rules: &Rules,
+    block: u64,
+    warp: u32,
+    info: &WarpInfo,
+) -> Result<StreamTotals> {
+    if info.mask == 0 {
+        return Ok(StreamTotals::default());
+    }
+    let mut cursor = WarpCursor::new(launch, block, warp, info.mask);
+    let (mut turns, mut rounds) = (Stretch::Open(0), Stretch::Open(0));
+    let mut instructions = 0;
+    while let Some(step) = cursor.next()? {
+        let a = &launch.program.accesses[step.access];
+        turns = turns.then(Stretch::of(a, &rules.turns), &rules.turns);
+        rounds = rounds.then(Stretch::of(a, &rules.rounds), &rules.rounds);
+        instructions += 1;
+    }
+    Ok(StreamTotals::of_warp(instructions, &turns, &rounds, rules))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::hw::HwConfig;
+    use crate::input::trace::Kernel;
+    use crate::launch::LaunchRequest;
+
+    /// One warp of 32 threads running `body` (TOML steps over arrays `a` and `b`), on the H200.
+    fn one_warp(body: &str, launch_extra: &str) -> Launch {
+        let text = format!(
+            r#"
+name = "streams"
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["4096"]
+[launch]
+block = [32, 1, 1]
+grid = ["1", "1", "1"]
+{launch_extra}
+[thread]
+let = ["t = threadIdx.x"]
+lattice_updates = "32"
+body = [{body}]
+"#
+        );
+        let k = Kernel::parse(&text, "streams.toml").unwrap();
+        Launch::new(
+            &k,
+            &HwConfig::load("h200").unwrap(),
+            &LaunchRequest::default(),
+        )
+        .unwrap()
+    }
+
+    fn totals(l: &Launch, load_runs: bool) -> StreamTotals {
+        StreamTotals::of_launch(l, load_runs).unwrap()
+    }
+
+    /// (instructions, turns, rounds of loads) of the one warp.
+    fn counted(l: &Launch, load_runs: bool) -> (u64, u64, u64) {
+        let t = totals(l, load_runs);
+        assert_eq!(t.active_warps, 1);
+        (t.instructions, t.turns, t.load_rounds)
+    }
+
+    const L: &str = r#"{ load = "a", index = "t" }"#;
+    const MARKED: &str = r#"{ load = "a", index = "t", ends_run = true }"#;
+    const S: &str = r#"{ store = "a", index = "t" }"#;
+
+    #[test]
+    fn runs_of_loads_continue_across_trips_and_end_at_other_instructions() {
+        // star1-zloop's shape: 2 loads, then 6 trips of 5 loads and a store. The first trip's
+        // loads join the two before the loop: runs of 7, 5, 5, 5, 5, 5, each closed by a store.
+        let body = format!(
+            "{L}, {L}, {{ loop = \"k\", count = \"6\", body = [{L}, {L}, {L}, {L}, {L}, {S}] }}"
+        );
+        let l = one_warp(&body, "");
+        assert!(l.program.simple);
+        assert_eq!(counted(&l, true), (38, 12, 6));
+        // Instruction by instruction, every instruction is a turn; the rounds stay.
+        assert_eq!(counted(&l, false), (38, 38, 6));
+        // 38 instructions in 12 turns: 3.17 ticks a turn.
+        assert_eq!(totals(&l, true).mean_turn_ticks(), 3);
+        assert_eq!(totals(&l, true).rounds_per_warp(), 6.0);
+    }
+
+    #[test]
+    fn a_load_only_loop_is_one_round_cut_into_turns_by_loads_per_run_and_marks() {
+        // 10 trips of one load, then a store: one run of 10 loads, one round.
+        let body = format!("{{ loop = \"k\", count = \"10\", body = [{L}] }}, {S}");
+        let l = one_warp(&body, "");
+        assert_eq!(counted(&l, true), (11, 2, 1));
+        // At most 4 loads back to back: runs of 4, 4 and 2, still one round.
+        let l = one_warp(&body, "loads_per_run = 4");
+        assert_eq!(counted(&l, true), (11, 4, 1));
+        // A load marked `ends_run` ends the warp's run (turns) but not the round: the time
+        // model's delay was fitted on star4 and box27 with one round each.
+        let body = format!("{{ loop = \"k\", count = \"3\", body = [{L}, {MARKED}] }}, {S}");
+        let l = one_warp(&body, "");
+        assert_eq!(counted(&l, true), (7, 4, 1));
+        // No load at all: no round (the time model takes at least one).
+        let l = one_warp(S, "");
+        assert_eq!(counted(&l, true), (1, 1, 0));
+        assert_eq!(totals(&l, true).rounds_per_warp(), 1.0);
+    }
+
+    #[test]
+    fn nested_loops_and_ifs_that_hold_count_as_the_same_accesses_unrolled() {
+        let point = format!("{L}, {L}, {L}, {S}");
+        let nested = format!(
+            "{{ loop = \"i\", count = \"2\", body = [{{ loop = \"j\", count = \"3\", body = [\
+             {{ if = \"t >= 0\", body = [{point}] }}] }}] }}, {L}"
+        );
+        let unrolled = [point.as_str(); 6].join(", ") + ", " + L;
+        let (n, u) = (one_warp(&nested, ""), one_warp(&unrolled, ""));
+        assert!(!n.program.simple && u.program.simple);
+        for runs in [true, false] {
+            assert_eq!(totals(&n, runs), totals(&u, runs));
+        }
+        // 6 points of 3 loads and a store, then a load: 25 instructions, 13 turns, 7 rounds.
+        assert_eq!(counted(&u, true), (25, 13, 7));
+    }
+
+    #[test]
+    fn the_simple_forms_arithmetic_gives_what_walking_its_warps_gives() {
+        // Per-lane trips (a `while` that lets lanes go at their own trip), guarded edges and
+        // parts before and after the loop, on shipped traces at odd shapes.
+        let hw = HwConfig::load("h200").unwrap();
+        for (kernel, block, set) in [
+            (
+                "star1-zloop",
+                [32, 4, 1],
+                vec![("nx", 40), ("ny", 24), ("nz", 30), ("cz", 7)],
+            ),
+            (
+                "krotkiewski-7pt",
+                [32, 2, 1],
+                vec![("nx", 64), ("ny", 6), ("nz", 9)],
+            ),
+            (
+                "tabik-st",
+                [32, 4, 1],
+                vec![("nx", 48), ("ny", 8), ("nz", 4)],
+            ),
+            ("star4", [8, 8, 4], vec![("nx", 24), ("ny", 16), ("nz", 8)]),
+        ] {
+            let k = crate::input::trace::load(kernel).unwrap();
+            let req = LaunchRequest {
+                block: Some(block),
+                set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+                ..Default::default()
+            };
+            let mut l = Launch::new(&k, &hw, &req).unwrap();
+            assert!(l.program.simple, "{kernel}");
+            let decoded = [totals(&l, true), totals(&l, false)];
+            l.program.simple = false;
+            let walked = [totals(&l, true), totals(&l, false)];
+            assert_eq!(decoded, walked, "{kernel}");
+            assert!(decoded[0].instructions > 0, "{kernel}");
+        }
+    }
+}
