@@ -90,8 +90,13 @@ impl Bound {
         let inputs = timing::inputs_from_counts(&counts, &self.kernel, &self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
         let mut report = report::Report::new(&self.launch, &self.hw, counts).with_time(time);
-        if let Some(s) = sampled {
-            report = report.with_sample(s);
+        match (sampled, &opts.sample) {
+            (Some(s), _) => report = report.with_sample(s),
+            (None, Some(sampling)) => {
+                report.sample_fallback =
+                    sim::sample::WavePlan::plan(&self.launch, &self.hw, sampling).err();
+            }
+            (None, None) => {}
         }
         Ok(report)
     }

@@ -463,6 +463,9 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
     let report = on_threads(a.threads, || prepared.simulate(&opts, &progress));
     bar.finish();
     let mut report = report?;
+    if let Some(why) = &report.sample_fallback {
+        eprintln!("note: --sample: {why}; simulated exactly");
+    }
     if let Some((p, t)) = predicted {
         report.compare(p, t);
     }
