@@ -55,7 +55,8 @@ impl Bound {
     }
 
     /// Simulates the launch; the report includes the time model at `clock_ghz` (boost when
-    /// `None`).
+    /// `None`). Arrays larger than the GPU's memory are an error unless
+    /// [`sim::SimOptions::exceed_memory`].
     pub fn simulate(
         &self,
         opts: &sim::SimOptions,
@@ -71,6 +72,9 @@ impl Bound {
         clock_ghz: Option<f64>,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<report::Report> {
+        if !opts.exceed_memory {
+            self.launch.check_memory(&self.hw)?;
+        }
         let sampled = match &opts.sample {
             Some(sampling) => {
                 sim::simulate_sampled(&self.launch, &self.hw, opts, sampling, progress)?

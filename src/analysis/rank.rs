@@ -9,7 +9,6 @@ use crate::launch::LaunchRequest;
 use crate::metrics;
 use crate::report::Report;
 use crate::sim::SimOptions;
-use crate::sim::sample::SampleOptions;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -74,7 +73,7 @@ pub struct Ranking {
 }
 
 /// Simulates `kernel` on `hw` with each of `blocks` (the rest of the launch from `base`), in
-/// parallel (each sampled with `sample` when given, see [`crate::sim::sample`]), the time model
+/// parallel (each with `opts`: sampled where they say so, see [`crate::sim::sample`]), the time model
 /// at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
 /// each shape with whether it came from a named set (as [`super::sweep::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
@@ -85,7 +84,7 @@ pub fn rank(
     blocks: &[([u32; 3], bool)],
     base: &LaunchRequest,
     clock_ghz: Option<f64>,
-    sample: Option<SampleOptions>,
+    opts: &SimOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Ranking> {
     let mut bound = Vec::new();
@@ -112,11 +111,6 @@ pub fn rank(
     }
     let done = std::sync::atomic::AtomicUsize::new(0);
     progress(0, bound.len());
-    let opts = SimOptions {
-        compulsory: false,
-        sample,
-        ..SimOptions::default()
-    };
     let mut shapes = bound
         .par_iter()
         .with_max_len(1)

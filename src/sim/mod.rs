@@ -15,6 +15,7 @@
 
 pub mod cache;
 pub mod coalesce;
+pub mod cost;
 pub mod data_stage;
 pub mod dram;
 pub mod l2;
@@ -56,6 +57,9 @@ pub struct SimOptions {
     pub tick_by_tick: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
+    /// Simulate even when the arrays exceed the GPU's memory ([`Launch::check_memory`]; the
+    /// simulation itself never checks it, [`crate::Bound::simulate`] does).
+    pub exceed_memory: bool,
 }
 
 impl Default for SimOptions {
@@ -69,6 +73,7 @@ impl Default for SimOptions {
             lane_by_lane: false,
             tick_by_tick: false,
             sample: None,
+            exceed_memory: false,
         }
     }
 }

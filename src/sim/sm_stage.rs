@@ -62,8 +62,7 @@ impl L1Counters {
             load_miss_sectors: self.load_miss_sectors - o.load_miss_sectors,
             store_requests: self.store_requests - o.store_requests,
             store_sectors: self.store_sectors - o.store_sectors,
-            block_unique_load_sectors: self.block_unique_load_sectors
-                - o.block_unique_load_sectors,
+            block_unique_load_sectors: self.block_unique_load_sectors - o.block_unique_load_sectors,
             block_unique_load_lines: self.block_unique_load_lines - o.block_unique_load_lines,
             load_miss_request_lines: self.load_miss_request_lines - o.load_miss_request_lines,
             load_partial_lines: self.load_partial_lines - o.load_partial_lines,
@@ -1006,11 +1005,10 @@ fn block_key(cx: &GenContext, warps: &[WarpInfo], block_xyz: [i64; 3]) -> Vec<i6
         }
     }
     let zero = [0; MAX_LOOP_DEPTH];
-    let bases = cx.accesses.iter().filter_map(|a| {
-        a.fast
-            .as_ref()
-            .map(|f| f.warp_base(a, block_xyz, &zero))
-    });
+    let bases = cx
+        .accesses
+        .iter()
+        .filter_map(|a| a.fast.as_ref().map(|f| f.warp_base(a, block_xyz, &zero)));
     let mut origin = None;
     for base in bases {
         let o = *origin.get_or_insert(base.div_euclid(128) * 128);
