@@ -115,7 +115,7 @@ pub fn rank(
         .par_iter()
         .with_max_len(1)
         .map(|(block, b)| {
-            let r = b.simulate(&opts, clock_ghz)?;
+            let r = b.simulate(opts, clock_ghz)?;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, bound.len());
             Ok(RankedShape::from_report(*block, &r))
