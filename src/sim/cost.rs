@@ -21,7 +21,7 @@ const PROBED_BLOCKS: u64 = 64;
 /// A simulation's expected cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
-    /// Thread accesses (estimated from [`PROBED_BLOCKS`] blocks where the launch has more).
+    /// Thread accesses (estimated from `PROBED_BLOCKS` blocks where the launch has more).
     pub thread_accesses: u64,
     /// Expected seconds of an exact simulation on the given threads.
     pub seconds: f64,
@@ -33,7 +33,7 @@ pub struct Cost {
 /// The expected cost of simulating `launch` on `hw` with `threads` worker threads, and of
 /// sampling it with `sampling`.
 ///
-/// Thread accesses: for the simple form, the mean of [`PROBED_BLOCKS`] blocks spread evenly over
+/// Thread accesses: for the simple form, the mean of `PROBED_BLOCKS` blocks spread evenly over
 /// the launch (all of them where there are fewer) times the blocks; for other programs, one
 /// access per lattice update and access of the program text (loops counted once). A sampled run
 /// costs the waves it simulates in detail, at the same rate.
@@ -46,9 +46,14 @@ pub fn estimate(
     let blocks = launch.total_blocks;
     let thread_accesses = if launch.program.simple && blocks > 0 {
         let probes = blocks.min(PROBED_BLOCKS);
+        // The i-th probe lies i blocks into the i-th stretch of the launch (modulo a stretch),
+        // so that probes do not all fall on one column of the grid where a stretch is a multiple
+        // of its width.
+        let stretch = (blocks / probes).max(1);
         let mut sum = 0u64;
         for i in 0..probes {
-            sum += crate::sim::schedule::block_thread_accesses(launch, i * blocks / probes)?;
+            let b = i * blocks / probes + i % stretch;
+            sum += crate::sim::schedule::block_thread_accesses(launch, b)?;
         }
         (sum as f64 / probes as f64 * blocks as f64).round() as u64
     } else {
@@ -92,9 +97,9 @@ mod tests {
     #[test]
     fn a_launch_of_alike_blocks_costs_its_thread_accesses_at_the_constant_rate() {
         // star1: 7 loads and a store per lattice update, every block full.
-        let (l, hw) = launch("star1", [256, 256, 256]);
+        let (l, hw) = launch("star1", [512, 512, 256]);
         let c = estimate(&l, &hw, 2, &SampleOptions::default()).unwrap();
-        assert_eq!(c.thread_accesses, 8 * 256 * 256 * 256);
+        assert_eq!(c.thread_accesses, 8 * 512 * 512 * 256);
         let expected = c.thread_accesses as f64 / (2.0 * THREAD_ACCESSES_PER_SECOND_PER_THREAD);
         assert_eq!(c.seconds, expected);
         let (detailed, waves, s) = c.sampled.expect("long enough to sample");
@@ -108,5 +113,17 @@ mod tests {
         let c = estimate(&l, &hw, 1, &SampleOptions::default()).unwrap();
         assert_eq!(c.thread_accesses, 8 * 64 * 64 * 64);
         assert_eq!(c.sampled, None);
+    }
+
+    #[test]
+    fn ragged_blocks_are_estimated_from_the_probed_ones() {
+        // star1 100x64x64 in 32x8x4 blocks: 4 blocks in x, the last with 4 of its 32 columns
+        // inside the guard. The 64 probes, blocks 8i + i mod 8, are at x = i mod 4: each
+        // column of blocks 16 times, so the estimate is exact (blocks 8i alone would all be at
+        // x = 0, full, and give 128/100 of it).
+        let (l, hw) = launch("star1", [100, 64, 64]);
+        assert_eq!(l.total_blocks, 4 * 8 * 16);
+        let c = estimate(&l, &hw, 1, &SampleOptions::default()).unwrap();
+        assert_eq!(c.thread_accesses, 8 * 100 * 64 * 64);
     }
 }

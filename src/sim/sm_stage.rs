@@ -922,7 +922,7 @@ impl SmWorker {
 /// A block's counts depend only on its warps' lanes and trips and on where its accesses start
 /// relative to one another and to a 128-byte line (moving every address by whole lines moves
 /// every line alike and keeps every bank), so where every index is affine, blocks with the same
-/// [`block_key`] are worked out once: the interior blocks of a stencil are one block. Such
+/// key (`block_key`) are worked out once: the interior blocks of a stencil are one block. Such
 /// blocks are not bounds-checked again (a simulation checks what it simulates in detail).
 pub fn instruction_counts(
     launch: &Launch,
