@@ -286,6 +286,20 @@ fn rank(a: &RankArgs) -> Result<String> {
         set: a.set.clone(),
         clock: a.clock.clone(),
     };
+    // The memory and the cost up front, from the launch with the trace's own block: the shapes
+    // share its arrays, and their thread accesses differ only by lanes outside the guard.
+    // Where that block cannot launch on the GPU, the shapes' own simulations check the memory.
+    if let Ok(prepared) = spec.prepare(None) {
+        let bound = &prepared.bound;
+        if !a.exceed_memory {
+            bound.launch.check_memory(&bound.hw)?;
+        }
+        let shapes = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &bound.hw)?;
+        let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        if let Some(line) = cost_line(bound, threads, a.sample, shapes.len())? {
+            eprintln!("{line}");
+        }
+    }
     let bar = progress_bar("shapes");
     let sample = a.sample.then(SampleOptions::default);
     let ranking = on_threads(a.threads, || {
@@ -519,12 +533,23 @@ fn seconds(s: f64) -> String {
     }
 }
 
-/// The line `simulate` writes on stderr before a run expected to take longer than
+/// The line `simulate` and `rank` write on stderr before a run expected to take longer than
 /// [`cost_line_seconds`]: its thread accesses, the expected time on `threads` threads, and what
-/// `--sample` costs (or would cost). `None` for shorter runs.
-fn cost_line(bound: &gputraffic::Bound, threads: usize, sampling: bool) -> Result<Option<String>> {
+/// `--sample` costs (or would cost), for `launches` launches like `bound`'s (rank's shapes).
+/// `None` for shorter runs.
+fn cost_line(
+    bound: &gputraffic::Bound,
+    threads: usize,
+    sampling: bool,
+    launches: usize,
+) -> Result<Option<String>> {
     use gputraffic::sim::cost;
-    let c = cost::estimate(&bound.launch, &bound.hw, threads, &SampleOptions::default())?;
+    let mut c = cost::estimate(&bound.launch, &bound.hw, threads, &SampleOptions::default())?;
+    let n = launches.max(1);
+    c.seconds *= n as f64;
+    if let Some((_, _, s)) = &mut c.sampled {
+        *s *= n as f64;
+    }
     let expected = match (sampling, c.sampled) {
         (true, Some((_, _, s))) => s,
         _ => c.seconds,
@@ -548,8 +573,13 @@ fn cost_line(bound: &gputraffic::Bound, threads: usize, sampling: bool) -> Resul
             seconds(c.seconds)
         ),
     };
+    let shapes = if n > 1 {
+        format!("{n} shapes of ")
+    } else {
+        String::new()
+    };
     Ok(Some(format!(
-        "note: {} thread accesses on {threads} thread{}: {what} (estimated at {:.0} M accesses/s per thread)",
+        "note: {shapes}{} thread accesses on {threads} thread{}: {what} (estimated at {:.0} M accesses/s per thread)",
         c.thread_accesses,
         if threads == 1 { "" } else { "s" },
         cost::THREAD_ACCESSES_PER_SECOND_PER_THREAD / 1e6
@@ -601,7 +631,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         prepared.bound.launch.check_memory(&prepared.bound.hw)?;
     }
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    if let Some(line) = cost_line(&prepared.bound, threads, a.sample)? {
+    if let Some(line) = cost_line(&prepared.bound, threads, a.sample, 1)? {
         eprintln!("{line}");
     }
     let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);

@@ -1014,6 +1014,27 @@ fn a_long_run_announces_its_cost_and_a_short_one_stays_silent() {
         line.contains(" waves in detail: about 0 s (exactly: about 0 s)"),
         "{line}"
     );
+    // rank: one line for its shapes, before them.
+    let rank = [
+        "rank",
+        "--kernel",
+        "star1",
+        "--domain",
+        "64x64x64",
+        "--blocks",
+        "32x8x4,64x4x4",
+        "--threads",
+        "1",
+    ];
+    let (code, _, stderr) = gputraffic_with_env(&rank, &env);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stderr,
+        "note: 2 shapes of 2097152 thread accesses on 1 thread: about 0 s (too short for --sample to pay) (estimated at 100 M accesses/s per thread)\n"
+    );
+    let (code, _, stderr) = gputraffic(&rank);
+    assert_eq!(code, 0);
+    assert!(stderr.is_empty(), "{stderr}");
 }
 
 #[test]
