@@ -309,6 +309,13 @@ fn rank(a: &RankArgs) -> Result<String> {
     for s in &ranking.skipped {
         eprintln!("note: skipped {s}");
     }
+    if let Some(first) = ranking.not_sampled.first() {
+        eprintln!(
+            "note: --sample: {} of {} shapes simulated exactly, too short to sample (the first, {first})",
+            ranking.not_sampled.len(),
+            ranking.shapes.len()
+        );
+    }
     let shapes = ranking.shapes;
     Ok(match a.format {
         Format::Table => rank::to_table(&shapes),

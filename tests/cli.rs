@@ -1035,6 +1035,16 @@ fn a_long_run_announces_its_cost_and_a_short_one_stays_silent() {
     let (code, _, stderr) = gputraffic(&rank);
     assert_eq!(code, 0);
     assert!(stderr.is_empty(), "{stderr}");
+    // Sampled, both shapes are too short: one line says so.
+    let (code, _, stderr) = gputraffic(&[&rank[..], &["--sample"]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "note: --sample: 2 of 2 shapes simulated exactly, too short to sample (the first, 32x8x4: too short to sample: "
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]
