@@ -55,7 +55,8 @@ impl Bound {
     }
 
     /// Simulates the launch; the report includes the time model at `clock_ghz` (boost when
-    /// `None`).
+    /// `None`). Arrays larger than the GPU's memory are an error unless
+    /// [`sim::SimOptions::exceed_memory`].
     pub fn simulate(
         &self,
         opts: &sim::SimOptions,
@@ -71,6 +72,9 @@ impl Bound {
         clock_ghz: Option<f64>,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<report::Report> {
+        if !opts.exceed_memory {
+            self.launch.check_memory(&self.hw)?;
+        }
         let sampled = match &opts.sample {
             Some(sampling) => {
                 sim::simulate_sampled(&self.launch, &self.hw, opts, sampling, progress)?
@@ -90,8 +94,13 @@ impl Bound {
         let inputs = timing::inputs_from_counts(&counts, &self.kernel, &self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
         let mut report = report::Report::new(&self.launch, &self.hw, counts).with_time(time);
-        if let Some(s) = sampled {
-            report = report.with_sample(s);
+        match (sampled, &opts.sample) {
+            (Some(s), _) => report = report.with_sample(s),
+            (None, Some(sampling)) => {
+                report.sample_fallback =
+                    sim::sample::WavePlan::plan(&self.launch, &self.hw, sampling).err();
+            }
+            (None, None) => {}
         }
         Ok(report)
     }

@@ -132,6 +132,10 @@ struct SimulateArgs {
     /// Schedule all SMs tick by tick, the reference the event-driven schedule equals.
     #[arg(long, hide = true)]
     tick_by_tick: bool,
+    /// Simulate even when the kernel's arrays exceed the GPU's memory (dram.capacity_gib in its
+    /// config), where the kernel could not run.
+    #[arg(long)]
+    exceed_memory: bool,
 }
 
 #[derive(clap::Args)]
@@ -266,6 +270,10 @@ struct RankArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
+    /// Simulate even when the kernel's arrays exceed the GPU's memory (dram.capacity_gib in its
+    /// config), where the kernel could not run.
+    #[arg(long)]
+    exceed_memory: bool,
 }
 
 fn rank(a: &RankArgs) -> Result<String> {
@@ -278,12 +286,35 @@ fn rank(a: &RankArgs) -> Result<String> {
         set: a.set.clone(),
         clock: a.clock.clone(),
     };
+    // The memory and the cost up front, from the launch with the trace's own block: the shapes
+    // share its arrays, and their thread accesses differ only by lanes outside the guard.
+    // Where that block cannot launch on the GPU, the shapes' own simulations check the memory.
+    if let Ok(prepared) = spec.prepare(None) {
+        let bound = &prepared.bound;
+        if !a.exceed_memory {
+            bound.launch.check_memory(&bound.hw)?;
+        }
+        let shapes = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &bound.hw)?;
+        let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        if let Some(line) = cost_line(bound, threads, a.sample, shapes.len())? {
+            eprintln!("{line}");
+        }
+    }
     let bar = progress_bar("shapes");
     let sample = a.sample.then(SampleOptions::default);
-    let ranking = on_threads(a.threads, || spec.rank(&a.blocks, sample, &follow(&bar)))?;
+    let ranking = on_threads(a.threads, || {
+        spec.rank(&a.blocks, sample, a.exceed_memory, &follow(&bar, "shapes"))
+    })?;
     bar.finish_and_clear();
     for s in &ranking.skipped {
         eprintln!("note: skipped {s}");
+    }
+    if let Some(first) = ranking.not_sampled.first() {
+        eprintln!(
+            "note: --sample: {} of {} shapes simulated exactly, too short to sample (the first, {first})",
+            ranking.not_sampled.len(),
+            ranking.shapes.len()
+        );
     }
     let shapes = ranking.shapes;
     Ok(match a.format {
@@ -331,7 +362,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         );
     }
     let bar = progress_bar("configurations");
-    let progress = follow(&bar);
+    let progress = follow(&bar, "configurations");
     let summary = on_threads(a.threads, || {
         plan.run_shard(&a.out, shard, a.resume, &progress)
     })?;
@@ -376,13 +407,14 @@ fn progress_bar(what: &str) -> indicatif::ProgressBar {
     )
 }
 
-/// The waves of a long simulation on stderr: shown once it has run a second, and only on a
-/// terminal (indicatif draws nothing into a pipe or a file).
+/// The waves of a long simulation on stderr: a bar once it has run a second, on a terminal
+/// (indicatif draws nothing into a pipe or a file); elsewhere a line a minute ([`PipeProgress`]).
 struct WaveBar {
     bar: indicatif::ProgressBar,
     start: std::time::Instant,
     blocks_per_wave: u64,
     shown: std::sync::atomic::AtomicBool,
+    lines: PipeProgress,
 }
 
 fn wave_bar(launch: &gputraffic::launch::Launch, hw: &gputraffic::input::hw::HwConfig) -> WaveBar {
@@ -399,12 +431,15 @@ fn wave_bar(launch: &gputraffic::launch::Launch, hw: &gputraffic::input::hw::HwC
         start: std::time::Instant::now(),
         blocks_per_wave: (launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64).max(1),
         shown: std::sync::atomic::AtomicBool::new(false),
+        lines: PipeProgress::new("waves"),
     }
 }
 
 impl WaveBar {
     fn update(&self, blocks_done: u64, blocks: u64) {
         use std::sync::atomic::Ordering::Relaxed;
+        let waves = blocks.div_ceil(self.blocks_per_wave);
+        self.lines.update(blocks_done / self.blocks_per_wave, waves);
         if !self.shown.load(Relaxed) {
             if self.start.elapsed() < std::time::Duration::from_secs(1) {
                 return;
@@ -422,12 +457,151 @@ impl WaveBar {
     }
 }
 
-/// A `progress(done, total)` callback that moves `bar`.
-fn follow(bar: &indicatif::ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
+/// A `progress(done, total)` callback that moves `bar` and, where stderr is not a terminal,
+/// writes a line a minute ([`PipeProgress`]).
+fn follow<'a>(
+    bar: &'a indicatif::ProgressBar,
+    what: &'static str,
+) -> impl Fn(usize, usize) + Sync + 'a {
+    let lines = PipeProgress::new(what);
     move |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
+        lines.update(done as u64, total as u64);
     }
+}
+
+/// Progress on stderr where it is not a terminal (a pipe, a file, a batch job's log), where a
+/// bar cannot draw: one line per [`PipeProgress::period`] (a minute), the first after a minute,
+/// so short runs write nothing.
+struct PipeProgress {
+    what: &'static str,
+    start: std::time::Instant,
+    last: std::sync::Mutex<std::time::Instant>,
+    on: bool,
+    period: std::time::Duration,
+}
+
+impl PipeProgress {
+    fn new(what: &'static str) -> PipeProgress {
+        use std::io::IsTerminal;
+        let now = std::time::Instant::now();
+        PipeProgress {
+            what,
+            start: now,
+            last: std::sync::Mutex::new(now),
+            on: !std::io::stderr().is_terminal(),
+            period: PipeProgress::period(),
+        }
+    }
+
+    /// A minute; tests set it with `GPUTRAFFIC_PROGRESS_SECONDS` (`tests/cli.rs`).
+    fn period() -> std::time::Duration {
+        let seconds = std::env::var("GPUTRAFFIC_PROGRESS_SECONDS")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| *s >= 0.0 && s.is_finite())
+            .unwrap_or(60.0);
+        std::time::Duration::from_secs_f64(seconds)
+    }
+
+    fn update(&self, done: u64, total: u64) {
+        if !self.on {
+            return;
+        }
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        if last.elapsed() < self.period {
+            return;
+        }
+        *last = std::time::Instant::now();
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let left = if done > 0 {
+            let rest = total.saturating_sub(done) as f64;
+            format!(", about {} left", seconds(elapsed * rest / done as f64))
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "progress: {done}/{total} {}, {} elapsed{left}",
+            self.what,
+            seconds(elapsed)
+        );
+    }
+}
+
+/// `s` seconds for people: `42 s`, `7 min`, `3.5 h`.
+fn seconds(s: f64) -> String {
+    if s < 100.0 {
+        format!("{s:.0} s")
+    } else if s < 6000.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// The line `simulate` and `rank` write on stderr before a run expected to take longer than
+/// [`cost_line_seconds`]: its thread accesses, the expected time on `threads` threads, and what
+/// `--sample` costs (or would cost), for `launches` launches like `bound`'s (rank's shapes).
+/// `None` for shorter runs.
+fn cost_line(
+    bound: &gputraffic::Bound,
+    threads: usize,
+    sampling: bool,
+    launches: usize,
+) -> Result<Option<String>> {
+    use gputraffic::sim::cost;
+    let mut c = cost::estimate(&bound.launch, &bound.hw, threads, &SampleOptions::default())?;
+    let n = launches.max(1);
+    c.seconds *= n as f64;
+    if let Some((_, _, s)) = &mut c.sampled {
+        *s *= n as f64;
+    }
+    let expected = match (sampling, c.sampled) {
+        (true, Some((_, _, s))) => s,
+        _ => c.seconds,
+    };
+    if expected <= cost_line_seconds() {
+        return Ok(None);
+    }
+    let what = match c.sampled {
+        Some((detailed, waves, s)) if sampling => format!(
+            "sampled, {detailed} of {waves} waves in detail: about {} (exactly: about {})",
+            seconds(s),
+            seconds(c.seconds)
+        ),
+        Some((detailed, waves, s)) => format!(
+            "about {}; --sample would simulate {detailed} of {waves} waves in detail, about {}",
+            seconds(c.seconds),
+            seconds(s)
+        ),
+        None => format!(
+            "about {} (too short for --sample to pay)",
+            seconds(c.seconds)
+        ),
+    };
+    let shapes = if n > 1 {
+        format!("{n} shapes of ")
+    } else {
+        String::new()
+    };
+    Ok(Some(format!(
+        "note: {shapes}{} thread accesses on {threads} thread{}: {what} (estimated at {:.0} M accesses/s per thread)",
+        c.thread_accesses,
+        if threads == 1 { "" } else { "s" },
+        cost::THREAD_ACCESSES_PER_SECOND_PER_THREAD / 1e6
+    )))
+}
+
+/// Expected seconds above which `simulate` writes its cost line: 5; tests set it with
+/// `GPUTRAFFIC_COST_LINE_SECONDS` (`tests/cli.rs`), so that a small launch shows the line.
+fn cost_line_seconds() -> f64 {
+    std::env::var("GPUTRAFFIC_COST_LINE_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(5.0)
 }
 
 /// The launch `simulate` and `predict` ask for.
@@ -458,13 +632,25 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         lane_by_lane: a.lane_by_lane,
         tick_by_tick: a.tick_by_tick,
         sample: a.sample.then(SampleOptions::default),
+        exceed_memory: a.exceed_memory,
         ..SimOptions::default()
     };
+    // Before the cost line: a launch that could not run is one line of error.
+    if !a.exceed_memory {
+        prepared.bound.launch.check_memory(&prepared.bound.hw)?;
+    }
+    let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    if let Some(line) = cost_line(&prepared.bound, threads, a.sample, 1)? {
+        eprintln!("{line}");
+    }
     let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
     let progress = |done: u64, total: u64| bar.update(done, total);
     let report = on_threads(a.threads, || prepared.simulate(&opts, &progress));
     bar.finish();
     let mut report = report?;
+    if let Some(why) = &report.sample_fallback {
+        eprintln!("note: --sample: {why}; simulated exactly");
+    }
     if let Some((p, t)) = predicted {
         report.compare(p, t);
     }
@@ -625,7 +811,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     let (launches, notes) =
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
     let bar = progress_bar("launches");
-    let progress = follow(&bar);
+    let progress = follow(&bar, "launches");
     let measured = a.measured.display().to_string();
     let journal_path = a.out.as_deref().map(journal::path_for);
     let journal = journal_path.as_deref().map(|path| JournalOptions {

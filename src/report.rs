@@ -84,6 +84,9 @@ pub struct Report {
     pub comparison: Option<Comparison>,
     /// For a sampled simulation, the intervals of its estimates and the waves it simulated.
     pub sample: Option<crate::sim::SampledCounts>,
+    /// Where sampling was asked for and the launch was simulated exactly instead, why
+    /// ([`crate::sim::sample::WavePlan::plan`]).
+    pub sample_fallback: Option<String>,
 }
 
 /// One volume, simulated and predicted. Serialised with its fields in this order.
@@ -165,6 +168,7 @@ impl Report {
             time: None,
             comparison: None,
             sample: None,
+            sample_fallback: None,
         }
     }
 
@@ -449,6 +453,9 @@ impl Report {
                 sample.waves_simulated, sample.waves, sample.waves_counted, sample.waves_jumped
             );
         }
+        if let Some(why) = &self.sample_fallback {
+            let _ = writeln!(s, "not sampled, simulated exactly: {why}\n");
+        }
         let interval_header = if intervals.is_empty() {
             ""
         } else {
@@ -563,7 +570,7 @@ struct ReportJson<'a> {
     hit_rates: Vec<(&'static str, f64)>,
     dirty_at_end_sectors: u64,
     compulsory: CompulsoryJson<'a>,
-    simulation: SimulationJson,
+    simulation: SimulationJson<'a>,
     time: Option<&'a TimeEstimate>,
     compare: Option<&'a Comparison>,
 }
@@ -590,7 +597,7 @@ impl Serialize for CompulsoryJson<'_> {
 
 /// The simulation's own statistics in a report's JSON.
 #[derive(Serialize)]
-struct SimulationJson {
+struct SimulationJson<'a> {
     ticks: u64,
     warp_instructions: u64,
     thread_accesses: u64,
@@ -601,6 +608,10 @@ struct SimulationJson {
     l1_load_miss_request_lines: u64,
     l1_load_partial_lines: u64,
     sampled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_sampled_because: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exact_l1_instruction_counts: Option<bool>,
     waves: Option<u64>,
     waves_simulated: Option<u64>,
     waves_counted: Option<u64>,
@@ -636,6 +647,11 @@ impl Serialize for Report {
                 l1_load_miss_request_lines: c.l1.load_miss_request_lines,
                 l1_load_partial_lines: c.l1.load_partial_lines,
                 sampled: self.sample.is_some(),
+                not_sampled_because: self.sample_fallback.as_deref(),
+                exact_l1_instruction_counts: self
+                    .sample
+                    .as_ref()
+                    .map(|s| s.exact_l1_instruction_counts),
                 waves: self.sample.as_ref().map(|s| s.waves),
                 waves_simulated: self.sample.as_ref().map(|s| s.waves_simulated),
                 waves_counted: self.sample.as_ref().map(|s| s.waves_counted),

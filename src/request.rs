@@ -78,19 +78,27 @@ impl LaunchSpec {
     }
 
     /// Simulates the kernel with each of `blocks` (shapes `AxBxC` or named sets, see
-    /// [`expand_blocks`]) in place of the spec's block shape (sampled with `sample` when given),
-    /// and ranks them fastest first.
+    /// [`expand_blocks`]) in place of the spec's block shape (sampled with `sample` when given;
+    /// arrays larger than the GPU's memory an error unless `exceed_memory`), and ranks them
+    /// fastest first.
     /// `progress(done, total)` is called after each simulation.
     pub fn rank(
         &self,
         blocks: &[String],
         sample: Option<SampleOptions>,
+        exceed_memory: bool,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<rank::Ranking> {
         let (kernel, hw, req, _) = self.parts(None)?;
         let blocks = expand_blocks(blocks, &hw)?;
         let clock = timing::clock_choice(&self.clock, &hw)?;
-        rank::rank(&kernel, &hw, &blocks, &req, clock, sample, progress)
+        let opts = sim::SimOptions {
+            compulsory: false,
+            sample,
+            exceed_memory,
+            ..sim::SimOptions::default()
+        };
+        rank::rank(&kernel, &hw, &blocks, &req, clock, &opts, progress)
     }
 
     /// The kernel, the GPU, the launch request without a block shape, and the model constants.

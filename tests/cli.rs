@@ -795,7 +795,8 @@ fn models_refuse_kernels_outside_their_scope_in_one_line() {
 }
 
 /// The progress bar of a long simulation goes to a terminal only: piped, stderr stays empty
-/// (this run takes about 2 s on the two-core CI machine, past the bar's one-second delay).
+/// (this run takes about 2 s on the two-core CI machine, past the bar's one-second delay, and
+/// short of the minute after which a pipe gets a line, and of the cost line's 5 s).
 #[test]
 fn a_long_simulation_writes_no_progress_into_a_pipe() {
     let (code, stdout, stderr) = gputraffic(&[
@@ -879,4 +880,262 @@ fn out_creates_missing_folders() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(png.exists());
+}
+
+/// Runs the binary with `env` set: (exit code, stdout, stderr).
+fn gputraffic_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `tests/data/hw/sampling-small.toml` with `dram.capacity_gib` set, written to a scratch file.
+fn small_gpu_with_memory(test: &str, capacity_gib: f64) -> String {
+    let text = std::fs::read_to_string("tests/data/hw/sampling-small.toml").unwrap();
+    let key = "allocation_granularity_bytes = 2097152";
+    assert!(text.contains(key));
+    let text = text.replacen(key, &format!("{key}\ncapacity_gib = {capacity_gib}"), 1);
+    let path = common::scratch(test).join("small-memory.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn arrays_larger_than_the_gpus_memory_are_an_error_unless_forced() {
+    // star1 at 2048^3 on the 32 GiB V100: two arrays of 2056^3 doubles (P = 4 points of padding
+    // on every side), each rounded up to the 2 MiB allocation unit.
+    let array = (2056u64.pow(3) * 8).div_ceil(2 << 20) * (2 << 20);
+    let gib = format!("{:.1} GiB", 2.0 * array as f64 / (1u64 << 30) as f64);
+    assert_eq!(gib, "129.5 GiB");
+    let big = [
+        "simulate",
+        "--kernel",
+        "star1",
+        "--hw",
+        "v100",
+        "--domain",
+        "2048x2048x2048",
+    ];
+    rejects(
+        &big,
+        &[
+            "star1",
+            &format!("the arrays take {gib} ({} bytes in 2 arrays)", 2 * array),
+            "more than the v100's 32 GiB of memory (dram.capacity_gib)",
+            "--exceed-memory",
+        ],
+    );
+    rejects(
+        &[
+            "rank",
+            "--kernel",
+            "star1",
+            "--hw",
+            "v100",
+            "--domain",
+            "2048x2048x2048",
+            "--blocks",
+            "32x8x4",
+        ],
+        &["star1", &gib, "v100's 32 GiB"],
+    );
+    // A small launch on a GPU of 4 MiB: star1 64^3 takes two arrays of 72^3 doubles (2.99 MB),
+    // 4 MiB each once rounded up to the 2 MiB unit: 8 MiB.
+    let hw = small_gpu_with_memory("exceed-memory", 4.0 / 1024.0);
+    let sim = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate", "--kernel", "star1", "--hw", &hw, "--domain", "64x64x64", "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        gputraffic(&args)
+    };
+    rejects(
+        &[
+            "simulate", "--kernel", "star1", "--hw", &hw, "--domain", "64x64x64",
+        ],
+        &[
+            "the arrays take 0.0 GiB (8388608 bytes in 2 arrays)",
+            "0.00390625 GiB",
+        ],
+    );
+    let (code, forced, stderr) = sim(&["--exceed-memory"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    // Forced, it simulates what the same GPU without a memory size simulates.
+    let (code, unbounded, _) = gputraffic(&[
+        "simulate",
+        "--kernel",
+        "star1",
+        "--hw",
+        "tests/data/hw/sampling-small.toml",
+        "--domain",
+        "64x64x64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(forced, unbounded);
+    let (code, _, stderr) = gputraffic(&[
+        "rank",
+        "--kernel",
+        "star1",
+        "--hw",
+        &hw,
+        "--domain",
+        "64x64x64",
+        "--blocks",
+        "32x8x4",
+        "--exceed-memory",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn every_shipped_gpu_has_a_memory_size() {
+    for (name, _) in gputraffic::input::shipped_hw() {
+        let hw = gputraffic::input::hw::HwConfig::load(name).unwrap();
+        let gib = hw.dram.capacity_gib.unwrap_or_else(|| panic!("{name}"));
+        assert!((3.0..=141.0).contains(&gib), "{name}: {gib} GiB");
+    }
+}
+
+#[test]
+fn a_long_run_announces_its_cost_and_a_short_one_stays_silent() {
+    // star1 64^3: 7 loads and a store per point, 2097152 thread accesses; far below the
+    // 5-second threshold, so nothing on stderr unless a test lowers it.
+    let args = [
+        "simulate",
+        "--kernel",
+        "star1",
+        "--domain",
+        "64x64x64",
+        "--threads",
+        "1",
+        "--format",
+        "json",
+    ];
+    let (code, quiet, stderr) = gputraffic(&args);
+    assert_eq!(code, 0);
+    assert!(stderr.is_empty(), "{stderr}");
+    let (code, out, stderr) = gputraffic_with_env(&args, &[("GPUTRAFFIC_COST_LINE_SECONDS", "0")]);
+    assert_eq!(code, 0);
+    assert_eq!(out, quiet, "the line changes nothing else");
+    assert_eq!(
+        stderr,
+        "note: 2097152 thread accesses on 1 thread: about 0 s (too short for --sample to pay) (estimated at 100 M accesses/s per thread)\n"
+    );
+    // A launch long enough to sample names what sampling would simulate, and a sampled run what
+    // it simulates.
+    let long = [
+        "simulate",
+        "--kernel",
+        "star1",
+        "--hw",
+        "tests/data/hw/sampling-small.toml",
+        "--domain",
+        "128x128x256",
+        "--block",
+        "32x8x4",
+        "--threads",
+        "2",
+    ];
+    let env = [("GPUTRAFFIC_COST_LINE_SECONDS", "0")];
+    let (code, _, stderr) = gputraffic_with_env(&long, &env);
+    assert_eq!(code, 0);
+    let line = stderr.lines().next().unwrap();
+    assert!(
+        line.starts_with(
+            "note: 33554432 thread accesses on 2 threads: about 0 s; --sample would simulate "
+        ),
+        "{line}"
+    );
+    let (code, _, stderr) = gputraffic_with_env(&[&long[..], &["--sample"]].concat(), &env);
+    assert_eq!(code, 0);
+    let line = stderr.lines().next().unwrap();
+    assert!(
+        line.starts_with("note: 33554432 thread accesses on 2 threads: sampled, "),
+        "{line}"
+    );
+    assert!(
+        line.contains(" waves in detail: about 0 s (exactly: about 0 s)"),
+        "{line}"
+    );
+    // rank: one line for its shapes, before them.
+    let rank = [
+        "rank",
+        "--kernel",
+        "star1",
+        "--domain",
+        "64x64x64",
+        "--blocks",
+        "32x8x4,64x4x4",
+        "--threads",
+        "1",
+    ];
+    let (code, _, stderr) = gputraffic_with_env(&rank, &env);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stderr,
+        "note: 2 shapes of 2097152 thread accesses on 1 thread: about 0 s (too short for --sample to pay) (estimated at 100 M accesses/s per thread)\n"
+    );
+    let (code, _, stderr) = gputraffic(&rank);
+    assert_eq!(code, 0);
+    assert!(stderr.is_empty(), "{stderr}");
+    // Sampled, both shapes are too short: one line says so.
+    let (code, _, stderr) = gputraffic(&[&rank[..], &["--sample"]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "note: --sample: 2 of 2 shapes simulated exactly, too short to sample (the first, 32x8x4: too short to sample: "
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn progress_into_a_pipe_is_a_line_per_period_and_a_fallback_says_so() {
+    // star1 128^3 in 32x8x4 blocks on the h200: 2048 blocks, 264 a wave (2 per SM on 132):
+    // 8 waves. With the period at zero every chunk writes a line; at the minute, a short run
+    // none.
+    let args = [
+        "simulate",
+        "--kernel",
+        "star1",
+        "--domain",
+        "128x128x128",
+        "--block",
+        "32x8x4",
+        "--sample",
+    ];
+    let (code, _, stderr) = gputraffic_with_env(&args, &[("GPUTRAFFIC_PROGRESS_SECONDS", "0")]);
+    assert_eq!(code, 0);
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: "))
+        .collect();
+    assert!(!progress.is_empty(), "{stderr}");
+    for l in &progress {
+        assert!(l.contains("/8 waves, "), "{l}");
+    }
+    let (code, _, stderr) = gputraffic(&args);
+    assert_eq!(code, 0);
+    // The only line: the launch is too short to sample.
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("note: --sample: too short to sample: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.trim_end().ends_with("; simulated exactly"),
+        "{stderr}"
+    );
 }

@@ -11,6 +11,7 @@
 use gputraffic::Bound;
 use gputraffic::input::hw::HwConfig;
 use gputraffic::launch::LaunchRequest;
+use gputraffic::metrics;
 use gputraffic::report::Report;
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
@@ -42,6 +43,18 @@ fn bound_with(
         block: Some(block),
         domain: None,
         set,
+    };
+    Bound::with_hw(k, hw, &req).unwrap()
+}
+
+/// `kernel` with `block` and its parameters `set`.
+fn bound_set(kernel: &str, block: [u32; 3], set: &[(&str, i64)]) -> Bound {
+    let k = gputraffic::input::trace::load(kernel).unwrap();
+    let hw = HwConfig::load(HW).unwrap();
+    let req = LaunchRequest {
+        block: Some(block),
+        domain: None,
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
     };
     Bound::with_hw(k, hw, &req).unwrap()
 }
@@ -226,11 +239,101 @@ fn sampled_results_do_not_depend_on_the_chunk_length() {
 }
 
 #[test]
-fn a_launch_too_short_to_sample_is_simulated_exactly() {
+fn a_launch_too_short_to_sample_is_simulated_exactly_and_says_why() {
     let b = bound("star1", [32, 8, 4], [64, 64, 64]);
-    let sampled = run(&b, true);
+    let mut sampled = run(&b, true);
     assert!(sampled.sample.is_none());
-    assert_eq!(sampled, run(&b, false));
+    // 2x8x16 = 256 blocks of 1024 threads, 2 per SM on 8 SMs: 16 waves. Warm-up: the L2's
+    // turnover, 512 KiB over the 2 x 72^3 x 8 B of arrays spread over the waves (373 KB a wave),
+    // 2 waves, plus one = 3. Head: the first label the scheduler sees (1) and 3 waves, so the
+    // interior starts at label 4 and ends before the 2 tail labels of 0..=16: 11 waves, where
+    // 4 strata of 3 counted and 3 warm-up waves need twice 24.
+    let why = sampled.sample_fallback.clone().expect("a reason");
+    assert_eq!(
+        why,
+        "too short to sample: 11 interior waves of 16, sampling needs at least 48 (4 strata of 3 counted and 3 warm-up waves, twice)"
+    );
+    let json = sampled.to_json();
+    assert_eq!(json["simulation"]["sampled"], false);
+    assert_eq!(json["simulation"]["not_sampled_because"], why.as_str());
+    assert!(
+        sampled
+            .render(gputraffic::report::Format::Table)
+            .contains(&why)
+    );
+    sampled.sample_fallback = None;
+    let exact = run(&b, false);
+    assert_eq!(sampled, exact);
+    // Not asked to sample: no reason given.
+    assert!(exact.to_json()["simulation"]["not_sampled_because"].is_null());
+}
+
+/// Each metric the addresses alone decide (L1 requests and sectors of loads, stores and
+/// atomics; the L2's write and atomic sectors, which are the L1's).
+const ADDRESS_METRICS: [&str; 7] = [
+    metrics::L1_LD_REQUESTS,
+    metrics::L1_LD_SECTORS,
+    metrics::L1_ST_SECTORS,
+    metrics::L2_WRITE,
+    metrics::L1_RED_REQUESTS,
+    metrics::L1_RED_SECTORS,
+    metrics::L2_RED,
+];
+
+#[test]
+fn what_the_addresses_decide_is_counted_exactly_under_sampling() {
+    // Ragged domains (edge blocks with guarded-off lanes and warps), a loop whose trips end
+    // early in the last blocks, atomics on a non-affine index (no block is like another there),
+    // with and without the turn skip.
+    let xyz = |x, y, z| vec![("nx", x), ("ny", y), ("nz", z)];
+    for (kernel, block, set, turn_skip) in [
+        ("star4", [32, 8, 4], xyz(128, 128, 256), None),
+        ("star1", [32, 8, 4], xyz(120, 100, 250), Some(0.02)),
+        (
+            "star1-zloop",
+            [32, 8, 1],
+            [xyz(128, 120, 250), vec![("cz", 3)]].concat(),
+            None,
+        ),
+        (
+            "jacobi2d",
+            [32, 8, 1],
+            vec![("nx", 4000), ("ny", 1000)],
+            Some(0.02),
+        ),
+        ("histogram", [256, 1, 1], vec![("n", 1 << 22)], None),
+    ] {
+        let mut b = bound_set(kernel, block, &set);
+        b.hw.schedule.turn_skip = turn_skip;
+        let what = format!("{kernel} {block:?} {set:?}");
+        let exact = run(&b, false);
+        let sampled = run(&b, true);
+        let s = (sampled.sample.as_ref())
+            .unwrap_or_else(|| panic!("{what}: {:?}", sampled.sample_fallback));
+        assert!(s.exact_l1_instruction_counts, "{what}");
+        let intervals = sampled.metrics_ci95().unwrap();
+        let mut checked = 0;
+        for ((name, value), (_, estimate)) in exact.metrics().into_iter().zip(sampled.metrics()) {
+            if !ADDRESS_METRICS.contains(&name) {
+                continue;
+            }
+            assert_eq!(estimate, value, "{what} {name}");
+            let [lo, hi] = intervals.iter().find(|(n, _)| *n == name).unwrap().1;
+            assert_eq!((lo, hi), (value, value), "{what} {name}");
+            checked += 1;
+        }
+        assert!(checked >= 4, "{what}");
+        let (e, p) = (&exact.counts.l1, &sampled.counts.l1);
+        assert_eq!(
+            (e.data_passes, e.block_unique_load_sectors),
+            (p.data_passes, p.block_unique_load_sectors),
+            "{what}"
+        );
+        assert_eq!(
+            e.block_unique_load_lines, p.block_unique_load_lines,
+            "{what}"
+        );
+    }
 }
 
 #[test]

@@ -199,7 +199,7 @@ fn rank(
     };
     py.detach(|| {
         let sample = sample.then(SampleOptions::default);
-        let ranking = on_threads(threads, || spec.rank(&blocks, sample, &|_, _| {}))?;
+        let ranking = on_threads(threads, || spec.rank(&blocks, sample, false, &|_, _| {}))?;
         let json = serde_json::to_string(&ranking.shapes).expect("JSON of plain values");
         Ok((json, ranking.skipped))
     })

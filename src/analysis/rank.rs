@@ -9,7 +9,6 @@ use crate::launch::LaunchRequest;
 use crate::metrics;
 use crate::report::Report;
 use crate::sim::SimOptions;
-use crate::sim::sample::SampleOptions;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -71,10 +70,13 @@ pub struct Ranking {
     pub shapes: Vec<RankedShape>,
     /// Shapes from a named set (`all-N`, `ernst-1024`, …) left out, each with the reason.
     pub skipped: Vec<String>,
+    /// With sampling: the shapes too short to sample, simulated exactly, each as `AxBxC: why`
+    /// (in the order given).
+    pub not_sampled: Vec<String>,
 }
 
 /// Simulates `kernel` on `hw` with each of `blocks` (the rest of the launch from `base`), in
-/// parallel (each sampled with `sample` when given, see [`crate::sim::sample`]), the time model
+/// parallel (each with `opts`: sampled where they say so, see [`crate::sim::sample`]), the time model
 /// at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
 /// each shape with whether it came from a named set (as [`super::sweep::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
@@ -85,7 +87,7 @@ pub fn rank(
     blocks: &[([u32; 3], bool)],
     base: &LaunchRequest,
     clock_ghz: Option<f64>,
-    sample: Option<SampleOptions>,
+    opts: &SimOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Ranking> {
     let mut bound = Vec::new();
@@ -112,27 +114,30 @@ pub fn rank(
     }
     let done = std::sync::atomic::AtomicUsize::new(0);
     progress(0, bound.len());
-    let opts = SimOptions {
-        compulsory: false,
-        sample,
-        ..SimOptions::default()
-    };
-    let mut shapes = bound
+    let shapes = bound
         .par_iter()
         .with_max_len(1)
         .map(|(block, b)| {
-            let r = b.simulate(&opts, clock_ghz)?;
+            let r = b.simulate(opts, clock_ghz)?;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, bound.len());
-            Ok(RankedShape::from_report(*block, &r))
+            let why = (r.sample_fallback.as_ref())
+                .map(|w| format!("{}x{}x{}: {w}", block[0], block[1], block[2]));
+            Ok((RankedShape::from_report(*block, &r), why))
         })
         .collect::<Result<Vec<_>>>()?;
+    let not_sampled = shapes.iter().filter_map(|(_, w)| w.clone()).collect();
+    let mut shapes: Vec<RankedShape> = shapes.into_iter().map(|(s, _)| s).collect();
     shapes.sort_by(|a, b| a.predicted_s.total_cmp(&b.predicted_s));
     let fastest = shapes.first().map_or(1.0, |s| s.predicted_s);
     for s in &mut shapes {
         s.relative = s.predicted_s / fastest;
     }
-    Ok(Ranking { shapes, skipped })
+    Ok(Ranking {
+        shapes,
+        skipped,
+        not_sampled,
+    })
 }
 
 /// The ranking as aligned text, one shape per line.

@@ -498,6 +498,10 @@ pub struct DramConfig {
     pub bandwidth_gbs: f64,
     /// Alignment of large allocations (bytes); arrays are placed at multiples of it.
     pub allocation_granularity_bytes: u64,
+    /// Device memory (GiB, the product's nominal size): a launch whose arrays need more could
+    /// not run there ([`crate::launch::Launch::check_memory`]). Every shipped config has it.
+    #[serde(default)]
+    pub capacity_gib: Option<f64>,
 }
 
 /// Cache bandwidths for the time model.
@@ -753,6 +757,13 @@ impl HwConfig {
             check_split_l2(l2, self.sm.count)?;
         }
         check_schedule(&self.schedule, self.sm.count)?;
+        if self
+            .dram
+            .capacity_gib
+            .is_some_and(|c| !(c > 0.0 && c.is_finite()))
+        {
+            return Err("dram.capacity_gib must be positive".into());
+        }
         if self.dram.allocation_granularity_bytes == 0
             || !self.dram.allocation_granularity_bytes.is_power_of_two()
         {

@@ -392,6 +392,37 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// The device memory the launch's arrays take: each array's bytes rounded up to the GPU's
+    /// allocation granularity, as `cudaMalloc` places them.
+    pub fn array_bytes(&self, hw: &HwConfig) -> u64 {
+        let unit = hw.dram.allocation_granularity_bytes.max(1);
+        (self.arrays.iter())
+            .map(|a| a.bytes().div_ceil(unit).saturating_mul(unit))
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Whether the launch's arrays fit in the GPU's memory (`dram.capacity_gib`; a config without
+    /// it fits anything): an error naming both sizes when they do not, since the kernel could not
+    /// run there.
+    pub fn check_memory(&self, hw: &HwConfig) -> Result<()> {
+        let Some(capacity_gib) = hw.dram.capacity_gib else {
+            return Ok(());
+        };
+        let bytes = self.array_bytes(hw);
+        let gib = bytes as f64 / (1u64 << 30) as f64;
+        if gib <= capacity_gib {
+            return Ok(());
+        }
+        Err(Error::new(
+            &self.source_name,
+            format!(
+                "the arrays take {gib:.1} GiB ({bytes} bytes in {} arrays), more than the {}'s {capacity_gib} GiB of memory (dram.capacity_gib): the kernel could not run there; --exceed-memory simulates it anyway",
+                self.arrays.len(),
+                hw.name
+            ),
+        ))
+    }
+
     /// The L1 capacity of this launch's SMs: what the shared-memory carve-out the driver picks for
     /// its residency leaves ([`crate::input::hw::L1Config::size_for`]).
     pub fn l1_bytes(&self, hw: &HwConfig) -> u64 {

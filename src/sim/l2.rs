@@ -354,6 +354,14 @@ pub struct L2Router {
 }
 
 impl L2Router {
+    /// A router of one shard and no sets, for workers that send nothing on.
+    pub fn unsharded() -> L2Router {
+        L2Router {
+            sets: None,
+            shards: 1,
+        }
+    }
+
     /// The router for `hw`'s L2 (`infinite`: partitions that never evict), `shards` at most;
     /// one shard where the replacement is random.
     pub fn new(hw: &HwConfig, infinite: bool, shards: usize) -> L2Router {

@@ -15,6 +15,7 @@
 
 pub mod cache;
 pub mod coalesce;
+pub mod cost;
 pub mod data_stage;
 pub mod dram;
 pub mod l2;
@@ -57,6 +58,9 @@ pub struct SimOptions {
     pub tick_by_tick: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
+    /// Simulate even when the arrays exceed the GPU's memory ([`Launch::check_memory`]; the
+    /// simulation itself never checks it, [`crate::Bound::simulate`] does).
+    pub exceed_memory: bool,
 }
 
 impl Default for SimOptions {
@@ -70,6 +74,7 @@ impl Default for SimOptions {
             lane_by_lane: false,
             tick_by_tick: false,
             sample: None,
+            exceed_memory: false,
         }
     }
 }
@@ -139,7 +144,8 @@ pub fn simulate_with_progress(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampledCounts {
     /// Point estimates (exact where the blocks alone decide them: instructions, thread accesses
-    /// and active warps; the ticks are estimated like the traffic).
+    /// and active warps, and for the simple form [`sample::ADDRESS_FIELDS`]; the ticks are
+    /// estimated like the traffic).
     pub counts: Counts,
     /// Lower ends of the intervals, as counts.
     pub lo: Counts,
@@ -153,6 +159,9 @@ pub struct SampledCounts {
     pub waves_counted: u64,
     /// Waves the scheduler jumped over without scheduling them ([`Scheduler::fast_forward`]).
     pub waves_jumped: u64,
+    /// Whether the L1 counts that the addresses alone decide ([`sample::ADDRESS_FIELDS`]) were
+    /// counted over every warp (programs of the simple form) rather than estimated.
+    pub exact_l1_instruction_counts: bool,
 }
 
 /// Simulates `launch` on `hw` by sampling waves ([`sample`]); `None` when the launch is too
@@ -168,7 +177,19 @@ pub fn simulate_sampled(
         return Ok(None);
     };
     let (counts, tallies, gaps, merges) = pipeline(launch, hw, opts, Some(&plan), progress)?;
-    let e = sample::estimate(&plan, &tallies, counts.warp_instructions);
+    let mut e = sample::estimate(&plan, &tallies, counts.warp_instructions);
+    // What the addresses alone decide is counted over every warp, not estimated: a wave's
+    // labels cut warps' programs anywhere, so its share of loads and stores is not the
+    // launch's, and the ratio estimate had them off by up to 0.2%.
+    let cx = GenContext::new(launch, !opts.lane_by_lane);
+    let exact_l1 = sm_stage::instruction_counts(launch, &cx, opts.compulsory)?;
+    if let Some(l1) = &exact_l1 {
+        let exact = sample::fields(&Counts {
+            l1: *l1,
+            ..Counts::default()
+        });
+        e = e.with_exact_address_fields(&exact);
+    }
     let estimated = |values: &[u64; sample::FIELDS]| {
         let mut c = sample::with_fields(&counts, values);
         c.l1.wavefronts = wavefronts(launch, hw, &c.l1, c.warps_launched);
@@ -200,6 +221,7 @@ pub fn simulate_sampled(
             .filter(|m| **m == sample::WaveMode::Count)
             .count() as u64,
         waves_jumped: tallies.jumped_blocks / plan.blocks_per_wave,
+        exact_l1_instruction_counts: exact_l1.is_some(),
     }))
 }
 

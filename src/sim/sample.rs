@@ -105,8 +105,18 @@ pub struct WavePlan {
 
 impl WavePlan {
     /// The plan for `launch`, or `None` when the launch is too short for sampling to pay (it is
-    /// then simulated exactly).
+    /// then simulated exactly; [`WavePlan::plan`] says why).
     pub fn new(launch: &Launch, hw: &HwConfig, o: &SampleOptions) -> Option<WavePlan> {
+        WavePlan::plan(launch, hw, o).ok()
+    }
+
+    /// The plan for `launch`, or why it is simulated exactly: a sentence naming its interior
+    /// waves and the least that sampling needs.
+    pub fn plan(
+        launch: &Launch,
+        hw: &HwConfig,
+        o: &SampleOptions,
+    ) -> std::result::Result<WavePlan, String> {
         let b = (launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64).max(1);
         let last = launch.total_blocks / b;
         let g = launch.grid;
@@ -140,8 +150,11 @@ impl WavePlan {
         let interior = hi.saturating_sub(lo);
         // Each stratum needs room for its counted waves, and sampling must leave most waves
         // out to be worth its warm-ups.
-        if interior < strata * (counted + warmup) * 2 {
-            return None;
+        let needed = strata * (counted + warmup) * 2;
+        if interior < needed {
+            return Err(format!(
+                "too short to sample: {interior} interior waves of {waves}, sampling needs at least {needed} ({strata} strata of {counted} counted and {warmup} warm-up waves, twice)"
+            ));
         }
         let mut modes = vec![WaveMode::Skip; last as usize + 1];
         for m in modes.iter_mut().take(lo as usize) {
@@ -171,7 +184,7 @@ impl WavePlan {
             warm(&mut modes, start);
             plan_strata.push(((a, z), labels));
         }
-        Some(WavePlan {
+        Ok(WavePlan {
             blocks_per_wave: b,
             modes,
             interior: (lo, hi),
@@ -309,6 +322,31 @@ pub struct Estimate {
     pub lo: [u64; FIELDS],
     /// Upper ends.
     pub hi: [u64; FIELDS],
+}
+
+/// The places in [`FIELDS`] of the L1's counts that the lanes' addresses alone decide, whatever
+/// the schedule and the caches: requests and sectors of loads, stores and atomics, the blocks'
+/// distinct load sectors and lines, the data-stage passes. A sampled simulation of the simple
+/// form counts them over every warp ([`crate::sim::sm_stage::instruction_counts`]) instead of
+/// estimating them.
+pub const ADDRESS_FIELDS: [usize; 9] = [0, 1, 3, 4, 5, 6, 9, 10, 11];
+
+impl Estimate {
+    /// Replaces the estimates of [`ADDRESS_FIELDS`] by the exact values in `exact`, intervals
+    /// of zero width, and those of the L2's write and atomic sectors by the L1's store and
+    /// atomic sectors.
+    pub fn with_exact_address_fields(mut self, exact: &[u64; FIELDS]) -> Estimate {
+        // Every store and atomic sector of the L1 goes on to the L2 (write-through, atomics
+        // bypass it): the L2's write and atomic sectors are the L1's.
+        let mut exact = *exact;
+        for (l2, l1) in [(14, 4), (17, 11)] {
+            exact[l2] = exact[l1];
+        }
+        for f in ADDRESS_FIELDS.into_iter().chain([14, 17]) {
+            (self.point[f], self.lo[f], self.hi[f]) = (exact[f], exact[f], exact[f]);
+        }
+        self
+    }
 }
 
 /// The places in [`FIELDS`] of the L1's load, store and atomic requests: every warp

@@ -748,6 +748,15 @@ fn lane_accesses(program: &Program, info: &WarpInfo) -> u64 {
     lanes * outside + body * lane_trips
 }
 
+/// The lane accesses (thread accesses) of block `b` of a launch of the simple form.
+pub fn block_thread_accesses(launch: &Launch, b: u64) -> Result<u64> {
+    Ok(block_warps(launch, b)?
+        .iter()
+        .filter(|info| info.instructions > 0)
+        .map(|info| lane_accesses(&launch.program, info))
+        .sum())
+}
+
 /// What the warps of a launch of the simple form issue in all, whatever the schedule: warp
 /// instructions, lane accesses and warps with at least one instruction.
 pub fn simple_totals(launch: &Launch) -> Result<(u64, u64, u64)> {

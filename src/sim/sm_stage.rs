@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::input::expr::Compiled;
 use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
-use crate::launch::geometry::{block_coords, thread_coords};
+use crate::launch::geometry::{WarpInfo, block_coords, thread_coords};
 use crate::launch::{Launch, Layout, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Geometry, XorIndex};
@@ -54,6 +54,25 @@ pub struct L1Counters {
 }
 
 impl L1Counters {
+    /// These counters less `o` (counters taken earlier from the same SM).
+    pub fn minus(&self, o: &L1Counters) -> L1Counters {
+        L1Counters {
+            load_requests: self.load_requests - o.load_requests,
+            load_sectors: self.load_sectors - o.load_sectors,
+            load_miss_sectors: self.load_miss_sectors - o.load_miss_sectors,
+            store_requests: self.store_requests - o.store_requests,
+            store_sectors: self.store_sectors - o.store_sectors,
+            block_unique_load_sectors: self.block_unique_load_sectors - o.block_unique_load_sectors,
+            block_unique_load_lines: self.block_unique_load_lines - o.block_unique_load_lines,
+            load_miss_request_lines: self.load_miss_request_lines - o.load_miss_request_lines,
+            load_partial_lines: self.load_partial_lines - o.load_partial_lines,
+            data_passes: self.data_passes - o.data_passes,
+            atomic_requests: self.atomic_requests - o.atomic_requests,
+            atomic_sectors: self.atomic_sectors - o.atomic_sectors,
+            wavefronts: self.wavefronts - o.wavefronts,
+        }
+    }
+
     /// Adds another SM's counters.
     pub fn add(&mut self, o: &L1Counters) {
         self.load_requests += o.load_requests;
@@ -519,6 +538,9 @@ pub struct SmWorker {
     /// Index into `footprints` of the block of the last load.
     current: usize,
     track_compulsory: bool,
+    /// Whether instructions reach the L1 and the L2; without, only what the addresses alone
+    /// decide is counted ([`instruction_counts`]).
+    traffic: bool,
     /// The lines and sectors the load at hand missed.
     misses: Vec<(u64, u8)>,
 }
@@ -578,7 +600,28 @@ impl SmWorker {
             footprints: Vec::new(),
             current: 0,
             track_compulsory,
+            traffic: true,
             misses: Vec::with_capacity(32),
+        }
+    }
+
+    /// A worker that only counts what the addresses alone decide: requests, sectors, data-stage
+    /// passes and (with `track_compulsory`) each block's distinct load sectors and lines. No L1,
+    /// nothing sent on.
+    fn counting(track_compulsory: bool) -> SmWorker {
+        SmWorker {
+            l1: Cache::infinite(),
+            caches_loads: false,
+            coalescer: Coalescer::default(),
+            addrs: [0; 32],
+            counters: L1Counters::default(),
+            out: Vec::new(),
+            router: L2Router::unsharded(),
+            footprints: Vec::new(),
+            current: 0,
+            track_compulsory,
+            traffic: false,
+            misses: Vec::new(),
         }
     }
 
@@ -800,6 +843,12 @@ impl SmWorker {
             self.coalescer.lines = lines;
         }
         let c = &mut self.counters;
+        if !self.traffic {
+            c.load_sectors += (self.coalescer.lines.iter())
+                .map(|r| r.sectors.count_ones() as u64)
+                .sum::<u64>();
+            return;
+        }
         self.misses.clear();
         for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
             c.load_sectors += sectors.count_ones() as u64;
@@ -840,6 +889,9 @@ impl SmWorker {
         c.atomic_requests += 1;
         for r in &self.coalescer.lines {
             c.atomic_sectors += r.sectors.count_ones() as u64;
+            if !self.traffic {
+                continue;
+            }
             self.out[self.router.shard(r.line)].push(tick, L2Op::Atomic, r.line, r.sectors);
         }
     }
@@ -852,7 +904,115 @@ impl SmWorker {
         c.store_requests += 1;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
+            if !self.traffic {
+                continue;
+            }
             self.out[self.router.shard(r.line)].push_store(tick, r.line, r.sectors, r.bytes);
         }
     }
+}
+
+/// What the warp instructions of a launch of the simple form send to the L1, whatever the
+/// schedule and the caches: every warp's every instruction generated and coalesced as the per-SM
+/// stage does, and only its requests, sectors, data-stage passes and (with `track_compulsory`)
+/// its block's distinct load sectors and lines counted. The L1's hit-and-miss counters stay
+/// zero. `None` for programs of another form (their warps are walked by cursors). A sampled
+/// simulation takes these counts from here instead of estimating them.
+///
+/// A block's counts depend only on its warps' lanes and trips and on where its accesses start
+/// relative to one another and to a 128-byte line (moving every address by whole lines moves
+/// every line alike and keeps every bank), so where every index is affine, blocks with the same
+/// key (`block_key`) are worked out once: the interior blocks of a stencil are one block. Such
+/// blocks are not bounds-checked again (a simulation checks what it simulates in detail).
+pub fn instruction_counts(
+    launch: &Launch,
+    cx: &GenContext,
+    track_compulsory: bool,
+) -> Result<Option<L1Counters>> {
+    use rayon::prelude::*;
+    use std::collections::HashMap;
+    if !launch.program.simple {
+        return Ok(None);
+    }
+    let (pre, body) = (cx.layout.pre, cx.layout.body);
+    let affine = cx.accesses.iter().all(|a| a.fast.is_some());
+    let counters = (0..launch.total_blocks)
+        .into_par_iter()
+        .try_fold(
+            || {
+                let known: HashMap<Vec<i64>, L1Counters> = HashMap::new();
+                (SmWorker::counting(track_compulsory), known)
+            },
+            |(mut w, mut known), b| {
+                let block_xyz = block_coords(b, cx.grid);
+                let warps = crate::launch::geometry::block_warps(launch, b)?;
+                let key = affine.then(|| block_key(cx, &warps, block_xyz));
+                if let Some(c) = key.as_ref().and_then(|k| known.get(k)) {
+                    w.counters.add(c);
+                    return Ok((w, known));
+                }
+                let before = w.counters;
+                let mut slots = [0i64; SLOTS];
+                for (warp, info) in warps.iter().enumerate() {
+                    let trips = info.trips as u64;
+                    for i in 0..info.instructions {
+                        let (access, iteration) = cx.layout.decode(i, trips);
+                        // As the scheduler masks them: lanes leave the loop at their own trips.
+                        let in_loop = i >= pre && i < pre + body * trips;
+                        let mut iterations = [0; MAX_LOOP_DEPTH];
+                        iterations[0] = iteration as u32;
+                        let issue = Issue {
+                            tick: 0,
+                            block: b as u32,
+                            iterations,
+                            mask: if in_loop {
+                                info.loop_mask(iteration as u32)
+                            } else {
+                                info.mask
+                            },
+                            warp: warp as u16,
+                            access: access as u16,
+                        };
+                        w.issue(cx, &issue, block_xyz, &mut slots)?;
+                    }
+                }
+                w.block_finished(b as u32);
+                if let Some(k) = key {
+                    known.insert(k, w.counters.minus(&before));
+                }
+                Ok((w, known))
+            },
+        )
+        .map(|r: Result<(SmWorker, _)>| r.map(|(w, _)| w.counters))
+        .try_reduce(L1Counters::default, |mut a, b| {
+            a.add(&b);
+            Ok(a)
+        })?;
+    Ok(Some(counters))
+}
+
+/// What a block's counts in [`instruction_counts`] depend on, where every index is affine: each
+/// warp's lanes and trips, and each access's first address (loop iterations 0) less the first
+/// access's, rounded down to its line, with that line's offset kept.
+fn block_key(cx: &GenContext, warps: &[WarpInfo], block_xyz: [i64; 3]) -> Vec<i64> {
+    let mut key = Vec::with_capacity(warps.len() * 2 + cx.accesses.len());
+    for w in warps {
+        key.push(w.mask as i64);
+        key.push(w.trips as i64);
+        if let Some(t) = &w.lane_trips {
+            key.extend(t.iter().map(|&n| n as i64));
+            key.push(-1);
+        }
+    }
+    let zero = [0; MAX_LOOP_DEPTH];
+    let bases = cx
+        .accesses
+        .iter()
+        .filter_map(|a| a.fast.as_ref().map(|f| f.warp_base(a, block_xyz, &zero)));
+    let mut origin = None;
+    for base in bases {
+        let o = *origin.get_or_insert(base.div_euclid(128) * 128);
+        key.push(base.wrapping_sub(o));
+    }
+    key
 }
