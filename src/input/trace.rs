@@ -953,7 +953,8 @@ fn is_condition(e: &Expr) -> bool {
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_traces.rs"));
 /// Loads a kernel by path, by the name of a shipped trace (`star1` → `traces/star1.toml`), or
-/// from standard input when `name_or_path` is `-` (a code generator's pipe).
+/// from standard input when `name_or_path` is `-` (a code generator's pipe); a `.ptx` or `.cu`
+/// path is lifted ([`crate::input::ptx`]) with the default options.
 pub fn load(name_or_path: &str) -> Result<Kernel> {
     if name_or_path == "-" {
         let mut text = String::new();
@@ -962,6 +963,11 @@ pub fn load(name_or_path: &str) -> Result<Kernel> {
         return Kernel::parse(&text, "<stdin>");
     }
     let path = std::path::Path::new(name_or_path);
+    if path.exists() && crate::input::ptx::is_liftable(name_or_path) {
+        // PTX or CUDA source with one kernel; `gputraffic simulate/rank --entry` picks among several
+        let options = crate::input::ptx::LiftOptions::default();
+        return crate::input::ptx::lift_file(name_or_path, &options).map(|l| l.kernel);
+    }
     if path.exists() {
         return Kernel::load(path);
     }
