@@ -319,7 +319,7 @@ struct RankArgs {
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
     let spec = LaunchSpec {
-        kernel: kernel_source(&a.kernel, &a.hw, &a.lift)?,
+        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
         hw: a.hw.clone(),
         block: None,
         domain: a.domain.clone(),
@@ -510,7 +510,7 @@ fn lift_options(hw: &str, l: &LiftArgs) -> Result<gputraffic::input::ptx::LiftOp
 
 /// The kernel `--kernel` names: a .ptx or .cu file is lifted here (once, its warnings on
 /// stderr), anything else loaded as a trace.
-fn kernel_source(kernel: &str, hw: &str, l: &LiftArgs) -> Result<KernelSource> {
+fn kernel_source(kernel: &str, hw: &str, l: &LiftArgs, set: &[String]) -> Result<KernelSource> {
     if !gputraffic::input::ptx::is_liftable(kernel) {
         let given = l.entry.is_some()
             || l.nvcc.is_some()
@@ -522,12 +522,21 @@ fn kernel_source(kernel: &str, hw: &str, l: &LiftArgs) -> Result<KernelSource> {
         if given {
             return Err(Error::new(
                 "--kernel",
-                format!("'{kernel}' is a trace: --entry, --nvcc, --nvcc-arg, --grid, --registers, --extent and --updates apply to .ptx and .cu kernels only"),
+                format!(
+                    "'{kernel}' is a trace: --entry, --nvcc, --nvcc-arg, --grid, --registers, --extent and --updates apply to .ptx and .cu kernels only"
+                ),
             ));
         }
         return Ok(KernelSource::Load(kernel.to_string()));
     }
-    let lifted = gputraffic::input::ptx::lift_file(kernel, &lift_options(hw, l)?)?;
+    let mut options = lift_options(hw, l)?;
+    // parameters given with --set need no default (and no warning that they lack one)
+    options.defaults = set
+        .iter()
+        .filter_map(|s| s.split_once('='))
+        .filter_map(|(n, v)| Some((n.trim().to_string(), v.trim().parse::<i64>().ok()?)))
+        .collect();
+    let lifted = gputraffic::input::ptx::lift_file(kernel, &options)?;
     for w in &lifted.warnings {
         eprintln!("warning: {w}");
     }
@@ -549,7 +558,7 @@ fn lift(a: &LiftCommandArgs) -> Result<String> {
 /// The launch `simulate` and `predict` ask for.
 fn launch_spec(a: &LaunchArgs) -> Result<LaunchSpec> {
     Ok(LaunchSpec {
-        kernel: kernel_source(&a.kernel, &a.hw, &a.lift)?,
+        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
         hw: a.hw.clone(),
         block: a.block.clone(),
         domain: a.domain.clone(),

@@ -102,19 +102,40 @@ fn lifted_stencils_count_exactly_as_the_hand_written_traces() {
                 lift.l1.load_miss_sectors, hand.l1.load_miss_sectors,
                 "{entry}, block {block:?}, domain {n:?}"
             );
-            assert_eq!(lift.dram, hand.dram, "{entry}, block {block:?}, domain {n:?}");
+            assert_eq!(
+                lift.dram, hand.dram,
+                "{entry}, block {block:?}, domain {n:?}"
+            );
         }
     }
 }
 
 #[test]
 fn lifted_jacobi2d_counts_exactly_as_the_hand_written_trace() {
-    let kernel = || lifted(NEW_KERNELS, "jacobi2d", 32, &[("in", "(nx + 2) * (ny + 2)"), ("out", "(nx + 2) * (ny + 2)")]);
-    for (block, n) in [([32, 8, 1], [64, 64]), ([16, 4, 1], [70, 33]), ([128, 2, 1], [129, 5])] {
+    let kernel = || {
+        lifted(
+            NEW_KERNELS,
+            "jacobi2d",
+            32,
+            &[
+                ("in", "(nx + 2) * (ny + 2)"),
+                ("out", "(nx + 2) * (ny + 2)"),
+            ],
+        )
+    };
+    for (block, n) in [
+        ([32, 8, 1], [64, 64]),
+        ([16, 4, 1], [70, 33]),
+        ([128, 2, 1], [129, 5]),
+    ] {
         let set = [("nx", n[0]), ("ny", n[1])];
         let lift = counts(kernel(), block, &set);
         let hand = counts(shipped("jacobi2d"), block, &set);
-        assert_eq!(coalescing(&lift), coalescing(&hand), "block {block:?}, domain {n:?}");
+        assert_eq!(
+            coalescing(&lift),
+            coalescing(&hand),
+            "block {block:?}, domain {n:?}"
+        );
         assert_eq!(lift.dram, hand.dram, "block {block:?}, domain {n:?}");
     }
 }
@@ -135,15 +156,39 @@ fn lifted_star1_reads_the_hand_derived_indices() {
     let c = "pitch * y + plane * z + 4 * pitch + 4 * plane + x + 4";
     let expected = [
         format!("{{ load = \"in\", index = \"{c}\" }},  # PTX line 675"),
-        format!("{{ load = \"in\", index = \"{}\" }},  # PTX line 676", c.replace("x + 4", "x + 5")),
-        format!("{{ load = \"in\", index = \"{}\" }},  # PTX line 677", c.replace("x + 4", "x + 3")),
-        format!("{{ load = \"in\", index = \"{}\" }},  # PTX line 682", c.replace("4 * pitch", "3 * pitch")),
-        format!("{{ load = \"in\", index = \"{}\" }},  # PTX line 686", c.replace("4 * pitch", "5 * pitch")),
-        format!("{{ load = \"in\", index = \"{}\" }},  # PTX line 691", c.replace("4 * plane", "3 * plane")),
-        format!("{{ load = \"in\", index = \"{}\" }},  # PTX line 695", c.replace("4 * plane", "5 * plane")),
+        format!(
+            "{{ load = \"in\", index = \"{}\" }},  # PTX line 676",
+            c.replace("x + 4", "x + 5")
+        ),
+        format!(
+            "{{ load = \"in\", index = \"{}\" }},  # PTX line 677",
+            c.replace("x + 4", "x + 3")
+        ),
+        format!(
+            "{{ load = \"in\", index = \"{}\" }},  # PTX line 682",
+            c.replace("4 * pitch", "3 * pitch")
+        ),
+        format!(
+            "{{ load = \"in\", index = \"{}\" }},  # PTX line 686",
+            c.replace("4 * pitch", "5 * pitch")
+        ),
+        format!(
+            "{{ load = \"in\", index = \"{}\" }},  # PTX line 691",
+            c.replace("4 * plane", "3 * plane")
+        ),
+        format!(
+            "{{ load = \"in\", index = \"{}\" }},  # PTX line 695",
+            c.replace("4 * plane", "5 * plane")
+        ),
         format!("{{ store = \"out\", index = \"{c}\" }},  # PTX line 700"),
     ];
-    let body: Vec<&str> = k.toml.lines().skip_while(|l| *l != "body = [").skip(1).map(str::trim).collect();
+    let body: Vec<&str> = k
+        .toml
+        .lines()
+        .skip_while(|l| *l != "body = [")
+        .skip(1)
+        .map(str::trim)
+        .collect();
     assert_eq!(&body[..8], expected.map(|s| s).as_slice());
     assert!(k.toml.contains("guard = \"x < nx && y < ny && z < nz\"\n"));
     assert!(k.toml.contains(
@@ -152,7 +197,10 @@ fn lifted_star1_reads_the_hand_derived_indices() {
     assert!(k.toml.contains("lattice_updates = \"nx * ny * nz\"\n"));
     // 0.5 * in[c] + 0.1 * (six adds): five adds, one mul, one FMA (two) = 8, the trace's figure
     assert_eq!(k.kernel.flops_per_update, Some(8.0));
-    assert_eq!(k.kernel.params.keys().collect::<Vec<_>>(), ["nx", "ny", "nz", "pitch", "plane"]);
+    assert_eq!(
+        k.kernel.params.keys().collect::<Vec<_>>(),
+        ["nx", "ny", "nz", "pitch", "plane"]
+    );
     // the footprint of the guarded threads: the largest index read is c + plane at the corner
     // (nx-1, ny-1, nz-1), or c + pitch or c + 1 where plane or pitch is small
     let dims = k.toml.lines().find(|l| l.starts_with("dims")).unwrap();
@@ -290,5 +338,183 @@ fn what_cannot_be_lifted_is_one_line_naming_the_ptx_line() {
     assert_eq!(
         refuse(STENCILS, "stra"),
         "--entry: no kernel 'stra' in tests/data/ptx/stencils.ptx; it holds box27, star1_zloop, copy, fill, star<1>, star<4>"
+    );
+}
+
+mod common;
+use common::{gputraffic, rejects, scratch};
+
+#[test]
+fn lift_prints_the_trace_that_simulate_reads() {
+    let (code, toml, _) = gputraffic(&["lift", STENCILS, "--entry", "copy", "--registers", "10"]);
+    assert_eq!(code, 0);
+    assert!(toml.starts_with("# Lifted by gputraffic from tests/data/ptx/stencils.ptx, entry _Z4copyPKdPdiiiil.\nname = \"copy\"\n"));
+    let dir = scratch("lift-cli");
+    let file = dir.join("copy.toml");
+    std::fs::write(&file, &toml).unwrap();
+    let set = [
+        "--domain",
+        "40x20x10",
+        "--set",
+        "pitch=48",
+        "--set",
+        "plane=1344",
+        "--format",
+        "json",
+    ];
+    let from_text =
+        gputraffic(&[&["simulate", "--kernel", file.to_str().unwrap()], &set[..]].concat());
+    let from_ptx = gputraffic(
+        &[
+            &[
+                "simulate",
+                "--kernel",
+                STENCILS,
+                "--entry",
+                "copy",
+                "--registers",
+                "10",
+            ],
+            &set[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(from_text.0, 0, "{}", from_text.2);
+    assert_eq!(from_ptx.0, 0, "{}", from_ptx.2);
+    assert_eq!(from_text.1, from_ptx.1);
+    // parameters given with --set are not reported as missing
+    assert!(!from_ptx.2.contains("default to 0"), "{}", from_ptx.2);
+    assert!(
+        from_ptx.1.contains("\"thread_accesses\": 16000"),
+        "{}",
+        from_ptx.1
+    );
+}
+
+#[test]
+fn the_command_line_refuses_what_cannot_be_lifted_in_one_line() {
+    rejects(
+        &["lift", CONSTRUCTS, "--entry", "chase", "--registers", "8"],
+        &[
+            "constructs.ptx: line 204",
+            "depends on the value loaded at line 201",
+        ],
+    );
+    rejects(
+        &["simulate", "--kernel", NEW_KERNELS, "--entry", "histogram"],
+        &["new_kernels.ptx: line 513", "atomic cannot be lifted"],
+    );
+    rejects(
+        &["simulate", "--kernel", STENCILS],
+        &["stencils.ptx", "holds 6 kernels", "--entry"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--entry", "copy"],
+        &["--kernel", "apply to .ptx and .cu kernels only"],
+    );
+    rejects(
+        &["lift", "traces/star1.toml"],
+        &["lift reads .ptx and .cu files only"],
+    );
+    rejects(
+        &["lift", STENCILS, "--entry", "copy", "--grid", "1,2"],
+        &["--grid", "not three expressions"],
+    );
+    let dir = scratch("lift-truncated");
+    let cut = dir.join("cut.ptx");
+    let text = std::fs::read_to_string(STENCILS).unwrap();
+    std::fs::write(&cut, &text[..text.find("$L__BB2_2:").unwrap()]).unwrap();
+    rejects(
+        &["lift", cut.to_str().unwrap(), "--entry", "copy"],
+        &[
+            "cut.ptx: line 420",
+            "the body of _Z4copyPKdPdiiiil does not end",
+        ],
+    );
+}
+
+/// `.cu` → nvcc → PTX → trace, end to end; skipped without nvcc (scripts/test-cuda.sh installs
+/// it from the package index and runs this test).
+#[test]
+fn cuda_source_lifts_through_nvcc_with_registers_and_names_from_the_toolchain() {
+    let Some(nvcc) = gputraffic::input::ptx::nvcc::find_tool("nvcc", &LiftOptions::default())
+    else {
+        eprintln!("skipped: no nvcc (scripts/install-nvcc.sh installs one)");
+        return;
+    };
+    let dir = scratch("lift-cuda");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+            .args(args)
+            .env("XDG_CACHE_HOME", &dir)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let nvcc = nvcc.to_str().unwrap();
+    let (code, toml, stderr) = run(&[
+        "lift",
+        "tests/data/ptx/stencils.cu",
+        "--entry",
+        "star<1>",
+        "--nvcc",
+        nvcc,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // ptxas's count for sm_90 (22 with CUDA 13.0 and 13.5; it may move by a few across versions)
+    let registers: u32 = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("registers_per_thread = "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((16..=32).contains(&registers), "{registers}");
+    assert!(toml.contains("guard = \"x < nx && y < ny && z < nz\""));
+    let cached = std::fs::read_dir(dir.join("gputraffic/ptx"))
+        .unwrap()
+        .count();
+    assert_eq!(cached, 2, "the PTX and ptxas's report are cached");
+    // the second run reads the cache: the same trace
+    let again = run(&[
+        "lift",
+        "tests/data/ptx/stencils.cu",
+        "--entry",
+        "star<1>",
+        "--nvcc",
+        nvcc,
+    ]);
+    assert_eq!(again.1, toml);
+    let set = [
+        "--domain",
+        "40x20x10",
+        "--set",
+        "pitch=48",
+        "--set",
+        "plane=1344",
+        "--format",
+        "json",
+    ];
+    let from_cu = run(&[
+        &[
+            "simulate",
+            "--kernel",
+            "tests/data/ptx/stencils.cu",
+            "--entry",
+            "star<1>",
+            "--nvcc",
+            nvcc,
+        ],
+        &set[..],
+    ]
+    .concat());
+    assert_eq!(from_cu.0, Some(0), "{}", from_cu.2);
+    assert!(
+        from_cu.1.contains("\"thread_accesses\": 64000"),
+        "{}",
+        from_cu.1
     );
 }

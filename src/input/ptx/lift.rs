@@ -4,9 +4,9 @@
 //! which each block runs, and every global access with its address and condition. The result
 //! is written as trace TOML (one path: what `lift` prints is what `simulate` reads).
 
+use super::LiftOptions;
 use super::parse::{Entry, Instruction, StatementKind};
 use super::symbolic::{Comparison, Dnf, Poly};
-use super::LiftOptions;
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
@@ -55,7 +55,7 @@ const DIMS: [&str; 3] = ["x", "y", "z"];
 /// Bytes of one element of a PTX type suffix (`f64` → 8).
 fn type_bytes(t: &str) -> Option<u32> {
     let bits: u32 = t.get(1..)?.parse().ok()?;
-    (matches!(t.as_bytes()[0], b'f' | b'u' | b's' | b'b') && bits % 8 == 0 && bits > 0)
+    (matches!(t.as_bytes()[0], b'f' | b'u' | b's' | b'b') && bits.is_multiple_of(8) && bits > 0)
         .then_some(bits / 8)
 }
 
@@ -132,18 +132,24 @@ impl<'a> Lifter<'a> {
             ]
             .iter()
             .find_map(|(p, t)| special.strip_prefix(p).map(|d| (t, d)));
-            if let Some((t, d)) = mapped {
-                if DIMS.contains(&d) {
-                    return Val::Int(Poly::atom(format!("{t}{d}")));
-                }
+            if let Some((t, d)) = mapped
+                && DIMS.contains(&d)
+            {
+                return Val::Int(Poly::atom(format!("{t}{d}")));
             }
             if let Some(v) = state.regs.get(op) {
                 return v.clone();
             }
-            if special.contains('.') || !state.regs.contains_key(op) && !special.starts_with(['r', 'p', 'f']) {
-                return Val::Unknown(format!("the special register {op} (line {line}) is not lifted"));
+            if special.contains('.')
+                || !state.regs.contains_key(op) && !special.starts_with(['r', 'p', 'f'])
+            {
+                return Val::Unknown(format!(
+                    "the special register {op} (line {line}) is not lifted"
+                ));
             }
-            return Val::Unknown(format!("register {op} is read before it is set (line {line})"));
+            return Val::Unknown(format!(
+                "register {op} is read before it is set (line {line})"
+            ));
         }
         if let Some(v) = parse_int(op) {
             return Val::Int(Poly::constant(v));
@@ -173,7 +179,8 @@ impl<'a> Lifter<'a> {
             Val::Int(_) => return Err(format!("an integer is used as a predicate (line {line})")),
         };
         if negated {
-            p.not().ok_or_else(|| format!("the predicate at line {line} grows too large"))
+            p.not()
+                .ok_or_else(|| format!("the predicate at line {line} grows too large"))
         } else {
             Ok(p)
         }
@@ -186,7 +193,10 @@ impl<'a> Lifter<'a> {
             .and_then(|s| s.strip_suffix(']'))
             .ok_or_else(|| format!("malformed address '{op}' (line {line})"))?
             .trim();
-        let split = inner[1..].find(['+', '-']).map(|i| i + 1);
+        let split = inner
+            .get(1..)
+            .and_then(|rest| rest.find(['+', '-']))
+            .map(|i| i + 1);
         let (base, offset) = match split {
             Some(i) => (&inner[..i], inner[i..].replace("+-", "-").replace('+', "")),
             None => (inner, String::new()),
@@ -199,7 +209,8 @@ impl<'a> Lifter<'a> {
         let offset = if offset.is_empty() {
             0
         } else {
-            parse_int(offset.trim()).ok_or_else(|| format!("malformed address '{op}' (line {line})"))?
+            parse_int(offset.trim())
+                .ok_or_else(|| format!("malformed address '{op}' (line {line})"))?
         };
         base.add(&Poly::constant(offset))
             .ok_or_else(|| format!("the address at line {line} overflows"))
@@ -259,14 +270,17 @@ impl<'a> Lifter<'a> {
                         }
                         let taken = self.predicate_of(&state, ins, line)?;
                         let mut branch = state.clone();
-                        branch.reached = state
-                            .reached
-                            .and(&taken)
-                            .ok_or_else(|| self.err(line, "the branch condition grows too large"))?;
+                        branch.reached = state.reached.and(&taken).ok_or_else(|| {
+                            self.err(line, "the branch condition grows too large")
+                        })?;
                         state.reached = state
                             .reached
-                            .and(&taken.not().ok_or_else(|| self.err(line, "the branch condition grows too large"))?)
-                            .ok_or_else(|| self.err(line, "the branch condition grows too large"))?;
+                            .and(&taken.not().ok_or_else(|| {
+                                self.err(line, "the branch condition grows too large")
+                            })?)
+                            .ok_or_else(|| {
+                                self.err(line, "the branch condition grows too large")
+                            })?;
                         pending.entry(to).or_default().push(branch);
                         continue;
                     }
@@ -293,14 +307,23 @@ impl<'a> Lifter<'a> {
             Some((p, negated)) => {
                 let name = if *negated { format!("!{p}") } else { p.clone() };
                 self.pred(state, &name, line).map_err(|why| {
-                    self.err(line, format!("the branch or exit condition cannot be lifted: {why}"))
+                    self.err(
+                        line,
+                        format!("the branch or exit condition cannot be lifted: {why}"),
+                    )
                 })
             }
         }
     }
 
     /// The state at a label: the fall-through path joined with the branches to it.
-    fn join(&self, current: State, incoming: Vec<State>, label: &str, line: usize) -> Result<State> {
+    fn join(
+        &self,
+        current: State,
+        incoming: Vec<State>,
+        label: &str,
+        line: usize,
+    ) -> Result<State> {
         let mut paths: Vec<State> = Vec::new();
         if !current.reached.terms.is_empty() {
             paths.push(current);
@@ -348,14 +371,23 @@ impl<'a> Lifter<'a> {
         let dest = ins.operands.first().cloned().unwrap_or_default();
         match op {
             "call" => return Err(self.err(line, "a call that is not inlined cannot be lifted")),
-            "ld" | "st" | "atom" | "red" if has("global") || (!has("shared") && !has("local") && !has("param") && !has("const")) => {
+            "ld" | "st" | "atom" | "red"
+                if has("global")
+                    || (!has("shared") && !has("local") && !has("param") && !has("const")) =>
+            {
                 return self.global_access(state, ins, line);
             }
             "ld" if has("param") => {
-                let addr = ins.operands.get(1).map(|a| a.trim_matches(['[', ']']).trim()).unwrap_or("");
+                let addr = ins
+                    .operands
+                    .get(1)
+                    .map(|a| a.trim_matches(['[', ']']).trim())
+                    .unwrap_or("");
                 let v = match self.param_names.get(addr) {
                     Some(name) => Val::Int(Poly::atom(name.clone())),
-                    None => Val::Unknown(format!("the parameter read at line {line} is not lifted")),
+                    None => {
+                        Val::Unknown(format!("the parameter read at line {line} is not lifted"))
+                    }
                 };
                 return self.set(state, ins, &dest, v, line);
             }
@@ -365,7 +397,9 @@ impl<'a> Lifter<'a> {
                     self.source
                 ));
                 if op != "st" {
-                    let v = Val::Unknown(format!("the local-memory load at line {line} is not lifted"));
+                    let v = Val::Unknown(format!(
+                        "the local-memory load at line {line} is not lifted"
+                    ));
                     return self.set(state, ins, &dest, v, line);
                 }
                 return Ok(());
@@ -376,32 +410,59 @@ impl<'a> Lifter<'a> {
                     self.source
                 ));
                 if op != "st" && op != "red" {
-                    let v = Val::Unknown(format!("the value loaded from shared memory at line {line} is not lifted"));
+                    let v = Val::Unknown(format!(
+                        "the value loaded from shared memory at line {line} is not lifted"
+                    ));
                     return self.set(state, ins, &dest, v, line);
                 }
                 return Ok(());
             }
             _ => {}
         }
-        if is_float && matches!(op, "add" | "sub" | "mul" | "fma" | "mad" | "neg" | "min" | "max" | "div" | "sqrt" | "rcp") {
+        if is_float
+            && matches!(
+                op,
+                "add"
+                    | "sub"
+                    | "mul"
+                    | "fma"
+                    | "mad"
+                    | "neg"
+                    | "min"
+                    | "max"
+                    | "div"
+                    | "sqrt"
+                    | "rcp"
+            )
+        {
             if ty == "f32" || ty == "f64" {
                 self.flops += if matches!(op, "fma" | "mad") { 2 } else { 1 };
             }
-            let v = Val::Unknown(format!("a floating-point value (line {line}) is used in an address or condition"));
+            let v = Val::Unknown(format!(
+                "a floating-point value (line {line}) is used in an address or condition"
+            ));
             return self.set(state, ins, &dest, v, line);
         }
         if op == "setp" {
             self.setp(state, ins, line);
             return Ok(());
         }
-        if op == "cvta" && has("to") {
-            if let Ok(p) = self.int(state, ins.operands.get(1).map(String::as_str).unwrap_or(""), line) {
-                if let Some((m, 1)) = p.terms.iter().next().filter(|_| p.terms.len() == 1).map(|(m, c)| (m, *c)) {
-                    if m.len() == 1 {
-                        self.pointers.insert(m[0].clone());
-                    }
-                }
-            }
+        if op == "cvta"
+            && has("to")
+            && let Ok(p) = self.int(
+                state,
+                ins.operands.get(1).map(String::as_str).unwrap_or(""),
+                line,
+            )
+            && let Some((m, 1)) = p
+                .terms
+                .iter()
+                .next()
+                .filter(|_| p.terms.len() == 1)
+                .map(|(m, c)| (m, *c))
+            && m.len() == 1
+        {
+            self.pointers.insert(m[0].clone());
         }
         let src = |i: usize| ins.operands.get(i).map(String::as_str).unwrap_or("");
         let value: std::result::Result<Val, String> = (|| {
@@ -409,8 +470,15 @@ impl<'a> Lifter<'a> {
             let overflow = || format!("the arithmetic at line {line} overflows 64 bits");
             Ok(match op {
                 "mov" | "cvta" | "cvt" => {
-                    if op == "cvt" && (modifiers.iter().any(|m| m.starts_with('f')) || modifiers.iter().any(|m| m.starts_with("rn") || m.starts_with("rz"))) {
-                        return Ok(Val::Unknown(format!("a conversion to or from floating point (line {line}) is not lifted")));
+                    if op == "cvt"
+                        && (modifiers.iter().any(|m| m.starts_with('f'))
+                            || modifiers
+                                .iter()
+                                .any(|m| m.starts_with("rn") || m.starts_with("rz")))
+                    {
+                        return Ok(Val::Unknown(format!(
+                            "a conversion to or from floating point (line {line}) is not lifted"
+                        )));
                     }
                     if ty == "pred" {
                         return Ok(Val::Pred(self.pred(state, src(1), line)?));
@@ -419,14 +487,20 @@ impl<'a> Lifter<'a> {
                 }
                 "add" | "sub" => {
                     if has("cc") || has("hi") {
-                        return Err(format!("`{}` (line {line}) is not lifted", ins.opcode.join(".")));
+                        return Err(format!(
+                            "`{}` (line {line}) is not lifted",
+                            ins.opcode.join(".")
+                        ));
                     }
                     let (a, b) = (int(1)?, int(2)?);
                     Val::Int(if op == "add" { a.add(&b) } else { a.sub(&b) }.ok_or_else(overflow)?)
                 }
                 "mul" | "mad" => {
                     if has("hi") {
-                        return Err(format!("`{}` (line {line}) (the high half) is not lifted", ins.opcode.join(".")));
+                        return Err(format!(
+                            "`{}` (line {line}) (the high half) is not lifted",
+                            ins.opcode.join(".")
+                        ));
                     }
                     let mut p = int(1)?.mul(&int(2)?).ok_or_else(overflow)?;
                     if op == "mad" {
@@ -436,42 +510,68 @@ impl<'a> Lifter<'a> {
                 }
                 "neg" => Val::Int(int(1)?.scale(-1).ok_or_else(overflow)?),
                 "shl" => {
-                    let k = int(2)?.as_constant().filter(|k| (0..63).contains(k)).ok_or_else(|| {
-                        format!("a shift by a variable amount (line {line}) is not lifted")
-                    })?;
+                    let k = int(2)?
+                        .as_constant()
+                        .filter(|k| (0..63).contains(k))
+                        .ok_or_else(|| {
+                            format!("a shift by a variable amount (line {line}) is not lifted")
+                        })?;
                     Val::Int(int(1)?.scale(1 << k).ok_or_else(overflow)?)
                 }
                 "shr" => {
-                    let k = int(2)?.as_constant().filter(|k| (0..63).contains(k)).ok_or_else(|| {
-                        format!("a shift by a variable amount (line {line}) is not lifted")
-                    })?;
+                    let k = int(2)?
+                        .as_constant()
+                        .filter(|k| (0..63).contains(k))
+                        .ok_or_else(|| {
+                            format!("a shift by a variable amount (line {line}) is not lifted")
+                        })?;
                     let a = int(1)?;
                     // an arithmetic shift is a floor division, as the trace language divides
-                    Val::Int(a.exact_div(1 << k).unwrap_or_else(|| Poly::atom(format!("({} / {})", a.to_expr(), 1i64 << k))))
+                    Val::Int(a.exact_div(1 << k).unwrap_or_else(|| {
+                        Poly::atom(format!("({} / {})", a.to_expr(), 1i64 << k))
+                    }))
                 }
                 "div" | "rem" => {
                     let (a, b) = (int(1)?, int(2)?);
                     let sym = if op == "div" { "/" } else { "%" };
                     match (op, b.as_constant()) {
-                        ("div", Some(k)) if a.exact_div(k).is_some() => Val::Int(a.exact_div(k).unwrap_or_default()),
-                        _ => Val::Int(Poly::atom(format!("({} {sym} {})", a.to_expr(), b.to_operand()))),
+                        ("div", Some(k)) if a.exact_div(k).is_some() => {
+                            Val::Int(a.exact_div(k).unwrap_or_default())
+                        }
+                        _ => Val::Int(Poly::atom(format!(
+                            "({} {sym} {})",
+                            a.to_expr(),
+                            b.to_operand()
+                        ))),
                     }
                 }
                 "min" | "max" => {
                     let (a, b) = (int(1)?, int(2)?);
-                    Val::Int(Poly::atom(format!("{op}({}, {})", a.to_expr(), b.to_expr())))
+                    Val::Int(Poly::atom(format!(
+                        "{op}({}, {})",
+                        a.to_expr(),
+                        b.to_expr()
+                    )))
                 }
                 "and" | "or" | "xor" | "not" if ty == "pred" => {
                     let a = self.pred(state, src(1), line)?;
                     let too_large = || format!("the predicate at line {line} grows too large");
                     Val::Pred(match op {
-                        "and" => a.and(&self.pred(state, src(2), line)?).ok_or_else(too_large)?,
-                        "or" => a.or(&self.pred(state, src(2), line)?).ok_or_else(too_large)?,
+                        "and" => a
+                            .and(&self.pred(state, src(2), line)?)
+                            .ok_or_else(too_large)?,
+                        "or" => a
+                            .or(&self.pred(state, src(2), line)?)
+                            .ok_or_else(too_large)?,
                         "not" => a.not().ok_or_else(too_large)?,
                         _ => {
                             let b = self.pred(state, src(2), line)?;
-                            let one = a.and(&b.not().ok_or_else(too_large)?).ok_or_else(too_large)?;
-                            let other = b.and(&a.not().ok_or_else(too_large)?).ok_or_else(too_large)?;
+                            let one = a
+                                .and(&b.not().ok_or_else(too_large)?)
+                                .ok_or_else(too_large)?;
+                            let other = b
+                                .and(&a.not().ok_or_else(too_large)?)
+                                .ok_or_else(too_large)?;
                             one.or(&other).ok_or_else(too_large)?
                         }
                     })
@@ -484,7 +584,11 @@ impl<'a> Lifter<'a> {
                             let x = if b.as_constant().is_some() { a } else { b };
                             Val::Int(Poly::atom(format!("({} % {})", x.to_expr(), m + 1)))
                         }
-                        _ => return Err(format!("`and` with a value that is not a low-bit mask (line {line}) is not lifted")),
+                        _ => {
+                            return Err(format!(
+                                "`and` with a value that is not a low-bit mask (line {line}) is not lifted"
+                            ));
+                        }
                     }
                 }
                 "or" => {
@@ -506,10 +610,20 @@ impl<'a> Lifter<'a> {
                     } else if p.terms.is_empty() {
                         Val::Int(b)
                     } else {
-                        Val::Int(Poly::atom(format!("({} ? {} : {})", p.to_expr(), a.to_expr(), b.to_expr())))
+                        Val::Int(Poly::atom(format!(
+                            "({} ? {} : {})",
+                            p.to_expr(),
+                            a.to_expr(),
+                            b.to_expr()
+                        )))
                     }
                 }
-                _ => return Err(format!("`{}` (line {line}) is not lifted", ins.opcode.join("."))),
+                _ => {
+                    return Err(format!(
+                        "`{}` (line {line}) is not lifted",
+                        ins.opcode.join(".")
+                    ));
+                }
             })
         })();
         let value = match value {
@@ -526,15 +640,31 @@ impl<'a> Lifter<'a> {
     /// `setp.CMP.TYPE p[|q], a, b[, c]`.
     fn setp(&self, state: &mut State, ins: &Instruction, line: usize) {
         let cmp = ins.opcode.get(1).map(String::as_str).unwrap_or("");
-        let combine = ins.opcode.get(2).filter(|m| matches!(m.as_str(), "and" | "or" | "xor"));
+        let combine = ins
+            .opcode
+            .get(2)
+            .filter(|m| matches!(m.as_str(), "and" | "or" | "xor"));
         let is_float = ins.opcode.last().is_some_and(|t| t.starts_with('f'));
-        let dests: Vec<&str> = ins.operands.first().map_or(Vec::new(), |d| d.split('|').map(str::trim).collect());
+        let dests: Vec<&str> = ins
+            .operands
+            .first()
+            .map_or(Vec::new(), |d| d.split('|').map(str::trim).collect());
         let value = (|| {
             if is_float {
-                return Err(format!("a floating-point comparison (line {line}) is not lifted"));
+                return Err(format!(
+                    "a floating-point comparison (line {line}) is not lifted"
+                ));
             }
-            let a = self.int(state, &ins.operands[1], line)?;
-            let b = self.int(state, ins.operands.get(2).map(String::as_str).unwrap_or(""), line)?;
+            let a = self.int(
+                state,
+                ins.operands.get(1).map(String::as_str).unwrap_or(""),
+                line,
+            )?;
+            let b = self.int(
+                state,
+                ins.operands.get(2).map(String::as_str).unwrap_or(""),
+                line,
+            )?;
             let op = match cmp {
                 "eq" => "==",
                 "ne" => "!=",
@@ -542,12 +672,23 @@ impl<'a> Lifter<'a> {
                 "le" | "ls" => "<=",
                 "gt" | "hi" => ">",
                 "ge" | "hs" => ">=",
-                _ => return Err(format!("the comparison `{cmp}` (line {line}) is not lifted")),
+                _ => {
+                    return Err(format!(
+                        "the comparison `{cmp}` (line {line}) is not lifted"
+                    ));
+                }
             };
-            let lhs = self.fold(a.sub(&b).ok_or_else(|| format!("the comparison at line {line} overflows"))?);
+            let lhs = self.fold(
+                a.sub(&b)
+                    .ok_or_else(|| format!("the comparison at line {line} overflows"))?,
+            );
             let mut p = Dnf::comparison(Comparison { lhs, op });
             if let Some(c) = combine {
-                let other = self.pred(state, ins.operands.get(3).map(String::as_str).unwrap_or(""), line)?;
+                let other = self.pred(
+                    state,
+                    ins.operands.get(3).map(String::as_str).unwrap_or(""),
+                    line,
+                )?;
                 let too_large = || format!("the predicate at line {line} grows too large");
                 p = match c.as_str() {
                     "and" => p.and(&other).ok_or_else(too_large)?,
@@ -559,7 +700,10 @@ impl<'a> Lifter<'a> {
         })();
         let (first, second) = match value {
             Ok(p) => {
-                let n = p.not().map_or_else(|| Val::Unknown(format!("the predicate at line {line} grows too large")), Val::Pred);
+                let n = p.not().map_or_else(
+                    || Val::Unknown(format!("the predicate at line {line} grows too large")),
+                    Val::Pred,
+                );
                 (Val::Pred(p), n)
             }
             Err(why) => (Val::Unknown(why.clone()), Val::Unknown(why)),
@@ -572,7 +716,14 @@ impl<'a> Lifter<'a> {
         }
     }
 
-    fn set(&self, state: &mut State, ins: &Instruction, dest: &str, v: Val, line: usize) -> Result<()> {
+    fn set(
+        &self,
+        state: &mut State,
+        ins: &Instruction,
+        dest: &str,
+        v: Val,
+        line: usize,
+    ) -> Result<()> {
         if dest.starts_with('{') {
             // a vector destination: every register in it gets the (unknown) value
             for r in dest.trim_matches(['{', '}']).split(',') {
@@ -589,7 +740,9 @@ impl<'a> Lifter<'a> {
         let v = match (&ins.predicate, state.regs.get(reg)) {
             (None, _) => v,
             (Some(_), Some(old)) if *old == v => v,
-            (Some((p, _)), _) => Val::Unknown(format!("{reg} is set only where {p} holds (line {line})")),
+            (Some((p, _)), _) => {
+                Val::Unknown(format!("{reg} is set only where {p} holds (line {line})"))
+            }
         };
         state.regs.insert(reg.to_string(), v);
     }
@@ -607,21 +760,33 @@ impl<'a> Lifter<'a> {
         } else {
             1
         };
-        let scalar_bytes = type_bytes(ty)
-            .ok_or_else(|| self.err(line, format!("`{}` has no element type the lifter knows", ins.opcode.join("."))))?;
+        let scalar_bytes = type_bytes(ty).ok_or_else(|| {
+            self.err(
+                line,
+                format!(
+                    "`{}` has no element type the lifter knows",
+                    ins.opcode.join(".")
+                ),
+            )
+        })?;
         let addr_index = if op == "st" || op == "red" { 0 } else { 1 };
-        let addr_op = ins
-            .operands
-            .get(addr_index)
-            .ok_or_else(|| self.err(line, format!("`{}` without an address", ins.opcode.join("."))))?;
+        let addr_op = ins.operands.get(addr_index).ok_or_else(|| {
+            self.err(
+                line,
+                format!("`{}` without an address", ins.opcode.join(".")),
+            )
+        })?;
         let kind = match op {
             "ld" => "load",
             "st" => "store",
             _ => "atomic",
         };
-        let address = self
-            .address(state, addr_op, line)
-            .map_err(|why| self.err(line, format!("the address of this {kind} cannot be lifted: {why}")))?;
+        let address = self.address(state, addr_op, line).map_err(|why| {
+            self.err(
+                line,
+                format!("the address of this {kind} cannot be lifted: {why}"),
+            )
+        })?;
         let condition = state
             .reached
             .and(&self.predicate_of(state, ins, line)?)
@@ -650,7 +815,10 @@ fn parse_int(s: &str) -> Option<i64> {
         Some(d) => (true, d),
         None => (false, s),
     };
-    let v = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let v = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         i64::from_str_radix(hex, 16).ok()?
     } else if digits.chars().all(|c| c.is_ascii_digit()) && !digits.is_empty() {
         digits.parse().ok()?
@@ -666,7 +834,12 @@ fn param_name(i: usize, given: Option<&String>) -> String {
 }
 
 /// Lifts `entry` (of the file `source`) into trace TOML named `kernel_name`.
-pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &LiftOptions) -> Result<LiftedText> {
+pub fn lift_entry(
+    entry: &Entry,
+    source: &str,
+    kernel_name: &str,
+    options: &LiftOptions,
+) -> Result<LiftedText> {
     let names: Vec<String> = (0..entry.params.len())
         .map(|i| param_name(i, options.param_names.get(i)))
         .collect();
@@ -680,7 +853,12 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
     let mut lifter = Lifter {
         source,
         entry,
-        param_names: entry.params.iter().map(|(p, _)| p.clone()).zip(names.iter().cloned()).collect(),
+        param_names: entry
+            .params
+            .iter()
+            .map(|(p, _)| p.clone())
+            .zip(names.iter().cloned())
+            .collect(),
         pointers: BTreeSet::new(),
         index_names: index_names.clone(),
         accesses: Vec::new(),
@@ -691,7 +869,10 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
     if lifter.accesses.is_empty() {
         return Err(Error::new(
             source,
-            format!("line {}: {kernel_name} makes no global memory access to simulate", entry.line),
+            format!(
+                "line {}: {kernel_name} makes no global memory access to simulate",
+                entry.line
+            ),
         ));
     }
     // Arrays: the pointer parameter each address is based on.
@@ -716,16 +897,31 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
     }
     let mut element_bytes: BTreeMap<String, u32> = BTreeMap::new();
     for a in &lifter.accesses {
-        let bases: Vec<&String> = pointer_params.iter().filter(|p| a.address.linear_coefficient(p) == 1).collect();
-        let err = |why: &str| Error::new(source, format!("line {}: the address of this {} {why}", a.line, a.kind));
-        let [base] = bases.as_slice() else {
-            return Err(err("is not one pointer parameter plus an offset (an address loaded from memory, or pointer arithmetic across arrays?)"));
+        let bases: Vec<&String> = pointer_params
+            .iter()
+            .filter(|p| a.address.linear_coefficient(p) == 1)
+            .collect();
+        let err = |why: &str| {
+            Error::new(
+                source,
+                format!("line {}: the address of this {} {why}", a.line, a.kind),
+            )
         };
-        let offset = a.address.sub(&Poly::atom((*base).clone())).unwrap_or_default();
+        let [base] = bases.as_slice() else {
+            return Err(err(
+                "is not one pointer parameter plus an offset (an address loaded from memory, or pointer arithmetic across arrays?)",
+            ));
+        };
+        let offset = a
+            .address
+            .sub(&Poly::atom((*base).clone()))
+            .unwrap_or_default();
         if offset.atoms().iter().any(|x| pointer_params.contains(*x)) {
             return Err(err("mixes several pointer parameters"));
         }
-        let e = element_bytes.entry((*base).clone()).or_insert(a.scalar_bytes);
+        let e = element_bytes
+            .entry((*base).clone())
+            .or_insert(a.scalar_bytes);
         *e = (*e).min(a.scalar_bytes);
     }
     let mut resolved = Vec::new();
@@ -767,7 +963,10 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
         });
     }
     let guard = guard.unwrap_or_default();
-    let scalars: Vec<&String> = names.iter().filter(|n| !pointer_params.contains(*n)).collect();
+    let scalars: Vec<&String> = names
+        .iter()
+        .filter(|n| !pointer_params.contains(*n))
+        .collect();
     let is_param_only = |p: &Poly| p.atoms().iter().all(|a| scalars.iter().any(|s| s == a));
     // Bounds of the global indices from the guard: x < B.
     let mut bounds: [Option<Poly>; 3] = [None, None, None];
@@ -777,7 +976,10 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
             if s.abs() != 1 || bounds[d].is_some() {
                 continue;
             }
-            let rest = c.lhs.sub(&Poly::atom(g.clone()).scale(s).unwrap_or_default()).unwrap_or_default();
+            let rest = c
+                .lhs
+                .sub(&Poly::atom(g.clone()).scale(s).unwrap_or_default())
+                .unwrap_or_default();
             if !is_param_only(&rest) {
                 continue;
             }
@@ -837,12 +1039,19 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
                     _ => {
                         return Err(Error::new(
                             source,
-                            format!("line {}: the lattice updates cannot be inferred from the guard; pass --updates EXPR", entry.line),
+                            format!(
+                                "line {}: the lattice updates cannot be inferred from the guard; pass --updates EXPR",
+                                entry.line
+                            ),
                         ));
                     }
                 }
             }
-            if factors.is_empty() { "1".into() } else { factors.join(" * ") }
+            if factors.is_empty() {
+                "1".into()
+            } else {
+                factors.join(" * ")
+            }
         }
     };
     // Array extents: given, or the largest index any thread passing the guard reads + 1.
@@ -863,7 +1072,9 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
                 ok &= top.terms.iter().all(|(m, c)| !m.contains(g) || *c > 0);
                 match &bounds[d] {
                     Some(b) => {
-                        top = top.substitute(g, &b.sub(&Poly::constant(1)).unwrap_or_default()).unwrap_or_default();
+                        top = top
+                            .substitute(g, &b.sub(&Poly::constant(1)).unwrap_or_default())
+                            .unwrap_or_default();
                     }
                     None => ok = false,
                 }
@@ -888,28 +1099,50 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
         let kept: Vec<&Poly> = highest
             .iter()
             .filter(|p| {
-                !highest.iter().any(|q| {
-                    q != *p && q.sub(p).is_some_and(|d| d.terms.values().all(|c| *c >= 0))
-                })
+                !highest
+                    .iter()
+                    .any(|q| q != *p && q.sub(p).is_some_and(|d| d.terms.values().all(|c| *c >= 0)))
             })
             .collect();
-        let extent = kept.iter().skip(1).fold(kept[0].to_expr(), |acc, p| format!("max({acc}, {})", p.to_expr()));
+        let extent = kept.iter().skip(1).fold(kept[0].to_expr(), |acc, p| {
+            format!("max({acc}, {})", p.to_expr())
+        });
         arrays.push((array.clone(), *bytes, extent));
     }
     // Emit the trace.
     let mut t = String::new();
-    let _ = writeln!(t, "# Lifted by gputraffic from {source}, entry {}.", entry.name);
+    let _ = writeln!(
+        t,
+        "# Lifted by gputraffic from {source}, entry {}.",
+        entry.name
+    );
     let _ = writeln!(t, "name = {}", toml_string(kernel_name));
-    let _ = writeln!(t, "description = {}", toml_string(&format!("lifted from {source}")));
+    let _ = writeln!(
+        t,
+        "description = {}",
+        toml_string(&format!("lifted from {source}"))
+    );
     let _ = writeln!(t, "\n[params]");
     let mut warnings = lifter.warnings.clone();
     let mut unset = Vec::new();
     for s in &scalars {
-        let v = options.defaults.iter().find(|(n, _)| n == *s).map(|(_, v)| *v);
+        let v = options
+            .defaults
+            .iter()
+            .find(|(n, _)| n == *s)
+            .map(|(_, v)| *v);
         if v.is_none() && !matches!(s.as_str(), "nx" | "ny" | "nz") {
             unset.push(s.to_string());
         }
-        let _ = writeln!(t, "{s} = {}", v.unwrap_or(if matches!(s.as_str(), "nx" | "ny" | "nz") { 256 } else { 0 }));
+        let _ = writeln!(
+            t,
+            "{s} = {}",
+            v.unwrap_or(if matches!(s.as_str(), "nx" | "ny" | "nz") {
+                256
+            } else {
+                0
+            })
+        );
     }
     if !unset.is_empty() {
         warnings.push(format!(
@@ -918,7 +1151,12 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
         ));
     }
     for (name, bytes, extent) in &arrays {
-        let _ = writeln!(t, "\n[[arrays]]\nname = {}\nelement_bytes = {bytes}\ndims = [{}]", toml_string(name), toml_string(extent));
+        let _ = writeln!(
+            t,
+            "\n[[arrays]]\nname = {}\nelement_bytes = {bytes}\ndims = [{}]",
+            toml_string(name),
+            toml_string(extent)
+        );
     }
     let dims_used = (0..3).rev().find(|&d| grid[d] != "1").map_or(1, |d| d + 1);
     let block = options.block.unwrap_or(match dims_used {
@@ -926,8 +1164,19 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
         2 => [32, 8, 1],
         _ => [32, 8, 4],
     });
-    let _ = writeln!(t, "\n[launch]\nblock = [{}, {}, {}]", block[0], block[1], block[2]);
-    let _ = writeln!(t, "grid = [{}]", grid.iter().map(|g| toml_string(g)).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(
+        t,
+        "\n[launch]\nblock = [{}, {}, {}]",
+        block[0], block[1], block[2]
+    );
+    let _ = writeln!(
+        t,
+        "grid = [{}]",
+        grid.iter()
+            .map(|g| toml_string(g))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     match options.registers {
         Some(r) => {
             let _ = writeln!(t, "registers_per_thread = {r}");
@@ -944,7 +1193,12 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
         .iter()
         .enumerate()
         .filter(|(d, _)| mentions(&index_names[*d]))
-        .map(|(d, dim)| toml_string(&format!("{} = blockIdx.{dim} * blockDim.{dim} + threadIdx.{dim}", index_names[d])))
+        .map(|(d, dim)| {
+            toml_string(&format!(
+                "{} = blockIdx.{dim} * blockDim.{dim} + threadIdx.{dim}",
+                index_names[d]
+            ))
+        })
         .collect();
     if !lets.is_empty() {
         let _ = writeln!(t, "let = [{}]", lets.join(", "));
@@ -961,20 +1215,36 @@ pub fn lift_entry(entry: &Entry, source: &str, kernel_name: &str, options: &Lift
     let _ = writeln!(t, "body = [");
     let mut i = 0;
     while i < resolved.len() {
-        let residual = resolved[i]
-            .condition
-            .without(&guard)
-            .ok_or_else(|| Error::new(source, format!("line {}: the access's condition grows too large", resolved[i].line)))?;
+        let residual = resolved[i].condition.without(&guard).ok_or_else(|| {
+            Error::new(
+                source,
+                format!(
+                    "line {}: the access's condition grows too large",
+                    resolved[i].line
+                ),
+            )
+        })?;
         let mut j = i + 1;
-        while j < resolved.len() && resolved[j].condition.without(&guard).as_ref() == Some(&residual) {
+        while j < resolved.len()
+            && resolved[j].condition.without(&guard).as_ref() == Some(&residual)
+        {
             j += 1;
         }
         let indent = if residual.is_top() { "  " } else { "    " };
         if !residual.is_top() {
-            let _ = writeln!(t, "  {{ if = {}, body = [", toml_string(&residual.to_expr()));
+            let _ = writeln!(
+                t,
+                "  {{ if = {}, body = [",
+                toml_string(&residual.to_expr())
+            );
         }
         for r in &resolved[i..j] {
-            let mut access = format!("{{ {} = {}, index = {}", r.kind, toml_string(&r.array), toml_string(&r.index.to_expr()));
+            let mut access = format!(
+                "{{ {} = {}, index = {}",
+                r.kind,
+                toml_string(&r.array),
+                toml_string(&r.index.to_expr())
+            );
             if r.bytes != element_bytes[&r.array] {
                 let _ = write!(access, ", bytes = {}", r.bytes);
             }

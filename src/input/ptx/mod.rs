@@ -84,8 +84,12 @@ pub fn demangle(name: &str) -> String {
                 None => break,
             };
             let body = &lit[..end];
-            let value: String = body.trim_start_matches(|c: char| c.is_ascii_alphabetic()).to_string();
-            let value = value.strip_prefix('n').map_or(value.clone(), |v| format!("-{v}"));
+            let value: String = body
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .to_string();
+            let value = value
+                .strip_prefix('n')
+                .map_or(value.clone(), |v| format!("-{v}"));
             args.push(value);
             t = &lit[end + 1..];
         }
@@ -115,7 +119,11 @@ pub fn lift_ptx(text: &str, source: &str, options: &LiftOptions) -> Result<Lifte
         None => {
             return Err(Error::new(
                 source,
-                format!("holds {} kernels ({}); pick one with --entry", entries.len(), listing()),
+                format!(
+                    "holds {} kernels ({}); pick one with --entry",
+                    entries.len(),
+                    listing()
+                ),
             ));
         }
         Some(want) => {
@@ -177,12 +185,11 @@ pub fn lift_file(path: &str, options: &LiftOptions) -> Result<Lifted> {
         if let Some(e) = chosen {
             let base = demangle(&e.name);
             let base = base.split('<').next().unwrap_or("");
-            if options.param_names.is_empty() {
-                if let Some(names) = nvcc::signature_names(&text, base) {
-                    if names.len() == e.params.len() {
-                        options.param_names = names;
-                    }
-                }
+            if options.param_names.is_empty()
+                && let Some(names) = nvcc::signature_names(&text, base)
+                && names.len() == e.params.len()
+            {
+                options.param_names = names;
             }
             if let Some(usage) = compiled.usage.get(&e.name) {
                 options.registers = options.registers.or(Some(usage.registers));
@@ -203,45 +210,44 @@ pub fn lift_file(path: &str, options: &LiftOptions) -> Result<Lifted> {
     let mut options = options.clone();
     let mut warnings = Vec::new();
     // the CUDA source beside the PTX (same stem) names the parameters
-    if options.param_names.is_empty() {
-        if let Ok(source) = std::fs::read_to_string(file.with_extension("cu")) {
-            let entries = parse::parse(&text, path)?;
-            let chosen: Vec<&parse::Entry> = entries
-                .iter()
-                .filter(|e| {
-                    options.entry.as_ref().map_or(entries.len() == 1, |want| {
-                        e.name == *want
-                            || demangle(&e.name) == *want
-                            || demangle(&e.name).split('<').next() == Some(want.as_str())
-                    })
-                })
-                .collect();
-            if let [e] = chosen.as_slice() {
-                let base = demangle(&e.name);
-                let base = base.split('<').next().unwrap_or("");
-                if let Some(names) = nvcc::signature_names(&source, base) {
-                    if names.len() == e.params.len() {
-                        options.param_names = names;
-                    }
-                }
-            }
-        }
-    }
-    if options.registers.is_none() {
-        if let Some(usage) = nvcc::ptx_usage(file, &text, &options, &mut warnings) {
-            let entries = parse::parse(&text, path)?;
-            if let Some(e) = entries.iter().find(|e| {
-                options.entry.as_ref().is_none_or(|want| {
+    if options.param_names.is_empty()
+        && let Ok(source) = std::fs::read_to_string(file.with_extension("cu"))
+    {
+        let entries = parse::parse(&text, path)?;
+        let chosen: Vec<&parse::Entry> = entries
+            .iter()
+            .filter(|e| {
+                options.entry.as_ref().map_or(entries.len() == 1, |want| {
                     e.name == *want
                         || demangle(&e.name) == *want
                         || demangle(&e.name).split('<').next() == Some(want.as_str())
                 })
-            }) {
-                if let Some(u) = usage.get(&e.name) {
-                    options.registers = Some(u.registers);
-                    options.shared_bytes = options.shared_bytes.or(Some(u.shared_bytes));
-                }
+            })
+            .collect();
+        if let [e] = chosen.as_slice() {
+            let base = demangle(&e.name);
+            let base = base.split('<').next().unwrap_or("");
+            if let Some(names) = nvcc::signature_names(&source, base)
+                && names.len() == e.params.len()
+            {
+                options.param_names = names;
             }
+        }
+    }
+    if options.registers.is_none()
+        && let Some(usage) = nvcc::ptx_usage(file, &text, &options, &mut warnings)
+    {
+        let entries = parse::parse(&text, path)?;
+        if let Some(e) = entries.iter().find(|e| {
+            options.entry.as_ref().is_none_or(|want| {
+                e.name == *want
+                    || demangle(&e.name) == *want
+                    || demangle(&e.name).split('<').next() == Some(want.as_str())
+            })
+        }) && let Some(u) = usage.get(&e.name)
+        {
+            options.registers = Some(u.registers);
+            options.shared_bytes = options.shared_bytes.or(Some(u.shared_bytes));
         }
     }
     let mut lifted = lift_ptx(&text, path, &options)?;

@@ -132,7 +132,9 @@ fn venv_bins() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for root in roots {
         let lib = root.join("target/nvcc-venv/lib");
-        let Ok(pythons) = std::fs::read_dir(&lib) else { continue };
+        let Ok(pythons) = std::fs::read_dir(&lib) else {
+            continue;
+        };
         let mut found: Vec<PathBuf> = pythons
             .flatten()
             .flat_map(|p| {
@@ -348,18 +350,29 @@ mod tests {
         let u = parse_usage(report);
         assert_eq!(
             u["_Z4copyPKdPdiiiil"],
-            Usage { registers: 10, shared_bytes: 0, spill_bytes: 8 }
+            Usage {
+                registers: 10,
+                shared_bytes: 0,
+                spill_bytes: 8
+            }
         );
         assert_eq!(
             u["_Z1tv"],
-            Usage { registers: 16, shared_bytes: 4224, spill_bytes: 0 }
+            Usage {
+                registers: 16,
+                shared_bytes: 4224,
+                spill_bytes: 0
+            }
         );
     }
 
     #[test]
     fn signatures_give_the_parameter_names() {
         let src = "template <int R>\n__global__ void star(const double* __restrict__ in, double* out, int nx, long plane) {}\n__global__ void k(float a[4], int n = 3) {}";
-        assert_eq!(signature_names(src, "star").unwrap(), vec!["in", "out", "nx", "plane"]);
+        assert_eq!(
+            signature_names(src, "star").unwrap(),
+            vec!["in", "out", "nx", "plane"]
+        );
         assert_eq!(signature_names(src, "k").unwrap(), vec!["a", "n"]);
         assert_eq!(signature_names(src, "missing"), None);
     }

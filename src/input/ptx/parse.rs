@@ -106,7 +106,11 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Entry>> {
             .map(|o| after + o)
             .ok_or_else(|| err(at, "`.entry` without a parameter list".into()))?;
         let name = text[after..open].trim().to_string();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_$.".contains(c)) {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_$.".contains(c))
+        {
             return Err(err(at, format!("`.entry` with a malformed name '{name}'")));
         }
         let close = text[open..]
@@ -114,7 +118,11 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Entry>> {
             .map(|o| open + o)
             .ok_or_else(|| err(open, format!("the parameter list of {name} does not end")))?;
         let mut params = Vec::new();
-        for p in text[open + 1..close].split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        for p in text[open + 1..close]
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
             let words: Vec<&str> = p.split_whitespace().collect();
             if words.first() != Some(&".param") || words.len() < 3 {
                 return Err(err(open, format!("malformed parameter '{p}' of {name}")));
@@ -126,8 +134,7 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Entry>> {
             };
             let ty = words[1..words.len() - 1]
                 .iter()
-                .filter(|w| w.starts_with('.') && !matches!(**w, ".align" | ".ptr" | ".global"))
-                .last()
+                .rfind(|w| w.starts_with('.') && !matches!(**w, ".align" | ".ptr" | ".global"))
                 .map_or("", |w| w.trim_start_matches('.'));
             params.push((pname.to_string(), format!("{ty}{array}")));
         }
@@ -174,16 +181,16 @@ fn parse_body(text: &str, start: usize, end: usize, source: &str) -> Result<Vec<
     let mut pos = start;
     let bytes = text.as_bytes();
     while pos < end {
-        while pos < end && (bytes[pos].is_ascii_whitespace() || bytes[pos] == b'{' || bytes[pos] == b'}') {
+        while pos < end
+            && (bytes[pos].is_ascii_whitespace() || bytes[pos] == b'{' || bytes[pos] == b'}')
+        {
             pos += 1;
         }
         if pos >= end {
             break;
         }
         let line = line_of(text, pos);
-        let stop = text[pos..end]
-            .find(';')
-            .map_or(end, |o| pos + o);
+        let stop = text[pos..end].find(';').map_or(end, |o| pos + o);
         let chunk = &text[pos..stop];
         // a label ends at its colon; what follows it starts the next statement
         if let Some(colon) = chunk.find(':') {
@@ -203,7 +210,10 @@ fn parse_body(text: &str, start: usize, end: usize, source: &str) -> Result<Vec<
         if stop >= end || bytes[stop] != b';' {
             return Err(Error::new(
                 source,
-                format!("line {line}: statement '{}' does not end with ';'", chunk.trim()),
+                format!(
+                    "line {line}: statement '{}' does not end with ';'",
+                    chunk.trim()
+                ),
             ));
         }
         pos = stop + 1;
@@ -218,7 +228,10 @@ fn parse_body(text: &str, start: usize, end: usize, source: &str) -> Result<Vec<
         out.push(Statement {
             line,
             kind: StatementKind::Instruction(parse_instruction(chunk).ok_or_else(|| {
-                Error::new(source, format!("line {line}: malformed instruction '{chunk}'"))
+                Error::new(
+                    source,
+                    format!("line {line}: malformed instruction '{chunk}'"),
+                )
             })?),
         });
     }
@@ -240,7 +253,11 @@ fn parse_instruction(s: &str) -> Option<Instruction> {
     }
     let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
     let opcode: Vec<String> = rest[..end].split('.').map(String::from).collect();
-    if opcode[0].is_empty() || !opcode[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if opcode[0].is_empty()
+        || !opcode[0]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
         return None;
     }
     let mut operands = Vec::new();
@@ -289,15 +306,26 @@ mod tests {
         assert_eq!(e.line, 3);
         assert_eq!(
             e.params,
-            vec![("k_param_0".into(), "u64".into()), ("k_param_1".into(), "u32".into())]
+            vec![
+                ("k_param_0".into(), "u64".into()),
+                ("k_param_1".into(), "u32".into())
+            ]
         );
-        let kinds: Vec<(usize, &StatementKind)> = e.body.iter().map(|s| (s.line, &s.kind)).collect();
-        assert_eq!(kinds[0], (8, &StatementKind::Directive(".reg .pred %p<2>".into())));
-        let StatementKind::Instruction(bra) = kinds[2].1 else { panic!("not an instruction") };
+        let kinds: Vec<(usize, &StatementKind)> =
+            e.body.iter().map(|s| (s.line, &s.kind)).collect();
+        assert_eq!(
+            kinds[0],
+            (8, &StatementKind::Directive(".reg .pred %p<2>".into()))
+        );
+        let StatementKind::Instruction(bra) = kinds[2].1 else {
+            panic!("not an instruction")
+        };
         assert_eq!(bra.predicate, Some(("%p1".into(), true)));
         assert_eq!(bra.opcode, vec!["bra"]);
         assert_eq!(kinds[3], (11, &StatementKind::Label("$L__BB0_2".into())));
-        let StatementKind::Instruction(st) = kinds[4].1 else { panic!("not an instruction") };
+        let StatementKind::Instruction(st) = kinds[4].1 else {
+            panic!("not an instruction")
+        };
         assert_eq!(st.opcode, vec!["st", "global", "v2", "f64"]);
         assert_eq!(st.operands, vec!["[%rd1+8]", "{%fd1, %fd2}"]);
     }
@@ -307,6 +335,9 @@ mod tests {
         let e = parse(".visible .entry k(\n.param .u64 a\n)\n{\nret\n", "t.ptx").unwrap_err();
         assert_eq!(e.to_string(), "t.ptx: line 4: the body of k does not end");
         let e = parse(".visible .entry k()\n{\n add.s32 %r1, , 1;\n}\n", "t.ptx").unwrap_err();
-        assert_eq!(e.to_string(), "t.ptx: line 3: malformed instruction 'add.s32 %r1, , 1'");
+        assert_eq!(
+            e.to_string(),
+            "t.ptx: line 3: malformed instruction 'add.s32 %r1, , 1'"
+        );
     }
 }

@@ -75,11 +75,15 @@ impl Poly {
         self.add(&other.scale(-1)?)
     }
 
-    /// `self * other`, `None` on overflow or past 64 terms (index arithmetic never gets there).
+    /// `self * other`, `None` on overflow, past 64 terms or past degree 8 (index arithmetic
+    /// never gets there).
     pub fn mul(&self, other: &Poly) -> Option<Poly> {
         let mut out = Poly::default();
         for (ma, ca) in &self.terms {
             for (mb, cb) in &other.terms {
+                if ma.len() + mb.len() > 8 {
+                    return None;
+                }
                 let mut m: Monomial = ma.iter().chain(mb).cloned().collect();
                 m.sort();
                 let term = Poly {
@@ -110,7 +114,10 @@ impl Poly {
 
     /// The coefficient of the monomial that is exactly `atom`.
     pub fn linear_coefficient(&self, atom: &str) -> i64 {
-        self.terms.get(&vec![atom.to_string()]).copied().unwrap_or(0)
+        self.terms
+            .get(&vec![atom.to_string()])
+            .copied()
+            .unwrap_or(0)
     }
 
     /// `self` with every occurrence of `atom` replaced by `by`.
@@ -314,7 +321,9 @@ impl Dnf {
                     if a.len() == b.len() {
                         let only_a: Vec<&Comparison> = a.difference(b).collect();
                         let only_b: Vec<&Comparison> = b.difference(a).collect();
-                        if only_a.len() == 1 && only_b.len() == 1 && only_a[0].negated() == *only_b[0]
+                        if only_a.len() == 1
+                            && only_b.len() == 1
+                            && only_a[0].negated() == *only_b[0]
                         {
                             let mut merged = a.clone();
                             merged.remove(only_a[0]);
@@ -339,7 +348,9 @@ impl Dnf {
         let Some(first) = it.next() else {
             return BTreeSet::new();
         };
-        it.fold(first.clone(), |acc, t| acc.intersection(t).cloned().collect())
+        it.fold(first.clone(), |acc, t| {
+            acc.intersection(t).cloned().collect()
+        })
     }
 
     /// `self` without the comparisons in `known` (which hold wherever `self` is asked).
@@ -403,10 +414,17 @@ mod tests {
     #[test]
     fn polynomials_fold_constants_and_print_in_a_stable_order() {
         let x = Poly::atom("x");
-        let p = x.add(&Poly::constant(4)).unwrap().mul(&Poly::atom("pitch")).unwrap();
+        let p = x
+            .add(&Poly::constant(4))
+            .unwrap()
+            .mul(&Poly::atom("pitch"))
+            .unwrap();
         assert_eq!(p.to_expr(), "pitch * x + 4 * pitch");
         let bytes = p.scale(8).unwrap().add(&Poly::constant(-8)).unwrap();
-        assert_eq!(bytes.exact_div(8).unwrap().to_expr(), "pitch * x + 4 * pitch - 1");
+        assert_eq!(
+            bytes.exact_div(8).unwrap().to_expr(),
+            "pitch * x + 4 * pitch - 1"
+        );
         assert_eq!(bytes.add(&Poly::constant(4)).unwrap().exact_div(8), None);
         assert_eq!(x.sub(&x).unwrap().as_constant(), Some(0));
         assert_eq!(
@@ -428,6 +446,12 @@ mod tests {
             .or(&Dnf::comparison(lt("y", "ny").negated()))
             .unwrap();
         assert_eq!(exit.not().unwrap(), taken);
-        assert_eq!(Dnf::comparison(Comparison { lhs: Poly::constant(-1), op: "<" }), Dnf::top());
+        assert_eq!(
+            Dnf::comparison(Comparison {
+                lhs: Poly::constant(-1),
+                op: "<"
+            }),
+            Dnf::top()
+        );
     }
 }
