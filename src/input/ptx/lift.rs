@@ -1,7 +1,8 @@
 //! Symbolic evaluation of one PTX entry into a kernel trace: every register's integer value as
 //! a polynomial over threadIdx / blockIdx / blockDim / gridDim and the parameters, every
 //! predicate as a formula over comparisons, the forward control flow as the condition under
-//! which each block runs, and every global access with its address and condition. The result
+//! which each block runs, straight-line counted loops by their induction variables and trip
+//! count, and every global access with its address and condition. The result
 //! is written as trace TOML (one path: what `lift` prints is what `simulate` reads).
 
 use super::LiftOptions;
@@ -31,6 +32,19 @@ struct FoundAccess {
     scalar_bytes: u32,
     lanes: u32,
     condition: Dnf,
+    /// The loop (index into `Lifter::loops`) the access is in.
+    in_loop: Option<usize>,
+}
+
+/// A counted loop found in the entry.
+#[derive(Debug, Clone)]
+struct FoundLoop {
+    /// The loop variable's name (`k`, `k1`, …).
+    var: String,
+    /// The trip count, a trace expression.
+    count: String,
+    /// The largest value of the loop variable, an atom of the parameters (for extents).
+    last: String,
 }
 
 /// The registers and the condition under which the current point is reached.
@@ -71,6 +85,10 @@ struct Lifter<'a> {
     accesses: Vec<FoundAccess>,
     warnings: Vec<String>,
     flops: u64,
+    /// The counted loops, in program order.
+    loops: Vec<FoundLoop>,
+    /// The loop whose body is being evaluated.
+    current_loop: Option<usize>,
 }
 
 impl<'a> Lifter<'a> {
@@ -233,7 +251,23 @@ impl<'a> Lifter<'a> {
         };
         // paths still to join at each label: (condition, registers)
         let mut pending: HashMap<usize, Vec<State>> = HashMap::new();
-        for (at, statement) in body.iter().enumerate() {
+        // loop headers: the label a later `bra` jumps back to, and that branch
+        let mut back_edges: HashMap<usize, usize> = HashMap::new();
+        for (at, st) in body.iter().enumerate() {
+            if let StatementKind::Instruction(ins) = &st.kind
+                && ins.opcode[0] == "bra"
+                && let Some(&to) = ins.operands.first().and_then(|t| labels.get(t.as_str()))
+                && to <= at
+                && back_edges.insert(to, at).is_some()
+            {
+                return Err(self.err(st.line, "a loop with several back edges is not lifted yet"));
+            }
+        }
+        let mut next = 0;
+        while next < body.len() {
+            let at = next;
+            next += 1;
+            let statement = &body[at];
             let line = statement.line;
             match &statement.kind {
                 StatementKind::Directive(d) => {
@@ -247,6 +281,12 @@ impl<'a> Lifter<'a> {
                 StatementKind::Label(label) => {
                     let incoming = pending.remove(&at).unwrap_or_default();
                     state = self.join(state, incoming, label, line)?;
+                    if let Some(&back) = back_edges.get(&at) {
+                        if !state.reached.terms.is_empty() {
+                            self.counted_loop(&mut state, at, back)?;
+                        }
+                        next = back + 1; // on after the back edge: the loop's exit
+                    }
                 }
                 StatementKind::Instruction(ins) => {
                     if state.reached.terms.is_empty() {
@@ -296,6 +336,177 @@ impl<'a> Lifter<'a> {
                     self.instruction(&mut state, ins, line)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A counted loop from the header label at `header` to its back edge at `back`: a body of
+    /// straight-line code whose registers either step by a loop-invariant amount per iteration
+    /// (induction variables, `start + k * step`) or are recomputed, and a back edge whose
+    /// condition is a comparison affine in the iteration `k`, from which the trip count follows.
+    /// The body's accesses are recorded inside the loop; `state` becomes the loop's exit.
+    fn counted_loop(&mut self, state: &mut State, header: usize, back: usize) -> Result<()> {
+        let body = &self.entry.body;
+        let header_line = body[header].line;
+        let mut instructions = Vec::new();
+        for st in &body[header + 1..back] {
+            match &st.kind {
+                StatementKind::Instruction(ins)
+                    if matches!(ins.opcode[0].as_str(), "bra" | "ret" | "exit") =>
+                {
+                    return Err(self.err(
+                        st.line,
+                        format!("a branch inside the loop at line {header_line} is not lifted yet (only straight-line loop bodies are)"),
+                    ));
+                }
+                StatementKind::Instruction(ins) => instructions.push((st.line, ins)),
+                StatementKind::Label(_) => {
+                    return Err(self.err(
+                        st.line,
+                        format!("a label inside the loop at line {header_line} is not lifted yet (only straight-line loop bodies are)"),
+                    ));
+                }
+                StatementKind::Directive(_) => {}
+            }
+        }
+        let back_line = body[back].line;
+        let StatementKind::Instruction(back_edge) = &body[back].kind else {
+            return Err(self.err(back_line, "malformed loop"));
+        };
+        if back_edge.predicate.is_none() {
+            return Err(self.err(
+                back_line,
+                "a loop without an exit condition cannot be lifted",
+            ));
+        }
+        // the registers the body writes
+        let mut written: BTreeSet<String> = BTreeSet::new();
+        for (_, ins) in &instructions {
+            if matches!(ins.opcode[0].as_str(), "st" | "red") {
+                continue;
+            }
+            if let Some(d) = ins.operands.first() {
+                for r in d.trim_matches(['{', '}']).split(['|', ',']) {
+                    written.insert(r.trim().to_string());
+                }
+            }
+        }
+        // pass 1: each written integer as a placeholder, to see how an iteration changes it
+        let placeholder = |r: &str| format!("\u{27e8}{r}\u{27e9}");
+        let mut probe = state.clone();
+        for r in &written {
+            if let Some(Val::Int(_)) = state.regs.get(r) {
+                probe
+                    .regs
+                    .insert(r.clone(), Val::Int(Poly::atom(placeholder(r))));
+            }
+        }
+        let (kept_accesses, kept_flops, kept_warnings) =
+            (self.accesses.len(), self.flops, self.warnings.len());
+        for (line, ins) in &instructions {
+            self.instruction(&mut probe, ins, *line)?;
+        }
+        self.accesses.truncate(kept_accesses);
+        self.flops = kept_flops;
+        self.warnings.truncate(kept_warnings);
+        let var = if self.loops.is_empty() {
+            "k".to_string()
+        } else {
+            format!("k{}", self.loops.len())
+        };
+        let k = Poly::atom(var.clone());
+        let mut iteration = state.clone();
+        for r in &written {
+            let why = || {
+                Val::Unknown(format!(
+                    "{r} changes from one iteration to the next of the loop at line {header_line} in a way the lifter does not follow"
+                ))
+            };
+            let value = match (state.regs.get(r), probe.regs.get(r)) {
+                (Some(Val::Int(start)), Some(Val::Int(end))) => {
+                    let step = end.sub(&Poly::atom(placeholder(r)));
+                    match step {
+                        Some(step) if !step.atoms().iter().any(|a| a.contains('\u{27e8}')) => {
+                            match k.mul(&step).and_then(|ks| start.add(&ks)) {
+                                Some(v) => Val::Int(self.fold(v)),
+                                None => why(),
+                            }
+                        }
+                        _ => why(),
+                    }
+                }
+                _ => why(),
+            };
+            iteration.regs.insert(r.clone(), value);
+        }
+        // pass 2: the body at iteration k, its accesses recorded in the loop
+        let id = self.loops.len();
+        self.current_loop = Some(id);
+        for (line, ins) in &instructions {
+            self.instruction(&mut iteration, ins, *line)?;
+        }
+        self.current_loop = None;
+        let again = self
+            .predicate_of(&iteration, back_edge, back_line)
+            .map_err(|e| {
+                self.err(
+                    back_line,
+                    format!("the loop's trip count cannot be lifted: {}", e.message),
+                )
+            })?;
+        let comparisons: Vec<&Comparison> = again.terms.iter().flatten().collect();
+        let unsupported = || {
+            self.err(
+                back_line,
+                format!("the loop's exit condition ({}) is not one comparison affine in the iteration; its trip count cannot be lifted", again.to_expr()),
+            )
+        };
+        let [c] = comparisons.as_slice() else {
+            return Err(unsupported());
+        };
+        if again.terms.len() != 1 {
+            return Err(unsupported());
+        }
+        let a = c.lhs.linear_coefficient(&var);
+        let rest = c
+            .lhs
+            .sub(&k.scale(a).unwrap_or_default())
+            .ok_or_else(unsupported)?;
+        if a == 0 || rest.atoms().contains(var.as_str()) {
+            return Err(unsupported());
+        }
+        // the first iteration k >= 0 whose test fails is the last one run
+        let neg = rest.scale(-1).ok_or_else(unsupported)?;
+        let plus_one = |p: &Poly| p.add(&Poly::constant(1)).map(|q| q.to_expr());
+        let last = match (a, c.op) {
+            (1, "<") => Some(neg.to_expr()),
+            (1, "<=") => plus_one(&neg),
+            (-1, ">") => Some(rest.to_expr()),
+            (-1, ">=") => plus_one(&rest),
+            (1, "!=") => Some(neg.to_expr()),
+            (-1, "!=") => Some(rest.to_expr()),
+            (a, "<") if a > 0 => Some(format!("cdiv({}, {a})", neg.to_expr())),
+            (a, "<=") if a > 0 => Some(format!("({}) / {a} + 1", neg.to_expr())),
+            (a, ">") if a < 0 => Some(format!("cdiv({}, {})", rest.to_expr(), -a)),
+            (a, ">=") if a < 0 => Some(format!("({}) / {} + 1", rest.to_expr(), -a)),
+            _ => None,
+        }
+        .ok_or_else(unsupported)?;
+        let last = match last.parse::<i64>() {
+            Ok(n) => n.max(0).to_string(),
+            Err(_) => format!("max(0, {last})"),
+        };
+        let count = match last.parse::<i64>() {
+            Ok(n) => (n + 1).to_string(),
+            Err(_) => format!("{last} + 1"),
+        };
+        self.loops.push(FoundLoop { var, count, last });
+        // after the loop, what the body changed is not followed
+        for r in &written {
+            state.regs.insert(
+                r.clone(),
+                Val::Unknown(format!("{r} is used after the loop at line {header_line}")),
+            );
         }
         Ok(())
     }
@@ -528,7 +739,7 @@ impl<'a> Lifter<'a> {
                     let a = int(1)?;
                     // an arithmetic shift is a floor division, as the trace language divides
                     Val::Int(a.exact_div(1 << k).unwrap_or_else(|| {
-                        Poly::atom(format!("({} / {})", a.to_expr(), 1i64 << k))
+                        Poly::atom(format!("({} / {})", a.to_operand(), 1i64 << k))
                     }))
                 }
                 "div" | "rem" => {
@@ -540,7 +751,7 @@ impl<'a> Lifter<'a> {
                         }
                         _ => Val::Int(Poly::atom(format!(
                             "({} {sym} {})",
-                            a.to_expr(),
+                            a.to_operand(),
                             b.to_operand()
                         ))),
                     }
@@ -582,7 +793,7 @@ impl<'a> Lifter<'a> {
                     match b.as_constant().or(a.as_constant()) {
                         Some(m) if m > 0 && (m + 1) & m == 0 => {
                             let x = if b.as_constant().is_some() { a } else { b };
-                            Val::Int(Poly::atom(format!("({} % {})", x.to_expr(), m + 1)))
+                            Val::Int(Poly::atom(format!("({} % {})", x.to_operand(), m + 1)))
                         }
                         _ => {
                             return Err(format!(
@@ -798,6 +1009,7 @@ impl<'a> Lifter<'a> {
             scalar_bytes,
             lanes,
             condition,
+            in_loop: self.current_loop,
         });
         if op != "st" && op != "red" {
             let v = Val::Unknown(format!("it depends on the value loaded at line {line}"));
@@ -864,6 +1076,8 @@ pub fn lift_entry(
         accesses: Vec::new(),
         warnings: Vec::new(),
         flops: 0,
+        loops: Vec::new(),
+        current_loop: None,
     };
     lifter.run()?;
     if lifter.accesses.is_empty() {
@@ -894,6 +1108,7 @@ pub fn lift_entry(
         index: Poly,
         bytes: u32,
         condition: Dnf,
+        in_loop: Option<usize>,
     }
     let mut element_bytes: BTreeMap<String, u32> = BTreeMap::new();
     for a in &lifter.accesses {
@@ -951,6 +1166,7 @@ pub fn lift_entry(
             index,
             bytes: a.scalar_bytes * a.lanes,
             condition: a.condition.clone(),
+            in_loop: a.in_loop,
         });
     }
     // The guard: the comparisons every access is under.
@@ -967,13 +1183,16 @@ pub fn lift_entry(
         .iter()
         .filter(|n| !pointer_params.contains(*n))
         .collect();
-    let is_param_only = |p: &Poly| p.atoms().iter().all(|a| scalars.iter().any(|s| s == a));
-    // Bounds of the global indices from the guard: x < B.
+    // Bounds of the global indices from the guard, x < B: from `s * x + R` compared with 0,
+    // with R of the parameters only; |s| > 1 (`2 * y < ny`) gives a bound `cdiv(-R, s)`, an
+    // atom of the parameters only (`derived`).
+    let mut derived: BTreeSet<String> = BTreeSet::new();
     let mut bounds: [Option<Poly>; 3] = [None, None, None];
     for c in &guard {
         for (d, g) in index_names.iter().enumerate() {
             let s = c.lhs.linear_coefficient(g);
-            if s.abs() != 1 || bounds[d].is_some() {
+            let is_param_only = |p: &Poly| p.atoms().iter().all(|a| scalars.iter().any(|s| s == a));
+            if s == 0 || bounds[d].is_some() {
                 continue;
             }
             let rest = c
@@ -983,16 +1202,45 @@ pub fn lift_entry(
             if !is_param_only(&rest) {
                 continue;
             }
-            let neg_rest = rest.scale(-1).unwrap_or_default();
-            bounds[d] = match (s, c.op) {
-                (1, "<") => Some(neg_rest),
-                (1, "<=") => neg_rest.add(&Poly::constant(1)),
-                (-1, ">") => Some(rest),
-                (-1, ">=") => rest.add(&Poly::constant(1)),
-                _ => None,
+            // s * x < L (strict) or s * x <= L, with s > 0 after moving terms
+            let (strict, limit, s) = match (s > 0, c.op) {
+                (true, "<") => (true, rest.scale(-1), s),
+                (true, "<=") => (false, rest.scale(-1), s),
+                (false, ">") => (true, Some(rest), -s),
+                (false, ">=") => (false, Some(rest), -s),
+                _ => continue,
+            };
+            let Some(limit) = limit else { continue };
+            bounds[d] = if s == 1 {
+                if strict {
+                    Some(limit)
+                } else {
+                    limit.add(&Poly::constant(1))
+                }
+            } else {
+                let atom = if strict {
+                    format!("cdiv({}, {s})", limit.to_expr())
+                } else {
+                    format!("(({}) / {s})", limit.to_expr())
+                };
+                derived.insert(atom.clone());
+                let b = Poly::atom(atom);
+                if strict {
+                    Some(b)
+                } else {
+                    b.add(&Poly::constant(1))
+                }
             };
         }
     }
+    for l in &lifter.loops {
+        derived.insert(l.last.clone());
+    }
+    let is_param_only = |p: &Poly| {
+        p.atoms()
+            .iter()
+            .all(|a| scalars.iter().any(|s| s == a) || derived.contains(*a))
+    };
     // Which dimensions the kernel's indices and conditions use.
     let mut used_atoms: BTreeSet<String> = BTreeSet::new();
     for r in &resolved {
@@ -1003,7 +1251,13 @@ pub fn lift_entry(
             }
         }
     }
-    let mentions = |needle: &str| used_atoms.iter().any(|a| a == needle || a.contains(needle));
+    // an atom names `needle` as a whole word (`z`, not the `z` of `nz`)
+    let mentions = |needle: &str| {
+        used_atoms.iter().any(|a| {
+            a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .any(|w| w == needle)
+        })
+    };
     let mut grid = Vec::new();
     for (d, dim) in DIMS.iter().enumerate() {
         if let Some(g) = options.grid.as_ref() {
@@ -1065,6 +1319,15 @@ pub fn lift_entry(
         for r in resolved.iter().filter(|r| &r.array == array) {
             let mut top = r.index.clone();
             let mut ok = true;
+            // a loop variable at its last value (indices grow with it)
+            if let Some(l) = r.in_loop.map(|i| &lifter.loops[i]) {
+                ok &= top.terms.iter().all(|(m, c)| !m.contains(&l.var) || *c > 0);
+                let last = l
+                    .last
+                    .parse::<i64>()
+                    .map_or_else(|_| Poly::atom(l.last.clone()), Poly::constant);
+                top = top.substitute(&l.var, &last).unwrap_or_default();
+            }
             for (d, g) in index_names.iter().enumerate() {
                 if !top.atoms().contains(g.as_str()) {
                     continue;
@@ -1208,52 +1471,74 @@ pub fn lift_entry(
         let _ = writeln!(t, "guard = {}", toml_string(&g.join(" && ")));
     }
     let _ = writeln!(t, "lattice_updates = {}", toml_string(&lattice_updates));
-    if options.updates.is_none() {
+    if options.updates.is_none() && lifter.loops.is_empty() {
         let _ = writeln!(t, "# floating-point operations in the PTX (an FMA is two)");
         let _ = writeln!(t, "flops_per_update = {}", lifter.flops);
     }
     let _ = writeln!(t, "body = [");
     let mut i = 0;
     while i < resolved.len() {
-        let residual = resolved[i].condition.without(&guard).ok_or_else(|| {
-            Error::new(
-                source,
-                format!(
-                    "line {}: the access's condition grows too large",
-                    resolved[i].line
-                ),
-            )
-        })?;
-        let mut j = i + 1;
-        while j < resolved.len()
-            && resolved[j].condition.without(&guard).as_ref() == Some(&residual)
-        {
-            j += 1;
+        // a loop's accesses together, inside its step
+        let in_loop = resolved[i].in_loop;
+        let mut end = i + 1;
+        while end < resolved.len() && resolved[end].in_loop == in_loop {
+            end += 1;
         }
-        let indent = if residual.is_top() { "  " } else { "    " };
-        if !residual.is_top() {
+        let outer = if let Some(l) = in_loop.map(|id| &lifter.loops[id]) {
             let _ = writeln!(
                 t,
-                "  {{ if = {}, body = [",
-                toml_string(&residual.to_expr())
+                "  {{ loop = {}, count = {}, body = [",
+                toml_string(&l.var),
+                toml_string(&l.count)
             );
-        }
-        for r in &resolved[i..j] {
-            let mut access = format!(
-                "{{ {} = {}, index = {}",
-                r.kind,
-                toml_string(&r.array),
-                toml_string(&r.index.to_expr())
-            );
-            if r.bytes != element_bytes[&r.array] {
-                let _ = write!(access, ", bytes = {}", r.bytes);
+            "  "
+        } else {
+            ""
+        };
+        while i < end {
+            let residual = resolved[i].condition.without(&guard).ok_or_else(|| {
+                Error::new(
+                    source,
+                    format!(
+                        "line {}: the access's condition grows too large",
+                        resolved[i].line
+                    ),
+                )
+            })?;
+            let mut j = i + 1;
+            while j < end && resolved[j].condition.without(&guard).as_ref() == Some(&residual) {
+                j += 1;
             }
-            let _ = writeln!(t, "{indent}{access} }},  # PTX line {}", r.line);
+            let indent = if residual.is_top() {
+                format!("{outer}  ")
+            } else {
+                let _ = writeln!(
+                    t,
+                    "{outer}  {{ if = {}, body = [",
+                    toml_string(&residual.to_expr())
+                );
+                format!("{outer}    ")
+            };
+            for r in &resolved[i..j] {
+                let mut access = format!(
+                    "{{ {} = {}, index = {}",
+                    r.kind,
+                    toml_string(&r.array),
+                    toml_string(&r.index.to_expr())
+                );
+                if r.bytes != element_bytes[&r.array] {
+                    let _ = write!(access, ", bytes = {}", r.bytes);
+                }
+                let _ = writeln!(t, "{indent}{access} }},  # PTX line {}", r.line);
+            }
+            if !residual.is_top() {
+                let _ = writeln!(t, "{outer}  ] }},");
+            }
+            i = j;
         }
-        if !residual.is_top() {
+        if in_loop.is_some() {
             let _ = writeln!(t, "  ] }},");
         }
-        i = j;
     }
     let _ = writeln!(t, "]");
     Ok(LiftedText { toml: t, warnings })

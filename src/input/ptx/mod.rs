@@ -2,11 +2,12 @@
 //! so that a compiled kernel is simulated without anyone re-describing it by hand.
 //!
 //! [`parse`] reads the PTX statements, [`lift`] evaluates one entry symbolically (integer index
-//! arithmetic, predicates, forward branches) and writes the trace TOML, which
+//! arithmetic, predicates, forward branches, counted loops) and writes the trace TOML, which
 //! [`crate::input::trace::Kernel::parse`] reads back: what `gputraffic lift` prints is exactly
 //! what `simulate --kernel file.ptx` simulates. [`nvcc`] finds nvcc and ptxas, compiles `.cu`
 //! files (cached by content) and reads registers per thread. What cannot be lifted (an address
-//! loaded from memory, a loop, a call) is an error naming the file, the PTX line and the reason.
+//! loaded from memory, a loop whose trip count is not affine, a call) is an error naming the
+//! file, the PTX line and the reason.
 
 pub mod lift;
 pub mod nvcc;
