@@ -265,7 +265,7 @@ impl Dnf {
         self.terms.contains(&BTreeSet::new())
     }
 
-    /// `self || other`, simplified; `None` past [`MAX_TERMS`] conjunctions.
+    /// `self || other`, simplified; `None` past `MAX_TERMS` conjunctions.
     pub fn or(&self, other: &Dnf) -> Option<Dnf> {
         let mut terms = self.terms.clone();
         terms.extend(other.terms.iter().cloned());
