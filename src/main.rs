@@ -69,14 +69,59 @@ enum Command {
     List,
     /// Print a shipped kernel trace or hardware configuration (a template to start from).
     Show(ShowArgs),
+    /// Lift a kernel from PTX or CUDA source (nvcc) into a trace and print it (docs/cuda.md).
+    Lift(LiftCommandArgs),
+}
+
+/// How a .ptx or .cu kernel is lifted (docs/cuda.md).
+#[derive(clap::Args, Default)]
+struct LiftArgs {
+    /// The kernel (entry) to lift from a .ptx or .cu file holding several: its name, e.g.
+    /// copy or star<1>, or its mangled PTX name.
+    #[arg(long)]
+    entry: Option<String>,
+    /// nvcc to compile .cu files with (else $CUDA_HOME/bin, PATH, scripts/install-nvcc.sh's venv).
+    #[arg(long, value_name = "PATH")]
+    nvcc: Option<String>,
+    /// An option passed to nvcc (-DNAME=V, -IDIR, -std=c++17; repeatable).
+    #[arg(long = "nvcc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    nvcc_args: Vec<String>,
+    /// Grid of the lifted kernel, three expressions X,Y,Z (else inferred from the guard).
+    #[arg(long, value_name = "X,Y,Z")]
+    grid: Option<String>,
+    /// Registers per thread (else read off ptxas, or 32 with a warning).
+    #[arg(long)]
+    registers: Option<u32>,
+    /// Elements of an array, NAME=EXPR of the parameters (else the guarded threads' footprint;
+    /// repeatable).
+    #[arg(long = "extent", value_name = "NAME=EXPR")]
+    extents: Vec<String>,
+    /// Lattice updates of the launch, an expression of the parameters (else the threads the
+    /// guard lets through).
+    #[arg(long, value_name = "EXPR")]
+    updates: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct LiftCommandArgs {
+    /// The .ptx or .cu file.
+    file: String,
+    #[command(flatten)]
+    lift: LiftArgs,
+    /// GPU whose architecture .cu files are compiled for.
+    #[arg(long, default_value = "h200")]
+    hw: String,
 }
 
 /// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
 #[derive(clap::Args)]
 struct LaunchArgs {
-    /// Kernel trace: a path, the name of a shipped trace (e.g. star1), or - for standard input.
+    /// Kernel: a trace path, the name of a shipped trace (e.g. star1), - for standard input, or
+    /// a .ptx or .cu file to lift (docs/cuda.md).
     #[arg(long)]
     kernel: String,
+    #[command(flatten)]
+    lift: LiftArgs,
     /// GPU: a shipped configuration name (e.g. h200) or a path to one.
     #[arg(long, default_value = "h200")]
     hw: String,
@@ -241,9 +286,12 @@ fn show(a: &ShowArgs) -> Result<String> {
 
 #[derive(clap::Args)]
 struct RankArgs {
-    /// Kernel trace: a path, the name of a shipped trace (e.g. star4), or - for standard input.
+    /// Kernel: a trace path, the name of a shipped trace (e.g. star4), - for standard input, or
+    /// a .ptx or .cu file to lift (docs/cuda.md).
     #[arg(long)]
     kernel: String,
+    #[command(flatten)]
+    lift: LiftArgs,
     /// GPU: a shipped configuration name (e.g. h200) or a path to one.
     #[arg(long, default_value = "h200")]
     hw: String,
@@ -279,7 +327,7 @@ struct RankArgs {
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
     let spec = LaunchSpec {
-        kernel: KernelSource::Load(a.kernel.clone()),
+        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
         hw: a.hw.clone(),
         block: None,
         domain: a.domain.clone(),
@@ -604,21 +652,100 @@ fn cost_line_seconds() -> f64 {
         .unwrap_or(5.0)
 }
 
+/// The lifter's options from the command line, compiling for `hw`'s architecture.
+fn lift_options(hw: &str, l: &LiftArgs) -> Result<gputraffic::input::ptx::LiftOptions> {
+    let grid = match &l.grid {
+        None => None,
+        Some(g) => {
+            let parts: Vec<String> = g.split(',').map(|p| p.trim().to_string()).collect();
+            let [x, y, z] = <[String; 3]>::try_from(parts).map_err(|_| {
+                Error::new("--grid", format!("'{g}' is not three expressions X,Y,Z"))
+            })?;
+            Some([x, y, z])
+        }
+    };
+    let mut extents = Vec::new();
+    for e in &l.extents {
+        let (name, expr) = e
+            .split_once('=')
+            .ok_or_else(|| Error::new("--extent", format!("'{e}' is not NAME=EXPR")))?;
+        extents.push((name.trim().to_string(), expr.trim().to_string()));
+    }
+    Ok(gputraffic::input::ptx::LiftOptions {
+        entry: l.entry.clone(),
+        grid,
+        registers: l.registers,
+        extents,
+        updates: l.updates.clone(),
+        nvcc: l.nvcc.clone(),
+        nvcc_args: l.nvcc_args.clone(),
+        arch: gputraffic::input::hw::HwConfig::load(hw)?.arch,
+        ..Default::default()
+    })
+}
+
+/// The kernel `--kernel` names: a .ptx or .cu file is lifted here (once, its warnings on
+/// stderr), anything else loaded as a trace.
+fn kernel_source(kernel: &str, hw: &str, l: &LiftArgs, set: &[String]) -> Result<KernelSource> {
+    if !gputraffic::input::ptx::is_liftable(kernel) {
+        let given = l.entry.is_some()
+            || l.nvcc.is_some()
+            || !l.nvcc_args.is_empty()
+            || l.grid.is_some()
+            || l.registers.is_some()
+            || !l.extents.is_empty()
+            || l.updates.is_some();
+        if given {
+            return Err(Error::new(
+                "--kernel",
+                format!(
+                    "'{kernel}' is a trace: --entry, --nvcc, --nvcc-arg, --grid, --registers, --extent and --updates apply to .ptx and .cu kernels only"
+                ),
+            ));
+        }
+        return Ok(KernelSource::Load(kernel.to_string()));
+    }
+    let mut options = lift_options(hw, l)?;
+    // parameters given with --set need no default (and no warning that they lack one)
+    options.defaults = set
+        .iter()
+        .filter_map(|s| s.split_once('='))
+        .filter_map(|(n, v)| Some((n.trim().to_string(), v.trim().parse::<i64>().ok()?)))
+        .collect();
+    let lifted = gputraffic::input::ptx::lift_file(kernel, &options)?;
+    for w in &lifted.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(KernelSource::Parsed(Box::new(lifted.kernel)))
+}
+
+/// `gputraffic lift`: the trace of a .ptx or .cu kernel on stdout.
+fn lift(a: &LiftCommandArgs) -> Result<String> {
+    if !gputraffic::input::ptx::is_liftable(&a.file) {
+        return Err(Error::new(&a.file, "lift reads .ptx and .cu files only"));
+    }
+    let lifted = gputraffic::input::ptx::lift_file(&a.file, &lift_options(&a.hw, &a.lift)?)?;
+    for w in &lifted.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(lifted.toml)
+}
+
 /// The launch `simulate` and `predict` ask for.
-fn launch_spec(a: &LaunchArgs) -> LaunchSpec {
-    LaunchSpec {
-        kernel: KernelSource::Load(a.kernel.clone()),
+fn launch_spec(a: &LaunchArgs) -> Result<LaunchSpec> {
+    Ok(LaunchSpec {
+        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
         hw: a.hw.clone(),
         block: a.block.clone(),
         domain: a.domain.clone(),
         set: a.set.clone(),
         clock: a.clock.clone(),
-    }
+    })
 }
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
     let model = a.compare.as_deref().map(models::find).transpose()?;
-    let prepared = launch_spec(&a.launch).prepare(model)?;
+    let prepared = launch_spec(&a.launch)?.prepare(model)?;
     // The model runs first: a model error should not cost a simulation.
     let predicted = model.map(|m| prepared.predict(m)).transpose()?;
     for w in predicted.iter().flat_map(|(p, _)| &p.warnings) {
@@ -659,7 +786,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
 
 fn predict(a: &PredictArgs) -> Result<String> {
     let model = models::find(&a.model)?;
-    let prepared = launch_spec(&a.launch).prepare(Some(model))?;
+    let prepared = launch_spec(&a.launch)?.prepare(Some(model))?;
     let (p, t) = prepared.predict(model)?;
     for w in &p.warnings {
         eprintln!("warning: {w}");
@@ -932,6 +1059,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate(a),
         Command::Rank(a) => rank(a),
         Command::Show(a) => show(a),
+        Command::Lift(a) => lift(a),
         Command::List => Ok(list()),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man => man(),

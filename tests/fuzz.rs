@@ -1,6 +1,7 @@
 //! Fuzzing every input a user hands over: trace files, hardware configs, expressions, measured
 //! CSVs (wide and Nsight Compute exports) and manifests, sweep files given to `--resume`, and
-//! the tables and fit files `fit` and `plot` read. Inputs are mutations of the valid files the
+//! the tables and fit files `fit` and `plot` read, and the PTX the lifter reads (the fixtures of
+//! tests/data/ptx/, one entry lifted per case). Inputs are mutations of the valid files the
 //! project ships (numbers swapped for edge values, names for other names of the grammar, lines
 //! dropped, duplicated, swapped or spliced from another file, brackets and quotes inserted,
 //! files cut short), fed to the library's entry points; whatever parses is bound, simulated (when
@@ -328,6 +329,8 @@ struct Corpus {
     validation_json: String,
     fit_json: String,
     sweep_rows: String,
+    /// PTX files (tests/data/ptx/) and the entries each holds.
+    ptx: Vec<(String, Vec<String>)>,
     dir: PathBuf,
 }
 
@@ -381,6 +384,18 @@ impl Corpus {
             validation_json: read("tests/data/plot/validation.json"),
             fit_json: read("tests/data/plot/fit.json"),
             sweep_rows: std::fs::read_to_string(&out).unwrap(),
+            ptx: ["stencils", "new_kernels", "constructs"]
+                .iter()
+                .map(|f| {
+                    let text = read(&format!("tests/data/ptx/{f}.ptx"));
+                    let entries = gputraffic::input::ptx::parse::parse(&text, f)
+                        .unwrap()
+                        .into_iter()
+                        .map(|e| e.name)
+                        .collect();
+                    (text, entries)
+                })
+                .collect(),
             dir,
         }
     }
@@ -476,6 +491,8 @@ const KINDS: &[&str] = &[
     "plot-table",
     "validation-json",
     "fit-json",
+    "ptx",
+    "ptx",
 ];
 
 /// Runs case `case`: returns the kind, whether the input was accepted, and the problem found.
@@ -491,6 +508,22 @@ fn run_case(c: &Corpus, seed: u64, case: u64) -> (&'static str, bool, Result<(),
                 if let Some(k) = judged(Kernel::parse(&text, "fuzz.toml"))? {
                     accepted = true;
                     exercise(k, "h200")?;
+                }
+            }
+            "ptx" => {
+                let (original, entries) = rng.pick(&c.ptx);
+                let others: Vec<String> = c.ptx.iter().map(|(t, _)| t.clone()).collect();
+                let text = mutate(original, &others, &mut rng);
+                dump(&text);
+                let options = gputraffic::input::ptx::LiftOptions {
+                    entry: Some(rng.pick(entries).clone()),
+                    registers: Some(32),
+                    ..Default::default()
+                };
+                let lifted = gputraffic::input::ptx::lift_ptx(&text, "fuzz.ptx", &options);
+                if let Some(k) = judged(lifted)? {
+                    accepted = true;
+                    exercise(k.kernel, "h200")?;
                 }
             }
             "hw" => {

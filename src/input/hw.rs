@@ -20,6 +20,9 @@ pub struct HwConfig {
     /// Human-readable description.
     #[serde(default)]
     pub description: String,
+    /// CUDA architecture `.cu` kernels are compiled for (`sm_90`); `None` when not given.
+    #[serde(default)]
+    pub arch: Option<String>,
     /// Streaming multiprocessors and their resource limits.
     pub sm: SmConfig,
     /// How blocks are dispatched onto SMs.

@@ -4,6 +4,7 @@
 
 pub mod expr;
 pub mod hw;
+pub mod ptx;
 pub mod table;
 pub mod trace;
 

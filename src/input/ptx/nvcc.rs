@@ -1,0 +1,379 @@
+//! nvcc and ptxas for `.cu` input: finding them (`--nvcc`, `$CUDA_HOME/bin`, `PATH`, the venv
+//! `scripts/install-nvcc.sh` makes), compiling to PTX for the GPU's architecture with the PTX
+//! cached by a hash of the source and the command (a `rank` of 50 shapes compiles once), reading
+//! registers per thread and static shared memory off `ptxas -v`, and the parameter names of a
+//! `__global__` signature.
+
+use super::LiftOptions;
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What ptxas reports for one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Registers per thread.
+    pub registers: u32,
+    /// Static shared memory per block, bytes.
+    pub shared_bytes: u64,
+    /// Bytes per thread spilled to local memory (stores).
+    pub spill_bytes: u64,
+}
+
+/// A `.cu` file compiled: its PTX, ptxas's report per (mangled) entry, warnings.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The PTX text.
+    pub ptx: String,
+    /// ptxas's report per entry, when ptxas ran.
+    pub usage: HashMap<String, Usage>,
+    /// What the user should know (no ptxas, …).
+    pub warnings: Vec<String>,
+}
+
+/// Reads `ptxas -v` output: registers, static shared memory and spills per entry.
+pub fn parse_usage(report: &str) -> HashMap<String, Usage> {
+    let mut out = HashMap::new();
+    let mut current: Option<String> = None;
+    for line in report.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = rest.split('\'').next().map(String::from);
+            if let Some(c) = &current {
+                out.insert(c.clone(), Usage::default());
+            }
+            continue;
+        }
+        let Some(u) = current.as_ref().and_then(|c| out.get_mut(c)) else {
+            continue;
+        };
+        let number_before = |word: &str| -> Option<u64> {
+            let at = line.find(word)?;
+            line[..at].split_whitespace().last()?.parse().ok()
+        };
+        if let Some(r) = number_before(" registers") {
+            u.registers = u32::try_from(r).unwrap_or(u32::MAX);
+        }
+        if let Some(s) = number_before(" bytes smem") {
+            u.shared_bytes = s;
+        }
+        if let Some(s) = number_before(" bytes spill stores") {
+            u.spill_bytes = s;
+        }
+    }
+    out
+}
+
+/// The parameter names of `__global__ … name(…)` in CUDA source, in order.
+pub fn signature_names(source: &str, name: &str) -> Option<Vec<String>> {
+    let mut from = 0;
+    while let Some(at) = source[from..].find("__global__") {
+        let start = from + at;
+        from = start + 1;
+        let open = start + source[start..].find('(')?;
+        let head = &source[start..open];
+        let fname = head
+            .trim_end()
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()?;
+        if fname != name {
+            continue;
+        }
+        let mut depth = 0;
+        let mut close = None;
+        for (i, c) in source[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let params = &source[open + 1..close?];
+        if params.trim().is_empty() || params.trim() == "void" {
+            return Some(Vec::new());
+        }
+        let mut names = Vec::new();
+        let mut depth = 0;
+        let mut current = String::new();
+        for c in params.chars().chain(std::iter::once(',')) {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' => depth -= 1,
+                _ => {}
+            }
+            if c == ',' && depth == 0 {
+                let decl = current.split('=').next().unwrap_or("");
+                let decl = decl.split('[').next().unwrap_or("");
+                let ident = decl
+                    .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .find(|w| !w.is_empty())?;
+                names.push(ident.to_string());
+                current.clear();
+            } else {
+                current.push(c);
+            }
+        }
+        return Some(names);
+    }
+    None
+}
+
+/// The venvs `scripts/install-nvcc.sh` makes: `target/nvcc-venv/lib/python*/site-packages/nvidia/cu*/bin`
+/// under the working folder and under the source tree this binary was built from.
+fn venv_bins() -> Vec<PathBuf> {
+    let mut roots = vec![PathBuf::from(".")];
+    roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let mut out = Vec::new();
+    for root in roots {
+        let lib = root.join("target/nvcc-venv/lib");
+        let Ok(pythons) = std::fs::read_dir(&lib) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = pythons
+            .flatten()
+            .flat_map(|p| {
+                let nvidia = p.path().join("site-packages/nvidia");
+                std::fs::read_dir(nvidia)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|c| c.path().join("bin"))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|b| b.join("nvcc").is_file())
+            .collect();
+        found.sort();
+        out.extend(found.into_iter().rev());
+    }
+    out
+}
+
+/// Where `tool` (`nvcc` or `ptxas`) is: beside `--nvcc`, in `$CUDA_HOME/bin`, on `PATH`, or in
+/// the project's venv.
+pub fn find_tool(tool: &str, options: &LiftOptions) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(n) = &options.nvcc {
+        let p = PathBuf::from(n);
+        if p.is_dir() {
+            dirs.push(p);
+        } else if let Some(d) = p.parent() {
+            if tool == "nvcc" {
+                return p.is_file().then_some(p);
+            }
+            dirs.push(d.to_path_buf());
+        }
+    }
+    if let Some(h) = std::env::var_os("CUDA_HOME") {
+        dirs.push(PathBuf::from(h).join("bin"));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.extend(venv_bins());
+    dirs.into_iter().map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+/// A 128-bit hex digest (two FNV-1a passes with different offsets) of the cache key parts.
+fn digest(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for seed in [0xcbf2_9ce4_8422_2325u64, 0x6c62_272e_07bb_0142] {
+        let mut h = seed;
+        for part in parts {
+            for b in part.bytes().chain(std::iter::once(0)) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        out.push_str(&format!("{h:016x}"));
+    }
+    out
+}
+
+/// The folder compiled PTX is cached in: `$XDG_CACHE_HOME/gputraffic/ptx`, `~/.cache/…`, or the
+/// system's temporary folder.
+fn cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("gputraffic").join("ptx")
+}
+
+/// Runs a tool, its output or an error naming `source` and the tool's first complaint.
+fn run(cmd: &mut Command, source: &Path, what: &str) -> Result<String> {
+    let out = cmd
+        .output()
+        .map_err(|e| Error::in_file(source, format!("cannot run {what}: {e}")))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    if !out.status.success() {
+        let first = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| stderr.lines().next())
+            .unwrap_or("no message");
+        return Err(Error::in_file(source, format!("{what} failed: {first}")));
+    }
+    Ok(format!("{}{stderr}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The architecture `.cu` files are compiled for.
+fn arch(options: &LiftOptions) -> String {
+    options.arch.clone().unwrap_or_else(|| "sm_90".into())
+}
+
+/// ptxas's report for a PTX file, when ptxas is at hand (else a warning, `None`).
+pub fn ptx_usage(
+    file: &Path,
+    text: &str,
+    options: &LiftOptions,
+    warnings: &mut Vec<String>,
+) -> Option<HashMap<String, Usage>> {
+    let ptxas = find_tool("ptxas", options)?;
+    let key = digest(&[&ptxas.display().to_string(), &arch(options), text]);
+    let cached = cache_dir().join(format!("{key}.usage"));
+    if let Ok(report) = std::fs::read_to_string(&cached) {
+        return Some(parse_usage(&report));
+    }
+    let out = run(
+        Command::new(&ptxas)
+            .arg(format!("-arch={}", arch(options)))
+            .arg("-v")
+            .arg(file)
+            .arg("-o")
+            .arg(if cfg!(windows) { "NUL" } else { "/dev/null" }),
+        file,
+        "ptxas",
+    );
+    match out {
+        Ok(report) => {
+            let _ = crate::error::write_file_atomically(&cached, report.as_bytes());
+            Some(parse_usage(&report))
+        }
+        Err(e) => {
+            warnings.push(format!("{e} (registers per thread not read)"));
+            None
+        }
+    }
+}
+
+/// Compiles a `.cu` file to PTX (or takes it from the cache) and reads ptxas's report.
+pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compiled> {
+    let nvcc = find_tool("nvcc", options).ok_or_else(|| {
+        Error::in_file(
+            file,
+            "nvcc not found: pass --nvcc PATH, set CUDA_HOME, put it on PATH, or run scripts/install-nvcc.sh",
+        )
+    })?;
+    let arch = arch(options);
+    let nvcc_text = nvcc.display().to_string();
+    let mut key_parts: Vec<&str> = vec![&nvcc_text, &arch, source];
+    key_parts.extend(options.nvcc_args.iter().map(String::as_str));
+    let key = digest(&key_parts);
+    let dir = cache_dir();
+    let ptx_path = dir.join(format!("{key}.ptx"));
+    let usage_path = dir.join(format!("{key}.usage"));
+    let mut warnings = Vec::new();
+    if let (Ok(ptx), Ok(report)) = (
+        std::fs::read_to_string(&ptx_path),
+        std::fs::read_to_string(&usage_path),
+    ) {
+        return Ok(Compiled {
+            ptx,
+            usage: parse_usage(&report),
+            warnings,
+        });
+    }
+    crate::error::create_parent(&ptx_path)?;
+    let scratch = dir.join(format!(".{key}.{}.ptx", std::process::id()));
+    let mut cmd = Command::new(&nvcc);
+    cmd.arg(format!("-arch={arch}"))
+        .arg("-O3")
+        .arg("-ptx")
+        .args(&options.nvcc_args)
+        .arg(file)
+        .arg("-o")
+        .arg(&scratch);
+    // nvcc finds its own ptxas, cicc and headers beside it
+    if let Some(bin) = nvcc.parent() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![bin.to_path_buf()];
+        paths.extend(std::env::split_paths(&path));
+        if let Ok(joined) = std::env::join_paths(paths) {
+            cmd.env("PATH", joined);
+        }
+    }
+    let result = run(&mut cmd, file, "nvcc");
+    let ptx = result.and_then(|_| crate::error::read_file(&scratch));
+    let _ = std::fs::remove_file(&scratch);
+    let ptx = ptx?;
+    crate::error::write_file_atomically(&ptx_path, ptx.as_bytes())?;
+    let report = match find_tool("ptxas", options) {
+        Some(ptxas) => run(
+            Command::new(ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg("-v")
+                .arg(&ptx_path)
+                .arg("-o")
+                .arg(if cfg!(windows) { "NUL" } else { "/dev/null" }),
+            file,
+            "ptxas",
+        )?,
+        None => {
+            warnings.push(format!(
+                "{}: ptxas not found beside nvcc: registers per thread not read",
+                file.display()
+            ));
+            String::new()
+        }
+    };
+    crate::error::write_file_atomically(&usage_path, report.as_bytes())?;
+    Ok(Compiled {
+        usage: parse_usage(&report),
+        ptx,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptxas_reports_read_per_entry() {
+        let report = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function '_Z4copyPKdPdiiiil' for 'sm_90'\nptxas info    : Function properties for _Z4copyPKdPdiiiil\n    0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\nptxas info    : Used 10 registers, used 0 barriers\nptxas info    : Compiling entry function '_Z1tv' for 'sm_90'\nptxas info    : Used 16 registers, used 1 barriers, 4224 bytes smem\n";
+        let u = parse_usage(report);
+        assert_eq!(
+            u["_Z4copyPKdPdiiiil"],
+            Usage {
+                registers: 10,
+                shared_bytes: 0,
+                spill_bytes: 8
+            }
+        );
+        assert_eq!(
+            u["_Z1tv"],
+            Usage {
+                registers: 16,
+                shared_bytes: 4224,
+                spill_bytes: 0
+            }
+        );
+    }
+
+    #[test]
+    fn signatures_give_the_parameter_names() {
+        let src = "template <int R>\n__global__ void star(const double* __restrict__ in, double* out, int nx, long plane) {}\n__global__ void k(float a[4], int n = 3) {}";
+        assert_eq!(
+            signature_names(src, "star").unwrap(),
+            vec!["in", "out", "nx", "plane"]
+        );
+        assert_eq!(signature_names(src, "k").unwrap(), vec!["a", "n"]);
+        assert_eq!(signature_names(src, "missing"), None);
+    }
+}

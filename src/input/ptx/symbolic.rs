@@ -1,0 +1,457 @@
+//! The values the lifter tracks per PTX register: integers as polynomials over named atoms
+//! (threadIdx, parameters, opaque sub-expressions such as `min(a, b)`), and predicates as
+//! boolean formulas over comparisons, kept in disjunctive normal form so that the conditions
+//! of a branch and of its merge point simplify back to the guard.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// A product of atoms (sorted, with repeats): `["blockDim.x", "blockIdx.x"]`. An atom is a
+/// trace-language name or a parenthesised opaque expression.
+pub type Monomial = Vec<String>;
+
+/// An integer polynomial with 64-bit coefficients: the lifter's normal form of an index
+/// expression, so that equal expressions compare equal and constant offsets fold.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Poly {
+    /// Coefficient of each monomial (none zero); the empty monomial is the constant term.
+    pub terms: BTreeMap<Monomial, i64>,
+}
+
+impl Poly {
+    /// The constant `c`.
+    pub fn constant(c: i64) -> Poly {
+        let mut p = Poly::default();
+        if c != 0 {
+            p.terms.insert(Vec::new(), c);
+        }
+        p
+    }
+
+    /// The atom `name` (a name of the trace language or an opaque expression).
+    pub fn atom(name: impl Into<String>) -> Poly {
+        let mut p = Poly::default();
+        p.terms.insert(vec![name.into()], 1);
+        p
+    }
+
+    /// The constant value, when the polynomial is one.
+    pub fn as_constant(&self) -> Option<i64> {
+        match self.terms.len() {
+            0 => Some(0),
+            1 => self.terms.get(&Vec::new()).copied(),
+            _ => None,
+        }
+    }
+
+    /// `self + other`, `None` on overflow.
+    pub fn add(&self, other: &Poly) -> Option<Poly> {
+        let mut out = self.clone();
+        for (m, c) in &other.terms {
+            let sum = out.terms.get(m).copied().unwrap_or(0).checked_add(*c)?;
+            if sum == 0 {
+                out.terms.remove(m);
+            } else {
+                out.terms.insert(m.clone(), sum);
+            }
+        }
+        Some(out)
+    }
+
+    /// `self * k`, `None` on overflow.
+    pub fn scale(&self, k: i64) -> Option<Poly> {
+        if k == 0 {
+            return Some(Poly::default());
+        }
+        let mut out = Poly::default();
+        for (m, c) in &self.terms {
+            out.terms.insert(m.clone(), c.checked_mul(k)?);
+        }
+        Some(out)
+    }
+
+    /// `self - other`, `None` on overflow.
+    pub fn sub(&self, other: &Poly) -> Option<Poly> {
+        self.add(&other.scale(-1)?)
+    }
+
+    /// `self * other`, `None` on overflow, past 64 terms or past degree 8 (index arithmetic
+    /// never gets there).
+    pub fn mul(&self, other: &Poly) -> Option<Poly> {
+        let mut out = Poly::default();
+        for (ma, ca) in &self.terms {
+            for (mb, cb) in &other.terms {
+                if ma.len() + mb.len() > 8 {
+                    return None;
+                }
+                let mut m: Monomial = ma.iter().chain(mb).cloned().collect();
+                m.sort();
+                let term = Poly {
+                    terms: BTreeMap::from([(m, ca.checked_mul(*cb)?)]),
+                };
+                out = out.add(&term)?;
+            }
+        }
+        (out.terms.len() <= 64).then_some(out)
+    }
+
+    /// `self / k` when every coefficient is a multiple of `k`.
+    pub fn exact_div(&self, k: i64) -> Option<Poly> {
+        if k == 0 || self.terms.values().any(|c| c % k != 0) {
+            return None;
+        }
+        let mut out = Poly::default();
+        for (m, c) in &self.terms {
+            out.terms.insert(m.clone(), c / k);
+        }
+        Some(out)
+    }
+
+    /// Every atom the polynomial names.
+    pub fn atoms(&self) -> BTreeSet<&str> {
+        self.terms.keys().flatten().map(String::as_str).collect()
+    }
+
+    /// The coefficient of the monomial that is exactly `atom`.
+    pub fn linear_coefficient(&self, atom: &str) -> i64 {
+        self.terms
+            .get(&vec![atom.to_string()])
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// `self` with every occurrence of `atom` replaced by `by`.
+    pub fn substitute(&self, atom: &str, by: &Poly) -> Option<Poly> {
+        let mut out = Poly::default();
+        for (m, c) in &self.terms {
+            let mut term = Poly::constant(*c);
+            for a in m {
+                term = if a == atom {
+                    term.mul(by)?
+                } else {
+                    term.mul(&Poly::atom(a.clone()))?
+                };
+            }
+            out = out.add(&term)?;
+        }
+        Some(out)
+    }
+
+    /// The polynomial as a trace expression, terms in a stable order (higher degree first).
+    pub fn to_expr(&self) -> String {
+        if self.terms.is_empty() {
+            return "0".into();
+        }
+        let mut terms: Vec<(&Monomial, &i64)> = self.terms.iter().collect();
+        terms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(b.0)));
+        let mut s = String::new();
+        for (i, &(m, &c)) in terms.iter().enumerate() {
+            let magnitude = c.unsigned_abs();
+            if i == 0 {
+                if c < 0 {
+                    s.push('-');
+                }
+            } else {
+                s.push_str(if c < 0 { " - " } else { " + " });
+            }
+            if m.is_empty() {
+                let _ = write!(s, "{magnitude}");
+                continue;
+            }
+            if magnitude != 1 {
+                let _ = write!(s, "{magnitude} * ");
+            }
+            s.push_str(&m.join(" * "));
+        }
+        s
+    }
+
+    /// [`Poly::to_expr`] in parentheses unless it is one atom or constant.
+    pub fn to_operand(&self) -> String {
+        let e = self.to_expr();
+        let simple = self.terms.len() <= 1
+            && self
+                .terms
+                .iter()
+                .all(|(m, c)| (m.len() == 1 && *c == 1) || m.is_empty() && *c >= 0);
+        if simple { e } else { format!("({e})") }
+    }
+}
+
+/// A comparison `lhs OP 0`, the atoms of predicate formulas.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Comparison {
+    /// The left side minus the right side of the PTX comparison.
+    pub lhs: Poly,
+    /// The operator, as the trace language writes it: `<`, `<=`, `>`, `>=`, `==`, `!=`.
+    pub op: &'static str,
+}
+
+impl Comparison {
+    /// The comparison that holds exactly when this one does not.
+    pub fn negated(&self) -> Comparison {
+        let op = match self.op {
+            "<" => ">=",
+            "<=" => ">",
+            ">" => "<=",
+            ">=" => "<",
+            "==" => "!=",
+            _ => "==",
+        };
+        Comparison {
+            lhs: self.lhs.clone(),
+            op,
+        }
+    }
+
+    /// The comparison as a trace expression, `a < b` with the negative terms moved right.
+    pub fn to_expr(&self) -> String {
+        let mut left = Poly::default();
+        let mut right = Poly::default();
+        for (m, &c) in &self.lhs.terms {
+            let side = if c < 0 { &mut right } else { &mut left };
+            side.terms.insert(m.clone(), c.saturating_abs());
+        }
+        format!("{} {} {}", left.to_expr(), self.op, right.to_expr())
+    }
+}
+
+/// A predicate in disjunctive normal form: true when any conjunction holds; a conjunction is a
+/// set of comparisons. No terms is false; one empty term is true.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dnf {
+    /// The conjunctions.
+    pub terms: BTreeSet<BTreeSet<Comparison>>,
+}
+
+/// Most conjunctions a predicate may grow to before the lifter gives up on it.
+const MAX_TERMS: usize = 64;
+
+impl Dnf {
+    /// Always true.
+    pub fn top() -> Dnf {
+        Dnf {
+            terms: BTreeSet::from([BTreeSet::new()]),
+        }
+    }
+
+    /// Always false.
+    pub fn bottom() -> Dnf {
+        Dnf {
+            terms: BTreeSet::new(),
+        }
+    }
+
+    /// One comparison.
+    pub fn comparison(c: Comparison) -> Dnf {
+        if let Some(v) = c.lhs.as_constant() {
+            let holds = match c.op {
+                "<" => v < 0,
+                "<=" => v <= 0,
+                ">" => v > 0,
+                ">=" => v >= 0,
+                "==" => v == 0,
+                _ => v != 0,
+            };
+            return if holds { Dnf::top() } else { Dnf::bottom() };
+        }
+        Dnf {
+            terms: BTreeSet::from([BTreeSet::from([c])]),
+        }
+    }
+
+    /// Whether this is always true.
+    pub fn is_top(&self) -> bool {
+        self.terms.contains(&BTreeSet::new())
+    }
+
+    /// `self || other`, simplified; `None` past `MAX_TERMS` conjunctions.
+    pub fn or(&self, other: &Dnf) -> Option<Dnf> {
+        let mut terms = self.terms.clone();
+        terms.extend(other.terms.iter().cloned());
+        Dnf { terms }.simplified()
+    }
+
+    /// `self && other`, simplified.
+    pub fn and(&self, other: &Dnf) -> Option<Dnf> {
+        let mut terms = BTreeSet::new();
+        for a in &self.terms {
+            for b in &other.terms {
+                let t: BTreeSet<Comparison> = a.union(b).cloned().collect();
+                if !t.iter().any(|c| t.contains(&c.negated())) {
+                    terms.insert(t);
+                }
+            }
+        }
+        Dnf { terms }.simplified()
+    }
+
+    /// `!self`, simplified.
+    pub fn not(&self) -> Option<Dnf> {
+        let mut out = Dnf::top();
+        for t in &self.terms {
+            let mut negated = Dnf::bottom();
+            for c in t {
+                negated = negated.or(&Dnf::comparison(c.negated()))?;
+            }
+            out = out.and(&negated)?;
+        }
+        Some(out)
+    }
+
+    /// Absorption (`a || a && b` is `a`) and resolution of complementary comparisons
+    /// (`a && b || a && !b` is `a`), repeated until nothing changes.
+    fn simplified(mut self) -> Option<Dnf> {
+        loop {
+            if self.terms.len() > MAX_TERMS {
+                return None;
+            }
+            let terms: Vec<BTreeSet<Comparison>> = self.terms.iter().cloned().collect();
+            let mut changed = false;
+            'search: for (i, a) in terms.iter().enumerate() {
+                for (j, b) in terms.iter().enumerate() {
+                    if i == j {
+                        continue;
+                    }
+                    if a.is_subset(b) {
+                        self.terms.remove(b);
+                        changed = true;
+                        break 'search;
+                    }
+                    if a.len() == b.len() {
+                        let only_a: Vec<&Comparison> = a.difference(b).collect();
+                        let only_b: Vec<&Comparison> = b.difference(a).collect();
+                        if only_a.len() == 1
+                            && only_b.len() == 1
+                            && only_a[0].negated() == *only_b[0]
+                        {
+                            let mut merged = a.clone();
+                            merged.remove(only_a[0]);
+                            self.terms.remove(a);
+                            self.terms.remove(b);
+                            self.terms.insert(merged);
+                            changed = true;
+                            break 'search;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                return Some(self);
+            }
+        }
+    }
+
+    /// The comparisons every conjunction holds (what all of them share).
+    pub fn common(&self) -> BTreeSet<Comparison> {
+        let mut it = self.terms.iter();
+        let Some(first) = it.next() else {
+            return BTreeSet::new();
+        };
+        it.fold(first.clone(), |acc, t| {
+            acc.intersection(t).cloned().collect()
+        })
+    }
+
+    /// `self` without the comparisons in `known` (which hold wherever `self` is asked).
+    pub fn without(&self, known: &BTreeSet<Comparison>) -> Option<Dnf> {
+        Dnf {
+            terms: self
+                .terms
+                .iter()
+                .map(|t| t.difference(known).cloned().collect())
+                .collect(),
+        }
+        .simplified()
+    }
+
+    /// The predicate as a trace condition (`a < b && c < d || …`); `None` when always true.
+    pub fn to_expr(&self) -> String {
+        if self.terms.is_empty() {
+            return "0 != 0".into();
+        }
+        let conjunctions: Vec<String> = self
+            .terms
+            .iter()
+            .map(|t| {
+                let parts: Vec<String> = t.iter().map(Comparison::to_expr).collect();
+                if parts.is_empty() {
+                    "0 == 0".into()
+                } else {
+                    parts.join(" && ")
+                }
+            })
+            .collect();
+        if conjunctions.len() == 1 {
+            conjunctions[0].clone()
+        } else {
+            conjunctions
+                .iter()
+                .map(|c| {
+                    if c.contains("&&") {
+                        format!("({c})")
+                    } else {
+                        c.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" || ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lt(a: &str, b: &str) -> Comparison {
+        Comparison {
+            lhs: Poly::atom(a).sub(&Poly::atom(b)).unwrap(),
+            op: "<",
+        }
+    }
+
+    #[test]
+    fn polynomials_fold_constants_and_print_in_a_stable_order() {
+        let x = Poly::atom("x");
+        let p = x
+            .add(&Poly::constant(4))
+            .unwrap()
+            .mul(&Poly::atom("pitch"))
+            .unwrap();
+        assert_eq!(p.to_expr(), "pitch * x + 4 * pitch");
+        let bytes = p.scale(8).unwrap().add(&Poly::constant(-8)).unwrap();
+        assert_eq!(
+            bytes.exact_div(8).unwrap().to_expr(),
+            "pitch * x + 4 * pitch - 1"
+        );
+        assert_eq!(bytes.add(&Poly::constant(4)).unwrap().exact_div(8), None);
+        assert_eq!(x.sub(&x).unwrap().as_constant(), Some(0));
+        assert_eq!(
+            p.substitute("x", &Poly::constant(2)).unwrap().to_expr(),
+            "6 * pitch"
+        );
+    }
+
+    #[test]
+    fn a_branch_and_its_merge_simplify_back_to_the_guard() {
+        let guard = Dnf::comparison(lt("x", "nx"));
+        let inner = Dnf::comparison(lt("y", "ny"));
+        let taken = guard.and(&inner).unwrap();
+        let skipped = guard.and(&inner.not().unwrap()).unwrap();
+        assert_eq!(taken.or(&skipped).unwrap(), guard);
+        assert_eq!(taken.to_expr(), "x < nx && y < ny");
+        // De Morgan: the exit condition of `x >= nx || y >= ny` negated is the guard
+        let exit = Dnf::comparison(lt("x", "nx").negated())
+            .or(&Dnf::comparison(lt("y", "ny").negated()))
+            .unwrap();
+        assert_eq!(exit.not().unwrap(), taken);
+        assert_eq!(
+            Dnf::comparison(Comparison {
+                lhs: Poly::constant(-1),
+                op: "<"
+            }),
+            Dnf::top()
+        );
+    }
+}
