@@ -251,7 +251,14 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig) -> Result<f32> {
             let active = warps.iter().filter(|w| w.mask != 0);
             Ok(active.fold((0u64, 0u64), |(n, t), w| (n + 1, t + w.trips.max(1) as u64)))
         })
-        .try_reduce(|| (0, 0), |x: (u64, u64), y| Ok((x.0 + y.0, x.1 + y.1)))?;
+        // The lowest block's error, whatever the thread count (`try_reduce` returns any).
+        .reduce(
+            || Ok((0, 0)),
+            |x: Result<(u64, u64)>, y| {
+                let (x, y) = (x?, y?);
+                Ok((x.0 + y.0, x.1 + y.1))
+            },
+        )?;
     let mut touched = vec![false; launch.arrays.len()];
     for a in &launch.program.accesses {
         touched[a.array] = true;
@@ -365,7 +372,12 @@ fn pipeline(
                     .par_iter_mut()
                     .zip(issues.par_iter())
                     .zip(finished.par_iter())
-                    .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))
+                    .map(|((w, iss), fin)| w.process(&cx, iss, fin))
+                    // Several SMs may fail in one chunk: the lowest-numbered one's error is
+                    // reported, the same on any thread count.
+                    .collect::<Vec<Result<()>>>()
+                    .into_iter()
+                    .collect::<Result<()>>()
             },
             || {
                 // The L2 replays the previous chunk while the scheduler works out the next: the
