@@ -193,6 +193,13 @@ fn every_kind_of_access_is_checked_per_dimension_where_it_stands() {
             r#"{ load"#,
             r#"a load of array 'a' is outside its dimension 1 (x): "x * x - 1" = -1, not in 0..=7, for thread (0, 0, 0) of block (0, 0, 0)"#,
         ),
+        // A thread coefficient of 2^62: the lanes' parts overflow at x = 2, so each lane is
+        // evaluated exactly; x = 1 is the first lane outside.
+        (
+            r#"  { load = "a", index = ["x * 4611686018427387904", "y"] },"#,
+            r#"{ load"#,
+            r#"a load of array 'a' is outside its dimension 1 (x): "x * 4611686018427387904" = 4611686018427387904, not in 0..=7, for thread (1, 0, 0) of block (0, 0, 0)"#,
+        ),
         // Nested: an if in a loop in a loop; iteration (1, 2) of thread (7, 1) only.
         (
             r#"  { loop = "i", count = "2", body = [{ loop = "j", count = "3", body = [

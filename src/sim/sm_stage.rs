@@ -208,26 +208,26 @@ struct AffineCoordinate {
 }
 
 impl AffineCoordinate {
-    /// The coordinate of thread (0, 0, 0) of block `b` at loop iterations `iterations`.
+    /// The coordinate of thread (0, 0, 0) of block `b` at loop iterations `iterations`;
+    /// `None` on overflow (then the exact per-lane evaluation decides).
     #[inline]
-    fn warp_base(&self, b: [i64; 3], iterations: &[u32]) -> i64 {
-        self.c0
-            .wrapping_add(self.block_coef[0].wrapping_mul(b[0]))
-            .wrapping_add(self.block_coef[1].wrapping_mul(b[1]))
-            .wrapping_add(self.block_coef[2].wrapping_mul(b[2]))
-            .wrapping_add(
-                self.loop_coef
-                    .iter()
-                    .zip(iterations)
-                    .map(|(c, &k)| c.wrapping_mul(k as i64))
-                    .fold(0i64, i64::wrapping_add),
-            )
+    fn warp_base(&self, b: [i64; 3], iterations: &[u32]) -> Option<i64> {
+        let mut v = self.c0;
+        for (c, x) in self.block_coef.iter().zip(b) {
+            v = v.checked_add(c.checked_mul(x)?)?;
+        }
+        for (c, &k) in self.loop_coef.iter().zip(iterations) {
+            v = v.checked_add(c.checked_mul(k as i64)?)?;
+        }
+        Some(v)
     }
 
     /// Whether every lane that exists in `warp` is inside `0..extent`.
     #[inline]
     fn warp_inside(&self, extent: i64, warp: usize, b: [i64; 3], iterations: &[u32]) -> bool {
-        let base = self.warp_base(b, iterations);
+        let Some(base) = self.warp_base(b, iterations) else {
+            return false;
+        };
         let (lo, hi) = self.extremes[warp];
         base.checked_add(lo).is_some_and(|v| v >= 0)
             && base.checked_add(hi).is_some_and(|v| v < extent)
@@ -235,7 +235,13 @@ impl AffineCoordinate {
 }
 
 impl AffineCoordinate {
-    fn new(f: &crate::input::expr::Affine, launch: &Launch, threads: u32) -> AffineCoordinate {
+    /// The split of `f` over the block of `launch` (`threads`: its warps' lanes); `None` when a
+    /// thread's part overflows (the coordinate is then evaluated per lane, exactly).
+    fn new(
+        f: &crate::input::expr::Affine,
+        launch: &Launch,
+        threads: u32,
+    ) -> Option<AffineCoordinate> {
         let t = [
             f.coef[SLOT_THREAD],
             f.coef[SLOT_THREAD + 1],
@@ -244,9 +250,9 @@ impl AffineCoordinate {
         let lanes: Vec<i64> = (0..threads)
             .map(|tid| {
                 let c = thread_coords(tid, launch.block);
-                t[0] * c[0] + t[1] * c[1] + t[2] * c[2]
+                (t.iter().zip(c)).try_fold(0i64, |v, (t, c)| v.checked_add(t.checked_mul(c)?))
             })
-            .collect();
+            .collect::<Option<_>>()?;
         let existing = launch.threads_per_block as usize;
         let extremes = lanes
             .chunks(32)
@@ -258,7 +264,7 @@ impl AffineCoordinate {
                 (lo, hi)
             })
             .collect();
-        AffineCoordinate {
+        Some(AffineCoordinate {
             c0: f.c0,
             block_coef: [
                 f.coef[SLOT_BLOCK],
@@ -268,7 +274,7 @@ impl AffineCoordinate {
             loop_coef: std::array::from_fn(|d| f.coef[SLOT_LOOP + d]),
             lanes,
             extremes,
-        }
+        })
     }
 }
 
@@ -415,7 +421,7 @@ impl GenContext {
                         fast: c
                             .index
                             .as_affine()
-                            .map(|f| AffineCoordinate::new(f, launch, threads)),
+                            .and_then(|f| AffineCoordinate::new(f, launch, threads)),
                         general: c.index.clone(),
                     })
                     .collect();
@@ -567,26 +573,37 @@ fn check_coordinates(
 ) -> Result<()> {
     let warp = issue.warp as usize;
     for c in &a.coordinates {
-        if let Some(f) = &c.fast {
+        if let Some(f) = &c.fast
+            && let Some(base) = f.warp_base(b, &issue.iterations)
+        {
             if f.warp_inside(c.extent, warp, b, &issue.iterations) {
                 continue;
             }
-            let base = f.warp_base(b, &issue.iterations);
             let lanes = &f.lanes[32 * warp..32 * warp + 32];
             let mut m = issue.mask;
+            let mut exact = true;
             while m != 0 {
                 let lane = m.trailing_zeros();
                 m &= m - 1;
-                let value = base.wrapping_add(lanes[lane as usize]);
-                if !(0..c.extent).contains(&value) {
-                    return Err(cx.out_of_bounds(
-                        issue,
-                        lane,
-                        Outside::Coordinate { dim: c.dim, value },
-                    ));
+                match base.checked_add(lanes[lane as usize]) {
+                    Some(value) if (0..c.extent).contains(&value) => {}
+                    Some(value) => {
+                        return Err(cx.out_of_bounds(
+                            issue,
+                            lane,
+                            Outside::Coordinate { dim: c.dim, value },
+                        ));
+                    }
+                    // Overflow: the per-lane evaluation below says so exactly.
+                    None => {
+                        exact = false;
+                        break;
+                    }
                 }
             }
-            continue;
+            if exact {
+                continue;
+            }
         }
         slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
         for (d, &k) in issue.iterations.iter().enumerate() {
