@@ -25,7 +25,10 @@ fn bad_kernel_files_name_the_file_and_the_problem() {
     );
     rejects(
         &sim("tests/bad/division-by-zero.toml"),
-        &["division-by-zero.toml", "division or modulo by zero"],
+        &[
+            "division-by-zero.toml: line 40, column 19: thread.lattice_updates",
+            "division or modulo by zero",
+        ],
     );
     rejects(
         &sim("tests/bad/outside-array.toml"),
@@ -36,7 +39,7 @@ fn bad_kernel_files_name_the_file_and_the_problem() {
     );
     rejects(
         &["simulate", "--kernel", "tests/bad/zero-size.toml"],
-        &["zero-size.toml", "launch.grid x", "nx = 0"],
+        &["zero-size.toml: line 27, column 9: launch.grid x", "nx = 0"],
     );
     rejects(
         &sim("no/such/file.toml"),
