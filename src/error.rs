@@ -104,6 +104,30 @@ pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()>
         })
 }
 
+/// A place in a source file, 1-based; shown as `line L, column C`, the form every error that
+/// points into a file uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub column: usize,
+}
+
+impl Position {
+    /// The position of byte `offset` of `text`.
+    pub fn of(text: &str, offset: usize) -> Position {
+        let (line, column) = line_column(text, offset);
+        Position { line, column }
+    }
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
 /// Converts a byte offset in `text` to a 1-based (line, column).
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -119,10 +143,10 @@ pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str, source_name: &str) 
     toml::from_str(text).map_err(|e| {
         let message = e.message().to_string();
         match e.span() {
-            Some(s) => {
-                let (l, c) = line_column(text, s.start);
-                Error::new(source_name, format!("line {l}, column {c}: {message}"))
-            }
+            Some(s) => Error::new(
+                source_name,
+                format!("{}: {message}", Position::of(text, s.start)),
+            ),
             None => Error::new(source_name, message),
         }
     })

@@ -25,15 +25,21 @@ fn bad_kernel_files_name_the_file_and_the_problem() {
     );
     rejects(
         &sim("tests/bad/division-by-zero.toml"),
-        &["division-by-zero.toml", "division or modulo by zero"],
+        &[
+            "division-by-zero.toml: line 40, column 19: thread.lattice_updates",
+            "division or modulo by zero",
+        ],
     );
     rejects(
         &sim("tests/bad/outside-array.toml"),
-        &["outside-array.toml", "array 'in' is outside it"],
+        &[
+            "outside-array.toml: line 49, column 3:",
+            "a load of array 'in' is outside it",
+        ],
     );
     rejects(
         &["simulate", "--kernel", "tests/bad/zero-size.toml"],
-        &["zero-size.toml", "launch.grid x", "nx = 0"],
+        &["zero-size.toml: line 27, column 9: launch.grid x", "nx = 0"],
     );
     rejects(
         &sim("no/such/file.toml"),
@@ -93,6 +99,38 @@ fn suggestions_ignore_case() {
         &["simulate", "--kernel", "Box27"],
         &["(did you mean box27?)"],
     );
+}
+
+/// Bind-time errors are one exact line: the trace, the step's line and column, the array, and for
+/// a per-dimension index the dimension, the coordinate as written, its value and range, and one
+/// thread that produces it (the same one on any thread count).
+#[test]
+fn bind_time_errors_name_the_step_the_array_and_a_thread() {
+    let cases = [
+        (
+            "tests/bad/outside-dimension.toml",
+            "error: tests/bad/outside-dimension.toml: line 37, column 3: a load of array 'in' is outside its dimension 1 (x): \"x - 3\" = -1, not in 0..=67, for thread (0, 0, 0) of block (0, 6, 6)",
+        ),
+        (
+            "tests/bad/index-division-by-zero.toml",
+            "error: tests/bad/index-division-by-zero.toml: line 36, column 3: index \"y + (x - P) / (x - P) - 1\" of array 'in' for thread (0, 0, 0) of block (0, 6, 6): division or modulo by zero",
+        ),
+    ];
+    for (file, line) in cases {
+        for threads in ["1", "2"] {
+            let args = [
+                "simulate",
+                "--kernel",
+                file,
+                "--hw",
+                "h200",
+                "--threads",
+                threads,
+            ];
+            rejects(&args, &[line]);
+            assert_eq!(gputraffic(&args).2.trim_end(), line);
+        }
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! kernel needs. Expressions are parsed here (errors name the file, line and column); binding
 //! them to a block shape and a GPU happens in [`crate::launch`].
 
-use crate::error::{Error, Result, line_column};
+use crate::error::{Error, Position, Result};
 use crate::input::expr::{self, Expr};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -47,6 +47,29 @@ pub struct Kernel {
     pub flops_per_update: Option<f64>,
     /// The accesses, in program order.
     pub body: Vec<Step>,
+    /// Where the parts evaluated at binding stand in the file (the steps carry their own).
+    pub at: Positions,
+}
+
+/// Where the expressions of a kernel evaluated when it is bound stand in its file, so that
+/// bind-time errors name the line and column. A key the trace leaves out (a default) keeps
+/// `Position::default()`; its default value never fails.
+#[derive(Debug, Clone, Default)]
+pub struct Positions {
+    /// `launch.block`.
+    pub block: Position,
+    /// Each of `launch.grid`.
+    pub grid: [Position; 3],
+    /// `launch.registers_per_thread`.
+    pub registers_per_thread: Position,
+    /// `launch.shared_bytes_per_block`.
+    pub shared_bytes_per_block: Position,
+    /// `thread.guard`.
+    pub guard: Position,
+    /// `thread.lattice_updates`.
+    pub lattice_updates: Position,
+    /// Per array, each of its `dims`.
+    pub dims: Vec<Vec<Position>>,
 }
 
 /// An array the kernel reads or writes.
@@ -111,6 +134,8 @@ pub enum Step {
 pub struct IfDecl {
     /// The condition (a comparison or a logical combination of comparisons).
     pub cond: Expr,
+    /// Where the step stands in the trace (bind-time errors name it).
+    pub at: Position,
     /// The steps performed by the threads meeting it.
     pub body: Vec<Step>,
 }
@@ -124,11 +149,15 @@ pub struct AccessDecl {
     pub array: usize,
     /// Element index: one linear expression, or one per dimension (x fastest).
     pub index: Vec<Expr>,
+    /// `index` as written in the trace, for errors.
+    pub index_text: Vec<String>,
     /// Bytes accessed (defaults to the element size).
     pub bytes: u32,
     /// A load after which the warp waits: its next instruction uses a value loaded so far, so
     /// the run of loads it issues back to back ends here (read off the SASS).
     pub ends_run: bool,
+    /// Where the step stands in the trace (bind-time errors name it).
+    pub at: Position,
 }
 
 /// A per-thread loop `for (var = 0; var < count; var++) { if (!while) break; ... }`: the
@@ -145,6 +174,8 @@ pub struct LoopDecl {
     pub lets: Vec<(String, Expr)>,
     /// The accesses of one iteration.
     pub body: Vec<Step>,
+    /// Where the step stands in the trace (bind-time errors name it).
+    pub at: Position,
 }
 
 #[derive(Deserialize)]
@@ -241,8 +272,11 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err_at(&self, offset: usize, message: impl std::fmt::Display) -> Error {
-        let (l, c) = line_column(self.text, offset);
-        Error::new(self.source, format!("line {l}, column {c}: {message}"))
+        Error::new(self.source, format!("{}: {message}", self.position(offset)))
+    }
+
+    fn position(&self, offset: usize) -> Position {
+        Position::of(self.text, offset)
     }
 
     /// Parses an expression held in a TOML string; errors point into the file.
@@ -366,6 +400,7 @@ impl Kernel {
                 ),
             ));
         }
+        let at = positions(&cx, &raw);
         Ok(Kernel {
             name: raw.name,
             description: raw.description,
@@ -382,12 +417,33 @@ impl Kernel {
             lattice_updates,
             flops_per_update,
             body,
+            at,
         })
     }
 
     /// Number of memory instructions in the program text (loops counted once).
     pub fn static_access_count(&self) -> usize {
         count_accesses(&self.body)
+    }
+}
+
+/// Where the parts of `raw` evaluated at binding stand (an expression string: its opening quote).
+fn positions(cx: &Ctx, raw: &RawKernel) -> Positions {
+    let at = |s: Option<std::ops::Range<usize>>| {
+        s.map_or_else(Position::default, |s| cx.position(s.start))
+    };
+    let (l, t) = (&raw.launch, &raw.thread);
+    let grid = l.grid.get_ref();
+    Positions {
+        block: at(Some(l.block.span())),
+        grid: std::array::from_fn(|d| at(grid.get(d).map(|g| g.span()))),
+        registers_per_thread: at(l.registers_per_thread.as_ref().map(|v| v.span())),
+        shared_bytes_per_block: at(l.shared_bytes_per_block.as_ref().map(|v| v.span())),
+        guard: at(t.guard.as_ref().map(|g| g.span())),
+        lattice_updates: at(Some(t.lattice_updates.span())),
+        dims: (raw.arrays.iter())
+            .map(|a| a.dims.iter().map(|d| at(Some(d.span()))).collect())
+            .collect(),
     }
 }
 
@@ -721,7 +777,7 @@ fn parse_access(
         return Err(cx.err_at(at, "an access needs an index"));
     };
     let index = parse_index(cx, raw_index, a.get_ref(), &arrays[array])?;
-    for (e, off) in &index {
+    for (e, off, _) in &index {
         check_names(cx, *off, e, names)?;
     }
     let bytes = match &r.bytes {
@@ -753,25 +809,31 @@ fn parse_access(
     Ok(AccessDecl {
         kind,
         array,
-        index: index.into_iter().map(|(e, _)| e).collect(),
+        index_text: index.iter().map(|(_, _, text)| text.clone()).collect(),
+        index: index.into_iter().map(|(e, _, _)| e).collect(),
         bytes,
         ends_run,
+        at: cx.position(at),
     })
 }
 
 /// An access's index into `array` (named `name` in the file): one expression string, or a list
-/// of one per dimension; each with its offset in the file.
+/// of one per dimension; each with its offset in the file and its text.
 fn parse_index(
     cx: &Ctx,
     raw_index: &Spanned<toml::Value>,
     name: &str,
     array: &ArrayDecl,
-) -> Result<Vec<(Expr, usize)>> {
+) -> Result<Vec<(Expr, usize, String)>> {
     let index_at = raw_index.span().start;
-    let as_expr = |v: &toml::Value| -> Result<Expr> {
+    let as_expr = |v: &toml::Value| -> Result<(Expr, usize, String)> {
         match v {
-            toml::Value::String(text) => cx.expr(&Spanned::new(
-                index_at..index_at + text.len() + 2,
+            toml::Value::String(text) => Ok((
+                cx.expr(&Spanned::new(
+                    index_at..index_at + text.len() + 2,
+                    text.clone(),
+                ))?,
+                index_at,
                 text.clone(),
             )),
             _ => Err(cx.err_at(
@@ -792,11 +854,9 @@ fn parse_index(
                     ),
                 ));
             }
-            list.iter()
-                .map(|v| Ok((as_expr(v)?, index_at)))
-                .collect::<Result<_>>()
+            list.iter().map(as_expr).collect::<Result<_>>()
         }
-        v => Ok(vec![(as_expr(v)?, index_at)]),
+        v => Ok(vec![as_expr(v)?]),
     }
 }
 
@@ -880,6 +940,7 @@ fn parse_loop(
         while_cond,
         lets,
         body,
+        at: cx.position(at),
     })
 }
 
@@ -932,7 +993,11 @@ fn parse_if(
     if body.is_empty() {
         return Err(cx.err_at(at, "an if body needs at least one access"));
     }
-    Ok(IfDecl { cond, body })
+    Ok(IfDecl {
+        cond,
+        body,
+        at: cx.position(at),
+    })
 }
 
 /// Whether `e` yields a truth value: a comparison, a logical operator, or a conditional whose

@@ -73,7 +73,7 @@ fn representative_runs<'a>(launch: &'a Launch, slots: &[i64; SLOTS]) -> Result<V
             Some(lp) => lp
                 .count
                 .eval(slots)
-                .map_err(|e| Error::new(src, format!("code analysis: {e}")))?
+                .map_err(|e| Error::new(src, format!("{}: code analysis: {e}", lp.at)))?
                 .max(0) as u64,
             None => 0,
         };
@@ -118,8 +118,7 @@ fn representative_runs<'a>(launch: &'a Launch, slots: &[i64; SLOTS]) -> Result<V
 /// Analyses `launch` with cache lines of `line_bytes`.
 pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
     let src = launch.source_name.as_str();
-    let eval_err =
-        |e: crate::input::expr::EvalError| Error::new(src, format!("code analysis: {e}"));
+
     let mut slots = [0i64; SLOTS];
     for d in 0..3 {
         slots[SLOT_BLOCK + d] = (launch.grid[d] / 2) as i64;
@@ -142,7 +141,9 @@ pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
         s
     };
     let own_slots = with_loops(&own.iterations);
-    let at = |a: &Access, s: &[i64]| a.index.eval(s).map_err(eval_err);
+    let at = |a: &Access, s: &[i64]| {
+        (a.index.eval(s)).map_err(|e| Error::new(src, format!("{}: code analysis: {e}", a.at)))
+    };
     let centre = at(own.access, &own_slots)?;
     let step = |slot: usize, by: i64| -> Result<i64> {
         let mut s = own_slots;

@@ -9,7 +9,7 @@
 
 use super::geometry::{block_coords, thread_coords};
 use super::{Launch, LoopNode, Node, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use crate::input::trace::MAX_LOOP_DEPTH;
 
 /// Most loop trips a lane may take before the launch is rejected (a runaway count is bad input).
@@ -97,9 +97,11 @@ impl<'a> WarpCursor<'a> {
                     Node::Access(a) => {
                         self.issued += 1;
                         if self.issued > MAX_WARP_INSTRUCTIONS {
-                            return Err(
-                                self.error(mask, "the warp issues more than 2^32 instructions")
-                            );
+                            let at = self.launch.program.accesses[*a].at;
+                            return Err(self.error(
+                                mask,
+                                &format!("{at}: the warp issues more than 2^32 instructions"),
+                            ));
                         }
                         return Ok(Some(WarpStep {
                             access: *a,
@@ -108,8 +110,8 @@ impl<'a> WarpCursor<'a> {
                         }));
                     }
                     Node::If(i) => {
-                        let taken =
-                            self.lanes_where(mask, "if condition", |slots| i.cond.holds(slots))?;
+                        let taken = self
+                            .lanes_where(mask, i.at, "if condition", |slots| i.cond.holds(slots))?;
                         if taken != 0 {
                             self.frames.push(Frame {
                                 body: &i.body,
@@ -155,10 +157,11 @@ impl<'a> WarpCursor<'a> {
             let c = l
                 .count
                 .eval(&self.slots)
-                .map_err(|e| self.lane_error(lane, "loop count", e))?;
+                .map_err(|e| self.lane_error(lane, l.at, "loop count", e))?;
             if c > MAX_TRIPS {
                 return Err(self.lane_error(
                     lane,
+                    l.at,
                     "loop count above 2^24",
                     crate::input::expr::EvalError::Overflow,
                 ));
@@ -199,13 +202,14 @@ impl<'a> WarpCursor<'a> {
             return Ok(alive);
         };
         self.iterations[st.node.depth] = st.k;
-        self.lanes_where(alive, "loop condition", |slots| w.holds(slots))
+        self.lanes_where(alive, st.node.at, "loop condition", |slots| w.holds(slots))
     }
 
     /// Lanes of `mask` for which `test` holds.
     fn lanes_where(
         &mut self,
         mask: u32,
+        at: Position,
         what: &str,
         test: impl Fn(&[i64]) -> std::result::Result<bool, crate::input::expr::EvalError>,
     ) -> Result<u32> {
@@ -216,7 +220,7 @@ impl<'a> WarpCursor<'a> {
             let lane = m.trailing_zeros();
             m &= m - 1;
             self.lane_slots(lane);
-            if test(&self.slots).map_err(|e| self.lane_error(lane, what, e))? {
+            if test(&self.slots).map_err(|e| self.lane_error(lane, at, what, e))? {
                 out |= 1 << lane;
             }
         }
@@ -235,13 +239,20 @@ impl<'a> WarpCursor<'a> {
         self.slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
     }
 
-    fn lane_error(&self, lane: u32, what: &str, e: crate::input::expr::EvalError) -> Error {
+    /// The error of evaluating `what`, of the step at `at`, for lane `lane`.
+    fn lane_error(
+        &self,
+        lane: u32,
+        at: Position,
+        what: &str,
+        e: crate::input::expr::EvalError,
+    ) -> Error {
         let t = thread_coords(self.warp * 32 + lane, self.launch.block);
         let b = &self.slots[SLOT_BLOCK..SLOT_BLOCK + 3];
         Error::new(
             &self.launch.source_name,
             format!(
-                "{what} for thread ({}, {}, {}) of block ({}, {}, {}): {e}",
+                "{at}: {what} for thread ({}, {}, {}) of block ({}, {}, {}): {e}",
                 t[0], t[1], t[2], b[0], b[1], b[2]
             ),
         )

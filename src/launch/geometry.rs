@@ -5,7 +5,7 @@
 
 use super::control::MAX_TRIPS;
 use super::{Launch, Predicate, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use crate::input::expr::{Affine, BinaryOp};
 
 /// CUDA's limits on blockDim.x, .y and .z (every compute capability since 2.0); the threads of a
@@ -274,11 +274,11 @@ fn block_warps_per_thread(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo
     let mut out = Vec::with_capacity(warps as usize);
     let mut slots = [0i64; SLOTS];
     slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
-    let err = |e: crate::input::expr::EvalError, what: &str, slots: &[i64; SLOTS]| {
+    let err = |e: crate::input::expr::EvalError, at: Position, what: &str, slots: &[i64; SLOTS]| {
         Error::new(
             &launch.source_name,
             format!(
-                "{what} for thread ({}, {}, {}) of block ({}, {}, {}): {e}",
+                "{at}: {what} for thread ({}, {}, {}) of block ({}, {}, {}): {e}",
                 slots[0], slots[1], slots[2], slots[3], slots[4], slots[5]
             ),
         )
@@ -294,7 +294,9 @@ fn block_warps_per_thread(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo
             let t = thread_coords(tid, launch.block);
             slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
             let active = match &p.guard {
-                Some(g) => g.holds(&slots).map_err(|e| err(e, "guard", &slots))?,
+                Some(g) => g
+                    .holds(&slots)
+                    .map_err(|e| err(e, p.guard_at, "guard", &slots))?,
                 None => true,
             };
             if !active {
@@ -305,10 +307,11 @@ fn block_warps_per_thread(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo
                 let count = lp
                     .count
                     .eval(&slots)
-                    .map_err(|e| err(e, "loop count", &slots))?;
+                    .map_err(|e| err(e, lp.at, "loop count", &slots))?;
                 if count > MAX_TRIPS {
                     return Err(err(
                         crate::input::expr::EvalError::Overflow,
+                        lp.at,
                         "loop count above 2^24",
                         &slots,
                     ));
@@ -319,7 +322,7 @@ fn block_warps_per_thread(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo
                         slots[SLOT_LOOP] = k;
                         if !c
                             .holds(&slots)
-                            .map_err(|e| err(e, "loop condition", &slots))?
+                            .map_err(|e| err(e, lp.at, "loop condition", &slots))?
                         {
                             break;
                         }

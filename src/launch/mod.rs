@@ -11,7 +11,7 @@ pub mod control;
 pub mod geometry;
 pub mod stream;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr, MAX_SLOTS};
 use crate::input::hw::HwConfig;
 use crate::input::trace::{AccessKind, Kernel, MAX_LOOP_DEPTH, Step};
@@ -132,6 +132,8 @@ pub struct ArrayLayout {
     pub elements: u64,
     /// Element size in bytes.
     pub element_bytes: u32,
+    /// Extent of each dimension, x (fastest) first; their product is `elements`.
+    pub dims: Vec<i64>,
 }
 
 impl ArrayLayout {
@@ -219,6 +221,155 @@ pub struct Access {
     pub depth: usize,
     /// A load after which the warp waits ([`crate::input::trace::AccessDecl::ends_run`]).
     pub ends_run: bool,
+    /// A per-dimension index's coordinates, x first (`index` is their linearisation); empty for
+    /// a linear index.
+    pub coordinates: Vec<Coordinate>,
+    /// The index as written in the trace (errors quote it): the expression, or the list.
+    pub index_text: String,
+    /// Where the step stands in the trace.
+    pub at: Position,
+}
+
+/// One coordinate of a per-dimension index and the extent of its dimension. Linearising alone
+/// would let `x - 1` at x = 0 read the end of the previous row, so each coordinate is checked
+/// against its own dimension.
+#[derive(Debug, Clone)]
+pub struct Coordinate {
+    /// The expression as written in the trace (errors quote it).
+    pub text: String,
+    /// The coordinate over the slots.
+    pub index: Compiled,
+    /// Extent of the dimension: the coordinate must lie in `0..extent`.
+    pub extent: i64,
+    /// Proved at binding: every thread of the grid, in every loop iteration, is inside (the
+    /// coordinate is affine, names no loop variable, and its extremes over the block and grid
+    /// box are in range). Such a coordinate needs no check per access.
+    pub always_inside: bool,
+}
+
+impl Coordinate {
+    /// Whether `value` lies inside the dimension.
+    #[inline]
+    pub fn inside(&self, value: i64) -> bool {
+        (0..self.extent).contains(&value)
+    }
+}
+
+/// An index that lies outside its array, as found for one thread: what the error names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outside {
+    /// Coordinate `dim` (0 = x) of a per-dimension index has `value`.
+    Coordinate {
+        /// The dimension, 0 for x.
+        dim: usize,
+        /// The coordinate's value.
+        value: i64,
+    },
+    /// The access starts at byte `offset` of the array (negative, or too close to its end).
+    Offset(i64),
+}
+
+impl Access {
+    /// The error for a thread of this access whose index lies outside `array`: the trace, the
+    /// step's line and column, the array, then for a coordinate its dimension, expression, value
+    /// and range, else the byte offset; `thread` names the thread (and loop iterations).
+    pub fn outside_error(
+        &self,
+        source_name: &str,
+        array: &ArrayLayout,
+        outside: Outside,
+        thread: &str,
+    ) -> Error {
+        let what = match self.kind {
+            AccessKind::Load => "a load",
+            AccessKind::Store => "a store",
+            AccessKind::Atomic => "an atomic",
+        };
+        let problem = match outside {
+            Outside::Coordinate { dim, value } => {
+                let c = &self.coordinates[dim];
+                format!(
+                    "{what} of array '{}' is outside its dimension {}: \"{}\" = {value}, not in 0..={}, for {thread}",
+                    array.name,
+                    dimension_name(dim),
+                    c.text,
+                    c.extent - 1
+                )
+            }
+            Outside::Offset(offset) => format!(
+                "{what} of array '{}' is outside it: {thread} accesses byte offset {offset} of {}",
+                array.name,
+                array.bytes()
+            ),
+        };
+        Error::new(source_name, format!("{}: {problem}", self.at))
+    }
+
+    /// The error for an index of this access (`text`: the expression, or one coordinate's)
+    /// that cannot be evaluated for `thread`.
+    pub fn index_error(
+        &self,
+        source_name: &str,
+        array: &ArrayLayout,
+        text: &str,
+        thread: &str,
+        e: expr::EvalError,
+    ) -> Error {
+        Error::new(
+            source_name,
+            format!(
+                "{}: index \"{text}\" of array '{}' for {thread}: {e}",
+                self.at, array.name
+            ),
+        )
+    }
+
+    /// The first coordinate of a per-dimension index outside its dimension for the thread whose
+    /// slots are `slots` (coordinates proved inside at binding are skipped); an evaluation error
+    /// comes with the coordinate's text.
+    pub fn coordinate_outside(
+        &self,
+        slots: &[i64],
+    ) -> std::result::Result<Option<Outside>, (&str, expr::EvalError)> {
+        for (dim, c) in self.coordinates.iter().enumerate() {
+            if c.always_inside {
+                continue;
+            }
+            let value = c.index.eval(slots).map_err(|e| (c.text.as_str(), e))?;
+            if !c.inside(value) {
+                return Ok(Some(Outside::Coordinate { dim, value }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A dimension as errors name it: 1-based, with x, y, z for the first three.
+pub fn dimension_name(dim: usize) -> String {
+    match dim {
+        0..=2 => format!("{} ({})", dim + 1, ["x", "y", "z"][dim]),
+        _ => (dim + 1).to_string(),
+    }
+}
+
+/// "thread (x, y, z) of block (x, y, z)", with " in loop iteration k" (or "iterations (k, l)")
+/// for an access `depth` loops deep: how bind-time errors name one thread.
+pub fn thread_name(thread: [i64; 3], block: [i64; 3], iterations: &[u32]) -> String {
+    let loops = match iterations {
+        [] => String::new(),
+        [k] => format!(" in loop iteration {k}"),
+        ks => format!(
+            " in loop iterations ({})",
+            ks.iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "thread ({}, {}, {}) of block ({}, {}, {}){loops}",
+        thread[0], thread[1], thread[2], block[0], block[1], block[2]
+    )
 }
 
 /// The per-thread loop of a program of the simple form, compiled.
@@ -230,6 +381,8 @@ pub struct LoopProgram {
     pub while_cond: Option<Predicate>,
     /// Accesses of one iteration.
     pub body: Vec<Access>,
+    /// Where the loop stands in the trace.
+    pub at: Position,
 }
 
 /// One step of the compiled program tree.
@@ -254,6 +407,8 @@ pub struct LoopNode {
     pub depth: usize,
     /// One iteration.
     pub body: Vec<Node>,
+    /// Where the loop stands in the trace.
+    pub at: Position,
 }
 
 /// A compiled `if`.
@@ -263,6 +418,8 @@ pub struct IfNode {
     pub cond: Predicate,
     /// The steps.
     pub body: Vec<Node>,
+    /// Where the `if` stands in the trace.
+    pub at: Position,
 }
 
 /// The per-thread program: the tree of loops and `if`s over the accesses, and, for the common
@@ -272,6 +429,8 @@ pub struct IfNode {
 pub struct Program {
     /// Threads for which this is false do nothing.
     pub guard: Option<Predicate>,
+    /// Where the guard stands in the trace.
+    pub guard_at: Position,
     /// Every access, in program text order; records refer to accesses by position here.
     pub accesses: Vec<Access>,
     /// The program as a tree.
@@ -450,7 +609,10 @@ impl Launch {
             Some(b) => (b, "--block"),
             None => (kernel.default_block, src),
         };
-        let threads = threads_per_block(block, hw, block_source)?;
+        let threads = threads_per_block(block, hw, block_source).map_err(|e| match req.block {
+            Some(_) => e,
+            None => Error::new(src, format!("{}: launch.{}", kernel.at.block, e.message)),
+        })?;
         let scope = ConstScope {
             params: &params,
             block,
@@ -469,7 +631,7 @@ impl Launch {
             .map_err(|m| Error::new(src, m))?;
         let arrays = scope.array_layouts(kernel, hw.dram.allocation_granularity_bytes)?;
         let lattice_updates = scope.lattice_updates(kernel)?;
-        let program = compile_program(kernel, &params, block, grid)?;
+        let program = compile_program(kernel, &params, &arrays, block, grid)?;
 
         Ok(Launch {
             kernel: kernel.name.clone(),
@@ -611,10 +773,11 @@ impl ConstScope<'_> {
         }
     }
 
-    /// Evaluates `e`; an error names `what` and the expression.
-    fn eval(&self, e: &Expr, what: &str) -> Result<i64> {
+    /// Evaluates `e`, which stands at `at`; an error names the place, `what` and the
+    /// expression.
+    fn eval(&self, e: &Expr, at: Position, what: &str) -> Result<i64> {
         e.eval_with(&|name: &str| self.get(name))
-            .map_err(|err| Error::new(self.src, format!("{what} \"{e}\": {err}")))
+            .map_err(|err| Error::new(self.src, format!("{at}: {what} \"{e}\": {err}")))
     }
 
     /// The grid, each dimension within CUDA's limits.
@@ -622,7 +785,8 @@ impl ConstScope<'_> {
         let mut grid = [0u32; 3];
         let grid_limits = [i32::MAX as i64, 65535, 65535];
         for d in 0..3 {
-            let g = self.eval(&kernel.grid[d], "launch.grid")?;
+            let at = kernel.at.grid[d];
+            let g = self.eval(&kernel.grid[d], at, "launch.grid")?;
             if g <= 0 || g > grid_limits[d] {
                 let inputs: Vec<String> = kernel.grid[d]
                     .variables()
@@ -632,7 +796,7 @@ impl ConstScope<'_> {
                 return Err(Error::new(
                     self.src,
                     format!(
-                        "launch.grid {} \"{}\" = {g} is not in 1..={} (with {})",
+                        "{at}: launch.grid {} \"{}\" = {g} is not in 1..={} (with {})",
                         ["x", "y", "z"][d],
                         kernel.grid[d],
                         grid_limits[d],
@@ -652,19 +816,21 @@ impl ConstScope<'_> {
         let src = self.src;
         let mut next = granularity;
         let mut arrays = Vec::new();
-        for a in &kernel.arrays {
+        for (a, places) in kernel.arrays.iter().zip(&kernel.at.dims) {
             let mut elements: u64 = 1;
-            for d in &a.dims {
-                let v = self.eval(d, &format!("array '{}' dimension", a.name))?;
+            let mut dims = Vec::with_capacity(a.dims.len());
+            for (d, &at) in a.dims.iter().zip(places) {
+                let v = self.eval(d, at, &format!("array '{}' dimension", a.name))?;
                 if v <= 0 {
                     return Err(Error::new(
                         src,
                         format!(
-                            "array '{}' has a dimension \"{d}\" = {v}, not positive",
+                            "{at}: array '{}' has a dimension \"{d}\" = {v}, not positive",
                             a.name
                         ),
                     ));
                 }
+                dims.push(v);
                 elements = elements
                     .checked_mul(v as u64)
                     .filter(|&n| n < (1u64 << 40))
@@ -679,6 +845,7 @@ impl ConstScope<'_> {
                 base,
                 elements,
                 element_bytes: a.element_bytes,
+                dims,
             });
         }
         if next >> crate::metrics::LINE_SHIFT > crate::metrics::MAX_LINE {
@@ -692,25 +859,32 @@ impl ConstScope<'_> {
 
     /// Registers per thread and shared bytes per block: the trace's expressions for this block.
     pub fn resources(&self, kernel: &Kernel) -> Result<(u32, u32)> {
-        let registers = self.eval(&kernel.registers_per_thread, "launch.registers_per_thread")?;
+        let at = kernel.at.registers_per_thread;
+        let registers = self.eval(
+            &kernel.registers_per_thread,
+            at,
+            "launch.registers_per_thread",
+        )?;
         if !(1..=i64::from(u32::MAX)).contains(&registers) {
             return Err(Error::new(
                 self.src,
                 format!(
-                    "launch.registers_per_thread \"{}\" = {registers} is not a positive integer",
+                    "{at}: launch.registers_per_thread \"{}\" = {registers} is not a positive integer",
                     kernel.registers_per_thread
                 ),
             ));
         }
+        let at = kernel.at.shared_bytes_per_block;
         let shared = self.eval(
             &kernel.shared_bytes_per_block,
+            at,
             "launch.shared_bytes_per_block",
         )?;
         if !(0..=i64::from(u32::MAX)).contains(&shared) {
             return Err(Error::new(
                 self.src,
                 format!(
-                    "launch.shared_bytes_per_block \"{}\" = {shared} is negative or too large",
+                    "{at}: launch.shared_bytes_per_block \"{}\" = {shared} is negative or too large",
                     kernel.shared_bytes_per_block
                 ),
             ));
@@ -720,11 +894,12 @@ impl ConstScope<'_> {
 
     /// The launch's lattice updates, positive.
     fn lattice_updates(&self, kernel: &Kernel) -> Result<u64> {
-        let lattice_updates = self.eval(&kernel.lattice_updates, "thread.lattice_updates")?;
+        let at = kernel.at.lattice_updates;
+        let lattice_updates = self.eval(&kernel.lattice_updates, at, "thread.lattice_updates")?;
         if lattice_updates <= 0 {
             return Err(Error::new(
                 self.src,
-                format!("thread.lattice_updates = {lattice_updates} must be positive"),
+                format!("{at}: thread.lattice_updates = {lattice_updates} must be positive"),
             ));
         }
         Ok(lattice_updates as u64)
@@ -785,6 +960,7 @@ pub fn occupancy(
 fn compile_program(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
+    arrays: &[ArrayLayout],
     block: [u32; 3],
     grid: [u32; 3],
 ) -> Result<Program> {
@@ -853,13 +1029,20 @@ fn compile_program(
         Ok(Predicate::Conjunction(terms))
     };
     let guard = match &kernel.guard {
-        Some(g) => Some(predicate(g, &lets, &[], "thread.guard")?),
+        Some(g) => Some(predicate(
+            g,
+            &lets,
+            &[],
+            &format!("{}: thread.guard", kernel.at.guard),
+        )?),
         None => None,
     };
     let mut accesses = Vec::new();
     let compiler = StepCompiler {
-        kernel,
-        params,
+        src,
+        arrays,
+        block,
+        grid,
         compile_with: &compile_with,
         predicate: &predicate,
     };
@@ -896,6 +1079,7 @@ fn compile_program(
                         count: l.count.clone(),
                         while_cond: l.while_cond.clone(),
                         body,
+                        at: l.at,
                     });
                 }
                 Node::If(_) => unreachable!("the simple form has no if"),
@@ -904,6 +1088,7 @@ fn compile_program(
     }
     Ok(Program {
         guard,
+        guard_at: kernel.at.guard,
         accesses,
         tree,
         simple,
@@ -916,11 +1101,13 @@ fn compile_program(
 type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Compiled> + 'a;
 type PredicateFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Predicate> + 'a;
 
-/// What compiling a program's steps reads throughout: the kernel, its bound parameters, and how
-/// expressions and conditions compile.
+/// What compiling a program's steps reads throughout: the arrays, the launch's shape (which
+/// proves per-dimension coordinates inside), and how expressions and conditions compile.
 struct StepCompiler<'a> {
-    kernel: &'a Kernel,
-    params: &'a BTreeMap<String, i64>,
+    src: &'a str,
+    arrays: &'a [ArrayLayout],
+    block: [u32; 3],
+    grid: [u32; 3],
     compile_with: &'a CompileFn<'a>,
     predicate: &'a PredicateFn<'a>,
 }
@@ -935,34 +1122,39 @@ impl StepCompiler<'_> {
         loop_vars: &mut Vec<String>,
         accesses: &mut Vec<Access>,
     ) -> Result<Vec<Node>> {
-        let (kernel, params, compile_with, predicate) =
-            (self.kernel, self.params, self.compile_with, self.predicate);
+        let (compile_with, predicate) = (self.compile_with, self.predicate);
         let mut nodes = Vec::new();
         for step in steps {
             match step {
                 Step::Access(a) => {
-                    let acc = compile_access(kernel, a, params, lets, loop_vars, compile_with)?;
+                    let acc = self.access(a, lets, loop_vars)?;
                     nodes.push(Node::Access(accesses.len()));
                     accesses.push(acc);
                 }
                 Step::Loop(l) => {
-                    let count = compile_with(&l.count, lets, loop_vars, "loop count")?;
+                    let count =
+                        compile_with(&l.count, lets, loop_vars, &format!("{}: loop count", l.at))?;
                     if let Some(c) = count.as_affine()
                         && c.coef.iter().all(|&x| x == 0)
                         && c.c0 < 0
                     {
                         return Err(Error::new(
-                            &kernel.source_name,
+                            self.src,
                             format!(
-                                "loop '{}' has a negative count \"{}\" = {}",
-                                l.var, l.count, c.c0
+                                "{}: loop '{}' has a negative count \"{}\" = {}",
+                                l.at, l.var, l.count, c.c0
                             ),
                         ));
                     }
                     let depth = loop_vars.len();
                     loop_vars.push(l.var.clone());
                     let while_cond = match &l.while_cond {
-                        Some(w) => Some(predicate(w, lets, loop_vars, "loop while")?),
+                        Some(w) => Some(predicate(
+                            w,
+                            lets,
+                            loop_vars,
+                            &format!("{}: loop while", l.at),
+                        )?),
                         None => None,
                     };
                     let saved = lets.len();
@@ -975,10 +1167,12 @@ impl StepCompiler<'_> {
                         while_cond,
                         depth,
                         body,
+                        at: l.at,
                     }));
                 }
                 Step::If(i) => {
-                    let cond = predicate(&i.cond, lets, loop_vars, "if condition")?;
+                    let what = format!("{}: if condition", i.at);
+                    let cond = predicate(&i.cond, lets, loop_vars, &what)?;
                     // An `if` on the parameters alone (a trace's variants, e.g. a body per
                     // folding factor) is decided here: the branch not taken compiles to nothing,
                     // and a program that is simple but for it keeps the simple form.
@@ -987,7 +1181,11 @@ impl StepCompiler<'_> {
                         Some(false) => {}
                         None => {
                             let body = self.steps(&i.body, lets, loop_vars, accesses)?;
-                            nodes.push(Node::If(IfNode { cond, body }));
+                            nodes.push(Node::If(IfNode {
+                                cond,
+                                body,
+                                at: i.at,
+                            }));
                         }
                     }
                 }
@@ -997,55 +1195,92 @@ impl StepCompiler<'_> {
     }
 }
 
-fn compile_access(
-    kernel: &Kernel,
-    a: &crate::input::trace::AccessDecl,
-    params: &BTreeMap<String, i64>,
-    lets: &[(String, Expr)],
-    loop_vars: &[String],
-    compile_with: &CompileFn<'_>,
-) -> Result<Access> {
-    let decl = &kernel.arrays[a.array];
-    let index_expr = if a.index.len() == 1 {
-        a.index[0].clone()
-    } else {
-        // Linearise a per-dimension index, x fastest: i0 + d0 * (i1 + d1 * (i2 + ...)).
-        let lookup = |n: &str| params.get(n).copied();
-        let mut text = format!("({})", a.index[a.index.len() - 1]);
-        for d in (0..a.index.len() - 1).rev() {
-            let extent = decl.dims[d].eval_with(&lookup).map_err(|e| {
-                Error::new(
-                    &kernel.source_name,
-                    format!("array '{}' dimension: {e}", decl.name),
-                )
-            })?;
-            text = format!("({}) + {extent} * ({text})", a.index[d]);
+impl StepCompiler<'_> {
+    /// Compiles one access: its linear index and, for a per-dimension index, each coordinate
+    /// with its dimension's extent (linearised x fastest: i0 + d0 * (i1 + d1 * (i2 + ...))).
+    fn access(
+        &self,
+        a: &crate::input::trace::AccessDecl,
+        lets: &[(String, Expr)],
+        loop_vars: &[String],
+    ) -> Result<Access> {
+        let array = &self.arrays[a.array];
+        let what = format!(
+            "{}: index of {} '{}'",
+            a.at,
+            match a.kind {
+                AccessKind::Load => "load from",
+                AccessKind::Store => "store to",
+                AccessKind::Atomic => "atomic on",
+            },
+            array.name
+        );
+        let (index_expr, coordinates) = if a.index.len() == 1 {
+            (a.index[0].clone(), Vec::new())
+        } else {
+            let mut text = format!("({})", a.index[a.index.len() - 1]);
+            for d in (0..a.index.len() - 1).rev() {
+                text = format!("({}) + {} * ({text})", a.index[d], array.dims[d]);
+            }
+            let linear = expr::parse(&text)
+                .map_err(|e| Error::new(self.src, format!("internal: linearised index: {e}")))?;
+            let coordinates = a
+                .index
+                .iter()
+                .zip(&a.index_text)
+                .zip(&array.dims)
+                .map(|((e, text), &extent)| {
+                    let index = (self.compile_with)(e, lets, loop_vars, &what)?;
+                    let always_inside = self.proved_inside(&index, extent);
+                    Ok(Coordinate {
+                        text: text.clone(),
+                        index,
+                        extent,
+                        always_inside,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (linear, coordinates)
+        };
+        let index = (self.compile_with)(&index_expr, lets, loop_vars, &what)?;
+        Ok(Access {
+            kind: a.kind,
+            array: a.array,
+            index,
+            bytes: a.bytes,
+            depth: loop_vars.len(),
+            ends_run: a.ends_run,
+            coordinates,
+            index_text: match &a.index_text[..] {
+                [one] => one.clone(),
+                list => format!("[\"{}\"]", list.join("\", \"")),
+            },
+            at: a.at,
+        })
+    }
+
+    /// Whether `index` lies in `0..extent` for every thread of the launch: it is affine, names no
+    /// loop variable, and its least and greatest values over the block and grid are in range.
+    fn proved_inside(&self, index: &Compiled, extent: i64) -> bool {
+        let Some(f) = index.as_affine() else {
+            return false;
+        };
+        if f.coef[SLOT_LOOP..].iter().any(|&c| c != 0) {
+            return false;
         }
-        expr::parse(&text).map_err(|e| {
-            Error::new(
-                &kernel.source_name,
-                format!("internal: linearised index: {e}"),
-            )
-        })?
-    };
-    let what = format!(
-        "index of {} '{}'",
-        match a.kind {
-            AccessKind::Load => "load from",
-            AccessKind::Store => "store to",
-            AccessKind::Atomic => "atomic on",
-        },
-        decl.name
-    );
-    let index = compile_with(&index_expr, lets, loop_vars, &what)?;
-    Ok(Access {
-        kind: a.kind,
-        array: a.array,
-        index,
-        bytes: a.bytes,
-        depth: loop_vars.len(),
-        ends_run: a.ends_run,
-    })
+        let (mut lo, mut hi) = (i128::from(f.c0), i128::from(f.c0));
+        for d in 0..3 {
+            for (slot, top) in [
+                (SLOT_THREAD + d, self.block[d] as i128 - 1),
+                (SLOT_BLOCK + d, self.grid[d] as i128 - 1),
+            ] {
+                let span = i128::from(f.coef[slot]) * top;
+                lo += span.min(0);
+                hi += span.max(0);
+            }
+        }
+        lo >= 0 && hi < i128::from(extent)
+    }
 }
 
 #[cfg(test)]
@@ -1058,6 +1293,10 @@ mod tests {
 
     /// A 2-D kernel: nx and ny, no nz.
     fn jacobi2d() -> Kernel {
+        Kernel::parse(&jacobi2d_text(), "jacobi2d.toml").unwrap()
+    }
+
+    fn jacobi2d_text() -> String {
         let text = r#"
 name = "jacobi2d"
 [params]
@@ -1076,7 +1315,7 @@ guard = "x <= nx && y <= ny"
 lattice_updates = "nx * ny"
 body = [{ load = "a", index = ["x", "y"] }]
 "#;
-        Kernel::parse(text, "jacobi2d.toml").unwrap()
+        text.to_string()
     }
 
     #[test]
@@ -1172,6 +1411,44 @@ body = [
         let l = Launch::new(&k, &h200(), &LaunchRequest::default()).unwrap();
         assert!(!l.program.simple);
         assert_eq!(l.program.accesses.len(), 3);
+    }
+
+    #[test]
+    fn coordinates_inside_the_launch_box_are_proved_at_binding() {
+        let k = crate::input::trace::load("jacobi2d").unwrap();
+        let proved = |set: Vec<(String, i64)>| -> Vec<Vec<bool>> {
+            let req = LaunchRequest {
+                set,
+                ..Default::default()
+            };
+            let l = Launch::new(&k, &h200(), &req).unwrap();
+            (l.program.accesses.iter())
+                .map(|a| a.coordinates.iter().map(|c| c.always_inside).collect())
+                .collect()
+        };
+        // nx = ny = 4096, multiples of the 32 × 8 block: x and y run over 1..=4096, and x ± 1,
+        // y ± 1 over 0..=4097, inside 4098.
+        assert!(proved(Vec::new()).iter().flatten().all(|&p| p));
+        // nx = 100: the grid reaches x = 128 (beyond 101), threads the guard keeps out, which
+        // only the check per access sees; y is still proved.
+        for a in proved(vec![("nx".into(), 100)]) {
+            assert_eq!(a, vec![false, true]);
+        }
+    }
+
+    #[test]
+    fn evaluation_errors_name_the_step() {
+        let text = jacobi2d_text().replace(
+            r#"body = [{ load = "a", index = ["x", "y"] }]"#,
+            "body = [\n  { loop = \"k\", count = \"8 / (x - 3)\", body = [{ load = \"a\", index = [\"x\", \"y\"] }] },\n]",
+        );
+        let k = Kernel::parse(&text, "jacobi2d.toml").unwrap();
+        let l = Launch::new(&k, &h200(), &LaunchRequest::default()).unwrap();
+        let e = geometry::block_warps(&l, 0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "jacobi2d.toml: line 18, column 3: loop count for thread (2, 0, 0) of block (0, 0, 0): division or modulo by zero"
+        );
     }
 
     #[test]

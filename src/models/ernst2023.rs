@@ -31,7 +31,9 @@ use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::WarpCursor;
 use crate::launch::geometry::{block_coords, block_warps, thread_coords};
-use crate::launch::{Access, Launch, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::launch::{
+    Access, Launch, Outside, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS, thread_name,
+};
 use std::ops::Range;
 
 /// L1 banks a half warp is served from per cycle (Sect. 4.2: "16 cache banks").
@@ -411,11 +413,34 @@ impl<'a> Enumerator<'a> {
             }
             _ => None,
         };
+        let thread = |tid: u32, slots: &[i64; SLOTS]| {
+            let t = thread_coords(tid, launch.block);
+            let b = [
+                slots[SLOT_BLOCK],
+                slots[SLOT_BLOCK + 1],
+                slots[SLOT_BLOCK + 2],
+            ];
+            thread_name(t, b, &iterations[..a.depth])
+        };
         let mut m = mask;
         while m != 0 {
             let lane = m.trailing_zeros();
             m &= m - 1;
             let tid = warp * 32 + lane;
+            let index_error = |text: &str, e, slots: &[i64; SLOTS]| {
+                a.index_error(&launch.source_name, arr, text, &thread(tid, slots), e)
+            };
+            if !a.coordinates.is_empty() {
+                let t = thread_coords(tid, launch.block);
+                slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
+                if let Some(outside) = a
+                    .coordinate_outside(slots)
+                    .map_err(|(text, e)| index_error(text, e, slots))?
+                {
+                    let who = thread(tid, slots);
+                    return Err(a.outside_error(&launch.source_name, arr, outside, &who));
+                }
+            }
             let idx = match fast {
                 Some((table, part)) => part.checked_add(table[tid as usize]),
                 None => None,
@@ -425,30 +450,17 @@ impl<'a> Enumerator<'a> {
                 None => {
                     let t = thread_coords(tid, launch.block);
                     slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
-                    a.index.eval(slots).map_err(|e| {
-                        Error::new(
-                            &launch.source_name,
-                            format!("index of array '{}': {e}", arr.name),
-                        )
-                    })?
+                    (a.index.eval(slots)).map_err(|e| index_error(&a.index_text, e, slots))?
                 }
             };
             let offset = idx.checked_mul(elem).unwrap_or(i64::MIN);
             if offset < 0 || offset > limit {
-                let t = thread_coords(tid, launch.block);
-                return Err(Error::new(
+                let who = thread(tid, slots);
+                return Err(a.outside_error(
                     &launch.source_name,
-                    format!(
-                        "an access of array '{}' is outside it: thread ({}, {}, {}) of block ({}, {}, {}) accesses byte offset {offset} of {}",
-                        arr.name,
-                        t[0],
-                        t[1],
-                        t[2],
-                        slots[SLOT_BLOCK],
-                        slots[SLOT_BLOCK + 1],
-                        slots[SLOT_BLOCK + 2],
-                        arr.bytes()
-                    ),
+                    arr,
+                    Outside::Offset(offset),
+                    &who,
                 ));
             }
             out.push(arr.base + offset as u64);

@@ -380,7 +380,12 @@ fn pipeline(
                     .par_iter_mut()
                     .zip(issues.par_iter())
                     .zip(finished.par_iter())
-                    .try_for_each(|((w, iss), fin)| w.process(&cx, iss, fin))
+                    .map(|((w, iss), fin)| w.process(&cx, iss, fin))
+                    // Several SMs may fail in one chunk: the lowest-numbered one's error is
+                    // reported, the same on any thread count.
+                    .collect::<Vec<Result<()>>>()
+                    .into_iter()
+                    .collect::<Result<()>>()
             },
             || {
                 // The L2 replays the previous chunk while the scheduler works out the next: the

@@ -473,12 +473,16 @@ impl<'a> Scheduler<'a> {
         resident.dedup();
         let shapes = (resident.par_iter())
             .map(|&b| block_warps(launch, b as u64))
+            .collect::<Vec<_>>()
+            .into_iter()
             .collect::<Result<Vec<_>>>()?;
         let mut delta = 0;
         for k in (most.saturating_sub(JUMP_TRIES - 1)..=most).rev() {
             let d = k * period;
             let differs = (resident.par_iter().zip(&shapes))
                 .map(|(&b, shape)| Ok(block_warps(launch, b as u64 + d)? != *shape))
+                .collect::<Vec<_>>()
+                .into_iter()
                 .collect::<Result<Vec<bool>>>()?;
             if !differs.contains(&true) {
                 delta = d;
@@ -774,7 +778,14 @@ pub fn simple_totals(launch: &Launch) -> Result<(u64, u64, u64)> {
             }
             Ok(t)
         })
-        .try_reduce(|| (0, 0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1, a.2 + b.2)))
+        // The lowest block's error, whatever the thread count (`try_reduce` returns any).
+        .reduce(
+            || Ok((0, 0, 0)),
+            |a, b| {
+                let (a, b) = (a?, b?);
+                Ok((a.0 + b.0, a.1 + b.1, a.2 + b.2))
+            },
+        )
 }
 
 /// What an SM's issue loop reads.

@@ -9,7 +9,10 @@ use crate::input::expr::Compiled;
 use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{WarpInfo, block_coords, thread_coords};
-use crate::launch::{Launch, Layout, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
+use crate::launch::{
+    Access, ArrayLayout, Launch, Layout, Outside, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS,
+    thread_name,
+};
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Geometry, XorIndex};
 use crate::sim::coalesce::{Coalescer, LineRequest};
@@ -191,6 +194,118 @@ struct PreparedAccess {
     /// Which line pattern a full warp of this access takes (see [`LinePatterns`]): set for loads
     /// and stores that have `fast` and `full_warp_passes`, unless the launch runs lane by lane.
     pattern_class: Option<usize>,
+    /// The coordinates of a per-dimension index that binding did not prove inside their
+    /// dimensions ([`crate::launch::Coordinate::always_inside`]): checked per warp. Empty for a
+    /// linear index.
+    coordinates: Vec<CoordinateCheck>,
+}
+
+/// One coordinate of a per-dimension index, checked against its dimension: a full warp of an
+/// affine coordinate by its lanes' extremes, two comparisons; lane by lane only when that fails
+/// or the coordinate is not affine.
+#[derive(Debug, Clone)]
+struct CoordinateCheck {
+    /// The dimension, 0 for x.
+    dim: usize,
+    /// Valid values are `0..extent`.
+    extent: i64,
+    fast: Option<AffineCoordinate>,
+    general: Compiled,
+}
+
+/// An affine coordinate split like [`FastIndex`]: the part shared by a warp, and per thread of
+/// the block its `threadIdx` part (in elements, not bytes).
+#[derive(Debug, Clone)]
+struct AffineCoordinate {
+    c0: i64,
+    block_coef: [i64; 3],
+    loop_coef: [i64; MAX_LOOP_DEPTH],
+    /// Per thread of the block: its `threadIdx` part.
+    lanes: Vec<i64>,
+    /// Per warp: the least and greatest of `lanes` over the lanes that exist.
+    extremes: Vec<(i64, i64)>,
+}
+
+impl AffineCoordinate {
+    /// The coordinate of thread (0, 0, 0) of block `b` at loop iterations `iterations`;
+    /// `None` on overflow (then the exact per-lane evaluation decides).
+    #[inline]
+    fn warp_base(&self, b: [i64; 3], iterations: &[u32]) -> Option<i64> {
+        let mut v = self.c0;
+        for (c, x) in self.block_coef.iter().zip(b) {
+            v = v.checked_add(c.checked_mul(x)?)?;
+        }
+        for (c, &k) in self.loop_coef.iter().zip(iterations) {
+            v = v.checked_add(c.checked_mul(k as i64)?)?;
+        }
+        Some(v)
+    }
+
+    /// Whether every lane that exists in `warp` is inside `0..extent`.
+    #[inline]
+    fn warp_inside(&self, extent: i64, warp: usize, b: [i64; 3], iterations: &[u32]) -> bool {
+        let Some(base) = self.warp_base(b, iterations) else {
+            return false;
+        };
+        let (lo, hi) = self.extremes[warp];
+        base.checked_add(lo).is_some_and(|v| v >= 0)
+            && base.checked_add(hi).is_some_and(|v| v < extent)
+    }
+}
+
+impl AffineCoordinate {
+    /// The split of `f` over the block of `launch` (`threads`: its warps' lanes); `None` when a
+    /// thread's part overflows (the coordinate is then evaluated per lane, exactly).
+    fn new(
+        f: &crate::input::expr::Affine,
+        launch: &Launch,
+        threads: u32,
+    ) -> Option<AffineCoordinate> {
+        let t = [
+            f.coef[SLOT_THREAD],
+            f.coef[SLOT_THREAD + 1],
+            f.coef[SLOT_THREAD + 2],
+        ];
+        let lanes: Vec<i64> = (0..threads)
+            .map(|tid| {
+                let c = thread_coords(tid, launch.block);
+                (t.iter().zip(c)).try_fold(0i64, |v, (t, c)| v.checked_add(t.checked_mul(c)?))
+            })
+            .collect::<Option<_>>()?;
+        let existing = launch.threads_per_block as usize;
+        let extremes = lanes
+            .chunks(32)
+            .enumerate()
+            .map(|(w, warp)| {
+                let warp = &warp[..existing.saturating_sub(32 * w).min(32)];
+                let lo = warp.iter().copied().min().unwrap_or(0);
+                let hi = warp.iter().copied().max().unwrap_or(0);
+                (lo, hi)
+            })
+            .collect();
+        Some(AffineCoordinate {
+            c0: f.c0,
+            block_coef: [
+                f.coef[SLOT_BLOCK],
+                f.coef[SLOT_BLOCK + 1],
+                f.coef[SLOT_BLOCK + 2],
+            ],
+            loop_coef: std::array::from_fn(|d| f.coef[SLOT_LOOP + d]),
+            lanes,
+            extremes,
+        })
+    }
+}
+
+impl CoordinateCheck {
+    /// Whether a full warp is inside without looking at its lanes one by one (false for a
+    /// coordinate that is not affine).
+    #[inline]
+    fn full_warp_inside(&self, warp: usize, b: [i64; 3], iterations: &[u32]) -> bool {
+        self.fast
+            .as_ref()
+            .is_some_and(|f| f.warp_inside(self.extent, warp, b, iterations))
+    }
 }
 
 /// What the coalesced lines of a full warp of an affine access depend on besides the warp's base
@@ -257,7 +372,9 @@ pub struct GenContext {
     block: [u32; 3],
     /// Where runs of the simple form find their instructions ([`Issued::expand`]).
     layout: Layout,
-    array_names: Vec<String>,
+    /// The launch's arrays and accesses as bound, for errors.
+    arrays: Vec<ArrayLayout>,
+    steps: Vec<Access>,
     source_name: String,
 }
 
@@ -312,10 +429,26 @@ impl GenContext {
                     && b <= 32
                     && (elem as u64).is_multiple_of(b)
                     && arr.base.is_multiple_of(b);
+                let coordinates = a
+                    .coordinates
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| !c.always_inside)
+                    .map(|(dim, c)| CoordinateCheck {
+                        dim,
+                        extent: c.extent,
+                        fast: c
+                            .index
+                            .as_affine()
+                            .and_then(|f| AffineCoordinate::new(f, launch, threads)),
+                        general: c.index.clone(),
+                    })
+                    .collect();
                 PreparedAccess {
                     aligned,
                     full_warp_passes: None,
                     pattern_class: None,
+                    coordinates,
                     kind: a.kind,
                     depth: a.depth,
                     bytes: a.bytes,
@@ -400,46 +533,121 @@ impl GenContext {
             grid: launch.grid,
             layout: launch.program.layout(),
             block: launch.block,
-            array_names: launch.arrays.iter().map(|a| a.name.clone()).collect(),
+            arrays: launch.arrays.clone(),
+            steps: launch.program.accesses.clone(),
             source_name: launch.source_name.clone(),
         }
     }
 
-    fn out_of_bounds(&self, a: &PreparedAccess, issue: &Issue, lane: u32, offset: i64) -> Error {
+    /// The thread of lane `lane` of `issue`, as errors name it.
+    fn thread_name(&self, a: &PreparedAccess, issue: &Issue, lane: u32) -> String {
         let b = block_coords(issue.block as u64, self.grid);
         let t = thread_coords(issue.warp as u32 * 32 + lane, self.block);
-        Error::new(
+        thread_name(t, b, &issue.iterations[..a.depth])
+    }
+
+    /// The error for lane `lane` of `issue`, outside its array as `outside` says.
+    #[cold]
+    fn out_of_bounds(&self, issue: &Issue, lane: u32, outside: Outside) -> Error {
+        let a = &self.accesses[issue.access as usize];
+        let step = &self.steps[issue.access as usize];
+        step.outside_error(
             &self.source_name,
-            format!(
-                "{} of array '{}' is outside it: thread ({}, {}, {}) of block ({}, {}, {}){} accesses byte offset {offset} of {}",
-                if a.kind == AccessKind::Load {
-                    "a load"
-                } else {
-                    "a store"
-                },
-                self.array_names[a.array],
-                t[0],
-                t[1],
-                t[2],
-                b[0],
-                b[1],
-                b[2],
-                match a.depth {
-                    0 => String::new(),
-                    1 => format!(" in loop iteration {}", issue.iterations[0]),
-                    d => format!(
-                        " in loop iterations ({})",
-                        issue.iterations[..d]
-                            .iter()
-                            .map(|k| k.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                },
-                a.limit
-            ),
+            &self.arrays[a.array],
+            outside,
+            &self.thread_name(a, issue, lane),
         )
     }
+
+    /// The error for an index of `issue` (coordinate `dim` of a per-dimension one, else the
+    /// whole) that cannot be evaluated for lane `lane`.
+    #[cold]
+    fn index_error(
+        &self,
+        issue: &Issue,
+        lane: u32,
+        dim: Option<usize>,
+        e: crate::input::expr::EvalError,
+    ) -> Error {
+        let a = &self.accesses[issue.access as usize];
+        let step = &self.steps[issue.access as usize];
+        let text = match dim {
+            Some(d) => &step.coordinates[d].text,
+            None => &step.index_text,
+        };
+        let thread = self.thread_name(a, issue, lane);
+        step.index_error(&self.source_name, &self.arrays[a.array], text, &thread, e)
+    }
+}
+
+/// Checks each coordinate of `a`'s per-dimension index that binding left unproved against its
+/// dimension, for the active lanes of `issue`; the first lane outside is the error. A warp whose
+/// every lane is inside by the extremes costs two comparisons a coordinate.
+fn check_coordinates(
+    cx: &GenContext,
+    a: &PreparedAccess,
+    issue: &Issue,
+    b: [i64; 3],
+    slots: &mut [i64; SLOTS],
+) -> Result<()> {
+    let warp = issue.warp as usize;
+    for c in &a.coordinates {
+        if let Some(f) = &c.fast
+            && let Some(base) = f.warp_base(b, &issue.iterations)
+        {
+            if f.warp_inside(c.extent, warp, b, &issue.iterations) {
+                continue;
+            }
+            let lanes = &f.lanes[32 * warp..32 * warp + 32];
+            let mut m = issue.mask;
+            let mut exact = true;
+            while m != 0 {
+                let lane = m.trailing_zeros();
+                m &= m - 1;
+                match base.checked_add(lanes[lane as usize]) {
+                    Some(value) if (0..c.extent).contains(&value) => {}
+                    Some(value) => {
+                        return Err(cx.out_of_bounds(
+                            issue,
+                            lane,
+                            Outside::Coordinate { dim: c.dim, value },
+                        ));
+                    }
+                    // Overflow: the per-lane evaluation below says so exactly.
+                    None => {
+                        exact = false;
+                        break;
+                    }
+                }
+            }
+            if exact {
+                continue;
+            }
+        }
+        slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
+        for (d, &k) in issue.iterations.iter().enumerate() {
+            slots[SLOT_LOOP + d] = k as i64;
+        }
+        let mut m = issue.mask;
+        while m != 0 {
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
+            slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
+            let value = c
+                .general
+                .eval(slots)
+                .map_err(|e| cx.index_error(issue, lane, Some(c.dim), e))?;
+            if !(0..c.extent).contains(&value) {
+                return Err(cx.out_of_bounds(
+                    issue,
+                    lane,
+                    Outside::Coordinate { dim: c.dim, value },
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Coalesced lines of full warps of affine accesses, worked out once per launch. A full warp's
@@ -763,7 +971,10 @@ impl SmWorker {
         let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
         let (lo, hi) = a.address_bounds();
         let inside = warp_base.checked_add(lo_offset).is_some_and(|x| x >= lo)
-            && warp_base.checked_add(hi_offset).is_some_and(|x| x <= hi);
+            && warp_base.checked_add(hi_offset).is_some_and(|x| x <= hi)
+            && a.coordinates
+                .iter()
+                .all(|c| c.full_warp_inside(warp, b, &issue.iterations));
         if inside {
             cx.patterns
                 .lines_of(class, warp, warp_base, &mut self.coalescer.lines);
@@ -780,6 +991,9 @@ impl SmWorker {
         b: [i64; 3],
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
+        if !a.coordinates.is_empty() {
+            check_coordinates(cx, a, issue, b, slots)?;
+        }
         let mut bad = None;
         match &a.fast {
             Some(f) => {
@@ -810,12 +1024,10 @@ impl SmWorker {
                     m &= m - 1;
                     let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
                     slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
-                    let idx = a.general.eval(slots).map_err(|e| {
-                        Error::new(
-                            &cx.source_name,
-                            format!("index of array '{}': {e}", cx.array_names[a.array]),
-                        )
-                    })?;
+                    let idx = a
+                        .general
+                        .eval(slots)
+                        .map_err(|e| cx.index_error(issue, lane, None, e))?;
                     let offset = idx.checked_mul(a.elem).unwrap_or(i64::MIN);
                     if offset < 0 || offset > a.limit as i64 - a.bytes as i64 {
                         bad = Some((lane, offset));
@@ -826,7 +1038,7 @@ impl SmWorker {
             }
         }
         match bad {
-            Some((lane, offset)) => Err(cx.out_of_bounds(a, issue, lane, offset)),
+            Some((lane, offset)) => Err(cx.out_of_bounds(issue, lane, Outside::Offset(offset))),
             None => Ok(()),
         }
     }
