@@ -1006,3 +1006,75 @@ fn validate_refuses_misspelt_and_unknown_columns_and_input_with_nothing_to_compa
         ],
     );
 }
+
+#[test]
+fn fits_outside_the_physical_range_warn_with_the_bound_that_keeps_them_in() {
+    let dir = common::scratch("fit-range");
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // A hit rate still rising at the last point: the fitted ceiling is 1.56 (every y <= 1).
+    let mut rates = "l2_oversubscription,l2_redundant_hit_rate\n".to_string();
+    for i in 0..=6 {
+        let x = i as f64 * 0.5;
+        rates += &format!("{x},{}\n", 1.56 * (-2.0 * (-0.5 * x).exp()).exp());
+    }
+    let rates = write("rates.csv", rates);
+    let fit = |args: &[&str]| {
+        let mut all = vec!["fit", "--format", "json"];
+        all.extend_from_slice(args);
+        let (code, stdout, stderr) = gputraffic(&all);
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (v, stderr)
+    };
+    let gompertz = [
+        "--model",
+        "gompertz",
+        "--input",
+        &rates,
+        "--x",
+        "l2_oversubscription",
+        "--y",
+        "l2_redundant_hit_rate",
+    ];
+    let (v, stderr) = fit(&gompertz);
+    assert!((v["a"].as_f64().unwrap() - 1.56).abs() < 1e-6, "{v}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: fitted a = 1.56000 ")
+            && stderr.contains("must be in (0, 1]")
+            && stderr.trim_end().ends_with("fit again with --bound a=0..1"),
+        "{stderr}"
+    );
+    // With that bound the ceiling sits on 1 and nothing is said.
+    let mut bounded = gompertz.to_vec();
+    bounded.extend(["--bound", "a=0..1"]);
+    let (v, stderr) = fit(&bounded);
+    assert_eq!(v["a"], 1.0);
+    assert_eq!(v["at_bound"]["a"], "upper");
+    assert!(stderr.is_empty(), "{stderr}");
+    // su2015: ε below the paper's [0, 1], and formula (8)'s line through the origin worse than
+    // the mean (r2_delta = -17/7, see the unit test in src/analysis/fit.rs).
+    let su = write(
+        "su.csv",
+        "su_smx_miss_ratio,su_smx_capacity_term,su_smx_scheduling_term,su_l2_miss_ratio,su_l2_capacity_term\n\
+         0.3,1,0,-0.2,1\n0.2,2,0,-0.4,2\n0.1,3,0,-0.6,3\n"
+            .to_string(),
+    );
+    let (v, stderr) = fit(&["--model", "su2015", "--input", &su]);
+    assert!((v["epsilon"].as_f64().unwrap() + 0.2).abs() < 1e-12, "{v}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("warning: fitted epsilon = -0.200000 ")
+            && lines[0].ends_with("fit again with --bound epsilon=0..1"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("warning: r2_delta = -2.42857 ") && lines[1].contains("no --bound"),
+        "{stderr}"
+    );
+}
