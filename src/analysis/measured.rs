@@ -178,14 +178,14 @@ fn check_ncu_metric_names(name: &str, header: &[String], records: &[Vec<String>]
     let mut seen = std::collections::BTreeSet::new();
     for (row, rec) in records.iter().enumerate() {
         let metric = rec[column].trim();
-        if seen.insert(metric) {
-            if let Some(meant) = metrics::misspelt_metric(metric) {
-                return Err(misspelling(
-                    format!("{name} line {}", row + 2),
-                    metric,
-                    meant,
-                ));
-            }
+        if seen.insert(metric)
+            && let Some(meant) = metrics::misspelt_metric(metric)
+        {
+            return Err(misspelling(
+                format!("{name} line {}", row + 2),
+                metric,
+                meant,
+            ));
         }
     }
     Ok(())
