@@ -879,7 +879,40 @@ fn fit(a: &FitArgs) -> Result<String> {
     }
     let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
     let fitted = request.fit_bounded(&table, &bounds)?;
+    for w in fit_warnings(&fitted) {
+        eprintln!("warning: {w}");
+    }
     write_or_print(a.out.as_deref(), fitted.render(a.format))
+}
+
+/// What is physically wrong with a fit (the library's facts in words): each constant outside its
+/// range with the `--bound` that keeps it in, and each r² below 0, which no bound can raise (a
+/// bound only constrains the fit).
+fn fit_warnings(fitted: &gputraffic::analysis::fit::Fitted) -> Vec<String> {
+    use gputraffic::analysis::fit::significant;
+    let mut warnings: Vec<String> = fitted
+        .out_of_range()
+        .iter()
+        .map(|o| {
+            format!(
+                "fitted {} = {} is outside its physical range ({} must be {}); fit again with {}",
+                o.name,
+                significant(o.value, 6),
+                o.what,
+                o.domain,
+                o.bound()
+            )
+        })
+        .collect();
+    for (name, r2) in fitted.negative_r2() {
+        warnings.push(format!(
+            "{name} = {} is below 0: the fit describes y worse than y's mean does, and no --bound \
+             raises it (a bound only constrains the fit); the model does not describe these points \
+             (check the columns and --where)",
+            significant(r2, 6)
+        ));
+    }
+    warnings
 }
 
 /// Writes `text` to `out` (all or nothing), or hands it back for stdout when there is no `--out`.

@@ -72,6 +72,107 @@ pub fn is_request_count(metric: &str) -> bool {
     metric.contains("__t_requests_")
 }
 
+/// Every counter the simulator produces or estimates, the names a measured file is read for:
+/// [`ALL`], [`ATOMIC`], [`L1_WAVEFRONTS`] and [`DURATION`].
+pub fn modelled() -> impl Iterator<Item = &'static str> {
+    ALL.into_iter()
+        .chain(ATOMIC)
+        .chain([L1_WAVEFRONTS, DURATION])
+}
+
+/// Whether a column name has the form of an Nsight Compute metric (`unit__counter.rollup`):
+/// it contains `__` or a `.`. A measured file's columns that do not are launch columns or are
+/// refused (`gputraffic validate`).
+pub fn looks_like_metric(name: &str) -> bool {
+    name.contains("__") || name.contains('.')
+}
+
+/// Words of real Nsight Compute metrics, not modelled, whose names lie one or two letters from a
+/// modelled one: `…_op_st` beside `…_op_ld`, `lts__t_requests_…_op_read` beside `…_op_red`,
+/// `…_mem_local_…` beside `…_mem_global_…`. A name made of these and the modelled names' words
+/// is a metric gputraffic does not model, not a misspelling ([`misspelt_metric`]).
+pub const NCU_WORDS: &[&str] = &[
+    "st",
+    "ld",
+    "red",
+    "atom",
+    "read",
+    "write",
+    "hit",
+    "miss",
+    "local",
+    "shared",
+    "global",
+    "lg",
+    "gds",
+    "lgds",
+    "bytes",
+    "sectors",
+    "requests",
+    "avg",
+    "min",
+    "max",
+    "sum",
+    "pct",
+    "per",
+    "second",
+    "peak",
+    "sustained",
+    "elapsed",
+    "active",
+    "op",
+    "mem",
+    "lookup",
+    "cmd",
+];
+
+/// The modelled metric ([`modelled`]) that `name` misspells, if any:
+/// - the same letters in another case or with other `_`/`.` separators
+///   (`dram_sectors_read.sum`, `DRAM__sectors_read.sum`);
+/// - a modelled name without its `.sum` (`dram__sectors_read`);
+/// - at most two letters from a modelled name and with a word (between `_`, `__` and `.`)
+///   that no modelled name and no [`NCU_WORDS`] has (`dram__sector_read.sum`).
+///
+/// Real Nsight Compute metrics near a modelled name (`lts__t_requests_srcunit_tex_op_read.sum`,
+/// one letter from `…_sectors_…_op_red.sum`) are made of known words and are not misspellings.
+pub fn misspelt_metric(name: &str) -> Option<&'static str> {
+    if modelled().any(|m| m == name) {
+        return None;
+    }
+    let letters = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '.'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let words = |s: &str| -> Vec<String> {
+        s.to_lowercase()
+            .split(['_', '.'])
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let spelt = letters(name);
+    if let Some(m) = modelled().find(|m| {
+        letters(m) == spelt
+            || m.strip_suffix(".sum")
+                .is_some_and(|base| letters(base) == spelt)
+    }) {
+        return Some(m);
+    }
+    let known =
+        |w: &String| NCU_WORDS.contains(&w.as_str()) || modelled().any(|m| words(m).contains(w));
+    if words(name).iter().all(known) {
+        return None;
+    }
+    let lower = name.to_lowercase();
+    modelled()
+        .map(|m| (crate::input::edit_distance(&lower, m), m))
+        .filter(|&(d, _)| d <= 2)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, m)| m)
+}
+
 /// L1 data-stage wavefronts (cycles of the L1 data pipeline).
 pub const L1_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
 /// Kernel duration in nanoseconds.
@@ -127,6 +228,49 @@ mod tests {
         assert_eq!(1 << LINE_SHIFT, LINE_BYTES);
         assert_eq!(SECTORS_PER_LINE as u64, LINE_BYTES / SECTOR_BYTES);
         assert_eq!(sector_bytes(3), 96.0);
+    }
+
+    #[test]
+    fn misspellings_of_modelled_metrics_are_told_from_other_ncu_metrics() {
+        // The column, a case slip, a missing rollup, a dropped and a swapped letter.
+        for (typo, meant) in [
+            ("dram_sectors_read.sum", DRAM_READ),
+            ("DRAM__sectors_read.sum", DRAM_READ),
+            ("dram__sectors_read", DRAM_READ),
+            ("dram__sectors_read_sum", DRAM_READ),
+            ("dram__sector_read.sum", DRAM_READ),
+            (
+                "lts__t_sectors_srcunit_tex_op_read_lookup_mis.sum",
+                L2_READ_MISS,
+            ),
+            ("gpu__time_duraiton.sum", DURATION),
+        ] {
+            assert_eq!(misspelt_metric(typo), Some(meant), "{typo}");
+        }
+        // Modelled names, and real ncu metrics next to them: another rollup, the request count
+        // one letter from the atomics' sector count, stores beside loads, local beside global,
+        // hits beside misses, bytes beside sectors; and metrics far from every modelled name.
+        for real in modelled().chain([
+            "dram__sectors_read.avg",
+            "lts__t_requests_srcunit_tex_op_read.sum",
+            "lts__t_sectors_srcunit_tex_op_red_lookup_miss.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st_lookup_miss.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+            "dram__bytes_read.sum",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "launch__occupancy_limit_blocks",
+        ]) {
+            assert_eq!(misspelt_metric(real), None, "{real}");
+        }
+    }
+
+    #[test]
+    fn metric_looking_names_have_a_double_underscore_or_a_dot() {
+        assert!(looks_like_metric("launch__waves_per_multiprocessor"));
+        assert!(looks_like_metric("dram_sectors_read.sum"));
+        assert!(!looks_like_metric("kernel_fn") && !looks_like_metric("notes"));
     }
 
     #[test]

@@ -265,13 +265,38 @@ pub fn clock_choice(clock: &str, hw: &HwConfig) -> crate::Result<Option<f64>> {
             )
         }),
         ghz => match ghz.parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
+            Ok(v) if v.is_finite() && v > 0.0 => check_clock_ghz(v)
+                .map(|()| Some(v))
+                .map_err(|m| crate::Error::new("--clock", m)),
             _ => Err(crate::Error::new(
                 "--clock",
                 format!("'{ghz}' is neither boost, base nor a positive number of GHz"),
             )),
         },
     }
+}
+
+/// The SM clocks, in GHz, that any GPU this simulator describes runs at (the shipped configs
+/// span 0.706–1.98 GHz): a clock outside is a number in another unit, not a GPU.
+pub const PLAUSIBLE_CLOCK_GHZ: (f64, f64) = (0.1, 5.0);
+
+/// Whether `ghz` is a plausible SM clock in GHz ([`PLAUSIBLE_CLOCK_GHZ`]); if not, why, with
+/// the unit the number was probably written in (`1500` → "did you mean 1.5 GHz (1500 MHz)?").
+pub fn check_clock_ghz(ghz: f64) -> std::result::Result<(), String> {
+    let (lo, hi) = PLAUSIBLE_CLOCK_GHZ;
+    let plausible = |v: f64| v.is_finite() && (lo..=hi).contains(&v);
+    if plausible(ghz) {
+        return Ok(());
+    }
+    let meant = [(1e3, "MHz"), (1e6, "kHz"), (1e9, "Hz")]
+        .into_iter()
+        .find(|&(per_ghz, _)| plausible(ghz / per_ghz))
+        .map_or(String::new(), |(per_ghz, unit)| {
+            format!("; did you mean {} GHz ({ghz} {unit})?", ghz / per_ghz)
+        });
+    Err(format!(
+        "{ghz} GHz is no GPU clock (clocks are given in GHz, between {lo} and {hi}){meant}"
+    ))
 }
 
 /// Floating-point operations of the launch, if the trace gives its flops per update.
@@ -641,5 +666,29 @@ mod tests {
         );
         assert!((t.bandwidth_bound_s - 1.0).abs() < 1e-12);
         assert_eq!(t.limiters[0].name, "l1");
+    }
+
+    #[test]
+    fn clocks_are_gigahertz_of_a_gpu_and_other_units_are_named() {
+        for ok in [0.1, 0.706, 1.98, 5.0] {
+            assert_eq!(check_clock_ghz(ok), Ok(()), "{ok}");
+        }
+        let e = check_clock_ghz(1500.0).unwrap_err();
+        assert!(e.ends_with("did you mean 1.5 GHz (1500 MHz)?"), "{e}");
+        let e = check_clock_ghz(1.41e9).unwrap_err();
+        assert!(e.ends_with("did you mean 1.41 GHz (1410000000 Hz)?"), "{e}");
+        // Neither a GPU clock nor one in another unit: no guess.
+        for bad in [0.05, 7.0, f64::INFINITY] {
+            let e = check_clock_ghz(bad).unwrap_err();
+            assert!(
+                e.contains("between 0.1 and 5") && !e.contains("did you mean"),
+                "{e}"
+            );
+        }
+        let (hw, _, _) = setup("h200", "star1");
+        assert_eq!(clock_choice("1.2", &hw), Ok(Some(1.2)));
+        let e = clock_choice("1500", &hw).unwrap_err();
+        assert_eq!(e.source_name, "--clock");
+        assert!(e.message.starts_with("1500 GHz is no GPU clock"), "{e}");
     }
 }

@@ -1177,3 +1177,255 @@ fn progress_into_a_pipe_is_a_line_per_period_and_a_fallback_says_so() {
         "{stderr}"
     );
 }
+
+#[test]
+fn numbers_outside_their_physical_range_are_refused_with_what_was_meant() {
+    // A clock in MHz where GHz is asked for.
+    rejects(
+        &["simulate", "--kernel", "star1", "--clock", "1500"],
+        &[
+            "--clock",
+            "1500 GHz is no GPU clock",
+            "did you mean 1.5 GHz (1500 MHz)?",
+        ],
+    );
+    rejects(
+        &[
+            "rank", "--kernel", "star1", "--blocks", "32x4x1", "--clock", "0.01",
+        ],
+        &["--clock", "between 0.1 and 5"],
+    );
+    // A model constant outside the paper's domain, wherever --set reaches the model.
+    let domain = ["--set", "'delta=-5'", "su2015", "must be in [0, 1]"];
+    rejects(
+        &[
+            "simulate",
+            "--kernel",
+            "star1",
+            "--compare",
+            "su2015",
+            "--set",
+            "delta=-5",
+        ],
+        &domain,
+    );
+    rejects(
+        &[
+            "predict", "--kernel", "star1", "--model", "su2015", "--set", "delta=-5",
+        ],
+        &domain,
+    );
+    let dir = common::scratch("physical-range");
+    let out = dir.join("sweep.csv");
+    let sweep = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "sweep",
+            "--kernel",
+            "star1",
+            "--blocks",
+            "32x4x1",
+            "--domains",
+            "64x64x64",
+            "--out",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(out.to_str().unwrap().to_string());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let run = |extra: &[&str], expected: &[&str]| {
+        let args = sweep(extra);
+        rejects(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            expected,
+        );
+        assert!(!out.exists(), "a refused sweep wrote {}", out.display());
+    };
+    run(
+        &["--models", "su2015", "--set", "delta=0.01,-5"],
+        &["--set", "'delta=-5'", "must be in [0, 1]"],
+    );
+    run(
+        &["--models", "ernst2023", "--set", "y_a=1.56"],
+        &["--set", "y_a of model 'ernst2023' must be in (0, 1]"],
+    );
+    run(
+        &["--l2-scale=-1"],
+        &["--l2-scale", "-1 is no capacity factor"],
+    );
+    run(
+        &["--l1-scale=0"],
+        &["--l1-scale", "0 is no capacity factor"],
+    );
+    run(
+        &["--clock", "1410"],
+        &["--clock", "did you mean 1.41 GHz (1410 MHz)?"],
+    );
+}
+
+#[test]
+fn validate_refuses_misspelt_and_unknown_columns_and_input_with_nothing_to_compare() {
+    let dir = common::scratch("validate-columns");
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let validate = |measured: &str, manifest: Option<&str>, expected: &[&str]| {
+        let mut args = vec!["validate", "--measured", measured, "--hw", "h100-sxm"];
+        if let Some(m) = manifest {
+            args.extend(["--manifest", m]);
+        }
+        rejects(&args, expected);
+    };
+    // The issue's column: ignored before, an empty report with exit 0.
+    let wide = |column: &str| {
+        format!("kernel,nx,ny,nz,bx,by,bz,kernel_fn,{column}\ncopy,32,16,8,32,1,1,copy,1024\n")
+    };
+    validate(
+        &write("typo.csv", &wide("dram_sectors_read.sum")),
+        None,
+        &[
+            "typo.csv line 1, column dram_sectors_read.sum",
+            "did you mean dram__sectors_read.sum?",
+        ],
+    );
+    validate(
+        &write(
+            "case.csv",
+            &wide("L1TEX__T_SECTORS_PIPE_LSU_MEM_GLOBAL_OP_LD.SUM"),
+        ),
+        None,
+        &[
+            "case.csv line 1",
+            "did you mean l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum?",
+        ],
+    );
+    // A column that is no metric at all, with the launch column it probably meant.
+    validate(
+        &write("column.csv", &wide("kernel_name")),
+        None,
+        &[
+            "column.csv line 1, column kernel_name",
+            "neither a launch column",
+            "did you mean kernel_fn?",
+        ],
+    );
+    // Only metrics the simulator does not model: accepted as columns, nothing to compare.
+    validate(
+        &write("unmodelled.csv", &wide("dram__bytes_read.sum")),
+        None,
+        &[
+            "unmodelled.csv",
+            "no column holds a metric validate compares",
+        ],
+    );
+    // The same in an Nsight Compute export: a misspelling at its first line.
+    let ncu = std::fs::read_to_string("tests/data/h100/small_ncu.csv").unwrap();
+    let manifest = "tests/data/h100/small_manifest.toml";
+    let typo = ncu.replace("\"dram__sectors_write.sum\"", "\"dram__sectors_wirte.sum\"");
+    assert_ne!(typo, ncu);
+    validate(
+        &write("typo_ncu.csv", &typo),
+        Some(manifest),
+        &[
+            "typo_ncu.csv line 3",
+            "'dram__sectors_wirte.sum'",
+            "did you mean dram__sectors_write.sum?",
+        ],
+    );
+    // An export of metrics none of which validate compares: the manifest names nothing to compare.
+    let compared = gputraffic::analysis::validate::compared_metrics();
+    let unmodelled: String = ncu
+        .lines()
+        .filter(|l| !compared.iter().any(|m| l.contains(&format!("\"{m}\""))))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        unmodelled.lines().count() > 1,
+        "small_ncu.csv has unmodelled metrics"
+    );
+    validate(
+        &write("unmodelled_ncu.csv", &unmodelled),
+        Some(manifest),
+        &[
+            "small_manifest.toml",
+            "the launches it names in",
+            "have none of the metrics validate compares",
+        ],
+    );
+}
+
+#[test]
+fn fits_outside_the_physical_range_warn_with_the_bound_that_keeps_them_in() {
+    let dir = common::scratch("fit-range");
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // A hit rate still rising at the last point: the fitted ceiling is 1.56 (every y <= 1).
+    let mut rates = "l2_oversubscription,l2_redundant_hit_rate\n".to_string();
+    for i in 0..=6 {
+        let x = i as f64 * 0.5;
+        rates += &format!("{x},{}\n", 1.56 * (-2.0 * (-0.5 * x).exp()).exp());
+    }
+    let rates = write("rates.csv", rates);
+    let fit = |args: &[&str]| {
+        let mut all = vec!["fit", "--format", "json"];
+        all.extend_from_slice(args);
+        let (code, stdout, stderr) = gputraffic(&all);
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (v, stderr)
+    };
+    let gompertz = [
+        "--model",
+        "gompertz",
+        "--input",
+        &rates,
+        "--x",
+        "l2_oversubscription",
+        "--y",
+        "l2_redundant_hit_rate",
+    ];
+    let (v, stderr) = fit(&gompertz);
+    assert!((v["a"].as_f64().unwrap() - 1.56).abs() < 1e-6, "{v}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: fitted a = 1.56000 ")
+            && stderr.contains("must be in (0, 1]")
+            && stderr.trim_end().ends_with("fit again with --bound a=0..1"),
+        "{stderr}"
+    );
+    // With that bound the ceiling sits on 1 and nothing is said.
+    let mut bounded = gompertz.to_vec();
+    bounded.extend(["--bound", "a=0..1"]);
+    let (v, stderr) = fit(&bounded);
+    assert_eq!(v["a"], 1.0);
+    assert_eq!(v["at_bound"]["a"], "upper");
+    assert!(stderr.is_empty(), "{stderr}");
+    // su2015: ε below the paper's [0, 1], and formula (8)'s line through the origin worse than
+    // the mean (r2_delta = -17/7, see the unit test in src/analysis/fit.rs).
+    let su = write(
+        "su.csv",
+        "su_smx_miss_ratio,su_smx_capacity_term,su_smx_scheduling_term,su_l2_miss_ratio,su_l2_capacity_term\n\
+         0.3,1,0,-0.2,1\n0.2,2,0,-0.4,2\n0.1,3,0,-0.6,3\n"
+            .to_string(),
+    );
+    let (v, stderr) = fit(&["--model", "su2015", "--input", &su]);
+    assert!((v["epsilon"].as_f64().unwrap() + 0.2).abs() < 1e-12, "{v}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("warning: fitted epsilon = -0.200000 ")
+            && lines[0].ends_with("fit again with --bound epsilon=0..1"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("warning: r2_delta = -2.42857 ") && lines[1].contains("no --bound"),
+        "{stderr}"
+    );
+}

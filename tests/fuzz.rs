@@ -6,7 +6,9 @@
 //! dropped, duplicated, swapped or spliced from another file, brackets and quotes inserted,
 //! files cut short), fed to the library's entry points; whatever parses is bound, simulated (when
 //! small) and given to every model. Every input must end in a result or in one error of one line
-//! naming its source: no panic, no hang.
+//! naming its source: no panic, no hang. Measured files also get a metric renamed (misspelt, an
+//! unmodelled ncu metric, no metric at all), and one that loads must hold no misspelling and a
+//! metric to compare.
 //!
 //! CI runs a fixed-seed slice (`GPUTRAFFIC_FUZZ_CASES`, default 20000). The 10^6-input run of
 //! docs/validation.md ("Fuzzing the inputs"):
@@ -495,6 +497,88 @@ const KINDS: &[&str] = &[
     "ptx",
 ];
 
+/// In one case of three, renames a modelled metric of a measured file (the wide CSV's header
+/// line; every `"name"` cell of an ncu export) to a misspelling of it, a real Nsight Compute
+/// metric the simulator does not model, or a column that is no metric. Returns the new name.
+fn rename_metric(text: &mut String, ncu: bool, rng: &mut Rng) -> Option<String> {
+    use gputraffic::metrics::modelled;
+    if rng.below(3) != 0 {
+        return None;
+    }
+    let header_end = text.find('\n').unwrap_or(text.len());
+    let quoted = |m: &str| {
+        if ncu {
+            format!("\"{m}\"")
+        } else {
+            m.to_string()
+        }
+    };
+    let present: Vec<&str> = modelled()
+        .filter(|m| match ncu {
+            true => text.contains(&quoted(m)),
+            false => text[..header_end].split(',').any(|c| c == *m),
+        })
+        .collect();
+    if present.is_empty() {
+        return None;
+    }
+    let m = *rng.pick(&present);
+    let base = m.trim_end_matches(".sum");
+    let variant = match rng.below(8) {
+        0 => m.replacen("__", "_", 1),
+        1 => base.to_string(),
+        2 => m.to_uppercase(),
+        3 => format!("{base}x.sum"),
+        4 => "dram__bytes_read.sum".to_string(),
+        5 => "lts__t_requests_srcunit_tex_op_read.sum".to_string(),
+        6 => "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum".to_string(),
+        _ => "notes".to_string(),
+    };
+    if ncu {
+        *text = text.replace(&quoted(m), &quoted(&variant));
+    } else {
+        let header: Vec<&str> = text[..header_end]
+            .split(',')
+            .map(|c| if c == m { variant.as_str() } else { c })
+            .collect();
+        text.replace_range(..header_end, &header.join(","));
+    }
+    Some(variant)
+}
+
+/// What a measured input that loads must be: free of misspellings of modelled metrics (and, in
+/// a wide CSV, of columns that are no metric), with a metric to compare. A name put in by
+/// [`rename_metric`] that the checks refuse must have made the load fail.
+fn check_measured(
+    loaded: Option<(Vec<measured::MeasuredLaunch>, Vec<String>)>,
+    renamed: Option<String>,
+    ncu: bool,
+) -> Result<(), String> {
+    use gputraffic::metrics::{looks_like_metric, misspelt_metric};
+    let refused = |n: &str| misspelt_metric(n).is_some() || (!ncu && !looks_like_metric(n));
+    let Some((launches, _)) = loaded else {
+        return Ok(());
+    };
+    if let Some(n) = renamed.filter(|n| refused(n)) {
+        return Err(format!(
+            "accepted the measured file with the column or metric '{n}'"
+        ));
+    }
+    for l in &launches {
+        if let Some(k) = l.counters.keys().find(|k| refused(k)) {
+            return Err(format!("{}: accepted the counter '{k}'", l.origin));
+        }
+    }
+    let compared = gputraffic::analysis::validate::compared_metrics();
+    if !launches
+        .iter()
+        .any(|l| compared.iter().any(|m| l.counters.contains_key(*m)))
+    {
+        return Err("accepted a measured file with no metric to compare".into());
+    }
+    Ok(())
+}
+
 /// Runs case `case`: returns the kind, whether the input was accepted, and the problem found.
 fn run_case(c: &Corpus, seed: u64, case: u64) -> (&'static str, bool, Result<(), String>) {
     let mut rng = Rng(seed ^ case.wrapping_mul(0xD1B5_4A32_D192_ED03));
@@ -569,23 +653,29 @@ fn run_case(c: &Corpus, seed: u64, case: u64) -> (&'static str, bool, Result<(),
                 }
             }
             "wide-csv" => {
-                let text = mutate(rng.pick::<String>(&c.wide), &c.wide, &mut rng);
+                let mut text = mutate(rng.pick::<String>(&c.wide), &c.wide, &mut rng);
+                let renamed = rename_metric(&mut text, false, &mut rng);
                 let p = c.scratch(case, "measured.csv");
                 std::fs::write(&p, text).unwrap();
-                accepted = judged(measured::load(&p, None))?.is_some();
+                let loaded = judged(measured::load(&p, None))?;
+                accepted = loaded.is_some();
+                check_measured(loaded, renamed, false)?;
             }
             "ncu-csv" | "manifest" => {
-                let (csv, manifest) = if kind == "ncu-csv" {
+                let (mut csv, manifest) = if kind == "ncu-csv" {
                     (mutate(&c.ncu, &c.wide, &mut rng), c.manifests[0].clone())
                 } else {
                     let m = rng.pick::<String>(&c.manifests);
                     (c.ncu.clone(), mutate(m, &c.manifests, &mut rng))
                 };
+                let renamed = rename_metric(&mut csv, true, &mut rng);
                 let p = c.scratch(case, "ncu.csv");
                 let m = c.scratch(case, "manifest.toml");
                 std::fs::write(&p, csv).unwrap();
                 std::fs::write(&m, manifest).unwrap();
-                accepted = judged(measured::load(&p, Some(&m)))?.is_some();
+                let loaded = judged(measured::load(&p, Some(&m)))?;
+                accepted = loaded.is_some();
+                check_measured(loaded, renamed, true)?;
             }
             "sweep-resume" => {
                 let text = mutate(&c.sweep_rows, &c.tables, &mut rng);

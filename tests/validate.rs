@@ -275,3 +275,72 @@ fn bad_input_is_one_message_and_exit_2() {
         &["nosuch-gpu"],
     );
 }
+
+/// Every measured file shipped in tests/data still loads under the column and metric checks,
+/// with a metric to compare in every input: the wide CSVs, and each manifest with the exports
+/// beside it (`manifest.toml` with `ncu*.csv`, `X_manifest.toml` with `X_ncu.csv`).
+#[test]
+fn every_shipped_measured_file_loads() {
+    use gputraffic::analysis::{measured, validate::compared_metrics};
+    use std::path::{Path, PathBuf};
+    let compared = compared_metrics();
+    let mut loaded = 0;
+    let mut check = |m: &Path, manifest: Option<&Path>| {
+        let (launches, _) = measured::load(m, manifest)
+            .unwrap_or_else(|e| panic!("{} with {manifest:?}: {e}", m.display()));
+        assert!(
+            launches
+                .iter()
+                .any(|l| compared.iter().any(|c| l.counters.contains_key(*c))),
+            "{}",
+            m.display()
+        );
+        loaded += 1;
+    };
+    for wide in [HAND, "tests/data/h200_dev_set.csv"] {
+        check(Path::new(wide), None);
+    }
+    fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                manifests(&p, out);
+            } else if p.to_str().unwrap().ends_with("manifest.toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut found = vec![];
+    manifests(Path::new("tests/data"), &mut found);
+    found.sort();
+    for manifest in &found {
+        let dir = manifest.parent().unwrap();
+        let stem = manifest.file_name().unwrap().to_str().unwrap();
+        let prefix = stem.strip_suffix("manifest.toml").unwrap();
+        let exports: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let n = p.file_name().unwrap().to_str().unwrap();
+                n.ends_with(".csv")
+                    && match prefix {
+                        "" => n.starts_with("ncu"),
+                        _ => n == format!("{prefix}ncu.csv"),
+                    }
+            })
+            .collect();
+        assert!(
+            !exports.is_empty(),
+            "no export beside {}",
+            manifest.display()
+        );
+        for export in exports {
+            check(&export, Some(manifest));
+        }
+    }
+    assert!(
+        loaded >= 2 + found.len(),
+        "{loaded} inputs for {} manifests",
+        found.len()
+    );
+}

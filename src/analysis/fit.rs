@@ -13,6 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::input::table::Table;
+use crate::models::Domain;
 use crate::models::gompertz::Gompertz;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -174,7 +175,111 @@ pub enum Fitted {
     Su2015(Su2015Fit),
 }
 
+/// A fitted constant outside the range where it means something ([`Fitted::out_of_range`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutOfRange {
+    /// The constant, as `--bound` names it.
+    pub name: &'static str,
+    /// Its fitted value.
+    pub value: f64,
+    /// Where it means something.
+    pub domain: Domain,
+    /// What it is, for the message.
+    pub what: &'static str,
+}
+
+impl OutOfRange {
+    /// The `--bound NAME=LO..HI` that keeps the constant in its range.
+    pub fn bound(&self) -> String {
+        format!("--bound {}={}", self.name, self.domain.as_bound())
+    }
+}
+
+/// Whether the column `y` holds a rate (a fraction of accesses): a word of its name, between
+/// `_`, `.` or `-`, is `rate` or `ratio` (`l2_redundant_hit_rate`, `su_l2_miss_ratio`).
+pub fn is_rate_column(y: &str) -> bool {
+    y.to_lowercase()
+        .split(['_', '.', '-', ' '])
+        .any(|w| w == "rate" || w == "ratio")
+}
+
+/// The domain of su2015's constant `name`, as the model declares it for `--set`.
+fn su2015_domain(name: &str) -> Domain {
+    crate::models::su2015::MODEL
+        .params
+        .iter()
+        .find(|p| p.name == name)
+        .map_or(Domain::ANY, |p| p.domain)
+}
+
 impl Fitted {
+    /// The fitted constants outside their physical range: a gompertz ceiling `a` outside
+    /// (0, 1] when y is a rate ([`is_rate_column`]; b and c have no range), su2015's δ, ε, η
+    /// outside the domains the model declares ([`crate::models::su2015`]). The caller warns.
+    pub fn out_of_range(&self) -> Vec<OutOfRange> {
+        let candidates: Vec<(&'static str, f64, Domain, &'static str)> = match self {
+            Fitted::Gompertz(g) if is_rate_column(&g.y) => vec![(
+                "a",
+                g.curve.a,
+                Domain::RATE_CEILING,
+                "the ceiling of a rate",
+            )],
+            Fitted::Gompertz(_) => vec![],
+            Fitted::Su2015(f) => {
+                let mut v = vec![
+                    (
+                        "delta",
+                        f.delta,
+                        su2015_domain("delta"),
+                        "Su et al.'s on-SMX miss constant",
+                    ),
+                    (
+                        "epsilon",
+                        f.epsilon,
+                        su2015_domain("epsilon"),
+                        "Su et al.'s L2 miss constant",
+                    ),
+                ];
+                if let Some(eta) = f.eta {
+                    v.push((
+                        "eta",
+                        eta,
+                        su2015_domain("eta"),
+                        "Su et al.'s scheduling miss constant",
+                    ));
+                }
+                v
+            }
+        };
+        candidates
+            .into_iter()
+            .filter(|(_, v, d, _)| !d.contains(*v))
+            .map(|(name, value, domain, what)| OutOfRange {
+                name,
+                value,
+                domain,
+                what,
+            })
+            .collect()
+    }
+
+    /// The coefficients of determination below 0, by name (`r2`, and su2015's `r2_delta`,
+    /// `r2_epsilon`, `r2_eta`): the fit describes y worse than y's mean does.
+    pub fn negative_r2(&self) -> Vec<(&'static str, f64)> {
+        let all = match self {
+            Fitted::Gompertz(g) => vec![("r2", Some(g.r2))],
+            Fitted::Su2015(f) => vec![
+                ("r2", Some(f.r2)),
+                ("r2_delta", f.r2_delta),
+                ("r2_epsilon", f.r2_epsilon),
+                ("r2_eta", f.r2_eta),
+            ],
+        };
+        all.into_iter()
+            .filter_map(|(n, v)| v.filter(|v| *v < 0.0).map(|v| (n, v)))
+            .collect()
+    }
+
     /// The fit as one flat JSON object, starting with `"model"`; undefined values are `null`.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a fit is strings and numbers")
@@ -231,8 +336,9 @@ fn table_value(v: &Value) -> String {
     }
 }
 
-/// `v` with `digits` significant digits: fixed notation for moderate magnitudes, else scientific.
-fn significant(v: f64, digits: usize) -> String {
+/// `v` with `digits` significant digits: fixed notation for moderate magnitudes, else scientific
+/// (the table output, and the CLI's warnings about a fit).
+pub fn significant(v: f64, digits: usize) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
@@ -1229,6 +1335,77 @@ pub fn fit_su2015_bounded(rows: &SuRows, bounds: &Bounds) -> Result<Su2015Fit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_columns_are_named_so() {
+        assert!(is_rate_column(crate::metrics::L2_REDUNDANT_HIT_RATE));
+        assert!(is_rate_column(crate::metrics::SU_L2_MISS_RATIO));
+        assert!(!is_rate_column("dram__sectors_read.sum_bytes_per_lup"));
+        assert!(!is_rate_column("generated"));
+    }
+
+    #[test]
+    fn a_rate_ceiling_above_one_is_reported_with_its_bound() {
+        // Exact points of 1.56·exp(−2·exp(−x/2)) for x = 0 … 3: every y ≤ 1, the ceiling not.
+        let x: Vec<f64> = (0..=6).map(|i| i as f64 * 0.5).collect();
+        let y: Vec<f64> = x
+            .iter()
+            .map(|x| 1.56 * (-2.0 * (-0.5 * x).exp()).exp())
+            .collect();
+        assert!(y.iter().all(|&y| (0.0..=1.0).contains(&y)), "{y:?}");
+        let points = |y_name: &str| Points {
+            source: "t.csv".into(),
+            x_name: "x".into(),
+            y_name: y_name.into(),
+            x: x.clone(),
+            y: y.clone(),
+            skipped: 0,
+        };
+        let fit = Fitted::Gompertz(fit_gompertz(&points("l2_redundant_hit_rate")).unwrap());
+        let out = fit.out_of_range();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].name, "a");
+        assert!((out[0].value - 1.56).abs() < 1e-6, "{}", out[0].value);
+        assert_eq!(out[0].bound(), "--bound a=0..1");
+        assert!(fit.negative_r2().is_empty());
+        // The same curve of a quantity that is no rate has no ceiling to keep.
+        let bytes = Fitted::Gompertz(fit_gompertz(&points("bytes")).unwrap());
+        assert!(bytes.out_of_range().is_empty());
+    }
+
+    #[test]
+    fn su2015_constants_outside_the_paper_and_negative_r2_are_reported() {
+        // SMX: ratios 0.3, 0.2, 0.1 at capacity 1, 2, 3: δ = Σrc/Σc² = 1/14, SSE = 0.14 − 2/14 +
+        // 14/196 = 0.0685714, SST = 0.02, r² = 1 − 24/7 = −17/7. L2: ratio −0.2·capacity
+        // exactly: ε = −0.2, below the paper's [0, 1].
+        let rows = SuRows {
+            source: "t.csv".into(),
+            formula8: vec![(0.3, 1.0), (0.2, 2.0), (0.1, 3.0)],
+            formula17: vec![],
+            l2: vec![(-0.2, 1.0), (-0.4, 2.0), (-0.6, 3.0)],
+            skipped: 0,
+        };
+        let fit = Fitted::Su2015(fit_su2015(&rows).unwrap());
+        let out = fit.out_of_range();
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            (out[0].name, out[0].bound().as_str()),
+            ("epsilon", "--bound epsilon=0..1")
+        );
+        assert!((out[0].value + 0.2).abs() < 1e-12);
+        let negative = fit.negative_r2();
+        assert_eq!(negative.len(), 1, "{negative:?}");
+        assert_eq!(negative[0].0, "r2_delta");
+        assert!(
+            (negative[0].1 + 17.0 / 7.0).abs() < 1e-9,
+            "{}",
+            negative[0].1
+        );
+        // Bounded as suggested, ε sits on 0 and nothing is outside any more.
+        let bounds = Bounds::parse(&["epsilon=0..1".into()], &Request::Su2015).unwrap();
+        let bounded = Fitted::Su2015(fit_su2015_bounded(&rows, &bounds).unwrap());
+        assert!(bounded.out_of_range().is_empty());
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

@@ -10,10 +10,16 @@
 //!   say which trace each profiled launch runs. An entry is matched to launches by its `id` (ncu's
 //!   `ID` column) or by `function`, `block` and `grid`; whatever it gives must agree with the
 //!   export, so a manifest written for another run fails loudly instead of comparing wrong pairs.
+//!
+//! Names that look like metrics ([`metrics::looks_like_metric`]) but misspell a modelled one
+//! ([`metrics::misspelt_metric`]) are refused, as are wide-CSV columns that are neither launch
+//! columns nor metrics, and inputs with no metric `validate` compares: a typo must not leave the
+//! report empty. Nsight Compute metrics the simulator does not model are ignored.
 
 use crate::error::{Error, Result, from_toml, read_file};
 use crate::launch::LaunchRequest;
 use crate::launch::geometry::{BlockLimit, check_block, max_side};
+use crate::metrics;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -87,14 +93,38 @@ pub fn load(
     let is_ncu = is_ncu_export(&header);
     match (is_ncu, manifest) {
         (true, Some(m)) => {
+            check_ncu_metric_names(&name, &header, &records)?;
             let launches = ncu_launches(&name, &header, &records)?;
-            match_manifest(&name, launches, m)
+            let (measured, notes) = match_manifest(&name, launches, m)?;
+            if !measured.iter().any(has_compared_metric) {
+                let m = m.display().to_string();
+                return Err(Error::new(
+                    m,
+                    format!(
+                        "the launches it names in {name} have none of the metrics validate compares ({})",
+                        crate::analysis::validate::compared_metrics().join(", ")
+                    ),
+                ));
+            }
+            Ok((measured, notes))
         }
         (true, None) => Err(Error::new(
             &name,
             "this is an Nsight Compute export; --manifest must say which trace each launch runs",
         )),
-        (false, None) => Ok((wide_launches(&name, &header, &records)?, vec![])),
+        (false, None) => {
+            let launches = wide_launches(&name, &header, &records)?;
+            if !launches.iter().any(has_compared_metric) {
+                return Err(Error::new(
+                    &name,
+                    format!(
+                        "no column holds a metric validate compares ({})",
+                        crate::analysis::validate::compared_metrics().join(", ")
+                    ),
+                ));
+            }
+            Ok((launches, vec![]))
+        }
         (false, Some(m)) => Err(Error::new(
             m.display().to_string(),
             format!(
@@ -119,6 +149,46 @@ pub fn ncu_counters(path: &Path) -> Result<Vec<BTreeMap<String, f64>>> {
     let mut launches = ncu_launches(&name, &header, &records)?;
     launches.sort_by_key(|l| l.id);
     Ok(launches.into_iter().map(|l| l.counters).collect())
+}
+
+/// Whether `launch` has a value for a metric `validate` compares.
+fn has_compared_metric(launch: &MeasuredLaunch) -> bool {
+    crate::analysis::validate::compared_metrics()
+        .iter()
+        .any(|m| launch.counters.contains_key(*m))
+}
+
+/// The refusal of a metric name that misspells a modelled one ([`metrics::misspelt_metric`]).
+fn misspelling(at: String, metric: &str, meant: &str) -> Error {
+    Error::new(
+        at,
+        format!(
+            "'{metric}' is no metric gputraffic knows; did you mean {meant}? (unknown Nsight Compute metrics are ignored, but this one misspells a modelled one)"
+        ),
+    )
+}
+
+/// Refuses an export whose `Metric Name` column has a misspelling of a modelled metric (at
+/// its first line); every other name, modelled or not, is accepted.
+fn check_ncu_metric_names(name: &str, header: &[String], records: &[Vec<String>]) -> Result<()> {
+    let column = header
+        .iter()
+        .position(|h| h == "Metric Name")
+        .expect("an ncu export");
+    let mut seen = std::collections::BTreeSet::new();
+    for (row, rec) in records.iter().enumerate() {
+        let metric = rec[column].trim();
+        if seen.insert(metric)
+            && let Some(meant) = metrics::misspelt_metric(metric)
+        {
+            return Err(misspelling(
+                format!("{name} line {}", row + 2),
+                metric,
+                meant,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a table's header is that of an Nsight Compute long-format export.
@@ -181,6 +251,45 @@ fn parse_triple(cell: &str) -> Option<[u64; 3]> {
 }
 
 const WIDE_IDENTITY: [&str; 7] = ["kernel", "nx", "ny", "nz", "bx", "by", "bz"];
+/// The other columns of a wide CSV that are no metric: read (`cz`, `grid`, `id`) or kept for
+/// people and not read (`kernel_fn`, `block`: ncu's function name and block as it prints them).
+const WIDE_OPTIONAL: [&str; 5] = ["cz", "grid", "id", "kernel_fn", "block"];
+
+/// Refuses a wide CSV column that is neither a launch column ([`WIDE_IDENTITY`],
+/// [`WIDE_OPTIONAL`]) nor looks like a metric ([`metrics::looks_like_metric`]), and one that
+/// misspells a modelled metric; names the column at line 1 and the closest known name.
+fn check_wide_columns(name: &str, header: &[String]) -> Result<()> {
+    for c in header {
+        let at = || format!("{name} line 1, column {c}");
+        if let Some(meant) = metrics::misspelt_metric(c) {
+            return Err(misspelling(at(), c, meant));
+        }
+        let launch_column =
+            WIDE_IDENTITY.contains(&c.as_str()) || WIDE_OPTIONAL.contains(&c.as_str());
+        if !launch_column && !metrics::looks_like_metric(c) {
+            let known = WIDE_IDENTITY
+                .iter()
+                .chain(&WIDE_OPTIONAL)
+                .copied()
+                .chain(metrics::modelled());
+            return Err(Error::new(
+                at(),
+                format!(
+                    "'{c}' is neither a launch column ({}) nor a metric (Nsight Compute names have '__' or '.', as {}){}",
+                    WIDE_IDENTITY
+                        .iter()
+                        .chain(&WIDE_OPTIONAL)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    metrics::DRAM_READ,
+                    crate::input::did_you_mean(c, known)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 fn wide_launches(
     name: &str,
@@ -202,15 +311,15 @@ fn wide_launches(
             ),
         ));
     }
+    check_wide_columns(name, header)?;
     if records.is_empty() {
         return Err(Error::new(name, "no launches (only a header)"));
     }
-    let identity: Vec<usize> = WIDE_IDENTITY.iter().filter_map(|c| col(c)).collect();
     let cz = col("cz");
     let grid = col("grid");
     let id = col("id");
     let counter_columns: Vec<usize> = (0..header.len())
-        .filter(|&i| !identity.contains(&i) && ![cz, grid, id].contains(&Some(i)))
+        .filter(|&i| metrics::looks_like_metric(&header[i]))
         .collect();
     let mut launches = Vec::with_capacity(records.len());
     for (row, rec) in records.iter().enumerate() {
@@ -277,15 +386,13 @@ fn wide_launches(
                 Some(Ok(v)) => {
                     counters.insert(header[c].clone(), v);
                 }
-                // A text column (kernel_fn, block) is no counter; only metric-looking names must
-                // hold numbers.
-                Some(Err(())) if header[c].contains("__") => {
+                Some(Err(())) => {
                     return Err(Error::new(
                         at(&header[c]),
                         format!("'{}' is not a number", rec[c]),
                     ));
                 }
-                _ => {}
+                None => {}
             }
         }
         launches.push(MeasuredLaunch {

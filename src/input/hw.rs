@@ -632,22 +632,29 @@ impl HwConfig {
 
     /// The same GPU with its L1 and L2 capacities multiplied by `l1_scale` and `l2_scale`
     /// (`sweep --l1-scale/--l2-scale`: oversubscription varied independently of the kernel). Sizes
-    /// round to the nearest whole number of sets (per partition); the ways stay.
+    /// round to the nearest whole number of sets (per partition); the ways stay. A scale that is
+    /// not a positive number, or leaves no whole set, is an error naming its option
+    /// (`--l1-scale`, `--l2-scale`).
     pub fn with_cache_scale(&self, l1_scale: f64, l2_scale: f64) -> Result<HwConfig> {
         let source = format!("hw-configs/{}.toml", self.name);
         let scaled = |what: &str, size: u64, unit: u64, scale: f64| -> Result<u64> {
+            let option = format!("--{}-scale", &what[..2]);
             if !(scale.is_finite() && scale > 0.0) {
                 return Err(Error::new(
-                    &source,
-                    format!("{what} scale {scale} must be a positive number"),
+                    option,
+                    format!(
+                        "{scale} is no capacity factor: a cache scale must be a positive number (0.5 halves the {})",
+                        what[..2].to_uppercase()
+                    ),
                 ));
             }
             let units = (size as f64 * scale / unit as f64).round();
             if units < 1.0 || units * unit as f64 > (1u64 << 40) as f64 {
                 return Err(Error::new(
-                    &source,
+                    option,
                     format!(
-                        "{what} of {size} B scaled by {scale} leaves no whole set (or is absurdly large)"
+                        "{what} of {size} B ({}) scaled by {scale} leaves no whole set (or is absurdly large)",
+                        self.name
                     ),
                 ));
             }
@@ -920,8 +927,16 @@ impl HwConfig {
 }
 
 /// The SM limits: all positive, 32-thread warps, at most 65535 SMs of at most 65536 threads, a
-/// block no larger than an SM.
+/// block no larger than an SM, clocks a GPU runs at ([`crate::timing::check_clock_ghz`]).
 fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
+    for (what, ghz) in [
+        ("sm.clock_ghz", Some(s.clock_ghz)),
+        ("sm.base_clock_ghz", s.base_clock_ghz),
+    ] {
+        if let Some(ghz) = ghz {
+            crate::timing::check_clock_ghz(ghz).map_err(|m| format!("{what}: {m}"))?;
+        }
+    }
     for (what, v) in [
         ("sm.count", s.count),
         ("sm.warp_size", s.warp_size),
@@ -1154,14 +1169,36 @@ mod tests {
         assert!(hw.with_cache_scale(tiny, 1.0).is_err());
         let e = hw.with_cache_scale(1.0, -1.0).unwrap_err().to_string();
         assert!(
-            e.contains("hw-configs/h200.toml") && e.contains("positive"),
+            e.starts_with("--l2-scale: -1 is no capacity factor") && e.contains("positive"),
             "{e}"
         );
+        for bad in [0.0, f64::NAN, f64::INFINITY] {
+            let e = hw.with_cache_scale(bad, 1.0).unwrap_err();
+            assert_eq!(e.source_name, "--l1-scale", "{e}");
+        }
         // 1.3 × the L1 rounds to the nearest whole number of sets.
         let l1 = hw.with_cache_scale(1.3, 1.0).unwrap().l1.size_bytes as f64;
         assert!(
             (l1 / set).fract() == 0.0 && (l1 - 1.3 * hw.l1.size_bytes as f64).abs() <= set / 2.0
         );
+    }
+
+    #[test]
+    fn clocks_in_megahertz_are_refused_with_the_unit_meant() {
+        let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
+        for (field, shipped) in [
+            ("clock_ghz", "clock_ghz = 1.98"),
+            ("base_clock_ghz", "base_clock_ghz = 1.50"),
+        ] {
+            assert!(text.contains(shipped), "{shipped}");
+            let mhz = text.replacen(shipped, &format!("{field} = 1500"), 1);
+            let e = HwConfig::parse(&mhz, "mhz.toml").unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("mhz.toml: sm.{field}: 1500 GHz is no GPU clock"))
+                    && e.ends_with("did you mean 1.5 GHz (1500 MHz)?"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

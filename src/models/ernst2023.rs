@@ -25,7 +25,7 @@
 //! `--set`.
 
 use super::gompertz::Gompertz;
-use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
@@ -63,81 +63,97 @@ const PARAMS: &[ParamSpec] = &[
         name: "l1_bytes",
         default: None,
         doc: "L1 capacity V_cache of eq. (4) for the L1 fit (default: the launch's L1, hw l1.size_bytes less the driver's carve-out)",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "l2_bytes",
         default: None,
         doc: "effective L2 capacity (default: hw l2.size_bytes / partitions, Sect. 3: 20 MB on the A100)",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "lups_per_thread",
         default: None,
         doc: "lattice updates per active thread (default: its loop trips, or 1 without a loop)",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "l1_a",
         default: Some(0.73),
         doc: "L1 redundant-load MISS rate 1-R_hit = a*exp(b*exp(c*O)): a (authors' code; not printed in the paper)",
+        domain: Domain::RATE_CEILING,
     },
     ParamSpec {
         name: "l1_b",
         default: Some(-4.6),
         doc: "L1 miss-rate fit: b (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "l1_c",
         default: Some(-0.34),
         doc: "L1 miss-rate fit: c (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "y_a",
         default: Some(1.0),
         doc: "y-layer overlap hit rate R_hit = a*exp(b*exp(c*(O-o0))), Fig. 16: a (authors' code)",
+        domain: Domain::RATE_CEILING,
     },
     ParamSpec {
         name: "y_b",
         default: Some(-0.078),
         doc: "y-layer hit-rate fit: b (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "y_c",
         default: Some(1.03),
         doc: "y-layer hit-rate fit: c (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "y_o0",
         default: Some(0.2),
         doc: "y-layer hit-rate fit: shift o0 of O (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "z_a",
         default: Some(1.0),
         doc: "z-layer overlap hit rate R_hit = a*exp(b*exp(c*O)), Fig. 17: a (authors' code)",
+        domain: Domain::RATE_CEILING,
     },
     ParamSpec {
         name: "z_b",
         default: Some(-0.0036),
         doc: "z-layer hit-rate fit: b (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "z_c",
         default: Some(3.97),
         doc: "z-layer hit-rate fit: c (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "st_a",
         default: Some(1.0),
         doc: "L2 redundant-store hit rate R_hit = a*exp(b*exp(c*O)), Fig. 18: a (authors' code)",
+        domain: Domain::RATE_CEILING,
     },
     ParamSpec {
         name: "st_b",
         default: Some(-0.044),
         doc: "L2 store hit-rate fit: b (authors' code)",
+        domain: Domain::ANY,
     },
     ParamSpec {
         name: "st_c",
         default: Some(0.61),
         doc: "L2 store hit-rate fit: c (authors' code)",
+        domain: Domain::ANY,
     },
 ];
 

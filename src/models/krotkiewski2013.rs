@@ -15,7 +15,7 @@
 //! (`--set BX=, BY=` override), the element size is that of the first loaded array, the halo
 //! width is the trace's `halo` parameter (0 for copycube, 1 otherwise).
 
-use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::input::trace::{AccessKind, Step};
 use serde_json::Value;
@@ -29,26 +29,31 @@ const PARAMS: &[ParamSpec] = &[
         name: "transaction_bytes",
         default: Some(32.0),
         doc: "minimum memory transaction in bytes that one X-halo value costs (Sect. 4: 32 B)",
+        domain: Domain::COUNT,
     },
     ParamSpec {
         name: "element_bytes",
         default: None,
         doc: "size(FP) of eq. (6); default: element size of the trace's first loaded array",
+        domain: Domain::COUNT,
     },
     ParamSpec {
         name: "halo",
         default: None,
         doc: "halo width (0: copycube, 1: the stencils); default: the trace's `halo` parameter, else 1",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "BX",
         default: None,
         doc: "tile width BX of eqs. (6)-(8); default: blockDim.x",
+        domain: Domain::COUNT,
     },
     ParamSpec {
         name: "BY",
         default: None,
         doc: "tile height BY of eqs. (6)-(8); default: blockDim.y (the block must be 2D)",
+        domain: Domain::COUNT,
     },
 ];
 

@@ -11,7 +11,7 @@
 //! condition is `X · Y · (d + 2r) · element_bytes ≤ V_L2 / 2` ("fulfilled for X, Y <
 //! sqrt(10 MB / (9 · 8B)) = 381" for the A100's 20 MB effective L2 and d = 1, Sects. 4.4.2, 5.7).
 
-use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
 use crate::launch::Launch;
@@ -35,16 +35,19 @@ const PARAMS: &[ParamSpec] = &[
         name: "r",
         default: None,
         doc: "stencil range (default: the longest arm of the star, from the compiled load offsets)",
+        domain: Domain::NON_NEGATIVE,
     },
     ParamSpec {
         name: "d",
         default: None,
         doc: "wave depth in grid layers (default: block z extent x fold_z x the wave's block layers)",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "l2_bytes",
         default: None,
         doc: "effective L2 capacity (default: hw l2.size_bytes / partitions, 20 MB on the A100 as in Sect. 3)",
+        domain: Domain::POSITIVE,
     },
 ];
 

@@ -32,6 +32,112 @@ pub struct ParamSpec {
     pub default: Option<f64>,
     /// One line: what it is and where it comes from.
     pub doc: &'static str,
+    /// The values it may take; `--set` outside is refused ([`split_sets`]).
+    pub domain: Domain,
+}
+
+/// The values a model constant may take: from `lo` to `hi`, each end included or not, and only
+/// whole numbers where the constant counts something (bytes, loads, blocks).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Domain {
+    /// Lower end (−∞ for none).
+    pub lo: f64,
+    /// Whether `lo` itself is allowed.
+    pub lo_included: bool,
+    /// Upper end (∞ for none).
+    pub hi: f64,
+    /// Whether `hi` itself is allowed.
+    pub hi_included: bool,
+    /// Whether only whole numbers are allowed.
+    pub whole: bool,
+}
+
+impl Domain {
+    /// Any finite number (the inner factor and rate of a Gompertz curve).
+    pub const ANY: Domain = Domain::new(f64::NEG_INFINITY, false, f64::INFINITY, false);
+    /// Above 0 (capacities, line sizes, depths).
+    pub const POSITIVE: Domain = Domain::new(0.0, false, f64::INFINITY, false);
+    /// 0 or above (halo widths, ranges).
+    pub const NON_NEGATIVE: Domain = Domain::new(0.0, true, f64::INFINITY, false);
+    /// From 0 to 1 (miss-ratio constants, which scale an oversubscription into a ratio).
+    pub const UNIT: Domain = Domain::new(0.0, true, 1.0, true);
+    /// Above 0, at most 1: a rate's ceiling, an occupancy.
+    pub const RATE_CEILING: Domain = Domain::new(0.0, false, 1.0, true);
+    /// 1 or more, whole (sizes in bytes, block sides, counts that cannot be 0).
+    pub const COUNT: Domain = Domain::new(1.0, true, f64::INFINITY, false).whole();
+    /// 0 or more, whole (counts that may be 0).
+    pub const COUNT_OR_ZERO: Domain = Domain::new(0.0, true, f64::INFINITY, false).whole();
+
+    /// The numbers from `lo` to `hi`, each end included when its flag says so.
+    pub const fn new(lo: f64, lo_included: bool, hi: f64, hi_included: bool) -> Domain {
+        Domain {
+            lo,
+            lo_included,
+            hi,
+            hi_included,
+            whole: false,
+        }
+    }
+
+    /// The same, whole numbers only.
+    pub const fn whole(self) -> Domain {
+        Domain {
+            whole: true,
+            ..self
+        }
+    }
+
+    /// Whether `v` is in the domain (never for NaN or ±∞).
+    pub fn contains(&self, v: f64) -> bool {
+        let above = v > self.lo || (self.lo_included && v == self.lo);
+        let below = v < self.hi || (self.hi_included && v == self.hi);
+        v.is_finite() && above && below && (!self.whole || v.fract() == 0.0)
+    }
+
+    /// The closed interval `LO..HI` that `gputraffic fit --bound` takes to keep a constant in
+    /// the domain (an open end is the end itself, an infinite one left empty).
+    pub fn as_bound(&self) -> String {
+        let end = |v: f64| {
+            if v.is_finite() {
+                v.to_string()
+            } else {
+                String::new()
+            }
+        };
+        format!("{}..{}", end(self.lo), end(self.hi))
+    }
+}
+
+impl std::fmt::Display for Domain {
+    /// `in [0, 1]`, `in (0, 1]`, `> 0`, `>= 1`, with `a whole number ` in front where whole.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.whole {
+            write!(f, "a whole number ")?;
+        }
+        match (self.lo.is_finite(), self.hi.is_finite()) {
+            (true, true) => write!(
+                f,
+                "in {}{}, {}{}",
+                if self.lo_included { '[' } else { '(' },
+                self.lo,
+                self.hi,
+                if self.hi_included { ']' } else { ')' }
+            ),
+            (true, false) => write!(
+                f,
+                "{} {}",
+                if self.lo_included { ">=" } else { ">" },
+                self.lo
+            ),
+            (false, true) => write!(
+                f,
+                "{} {}",
+                if self.hi_included { "<=" } else { "<" },
+                self.hi
+            ),
+            (false, false) => write!(f, "any finite number"),
+        }
+    }
 }
 
 /// Everything a model may look at.
@@ -303,6 +409,20 @@ pub fn split_sets(kernel: &Kernel, models: &[&ModelInfo], sets: &[String]) -> Re
             .ok()
             .filter(|v: &f64| v.is_finite())
             .ok_or_else(|| Error::new("--set", format!("'{s}': '{value}' is not a number")))?;
+        // Every model that takes the constant must accept the value.
+        for m in models {
+            if let Some(p) = m.params.iter().find(|p| p.name == name)
+                && !p.domain.contains(v)
+            {
+                return Err(Error::new(
+                    "--set",
+                    format!(
+                        "'{s}': {name} of model '{}' must be {} ({})",
+                        m.name, p.domain, p.doc
+                    ),
+                ));
+            }
+        }
         split.model.insert(name.to_string(), v);
     }
     Ok(split)
@@ -339,4 +459,77 @@ pub fn find(name: &str) -> Result<&'static ModelInfo> {
             ),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domains_by_hand() {
+        assert!(Domain::UNIT.contains(0.0) && Domain::UNIT.contains(1.0));
+        assert!(!Domain::UNIT.contains(-0.01) && !Domain::UNIT.contains(1.5));
+        assert!(!Domain::RATE_CEILING.contains(0.0) && Domain::RATE_CEILING.contains(1.0));
+        assert!(!Domain::RATE_CEILING.contains(1.56));
+        assert!(Domain::COUNT.contains(4.0) && !Domain::COUNT.contains(0.0));
+        assert!(!Domain::COUNT.contains(2.5) && Domain::COUNT_OR_ZERO.contains(0.0));
+        assert!(!Domain::POSITIVE.contains(0.0) && Domain::NON_NEGATIVE.contains(0.0));
+        for d in [Domain::ANY, Domain::POSITIVE, Domain::UNIT] {
+            assert!(!d.contains(f64::NAN) && !d.contains(f64::INFINITY));
+        }
+        assert_eq!(Domain::UNIT.to_string(), "in [0, 1]");
+        assert_eq!(Domain::RATE_CEILING.to_string(), "in (0, 1]");
+        assert_eq!(Domain::POSITIVE.to_string(), "> 0");
+        assert_eq!(Domain::COUNT.to_string(), "a whole number >= 1");
+        assert_eq!(Domain::ANY.to_string(), "any finite number");
+        assert_eq!(Domain::UNIT.as_bound(), "0..1");
+        assert_eq!(Domain::POSITIVE.as_bound(), "0..");
+    }
+
+    #[test]
+    fn every_default_lies_in_its_domain() {
+        for m in MODELS {
+            for p in m.params {
+                if let Some(v) = p.default {
+                    assert!(p.domain.contains(v), "{}: {} = {v}", m.name, p.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn set_values_outside_a_domain_are_refused_naming_the_model() {
+        let kernel = crate::input::trace::load("star1").unwrap();
+        let su = find("su2015").unwrap();
+        let set = |s: &[&str], models: &[&ModelInfo]| {
+            let sets: Vec<String> = s.iter().map(|s| s.to_string()).collect();
+            split_sets(&kernel, models, &sets)
+        };
+        let e = set(&["delta=-5"], &[su]).unwrap_err();
+        assert_eq!(e.source_name, "--set");
+        assert!(
+            e.message
+                .starts_with("'delta=-5': delta of model 'su2015' must be in [0, 1] ("),
+            "{e}"
+        );
+        // The ends of the domain are in it.
+        let ok = set(&["delta=0", "epsilon=1", "stores=2"], &[su]).unwrap();
+        assert_eq!(ok.model["delta"], 0.0);
+        assert!(set(&["stores=2.5"], &[su]).is_err());
+        // A constant two models take must suit both: krotkiewski2013 counts whole halo values.
+        let (k, p) = (
+            find("krotkiewski2013").unwrap(),
+            find("placement2p5d").unwrap(),
+        );
+        assert!(set(&["halo=1"], &[k, p]).is_ok());
+        let e = set(&["halo=-1"], &[p, k]).unwrap_err().to_string();
+        assert!(e.contains("model 'placement2p5d'"), "{e}");
+        let e = set(&["element_bytes=2.5"], &[p, k])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("model 'krotkiewski2013' must be a whole number >= 1"),
+            "{e}"
+        );
+    }
 }

@@ -16,7 +16,7 @@
 //! the GPU's threads per block. Candidates are ranked by the score, ties broken by the smaller
 //! redundant share `((bx+2)(by+2) − bx·by) / (bx·by)`, then the larger `bx`.
 
-use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -30,11 +30,13 @@ const PARAMS: &[ParamSpec] = &[
         name: "element_bytes",
         default: None,
         doc: "bytes per value for the loaded-volume estimate; default: the trace's first array",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "halo",
         default: Some(1.0),
         doc: "halo width of Sect. IV-A's (bx + 2)(by + 2) (1 for the 7-point stencil)",
+        domain: Domain::COUNT_OR_ZERO,
     },
 ];
 

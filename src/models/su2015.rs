@@ -10,7 +10,7 @@
 //! function covers both; for z-blocked kernels formula (17) replaces (8) when the active blocks'
 //! net data no longer fits the on-SMX storage, as Sect. 3.5 prescribes.
 
-use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use crate::launch::analysis::{self, CodeAnalysis};
 
@@ -33,56 +33,67 @@ const PARAMS: &[ParamSpec] = &[
         name: "delta",
         default: Some(0.01),
         doc: "on-SMX capacity miss constant δ of (8)/(17); 0.01 in Table 2 and Sect. 4",
+        domain: Domain::UNIT,
     },
     ParamSpec {
         name: "epsilon",
         default: Some(0.01),
         doc: "L2 capacity miss constant ε of (15); 0.01 in Table 2 and Sect. 4",
+        domain: Domain::UNIT,
     },
     ParamSpec {
         name: "eta",
         default: Some(0.01),
         doc: "warp-scheduling miss constant η of (17); the paper gives no value, 0.01 like δ and ε",
+        domain: Domain::UNIT,
     },
     ParamSpec {
         name: "smx_line_bytes",
         default: Some(256.0),
         doc: "'SMX line size' of (6)/(16): Table 2 row 16 evaluates it as 256/8 values per halo row",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "l2_line_bytes",
         default: None,
         doc: "'L2 cache line size' of (12) (Table 2 row 5: 32 B); default the config's L2 sector",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "smx_storage_bytes",
         default: None,
         doc: "on-SMX storage size of (8) (48 KB RODC on the K20); default the config's read-only cache, else its L1",
+        domain: Domain::POSITIVE,
     },
     ParamSpec {
         name: "aligned_loads",
         default: None,
         doc: "#aligned loads_T of (4); default from code analysis of the trace",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "misaligned_loads",
         default: None,
         doc: "#misaligned loads_T of (4); default from code analysis of the trace",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "stores",
         default: None,
         doc: "n^st_SMX,T, values stored per thread; default from code analysis (also chunk_z)",
+        domain: Domain::COUNT,
     },
     ParamSpec {
         name: "halo_width",
         default: None,
         doc: "halo_width of (6), (13), (14) (2 for the paper's stencils); default 2 × stencil radius",
+        domain: Domain::NON_NEGATIVE,
     },
     ParamSpec {
         name: "occupancy",
         default: None,
         doc: "occupancy of (8)/(17); default the CUDA occupancy of the launch",
+        domain: Domain::RATE_CEILING,
     },
 ];
 

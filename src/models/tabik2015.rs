@@ -16,7 +16,7 @@
 //! names reproduces the figure and the literal equation is reported beside it
 //! (docs/models.md, tabik2015 section says which and why).
 
-use super::{ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
 use serde_json::Value;
 
@@ -43,41 +43,49 @@ const PARAMS: &[ParamSpec] = &[
         name: "hx",
         default: None,
         doc: "halo width H.x of the shared tile in x, both sides together (Table II); default: the trace's parameter hx",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "hy",
         default: None,
         doc: "halo width H.y of the shared tile in y, both sides together (Table II); default: the trace's parameter hy",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "halo_sides",
         default: None,
         doc: "1 if the halo lies on one side (GX, GY), 2 if split over both (ST, FDD); sets the implementation limit Blk >= H/sides (Sect. 4.1); default: the trace's halo_sides, else 1",
+        domain: Domain::new(1.0, true, 2.0, true).whole(),
     },
     ParamSpec {
         name: "shared_reads",
         default: None,
         doc: "num_reads of eq. (8): shared-memory reads per output point; 0 = no shared tile (GZ); default: the trace's shared_reads",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "stores_per_point",
         default: None,
         doc: "output values stored per point (ST stores six tensor elements, Sect. 3); multiplies eq. (2)'s store term; default: the trace's store instructions",
+        domain: Domain::COUNT_OR_ZERO,
     },
     ParamSpec {
         name: "transaction_bytes",
         default: Some(128.0),
         doc: "bytes of one global transaction (a warp's 32 floats; Table I: 32/128 B on Kepler), turns transactions into volumes",
+        domain: Domain::COUNT,
     },
     ParamSpec {
         name: "banks",
         default: Some(32.0),
         doc: "shared-memory banks of 4 B (Table I: 32 on Tesla, Fermi and Kepler)",
+        domain: Domain::COUNT,
     },
     ParamSpec {
         name: "element_bytes",
         default: None,
         doc: "sizeof(data) in eq. (10)'s shared-memory term; default: the element size of the trace's first array",
+        domain: Domain::COUNT,
     },
 ];
 
