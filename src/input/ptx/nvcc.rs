@@ -124,14 +124,19 @@ pub fn signature_names(source: &str, name: &str) -> Option<Vec<String>> {
     None
 }
 
-/// The venvs `scripts/install-nvcc.sh` makes: `target/nvcc-venv/lib/python*/site-packages/nvidia/cu*/bin`
-/// under the working folder and under the source tree this binary was built from.
+/// The venvs `scripts/install-nvcc.sh` makes: `nvcc-venv/lib/python*/site-packages/nvidia/cu*/bin`
+/// in `$CARGO_TARGET_DIR` when set, and in `target/` under the working folder and under the
+/// source tree this binary was built from.
 fn venv_bins() -> Vec<PathBuf> {
-    let mut roots = vec![PathBuf::from(".")];
-    roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let mut targets: Vec<PathBuf> = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    targets.push(PathBuf::from("target"));
+    targets.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
     let mut out = Vec::new();
-    for root in roots {
-        let lib = root.join("target/nvcc-venv/lib");
+    for target in targets {
+        let lib = target.join("nvcc-venv/lib");
         let Ok(pythons) = std::fs::read_dir(&lib) else {
             continue;
         };
