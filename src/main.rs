@@ -344,7 +344,14 @@ fn rank(a: &RankArgs) -> Result<String> {
         }
         let shapes = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &bound.hw)?;
         let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
-        if let Some(line) = cost_line(bound, threads, a.sample, shapes.len())? {
+        let n = shapes.len();
+        let c = estimate_cost(bound, threads)?.times(n);
+        let what = if n > 1 {
+            format!("{n} shapes, ")
+        } else {
+            String::new()
+        };
+        if let Some(line) = cost_line(c, threads, a.sample, &what) {
             eprintln!("{line}");
         }
     }
@@ -590,31 +597,25 @@ fn seconds(s: f64) -> String {
     }
 }
 
-/// The line `simulate` and `rank` write on stderr before a run expected to take longer than
-/// [`cost_line_seconds`]: its thread accesses, the expected time on `threads` threads, and what
-/// `--sample` costs (or would cost), for `launches` launches like `bound`'s (rank's shapes).
-/// `None` for shorter runs.
+/// The line `simulate`, `rank` and `validate` write on stderr before a run expected to take
+/// longer than [`cost_line_seconds`]: its thread accesses, the expected time on `threads`
+/// threads, and what `--sample` costs (or would cost), all summed over what is run; `what`
+/// says what that is when it is more than one launch ("42 shapes, "). `None` for shorter runs.
 fn cost_line(
-    bound: &gputraffic::Bound,
+    c: gputraffic::sim::cost::Cost,
     threads: usize,
     sampling: bool,
-    launches: usize,
-) -> Result<Option<String>> {
+    what: &str,
+) -> Option<String> {
     use gputraffic::sim::cost;
-    let mut c = cost::estimate(&bound.launch, &bound.hw, threads, &SampleOptions::default())?;
-    let n = launches.max(1);
-    c.seconds *= n as f64;
-    if let Some((_, _, s)) = &mut c.sampled {
-        *s *= n as f64;
-    }
     let expected = match (sampling, c.sampled) {
         (true, Some((_, _, s))) => s,
         _ => c.seconds,
     };
     if expected <= cost_line_seconds() {
-        return Ok(None);
+        return None;
     }
-    let what = match c.sampled {
+    let time = match c.sampled {
         Some((detailed, waves, s)) if sampling => format!(
             "sampled, {detailed} of {waves} waves in detail: about {} (exactly: about {})",
             seconds(s),
@@ -630,17 +631,17 @@ fn cost_line(
             seconds(c.seconds)
         ),
     };
-    let shapes = if n > 1 {
-        format!("{n} shapes of ")
-    } else {
-        String::new()
-    };
-    Ok(Some(format!(
-        "note: {shapes}{} thread accesses on {threads} thread{}: {what} (estimated at {:.0} M accesses/s per thread)",
+    Some(format!(
+        "note: {what}{} thread accesses on {threads} thread{}: {time} (estimated at {:.0} M accesses/s per thread)",
         c.thread_accesses,
         if threads == 1 { "" } else { "s" },
         cost::THREAD_ACCESSES_PER_SECOND_PER_THREAD / 1e6
-    )))
+    ))
+}
+
+/// What simulating `bound` costs on `threads` threads, exactly and sampled.
+fn estimate_cost(bound: &gputraffic::Bound, threads: usize) -> Result<gputraffic::sim::cost::Cost> {
+    gputraffic::sim::cost::estimate(&bound.launch, &bound.hw, threads, &SampleOptions::default())
 }
 
 /// Expected seconds above which `simulate` writes its cost line: 5; tests set it with
@@ -767,7 +768,8 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         prepared.bound.launch.check_memory(&prepared.bound.hw)?;
     }
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    if let Some(line) = cost_line(&prepared.bound, threads, a.sample, 1)? {
+    let c = estimate_cost(&prepared.bound, threads)?;
+    if let Some(line) = cost_line(c, threads, a.sample, "") {
         eprintln!("{line}");
     }
     let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
@@ -970,6 +972,16 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     }
     let (launches, notes) =
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
+    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
+    let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    let mut cost = gputraffic::sim::cost::Cost::default();
+    for bound in gputraffic::analysis::validate::bind_all(&launches, &hw)? {
+        cost = cost.plus(estimate_cost(&bound, threads)?);
+    }
+    let what = format!("{} launches, ", launches.len());
+    if let Some(line) = cost_line(cost, threads, a.sample, &what) {
+        eprintln!("{line}");
+    }
     let bar = progress_bar("launches");
     let progress = follow(&bar, "launches");
     let measured = a.measured.display().to_string();

@@ -1122,8 +1122,28 @@ fn a_long_run_announces_its_cost_and_a_short_one_stays_silent() {
     assert_eq!(code, 0);
     assert_eq!(
         stderr,
-        "note: 2 shapes of 2097152 thread accesses on 1 thread: about 0 s (too short for --sample to pay) (estimated at 100 M accesses/s per thread)\n"
+        "note: 2 shapes, 4194304 thread accesses on 1 thread: about 0 s (too short for --sample to pay) (estimated at 100 M accesses/s per thread)\n"
     );
+    // validate: one line for its launches, summed. hand.csv holds three copy launches of
+    // 32x16x8 points, a load and a store each: 3 x 4096 x 2 thread accesses.
+    let validate = [
+        "validate",
+        "--measured",
+        "tests/data/validate/hand.csv",
+        "--hw",
+        "h200",
+        "--threads",
+        "2",
+    ];
+    let (code, _, stderr) = gputraffic_with_env(&validate, &env);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr,
+        "note: 3 launches, 24576 thread accesses on 2 threads: about 0 s (too short for --sample to pay) (estimated at 100 M accesses/s per thread)\n"
+    );
+    let (code, _, stderr) = gputraffic(&validate);
+    assert_eq!(code, 0);
+    assert!(stderr.is_empty(), "{stderr}");
     let (code, _, stderr) = gputraffic(&rank);
     assert_eq!(code, 0);
     assert!(stderr.is_empty(), "{stderr}");

@@ -258,10 +258,7 @@ pub fn validate_resumable(
     use crate::analysis::journal::{self, Finished, Journal};
     let hw_config = crate::input::hw::HwConfig::load(hw)?;
     // Bind everything first: a bad launch is reported before minutes of simulation.
-    let bound = launches
-        .iter()
-        .map(|l| bind(l, &hw_config))
-        .collect::<Result<Vec<_>>>()?;
+    let bound = bind_all(&launches, &hw_config)?;
     let total = launches.len();
     let labels: Vec<String> = launches
         .iter()
@@ -351,6 +348,15 @@ pub fn validate_resumable(
         kernels,
         groups,
     })
+}
+
+/// Every launch bound to `hw`, each checked against the grid the hardware ran; the first bad
+/// launch is the error.
+pub fn bind_all(
+    launches: &[MeasuredLaunch],
+    hw: &crate::input::hw::HwConfig,
+) -> Result<Vec<crate::Bound>> {
+    launches.iter().map(|l| bind(l, hw)).collect()
 }
 
 fn in_launch(l: &MeasuredLaunch, e: Error) -> Error {

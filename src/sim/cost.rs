@@ -18,8 +18,8 @@ pub const THREAD_ACCESSES_PER_SECOND_PER_THREAD: f64 = 100e6;
 /// Blocks whose thread accesses are counted to estimate a launch's: spread evenly over it.
 const PROBED_BLOCKS: u64 = 64;
 
-/// A simulation's expected cost.
-#[derive(Debug, Clone, PartialEq)]
+/// A simulation's expected cost (the default: nothing to run).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Cost {
     /// Thread accesses (estimated from `PROBED_BLOCKS` blocks where the launch has more).
     pub thread_accesses: u64,
@@ -76,6 +76,39 @@ pub fn estimate(
     })
 }
 
+impl Cost {
+    /// The cost of `n` runs like this one (rank's shapes of one launch).
+    pub fn times(mut self, n: usize) -> Cost {
+        let n = n.max(1);
+        self.thread_accesses *= n as u64;
+        self.seconds *= n as f64;
+        if let Some((detailed, waves, s)) = &mut self.sampled {
+            *detailed *= n as u64;
+            *waves *= n as u64;
+            *s *= n as f64;
+        }
+        self
+    }
+
+    /// The cost of this run and then `other` (validate's launches). Sampled, a launch too short
+    /// to sample runs exactly: its seconds count in full, its waves in neither count.
+    pub fn plus(self, other: Cost) -> Cost {
+        let sampled = match (self.sampled, other.sampled) {
+            (None, None) => None,
+            (a, b) => {
+                let part = |p: Option<(u64, u64, f64)>, exact: f64| p.unwrap_or((0, 0, exact));
+                let (a, b) = (part(a, self.seconds), part(b, other.seconds));
+                Some((a.0 + b.0, a.1 + b.1, a.2 + b.2))
+            }
+        };
+        Cost {
+            thread_accesses: self.thread_accesses + other.thread_accesses,
+            seconds: self.seconds + other.seconds,
+            sampled,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +158,30 @@ mod tests {
         assert_eq!(l.total_blocks, 4 * 8 * 16);
         let c = estimate(&l, &hw, 1, &SampleOptions::default()).unwrap();
         assert_eq!(c.thread_accesses, 8 * 100 * 64 * 64);
+    }
+
+    #[test]
+    fn costs_add_up_and_a_launch_too_short_to_sample_counts_in_full() {
+        let sampleable = Cost {
+            thread_accesses: 1000,
+            seconds: 10.0,
+            sampled: Some((2, 20, 1.0)),
+        };
+        let short = Cost {
+            thread_accesses: 30,
+            seconds: 0.5,
+            sampled: None,
+        };
+        let both = sampleable.clone().plus(short.clone());
+        assert_eq!(both.thread_accesses, 1030);
+        assert_eq!(both.seconds, 10.5);
+        // The short launch runs exactly when sampled: its 0.5 s count, its waves do not.
+        assert_eq!(both.sampled, Some((2, 20, 1.5)));
+        assert_eq!(short.clone().plus(short.clone()).sampled, None);
+        assert_eq!(Cost::default().plus(short.clone()), short);
+        let three = sampleable.times(3);
+        assert_eq!(three.thread_accesses, 3000);
+        assert_eq!(three.seconds, 30.0);
+        assert_eq!(three.sampled, Some((6, 60, 3.0)));
     }
 }
