@@ -974,9 +974,11 @@ fn validate(a: &ValidateArgs) -> Result<String> {
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
     let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    // Bound once: for the cost line here, then simulated.
+    let bound = gputraffic::analysis::validate::bind_all(&launches, &hw)?;
     let mut cost = gputraffic::sim::cost::Cost::default();
-    for bound in gputraffic::analysis::validate::bind_all(&launches, &hw)? {
-        cost = cost.plus(estimate_cost(&bound, threads)?);
+    for b in &bound {
+        cost = cost.plus(estimate_cost(b, threads)?);
     }
     let what = format!("{} launches, ", launches.len());
     if let Some(line) = cost_line(cost, threads, a.sample, &what) {
@@ -994,7 +996,8 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     let validation = on_threads(a.threads, || {
         gputraffic::analysis::validate::validate_resumable(
             launches,
-            &a.hw,
+            bound,
+            &hw,
             &measured,
             a.sample.then(SampleOptions::default),
             journal,

@@ -20,6 +20,8 @@ fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> gputraffic::Result<gputraffic::analysis::validate::Validation> {
     let (launches, _) = measured::load(Path::new(HAND), None)?;
+    let hw = gputraffic::input::hw::HwConfig::load("h200")?;
+    let bound = gputraffic::analysis::validate::bind_all(&launches, &hw)?;
     let options = JournalOptions {
         path: journal,
         resume,
@@ -29,7 +31,7 @@ fn run(
         .num_threads(1)
         .build()
         .unwrap()
-        .install(|| validate_resumable(launches, "h200", HAND, None, Some(options), progress))
+        .install(|| validate_resumable(launches, bound, &hw, HAND, None, Some(options), progress))
 }
 
 /// Leaves at `journal` the journal of a run stopped after its first launch: a copy of a run's

@@ -230,7 +230,10 @@ pub fn validate(
     sample: Option<SampleOptions>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Validation> {
-    validate_resumable(launches, hw, measured, sample, None, progress)
+    let hw = crate::input::hw::HwConfig::load(hw)?;
+    // Bind everything first: a bad launch is reported before minutes of simulation.
+    let bound = bind_all(&launches, &hw)?;
+    validate_resumable(launches, bound, &hw, measured, sample, None, progress)
 }
 
 /// Where a validation keeps its [`journal`](crate::analysis::journal) of finished launches.
@@ -244,21 +247,20 @@ pub struct JournalOptions<'a> {
     pub replace: bool,
 }
 
-/// [`validate`], recording each finished launch in a journal when `journal` is given (and
-/// continuing the run it holds when asked): the report is the same, interrupted or not. The
-/// journal is removed once every launch has finished.
+/// [`validate`] of `launches` already bound to `hw_config` (by [`bind_all`]), recording each
+/// finished launch in a journal when `journal` is given (and continuing the run it holds when
+/// asked): the report is the same, interrupted or not. The journal is removed once every launch
+/// has finished.
 pub fn validate_resumable(
     launches: Vec<MeasuredLaunch>,
-    hw: &str,
+    bound: Vec<crate::Bound>,
+    hw_config: &crate::input::hw::HwConfig,
     measured: &str,
     sample: Option<SampleOptions>,
     journal: Option<JournalOptions>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Validation> {
     use crate::analysis::journal::{self, Finished, Journal};
-    let hw_config = crate::input::hw::HwConfig::load(hw)?;
-    // Bind everything first: a bad launch is reported before minutes of simulation.
-    let bound = bind_all(&launches, &hw_config)?;
     let total = launches.len();
     let labels: Vec<String> = launches
         .iter()
@@ -267,7 +269,7 @@ pub fn validate_resumable(
     let (journal, mut done_before) = match journal {
         None => (None, BTreeMap::new()),
         Some(j) => {
-            let fingerprint = journal::fingerprint(&hw_config, sample.is_some(), &labels);
+            let fingerprint = journal::fingerprint(hw_config, sample.is_some(), &labels);
             if j.resume {
                 let (journal, finished) =
                     Journal::resume(j.path, &fingerprint, &labels, &simulated_metrics())?;
@@ -341,7 +343,7 @@ pub fn validate_resumable(
         .collect();
     let groups = shape_picks(&rows);
     Ok(Validation {
-        hw: hw_config.name,
+        hw: hw_config.name.clone(),
         measured: measured.to_string(),
         rows,
         metrics,
