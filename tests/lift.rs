@@ -5,10 +5,12 @@
 //! No nvcc is needed: the PTX is committed.
 
 use gputraffic::Bound;
+use gputraffic::input::ptx::sass::IssueOrder;
 use gputraffic::input::ptx::{LiftOptions, lift_file};
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::{Counts, SimOptions};
+use std::sync::Arc;
 
 const STENCILS: &str = "tests/data/ptx/stencils.ptx";
 const NEW_KERNELS: &str = "tests/data/ptx/new_kernels.ptx";
@@ -34,9 +36,16 @@ fn lifted(file: &str, entry: &str, registers: u32, extents: &[(&str, &str)]) -> 
             .iter()
             .map(|(n, e)| (n.to_string(), e.to_string()))
             .collect(),
+        issue_order: ptx_order(),
         ..Default::default()
     };
     lift_file(file, &options).unwrap().kernel
+}
+
+/// Accesses in PTX order with unbounded runs, whether or not ptxas and nvdisasm are at hand
+/// (the tests of the compiled order give it from tests/data/ptx/*.sass).
+fn ptx_order() -> Option<Arc<IssueOrder>> {
+    Some(Arc::new(IssueOrder::new()))
 }
 
 fn shipped(name: &str) -> Kernel {
@@ -151,6 +160,7 @@ fn lifted_star7_coarse_yz_unrolled_counts_as_the_trace_with_nested_loops() {
         extents: ["in", "out"]
             .map(|a| (a.to_string(), "(nx + 2) * (ny + 2) * (nz + 2)".to_string()))
             .to_vec(),
+        issue_order: ptx_order(),
         ..Default::default()
     };
     let k = lift_file(NEW_KERNELS, &options).unwrap();
@@ -185,6 +195,7 @@ fn lifted_star1_reads_the_hand_derived_indices() {
         &LiftOptions {
             entry: Some("star<1>".into()),
             registers: Some(22),
+            issue_order: ptx_order(),
             ..Default::default()
         },
     )
@@ -257,6 +268,7 @@ fn construct(entry: &str, extents: &[(&str, &str)]) -> String {
             .iter()
             .map(|(n, e)| (n.to_string(), e.to_string()))
             .collect(),
+        issue_order: ptx_order(),
         ..Default::default()
     };
     lift_file(CONSTRUCTS, &options).unwrap().toml
@@ -316,6 +328,7 @@ fn unsigned_indices_and_a_clamp_lift_with_the_extent_given() {
         &LiftOptions {
             entry: Some("clamp2d".into()),
             registers: Some(32),
+            issue_order: ptx_order(),
             ..Default::default()
         },
     )
@@ -371,6 +384,7 @@ fn what_cannot_be_lifted_is_one_line_naming_the_ptx_line() {
         let options = LiftOptions {
             entry: Some(entry.into()),
             registers: Some(32),
+            issue_order: ptx_order(),
             ..Default::default()
         };
         lift_file(file, &options).unwrap_err().to_string()
@@ -541,7 +555,31 @@ fn cuda_source_lifts_through_nvcc_with_registers_and_names_from_the_toolchain() 
     let cached = std::fs::read_dir(dir.join("gputraffic/ptx"))
         .unwrap()
         .count();
-    assert_eq!(cached, 2, "the PTX and ptxas's report are cached");
+    // with nvdisasm beside nvcc (scripts/install-nvcc.sh installs it) the loads go in the
+    // compiled code's order: star<1>'s seven in one run, the centre sixth as in the SASS of the
+    // measured binary (tests/data/h100/sass/star1.sass)
+    let nvdisasm = std::path::Path::new(nvcc)
+        .with_file_name("nvdisasm")
+        .is_file();
+    if nvdisasm {
+        assert_eq!(toml.matches("ends_run = true").count(), 1, "{toml}");
+        let loads: Vec<&str> = toml.lines().filter(|l| l.contains("{ load")).collect();
+        assert_eq!(loads.len(), 7);
+        assert!(
+            loads[5].contains("\"pitch * y + plane * z + 4 * pitch + 4 * plane + x + 4\""),
+            "{}",
+            loads[5]
+        );
+        assert!(loads[6].contains("ends_run = true"));
+    } else {
+        assert!(stderr.contains("PTX order"), "{stderr}");
+    }
+    // the PTX, ptxas's report and the issue order are cached
+    assert_eq!(
+        cached,
+        2 + usize::from(nvdisasm),
+        "the compiled files are cached"
+    );
     // the second run reads the cache: the same trace
     let again = run(&[
         "lift",
@@ -590,6 +628,7 @@ fn a_counted_loop_lifts_as_a_loop_with_its_trip_count() {
     let options = |entry: &str| LiftOptions {
         entry: Some(entry.into()),
         registers: Some(32),
+        issue_order: ptx_order(),
         ..Default::default()
     };
     // for (k = 0; k < 4; k++) s += in[i + k * n]: the counter's test k + 1 < 4 gives 4 trips
@@ -668,4 +707,91 @@ body = [
         assert_eq!(lift.dram, by_hand.dram, "block {block:?}, domain {n:?}");
         assert_eq!(lift.thread_accesses, 2 * (n[0] * n[1] * n[2]) as u64);
     }
+}
+
+/// The issue order of tests/data/ptx/*.sass: `nvdisasm -g -c` of what ptxas (CUDA 13.5,
+/// `-arch=sm_90 -lineinfo`) makes of the fixture's PTX with each instruction tagged by its line.
+fn compiled_order(sass: &str) -> Option<Arc<IssueOrder>> {
+    let text = std::fs::read_to_string(sass).unwrap();
+    Some(Arc::new(gputraffic::input::ptx::sass::parse(&text)))
+}
+
+#[test]
+fn lifted_star4_in_the_compiled_order_counts_exactly_as_the_hand_written_trace() {
+    // The shipped star4 lists its loads in the SASS order and runs of the measured binary
+    // (CUDA 13.0); ptxas 13.5 issues the same 25 loads in the same five runs (5, 4, 4, 6, 6), so
+    // every cache counter agrees, on the narrow deep blocks where the order matters most too.
+    let options = LiftOptions {
+        entry: Some("star<4>".into()),
+        registers: Some(32),
+        extents: vec![
+            ("in".into(), "(nz + 8) * plane".into()),
+            ("out".into(), "(nz + 8) * plane".into()),
+        ],
+        issue_order: compiled_order("tests/data/ptx/stencils.sass"),
+        ..Default::default()
+    };
+    let lift = lift_file(STENCILS, &options).unwrap();
+    assert_eq!(lift.toml.matches("ends_run = true").count(), 5);
+    assert!(lift.warnings.iter().all(|w| !w.contains("PTX order")));
+    for (block, n) in [
+        ([1, 16, 64], [24, 48, 64]),
+        ([32, 8, 4], [64, 32, 16]),
+        ([64, 2, 8], [70, 19, 24]),
+    ] {
+        let set = layout(n);
+        let lifted = counts(lift.kernel.clone(), block, &set);
+        let hand = counts(shipped("star4"), block, &set[..3]);
+        assert_eq!(coalescing(&lifted), coalescing(&hand), "{block:?} {n:?}");
+        assert_eq!(lifted.l1, hand.l1, "{block:?} {n:?}");
+        assert_eq!(lifted.l2, hand.l2, "{block:?} {n:?}");
+        assert_eq!(lifted.dram, hand.dram, "{block:?} {n:?}");
+        assert_eq!(lifted.load_rounds, hand.load_rounds, "{block:?} {n:?}");
+    }
+    // in PTX order with one unbounded run the same launch keeps more in L1
+    let ptx = LiftOptions {
+        issue_order: ptx_order(),
+        ..options
+    };
+    let unordered = counts(
+        lift_file(STENCILS, &ptx).unwrap().kernel,
+        [1, 16, 64],
+        &layout([24, 48, 64]),
+    );
+    let hand = counts(shipped("star4"), [1, 16, 64], &layout([24, 48, 64])[..3]);
+    assert_ne!(
+        unordered.l1.load_miss_sectors, hand.l1.load_miss_sectors,
+        "unordered {} hand {}",
+        unordered.l1.load_miss_sectors, hand.l1.load_miss_sectors
+    );
+}
+
+#[test]
+fn an_access_the_compiled_code_issues_twice_keeps_the_ptx_order_with_a_warning() {
+    // a made-up order in which ptxas issued the first load of copy twice
+    let mut order = IssueOrder::new();
+    let text = std::fs::read_to_string("tests/data/ptx/stencils.sass").unwrap();
+    let real = gputraffic::input::ptx::sass::parse(&text);
+    let copy = real
+        .iter()
+        .find(|(name, _)| name.starts_with("_Z4copy"))
+        .unwrap();
+    let mut twice = copy.1.clone();
+    twice.insert(0, twice[0]);
+    order.insert(copy.0.clone(), twice);
+    let options = LiftOptions {
+        entry: Some("copy".into()),
+        registers: Some(10),
+        issue_order: Some(Arc::new(order)),
+        ..Default::default()
+    };
+    let lift = lift_file(STENCILS, &options).unwrap();
+    assert!(
+        lift.warnings
+            .iter()
+            .any(|w| w.contains("does not issue each access of the PTX once")),
+        "{:?}",
+        lift.warnings
+    );
+    assert!(!lift.toml.contains("ends_run"));
 }

@@ -1109,6 +1109,8 @@ pub fn lift_entry(
         bytes: u32,
         condition: Dnf,
         in_loop: Option<usize>,
+        /// The compiled code waits after this load.
+        ends_run: bool,
     }
     let mut element_bytes: BTreeMap<String, u32> = BTreeMap::new();
     for a in &lifter.accesses {
@@ -1167,7 +1169,46 @@ pub fn lift_entry(
             bytes: a.scalar_bytes * a.lanes,
             condition: a.condition.clone(),
             in_loop: a.in_loop,
+            ends_run: false,
         });
+    }
+    // The compiled code's issue order and runs, where every access is one SASS instruction
+    // (ptxas may duplicate or merge some: then PTX order, with a warning). Accesses move only
+    // within their stretch of straight-line code or loop body.
+    let mut order_warning = None;
+    if let Some(order) = options
+        .issue_order
+        .as_ref()
+        .and_then(|o| o.get(&entry.name))
+    {
+        let lines: Vec<usize> = resolved.iter().map(|r| r.line).collect();
+        match issue_positions(&lines, order) {
+            Some(position) => {
+                let mut keyed: Vec<(usize, Resolved)> =
+                    position.into_iter().zip(resolved).collect();
+                let mut start = 0;
+                while start < keyed.len() {
+                    let in_loop = keyed[start].1.in_loop;
+                    let end = (start..keyed.len())
+                        .find(|&i| keyed[i].1.in_loop != in_loop)
+                        .unwrap_or(keyed.len());
+                    keyed[start..end].sort_by_key(|(p, _)| *p);
+                    start = end;
+                }
+                resolved = keyed
+                    .into_iter()
+                    .map(|(p, mut r)| {
+                        r.ends_run = order[p].load && order[p].ends_run;
+                        r
+                    })
+                    .collect();
+            }
+            None => {
+                order_warning = Some(format!(
+                    "{source}: the compiled code of {kernel_name} does not issue each access of the PTX once: its accesses go in PTX order with unbounded runs"
+                ));
+            }
+        }
     }
     // The guard: the comparisons every access is under.
     let mut guard: Option<BTreeSet<Comparison>> = None;
@@ -1387,6 +1428,7 @@ pub fn lift_entry(
     );
     let _ = writeln!(t, "\n[params]");
     let mut warnings = lifter.warnings.clone();
+    warnings.extend(order_warning);
     let mut unset = Vec::new();
     for s in &scalars {
         let v = options
@@ -1529,6 +1571,9 @@ pub fn lift_entry(
                 if r.bytes != element_bytes[&r.array] {
                     let _ = write!(access, ", bytes = {}", r.bytes);
                 }
+                if r.ends_run {
+                    access.push_str(", ends_run = true");
+                }
                 let _ = writeln!(t, "{indent}{access} }},  # PTX line {}", r.line);
             }
             if !residual.is_top() {
@@ -1542,6 +1587,21 @@ pub fn lift_entry(
     }
     let _ = writeln!(t, "]");
     Ok(LiftedText { toml: t, warnings })
+}
+
+/// Where each access (by PTX line) stands in the compiled code's issue order, when the two
+/// match one to one: each line issued once, and nothing issued that the PTX does not access.
+fn issue_positions(lines: &[usize], order: &[super::sass::Issued]) -> Option<Vec<usize>> {
+    let mut at: HashMap<usize, usize> = HashMap::new();
+    for (p, issued) in order.iter().enumerate() {
+        if at.insert(issued.line, p).is_some() {
+            return None;
+        }
+    }
+    let positions: Option<Vec<usize>> = lines.iter().map(|l| at.get(l).copied()).collect();
+    let positions = positions?;
+    let distinct: BTreeSet<usize> = positions.iter().copied().collect();
+    (distinct.len() == lines.len() && lines.len() == order.len()).then_some(positions)
 }
 
 /// `s` as a TOML basic string.

@@ -12,6 +12,7 @@
 pub mod lift;
 pub mod nvcc;
 pub mod parse;
+pub mod sass;
 pub mod symbolic;
 
 use crate::error::{Error, Result};
@@ -44,6 +45,9 @@ pub struct LiftOptions {
     pub arch: Option<String>,
     /// Extra nvcc options (`-D…`, `-I…`, `-std=…`).
     pub nvcc_args: Vec<String>,
+    /// The order the compiled code issues each entry's accesses in, and its runs of loads (from
+    /// ptxas and nvdisasm); without it the accesses go in PTX order, every run unbounded.
+    pub issue_order: Option<std::sync::Arc<sass::IssueOrder>>,
 }
 
 /// A lifted kernel: the trace text, the parsed kernel and warnings for stderr.
@@ -183,6 +187,10 @@ pub fn lift_file(path: &str, options: &LiftOptions) -> Result<Lifted> {
             None => None,
         };
         let mut warnings = compiled.warnings.clone();
+        if options.issue_order.is_none() {
+            options.issue_order = nvcc::issue_order(file, &compiled.ptx, &options, &mut warnings)
+                .map(std::sync::Arc::new);
+        }
         if let Some(e) = chosen {
             let base = demangle(&e.name);
             let base = base.split('<').next().unwrap_or("");
@@ -234,6 +242,10 @@ pub fn lift_file(path: &str, options: &LiftOptions) -> Result<Lifted> {
                 options.param_names = names;
             }
         }
+    }
+    if options.issue_order.is_none() {
+        options.issue_order =
+            nvcc::issue_order(file, &text, &options, &mut warnings).map(std::sync::Arc::new);
     }
     if options.registers.is_none()
         && let Some(usage) = nvcc::ptx_usage(file, &text, &options, &mut warnings)

@@ -267,6 +267,77 @@ pub fn ptx_usage(
     }
 }
 
+/// The order in which the SASS ptxas makes of `text` issues each entry's global accesses, and
+/// its runs of loads ([`super::sass`]), when ptxas and nvdisasm are at hand; else a warning and
+/// `None` (the accesses then go in PTX order). Cached by a hash of the PTX and the tools.
+pub fn issue_order(
+    file: &Path,
+    text: &str,
+    options: &LiftOptions,
+    warnings: &mut Vec<String>,
+) -> Option<super::sass::IssueOrder> {
+    let (Some(ptxas), Some(nvdisasm)) =
+        (find_tool("ptxas", options), find_tool("nvdisasm", options))
+    else {
+        warnings.push(format!(
+            "{}: ptxas or nvdisasm not found: the accesses go in PTX order with unbounded runs, not the compiled code's (scripts/install-nvcc.sh installs both)",
+            file.display()
+        ));
+        return None;
+    };
+    let arch = arch(options);
+    let key = digest(&[
+        "issue-order-1",
+        &ptxas.display().to_string(),
+        &nvdisasm.display().to_string(),
+        &arch,
+        text,
+    ]);
+    let dir = cache_dir();
+    let cached = dir.join(format!("{key}.sass"));
+    if let Ok(disassembly) = std::fs::read_to_string(&cached) {
+        return Some(super::sass::parse(&disassembly));
+    }
+    let scratch = dir.join(format!(".{key}.{}", std::process::id()));
+    let ptx = scratch.with_extension("ptx");
+    let cubin = scratch.with_extension("cubin");
+    let result = crate::error::create_parent(&ptx)
+        .and_then(|_| {
+            crate::error::write_file_atomically(&ptx, super::sass::annotate(text).as_bytes())
+        })
+        .and_then(|_| {
+            run(
+                Command::new(&ptxas)
+                    .arg(format!("-arch={arch}"))
+                    .arg("-lineinfo")
+                    .arg(&ptx)
+                    .arg("-o")
+                    .arg(&cubin),
+                file,
+                "ptxas",
+            )
+        })
+        .and_then(|_| {
+            run(
+                Command::new(&nvdisasm).arg("-g").arg("-c").arg(&cubin),
+                file,
+                "nvdisasm",
+            )
+        });
+    let _ = std::fs::remove_file(&ptx);
+    let _ = std::fs::remove_file(&cubin);
+    match result {
+        Ok(disassembly) => {
+            let _ = crate::error::write_file_atomically(&cached, disassembly.as_bytes());
+            Some(super::sass::parse(&disassembly))
+        }
+        Err(e) => {
+            warnings.push(format!("{e} (the accesses go in PTX order)"));
+            None
+        }
+    }
+}
+
 /// Compiles a `.cu` file to PTX (or takes it from the cache) and reads ptxas's report.
 pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compiled> {
     let nvcc = find_tool("nvcc", options).ok_or_else(|| {
