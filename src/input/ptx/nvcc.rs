@@ -338,6 +338,58 @@ pub fn issue_order(
     }
 }
 
+/// The paths and texts of the headers a source includes with `#include "…"`, found beside the
+/// including file or in a `-I` folder, and theirs in turn: part of the cache key, so that a
+/// changed header compiles afresh. System headers (`<…>`) come with nvcc and its path is in the
+/// key already.
+fn local_headers(file: &Path, source: &str, nvcc_args: &[String]) -> Vec<String> {
+    let mut include_dirs: Vec<PathBuf> = Vec::new();
+    let mut args = nvcc_args.iter();
+    while let Some(a) = args.next() {
+        if a == "-I" || a == "--include-path" {
+            include_dirs.extend(args.next().map(PathBuf::from));
+        } else if let Some(d) = a
+            .strip_prefix("-I")
+            .or_else(|| a.strip_prefix("--include-path="))
+        {
+            include_dirs.push(PathBuf::from(d));
+        }
+    }
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut out = Vec::new();
+    let mut pending: Vec<(PathBuf, String)> = vec![(file.to_path_buf(), source.to_string())];
+    while let Some((from, text)) = pending.pop() {
+        for line in text.lines() {
+            let Some(name) = line
+                .trim_start()
+                .strip_prefix('#')
+                .map(str::trim_start)
+                .and_then(|l| l.strip_prefix("include"))
+                .map(str::trim)
+                .and_then(|l| l.strip_prefix('"'))
+                .and_then(|l| l.split('"').next())
+            else {
+                continue;
+            };
+            let beside = from.parent().map(|d| d.join(name));
+            let found = beside
+                .into_iter()
+                .chain(include_dirs.iter().map(|d| d.join(name)))
+                .find(|p| p.is_file());
+            if let Some(path) = found
+                && !seen.contains(&path)
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                seen.push(path.clone());
+                out.push(path.display().to_string());
+                out.push(text.clone());
+                pending.push((path, text));
+            }
+        }
+    }
+    out
+}
+
 /// Compiles a `.cu` file to PTX (or takes it from the cache) and reads ptxas's report.
 pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compiled> {
     let nvcc = find_tool("nvcc", options).ok_or_else(|| {
@@ -348,8 +400,10 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
     })?;
     let arch = arch(options);
     let nvcc_text = nvcc.display().to_string();
+    let headers = local_headers(file, source, &options.nvcc_args);
     let mut key_parts: Vec<&str> = vec![&nvcc_text, &arch, source];
     key_parts.extend(options.nvcc_args.iter().map(String::as_str));
+    key_parts.extend(headers.iter().map(String::as_str));
     let key = digest(&key_parts);
     let dir = cache_dir();
     let ptx_path = dir.join(format!("{key}.ptx"));
@@ -419,6 +473,29 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_included_beside_the_source_or_by_dash_i_are_part_of_the_key() {
+        let dir = std::env::temp_dir().join(format!("gputraffic-headers-{}", std::process::id()));
+        let inc = dir.join("inc");
+        std::fs::create_dir_all(&inc).unwrap();
+        std::fs::write(dir.join("a.cuh"), "#include \"b.cuh\"\n#define A 1\n").unwrap();
+        std::fs::write(inc.join("b.cuh"), "#define B 2\n").unwrap();
+        let source = "#include <cstdio>\n  #  include \"a.cuh\"\n#include \"missing.cuh\"\n";
+        let file = dir.join("k.cu");
+        let args = vec![format!("-I{}", inc.display())];
+        let headers = local_headers(&file, source, &args);
+        // a.cuh beside the source, b.cuh through -I (included by a.cuh); <cstdio> and a missing
+        // header are not followed
+        assert_eq!(headers.len(), 4, "{headers:?}");
+        assert!(headers[0].ends_with("a.cuh") && headers[1].contains("#define A 1"));
+        assert!(headers[2].ends_with("b.cuh") && headers[3].contains("#define B 2"));
+        // without -I, b.cuh is not found
+        assert_eq!(local_headers(&file, source, &[]).len(), 2);
+        std::fs::write(inc.join("b.cuh"), "#define B 3\n").unwrap();
+        assert_ne!(local_headers(&file, source, &args), headers);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn ptxas_reports_read_per_entry() {
