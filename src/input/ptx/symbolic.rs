@@ -342,6 +342,21 @@ impl Dnf {
         }
     }
 
+    /// `self` with every occurrence of `atom` in its comparisons replaced by `by`; `None`
+    /// on overflow or past `MAX_TERMS` conjunctions.
+    pub fn substitute(&self, atom: &str, by: &Poly) -> Option<Dnf> {
+        let mut out = Dnf::bottom();
+        for t in &self.terms {
+            let mut term = Dnf::top();
+            for c in t {
+                let lhs = c.lhs.substitute(atom, by)?;
+                term = term.and(&Dnf::comparison(Comparison { lhs, op: c.op }))?;
+            }
+            out = out.or(&term)?;
+        }
+        Some(out)
+    }
+
     /// The comparisons every conjunction holds (what all of them share).
     pub fn common(&self) -> BTreeSet<Comparison> {
         let mut it = self.terms.iter();
