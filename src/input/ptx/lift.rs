@@ -1359,6 +1359,8 @@ pub fn lift_entry(
     };
     let mut trips = Vec::new();
     let mut trip_lets = Vec::new();
+    // the count each loop step is written with (its trips, unparenthesised)
+    let mut loop_counts = Vec::new();
     for l in &lifter.loops {
         let mut known = guard.clone();
         for &o in &l.outer {
@@ -1372,24 +1374,27 @@ pub fn lift_entry(
             }
             _ => false,
         };
-        let e = if residual.is_top() || counts_itself {
-            l.count.clone()
-        } else {
+        let selected = !(residual.is_top() || counts_itself);
+        let e = if selected {
             format!("({} ? {} : 0)", residual.to_expr(), l.count)
+        } else {
+            l.count.clone()
         };
         let plain = e.parse::<i64>().is_ok()
             || e.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        // a top-level loop's trips that are an expression get a name, a thread `let`
-        trips.push(if plain {
-            e
-        } else if l.outer.is_empty() {
+        // a top-level loop's trips that depend on its entry get a name, a thread `let`
+        let (atom, count) = if plain {
+            (e.clone(), e)
+        } else if l.outer.is_empty() && selected {
             let name = format!("trips_{}", l.var);
             trip_lets.push(toml_string(&format!("{name} = {e}")));
-            name
+            (name.clone(), name)
         } else {
-            format!("({e})")
-        });
+            (format!("({e})"), e)
+        };
+        trips.push(atom);
+        loop_counts.push(count);
     }
     // the trip atoms written out, the later loops' first (theirs may name earlier ones)
     let spell = |text: &str| {
@@ -1698,7 +1703,16 @@ pub fn lift_entry(
     }
     let _ = writeln!(t, "body = [");
     let all: Vec<&Resolved> = resolved.iter().collect();
-    emit_steps(&mut t, &all, 0, "  ", &guard, &lifter.loops, &trips, &element_bytes)
+    emit_steps(
+        &mut t,
+        &all,
+        0,
+        "  ",
+        &guard,
+        &lifter.loops,
+        &loop_counts,
+        &element_bytes,
+    )
         .map_err(|line| {
             Error::new(
                 source,
@@ -1724,7 +1738,7 @@ fn emit_steps(
     indent: &str,
     known: &BTreeSet<Comparison>,
     loops: &[FoundLoop],
-    trips: &[String],
+    counts: &[String],
     element_bytes: &BTreeMap<String, u32>,
 ) -> std::result::Result<(), usize> {
     let mut i = 0;
@@ -1739,7 +1753,7 @@ fn emit_steps(
                 t,
                 "{indent}{{ loop = {}, count = {}, body = [",
                 toml_string(&l.var),
-                toml_string(&trips[id])
+                toml_string(&counts[id])
             );
             let mut inner = known.clone();
             inner.extend(l.entry.common());
@@ -1750,7 +1764,7 @@ fn emit_steps(
                 &format!("{indent}  "),
                 &inner,
                 loops,
-                trips,
+                counts,
                 element_bytes,
             )?;
             let _ = writeln!(t, "{indent}] }},");
