@@ -7,7 +7,7 @@
 
 use super::LiftOptions;
 use super::parse::{Entry, Instruction, StatementKind};
-use super::symbolic::{Comparison, Dnf, Poly};
+use super::symbolic::{Comparison, Dnf, Monomial, Poly};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
@@ -59,6 +59,9 @@ struct FoundLoop {
     trips: String,
 }
 
+/// How the atoms of opaque branch conditions begin (`⟨?0⟩`).
+const OPAQUE: &str = "\u{27e8}?";
+
 /// Deepest nesting of loops lifted (the trace language's limit).
 const MAX_LOOP_DEPTH: usize = 4;
 
@@ -108,6 +111,8 @@ struct Lifter<'a> {
     labels: HashMap<&'a str, usize>,
     /// Loop headers: the index of each header label and of its back edge.
     back_edges: HashMap<usize, usize>,
+    /// Branch conditions the lifter cannot follow: a key (register and reason) and the reason.
+    opaque: Vec<(String, String)>,
 }
 
 impl<'a> Lifter<'a> {
@@ -359,7 +364,7 @@ impl<'a> Lifter<'a> {
                                 format!("a branch out of the loop at line {header} (an early exit or `break`) is not lifted yet"),
                             ));
                         }
-                        let taken = self.predicate_of(&state, ins, line)?;
+                        let taken = self.branch_condition(&state, ins, line);
                         let too_large = || self.err(line, "the branch condition grows too large");
                         let mut branch = state.clone();
                         branch.reached = state.reached.and(&taken).ok_or_else(too_large)?;
@@ -377,7 +382,7 @@ impl<'a> Lifter<'a> {
                                 format!("a return inside the loop at line {header} is not lifted yet"),
                             ));
                         }
-                        let taken = self.predicate_of(&state, ins, line)?;
+                        let taken = self.branch_condition(&state, ins, line);
                         let stays = taken
                             .not()
                             .and_then(|n| state.reached.and(&n))
@@ -542,14 +547,82 @@ impl<'a> Lifter<'a> {
         if again.terms.len() != 1 {
             return Err(unsupported());
         }
-        let a = c.lhs.linear_coefficient(&var);
-        let rest = c
-            .lhs
-            .sub(&k.scale(a).unwrap_or_default())
-            .ok_or_else(unsupported)?;
-        if a == 0 || rest.atoms().contains(var.as_str()) {
+        // lhs = a * k + rest, a a constant or a positive product of blockDim and gridDim (the
+        // stride of a grid-stride loop)
+        let mut slope = Poly::default();
+        let mut rest = Poly::default();
+        for (m, &coefficient) in &c.lhs.terms {
+            let uses = m.iter().filter(|x| **x == var).count();
+            let term_without = |m: &Monomial| Poly {
+                terms: BTreeMap::from([(m.clone(), coefficient)]),
+            };
+            match uses {
+                0 => rest = rest.add(&term_without(m)).ok_or_else(unsupported)?,
+                1 => {
+                    let mut others = m.clone();
+                    others.retain(|x| *x != var);
+                    slope = slope.add(&term_without(&others)).ok_or_else(unsupported)?;
+                }
+                _ => return Err(unsupported()),
+            }
+        }
+        let names_var = |x: &str| {
+            x.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .any(|w| w == var)
+        };
+        if rest.atoms().iter().any(|x| names_var(x)) || slope.atoms().iter().any(|x| names_var(x)) {
             return Err(unsupported());
         }
+        let a = match slope.as_constant() {
+            Some(0) => return Err(unsupported()),
+            Some(a) => a,
+            None => {
+                let launch_only = slope
+                    .atoms()
+                    .iter()
+                    .all(|x| x.starts_with("blockDim.") || x.starts_with("gridDim."));
+                let sign = if slope.terms.values().all(|c| *c > 0) {
+                    1
+                } else if slope.terms.values().all(|c| *c < 0) {
+                    -1
+                } else {
+                    0
+                };
+                if !launch_only || sign == 0 {
+                    return Err(unsupported());
+                }
+                // a positive stride s (the slope or its negation)
+                let (s, lhs_rest, op) = if sign > 0 {
+                    (slope.clone(), rest.clone(), c.op)
+                } else {
+                    (
+                        slope.scale(-1).ok_or_else(unsupported)?,
+                        rest.scale(-1).ok_or_else(unsupported)?,
+                        match c.op {
+                            "<" => ">",
+                            "<=" => ">=",
+                            ">" => "<",
+                            ">=" => "<=",
+                            o => o,
+                        },
+                    )
+                };
+                // s * k + r OP 0 with s > 0
+                let neg = lhs_rest.scale(-1).ok_or_else(unsupported)?;
+                let last = match op {
+                    "<" => format!("cdiv({}, {})", neg.to_expr(), s.to_expr()),
+                    "<=" => format!("{} / {} + 1", neg.to_operand(), s.to_operand()),
+                    "!=" => format!("{} / {}", neg.to_operand(), s.to_operand()),
+                    _ => return Err(unsupported()),
+                };
+                let (count, last) = if op == "!=" {
+                    (format!("{last} + 1"), last)
+                } else {
+                    (format!("max(0, {last}) + 1"), format!("max(0, {last})"))
+                };
+                return self.finish_loop(state, reserved, &after, &written, count, None, last);
+            }
+        };
         let (count, count_poly, last) = if c.op == "!=" {
             // `a * k + rest != 0` first fails at k = -rest / a (a loop that ends meets it
             // exactly: nvcc's counters that step by the unroll factor down to 0)
@@ -598,6 +671,28 @@ impl<'a> Lifter<'a> {
                 ),
             }
         };
+        self.finish_loop(state, reserved, &after, &written, count, count_poly, last)
+    }
+
+    /// Records the loop lifted by [`Lifter::counted_loop`] with its trip count, and sets `state`
+    /// to the loop's exit: what the body computed, in its last iteration k = trips - 1.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_loop(
+        &mut self,
+        state: &mut State,
+        reserved: FoundLoop,
+        after: &State,
+        written: &BTreeSet<String>,
+        count: String,
+        count_poly: Option<Poly>,
+        last: String,
+    ) -> Result<()> {
+        let id = self
+            .loops
+            .iter()
+            .position(|l| l.trips == reserved.trips)
+            .unwrap_or(self.loops.len() - 1);
+        let (var, header_line) = (reserved.var.clone(), reserved.line);
         let trips = reserved.trips.clone();
         self.loops[id] = FoundLoop {
             count,
@@ -605,9 +700,8 @@ impl<'a> Lifter<'a> {
             last,
             ..reserved
         };
-        // after the loop: what the body computed, in its last iteration k = trips - 1
         let last_k = Poly::atom(trips).sub(&Poly::constant(1)).unwrap_or_default();
-        for r in &written {
+        for r in written {
             let exit = match after.regs.get(r) {
                 Some(Val::Int(p)) => p.substitute(&var, &last_k).map(|p| Val::Int(self.fold(p))),
                 Some(Val::Pred(d)) => d.substitute(&var, &last_k).map(Val::Pred),
@@ -623,6 +717,33 @@ impl<'a> Lifter<'a> {
             );
         }
         Ok(())
+    }
+
+    /// The condition of a branch or exit; one the lifter cannot follow (a loaded value, a
+    /// 64-bit division's fast-path test) becomes an opaque comparison, harmless where both
+    /// paths meet again with the same values and refused where an access or a loop depends
+    /// on it.
+    fn branch_condition(&mut self, state: &State, ins: &Instruction, line: usize) -> Dnf {
+        match self.predicate_of(state, ins, line) {
+            Ok(d) => d,
+            Err(e) => {
+                let (reg, negated) = ins.predicate.clone().unwrap_or_default();
+                let why = e.message.replace(&format!("{}: line {line}: ", self.source), "");
+                let key = format!("{reg} {why}");
+                let id = match self.opaque.iter().position(|(k, _)| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        self.opaque.push((key, why));
+                        self.opaque.len() - 1
+                    }
+                };
+                let c = Comparison {
+                    lhs: Poly::atom(format!("{OPAQUE}{id}\u{27e9}")),
+                    op: "!=",
+                };
+                Dnf::comparison(if negated { c.negated() } else { c })
+            }
+        }
     }
 
     /// The condition under which a (possibly predicated) instruction acts.
@@ -965,6 +1086,13 @@ impl<'a> Lifter<'a> {
                     }
                 }
                 "abs" => Val::Int(Poly::atom(format!("abs({})", int(1)?.to_expr()))),
+                // two's complement: !a = -a - 1
+                "not" => Val::Int(
+                    int(1)?
+                        .scale(-1)
+                        .and_then(|p| p.add(&Poly::constant(-1)))
+                        .ok_or_else(overflow)?,
+                ),
                 "selp" => {
                     let (a, b) = (int(1)?, int(2)?);
                     let p = self.pred(state, src(3), line)?;
@@ -1243,6 +1371,7 @@ pub fn lift_entry(
         loop_stack: Vec::new(),
         labels: HashMap::new(),
         back_edges: HashMap::new(),
+        opaque: Vec::new(),
     };
     lifter.run()?;
     if lifter.accesses.is_empty() {
@@ -1339,6 +1468,7 @@ pub fn lift_entry(
     let names_loop = |c: &Comparison| {
         c.lhs.atoms().iter().any(|a| {
             a.contains('\u{27ea}')
+                || a.starts_with(OPAQUE)
                 || a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
                     .any(|w| loop_vars.contains(w))
         })
@@ -1404,6 +1534,31 @@ pub fn lift_entry(
         }
         text
     };
+    // an access or a loop under a condition the lifter could not follow is refused
+    let opaque_in = |d: &Dnf| -> Option<String> {
+        d.terms.iter().flatten().find_map(|c| {
+            c.lhs.atoms().iter().find_map(|a| {
+                let id: usize = a.strip_prefix(OPAQUE)?.strip_suffix('\u{27e9}')?.parse().ok()?;
+                lifter.opaque.get(id).map(|(_, why)| why.clone())
+            })
+        })
+    };
+    for r in &resolved {
+        if let Some(why) = opaque_in(&r.condition) {
+            return Err(Error::new(
+                source,
+                format!("line {}: whether this {} runs cannot be lifted: {why}", r.line, r.kind),
+            ));
+        }
+    }
+    for l in &lifter.loops {
+        if let Some(why) = opaque_in(&l.entry) {
+            return Err(Error::new(
+                source,
+                format!("line {}: whether this loop runs cannot be lifted: {why}", l.line),
+            ));
+        }
+    }
     let scalars: Vec<&String> = names
         .iter()
         .filter(|n| !pointer_params.contains(*n))
