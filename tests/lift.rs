@@ -956,3 +956,76 @@ fn branches_inside_a_loop_become_ifs_inside_it() {
     assert_eq!(c.l1.load_sectors, 3 * 2 * 2);
     assert_eq!(c.l1.store_sectors, 3 * 2 * 8);
 }
+
+#[test]
+fn microbenchmarks_lift_where_affine_and_pointer_chases_are_refused() {
+    // validation/*.cu compiled as tests/data/ptx/{latency,stream,atomics_probe,warp_timeline}.ptx
+    let refuse = |file: &str, entry: &str| {
+        let options = LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(32),
+            ..Default::default()
+        };
+        lift_file(file, &options).unwrap_err().to_string()
+    };
+    // latency.cu: p = (const T*)*p, the chase
+    assert_eq!(
+        refuse("tests/data/ptx/latency.ptx", "lat_chase"),
+        "tests/data/ptx/latency.ptx: line 209: the address of this load cannot be lifted: it depends on the value loaded at line 206"
+    );
+    // micro.cuh: base[offs[i] / 8] = …, the chain's set-up (a grid-stride loop)
+    assert_eq!(
+        refuse("tests/data/ptx/latency.ptx", "chain_scatter"),
+        "tests/data/ptx/latency.ptx: line 93: the address of this store cannot be lifted: it depends on the value loaded at line 90"
+    );
+    // stream.cu: if (i < n) a[i] = 2 * a[i] + 1
+    let stream = lift_file(
+        "tests/data/ptx/stream.ptx",
+        &LiftOptions {
+            registers: Some(32),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        body(&stream.toml),
+        [
+            "{ load = \"a\", index = \"x\" },",
+            "{ store = \"a\", index = \"x\" },"
+        ]
+    );
+    let c = counts(stream.kernel, [256, 1, 1], &[("n", 1000)]);
+    assert_eq!(c.thread_accesses, 2000);
+    assert_eq!(c.l1.store_sectors, 250);
+    // atomics_probe.cu: atomicAdd(&a[i], 1) as a statement
+    let red = lift_file(
+        "tests/data/ptx/atomics_probe.ptx",
+        &LiftOptions {
+            entry: Some("red_distinct".into()),
+            registers: Some(32),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(body(&red.toml), ["{ atomic = \"a\", index = \"x\" },"]);
+    // warp_timeline.cu: for (i = x; i < n; i += gridDim.x * blockDim.x) a[i] = v, unrolled by
+    // nvcc as a remainder loop of (trips % 4) first, then four stores per trip
+    for (blocks, block, n) in [(4, 64, 1000), (3, 32, 96), (2, 128, 257), (5, 32, 3)] {
+        let fill = lift_file(
+            "tests/data/ptx/warp_timeline.ptx",
+            &LiftOptions {
+                entry: Some("fill".into()),
+                registers: Some(32),
+                grid: Some([blocks.to_string(), "1".into(), "1".into()]),
+                extents: vec![("a".into(), "n".into())],
+                updates: Some("n".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let c = counts(fill.kernel, [block, 1, 1], &[("n", n)]);
+        // every element stored once, in warp-wide runs of 32 doubles (8 sectors)
+        assert_eq!(c.thread_accesses, n as u64, "{blocks} x {block}, n {n}");
+        assert_eq!(c.l1.store_sectors, (n as u64).div_ceil(4), "{blocks} x {block}, n {n}");
+    }
+}
