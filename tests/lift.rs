@@ -691,14 +691,24 @@ fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace
         STENCILS,
         "star1_zloop",
         34,
-        ["cdiv(nx, blockDim.x)", "cdiv(ny, blockDim.y)", "cdiv(nz, cz)"],
+        [
+            "cdiv(nx, blockDim.x)",
+            "cdiv(ny, blockDim.y)",
+            "cdiv(nz, cz)",
+        ],
         "nx * ny * nz",
         &[("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")],
     );
     let body = body(&lift.toml);
     assert_eq!(body.iter().filter(|l| l.starts_with("{ loop")).count(), 2);
-    assert_eq!(body.iter().filter(|l| l.starts_with("{ load")).count(), 2 + 4 * 5 + 5);
-    assert_eq!(body.iter().filter(|l| l.starts_with("{ store")).count(), 4 + 1);
+    assert_eq!(
+        body.iter().filter(|l| l.starts_with("{ load")).count(),
+        2 + 4 * 5 + 5
+    );
+    assert_eq!(
+        body.iter().filter(|l| l.starts_with("{ store")).count(),
+        4 + 1
+    );
     // the remainder loop's planes follow the 4 * trips_k planes of the main loop
     // trips of both loops: N = -max(z0 - nz, -cz), the main loop entered where N >= 4
     let n = "max(blockIdx.z * cz - nz, -cz)";
@@ -729,7 +739,11 @@ fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace
         let mut set = layout(n).to_vec();
         set.push(("cz", cz));
         let lifted = counts(lift.kernel.clone(), block, &set);
-        let hand = counts(shipped("star1-zloop"), block, &[&set[..3], &set[5..]].concat());
+        let hand = counts(
+            shipped("star1-zloop"),
+            block,
+            &[&set[..3], &set[5..]].concat(),
+        );
         let what = format!("block {block:?}, domain {n:?}, cz {cz}");
         assert_eq!(coalescing(&lifted), coalescing(&hand), "{what}");
         // every plane of every column once: 2 + 6 * planes accesses per thread
@@ -753,11 +767,19 @@ fn lifted_transposes_count_as_the_hand_written_traces() {
         32,
         &[("in", "nx * ny"), ("out", "nx * ny")],
     );
-    for (block, n) in [([32, 8, 1], [64, 64]), ([16, 4, 1], [70, 33]), ([128, 2, 1], [129, 5])] {
+    for (block, n) in [
+        ([32, 8, 1], [64, 64]),
+        ([16, 4, 1], [70, 33]),
+        ([128, 2, 1], [129, 5]),
+    ] {
         let set = [("nx", n[0]), ("ny", n[1])];
         let lift = counts(naive.clone(), block, &set);
         let hand = counts(shipped("transpose-naive"), block, &set);
-        assert_eq!(coalescing(&lift), coalescing(&hand), "naive {block:?} {n:?}");
+        assert_eq!(
+            coalescing(&lift),
+            coalescing(&hand),
+            "naive {block:?} {n:?}"
+        );
         assert_eq!(lift.dram, hand.dram, "naive {block:?} {n:?}");
         assert_eq!(
             lift.l1.load_miss_sectors, hand.l1.load_miss_sectors,
@@ -793,7 +815,11 @@ fn lifted_transposes_count_as_the_hand_written_traces() {
             let set = [("nx", n[0]), ("ny", n[1])];
             let lift = counts(tiled.kernel.clone(), block, &set);
             let hand = counts(shipped("transpose-tiled"), block, &set);
-            assert_eq!(coalescing(&lift), coalescing(&hand), "tiled {block:?} {n:?}");
+            assert_eq!(
+                coalescing(&lift),
+                coalescing(&hand),
+                "tiled {block:?} {n:?}"
+            );
             assert_eq!(lift.thread_accesses, 2 * (n[0] * n[1]) as u64);
             assert_eq!(lift.dram, hand.dram, "tiled {block:?} {n:?}");
             assert_eq!(
@@ -902,12 +928,23 @@ fn nested_loops_lift_with_the_outer_variable_in_the_inner_bound_and_address() {
             "{ store = \"out\", index = \"x\" },",
         ]
     );
-    assert!(k.toml.contains("\"trips_k = (m >= 1 ? max(0, m - 1) + 1 : 0)\""));
+    assert!(
+        k.toml
+            .contains("\"trips_k = (m >= 1 ? max(0, m - 1) + 1 : 0)\"")
+    );
     for m in [0, 1, 2, 5] {
         let c = counts(k.kernel.clone(), [32, 1, 1], &[("nx", 64), ("m", m)]);
         // m (m + 1) / 2 loads and a store per thread, one warp instruction per 32 threads
-        assert_eq!(c.thread_accesses, 64 * (m * (m + 1) / 2 + 1) as u64, "m {m}");
-        assert_eq!(c.warp_instructions, 2 * (m * (m + 1) / 2 + 1) as u64, "m {m}");
+        assert_eq!(
+            c.thread_accesses,
+            64 * (m * (m + 1) / 2 + 1) as u64,
+            "m {m}"
+        );
+        assert_eq!(
+            c.warp_instructions,
+            2 * (m * (m + 1) / 2 + 1) as u64,
+            "m {m}"
+        );
     }
 }
 
@@ -929,7 +966,11 @@ fn branches_inside_a_loop_become_ifs_inside_it() {
     // the guard holds only what is tested before the loop
     assert!(alternate.toml.contains("guard = \"nz >= 1 && x < nx\""));
     for nz in [1, 4, 7] {
-        let c = counts(alternate.kernel.clone(), [32, 1, 1], &[("nx", 64), ("nz", nz)]);
+        let c = counts(
+            alternate.kernel.clone(),
+            [32, 1, 1],
+            &[("nx", 64), ("nz", nz)],
+        );
         // the even planes: cdiv(nz, 2) loads and stores per thread
         assert_eq!(c.thread_accesses, 64 * 2 * ((nz + 1) / 2) as u64, "nz {nz}");
     }
@@ -1026,6 +1067,57 @@ fn microbenchmarks_lift_where_affine_and_pointer_chases_are_refused() {
         let c = counts(fill.kernel, [block, 1, 1], &[("n", n)]);
         // every element stored once, in warp-wide runs of 32 doubles (8 sectors)
         assert_eq!(c.thread_accesses, n as u64, "{blocks} x {block}, n {n}");
-        assert_eq!(c.l1.store_sectors, (n as u64).div_ceil(4), "{blocks} x {block}, n {n}");
+        assert_eq!(
+            c.l1.store_sectors,
+            (n as u64).div_ceil(4),
+            "{blocks} x {block}, n {n}"
+        );
     }
+}
+
+#[test]
+fn early_exits_and_accesses_under_loaded_conditions_are_refused_and_a_division_test_joins() {
+    let refuse = |entry: &str| {
+        let options = LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(32),
+            ..Default::default()
+        };
+        lift_file(CONTROL, &options).unwrap_err().to_string()
+    };
+    // for (; k < n; k++) if (in[k * nx + x] < 0) break;
+    assert_eq!(
+        refuse("search"),
+        "tests/data/ptx/control.ptx: line 322: a branch out of the loop at line 315 (an early exit or `break`) is not lifted yet"
+    );
+    // if (v == -1.0f) out[0] = v, v loaded
+    assert_eq!(
+        refuse("sink"),
+        "tests/data/ptx/control.ptx: line 370: whether this store runs cannot be lifted: the condition of the branch at line 366 cannot be lifted: a floating-point comparison (line 365) is not lifted"
+    );
+    // in[i / w] with 64-bit i and w: nvcc's test (i | w) >> 32 == 0 picks a 32- or a 64-bit
+    // division; the lifter cannot read that test, but both paths give i / w
+    let per_row = lift_file(
+        CONTROL,
+        &LiftOptions {
+            entry: Some("per_row".into()),
+            registers: Some(32),
+            extents: vec![("in".into(), "n".into()), ("out".into(), "n".into())],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        body(&per_row.toml),
+        [
+            "{ load = \"in\", index = \"(x / w)\" },",
+            "{ store = \"out\", index = \"x\" },"
+        ]
+    );
+    assert!(per_row.toml.contains("guard = \"x < n\"\n"));
+    // 64 threads, rows of w = 16: the loads of a warp read 2 neighbouring doubles (one sector)
+    let c = counts(per_row.kernel, [32, 1, 1], &[("n", 64), ("w", 16)]);
+    assert_eq!(c.thread_accesses, 2 * 64);
+    assert_eq!(c.l1.load_sectors, 2);
+    assert_eq!(c.l1.store_sectors, 2 * 8);
 }

@@ -270,7 +270,10 @@ impl<'a> Lifter<'a> {
         for (at, st) in entry.body.iter().enumerate() {
             if let StatementKind::Instruction(ins) = &st.kind
                 && ins.opcode[0] == "bra"
-                && let Some(&to) = ins.operands.first().and_then(|t| self.labels.get(t.as_str()))
+                && let Some(&to) = ins
+                    .operands
+                    .first()
+                    .and_then(|t| self.labels.get(t.as_str()))
                 && to <= at
                 && self.back_edges.insert(to, at).is_some()
             {
@@ -379,7 +382,9 @@ impl<'a> Lifter<'a> {
                         if let Some(header) = inside {
                             return Err(self.err(
                                 line,
-                                format!("a return inside the loop at line {header} is not lifted yet"),
+                                format!(
+                                    "a return inside the loop at line {header} is not lifted yet"
+                                ),
                             ));
                         }
                         let taken = self.branch_condition(&state, ins, line);
@@ -662,7 +667,11 @@ impl<'a> Lifter<'a> {
             match last.parse::<i64>() {
                 Ok(n) => {
                     let n = n.max(0);
-                    ((n + 1).to_string(), Some(Poly::constant(n + 1)), n.to_string())
+                    (
+                        (n + 1).to_string(),
+                        Some(Poly::constant(n + 1)),
+                        n.to_string(),
+                    )
                 }
                 Err(_) => (
                     format!("max(0, {last}) + 1"),
@@ -700,7 +709,9 @@ impl<'a> Lifter<'a> {
             last,
             ..reserved
         };
-        let last_k = Poly::atom(trips).sub(&Poly::constant(1)).unwrap_or_default();
+        let last_k = Poly::atom(trips)
+            .sub(&Poly::constant(1))
+            .unwrap_or_default();
         for r in written {
             let exit = match after.regs.get(r) {
                 Some(Val::Int(p)) => p.substitute(&var, &last_k).map(|p| Val::Int(self.fold(p))),
@@ -728,7 +739,13 @@ impl<'a> Lifter<'a> {
             Ok(d) => d,
             Err(e) => {
                 let (reg, negated) = ins.predicate.clone().unwrap_or_default();
-                let why = e.message.replace(&format!("{}: line {line}: ", self.source), "");
+                let why = e
+                    .message
+                    .strip_prefix(&format!("line {line}: "))
+                    .unwrap_or(&e.message)
+                    .replace("the branch or exit condition cannot be lifted: ", "");
+                let why =
+                    format!("the condition of the branch at line {line} cannot be lifted: {why}");
                 let key = format!("{reg} {why}");
                 let id = match self.opaque.iter().position(|(k, _)| *k == key) {
                     Some(i) => i,
@@ -1538,7 +1555,11 @@ pub fn lift_entry(
     let opaque_in = |d: &Dnf| -> Option<String> {
         d.terms.iter().flatten().find_map(|c| {
             c.lhs.atoms().iter().find_map(|a| {
-                let id: usize = a.strip_prefix(OPAQUE)?.strip_suffix('\u{27e9}')?.parse().ok()?;
+                let id: usize = a
+                    .strip_prefix(OPAQUE)?
+                    .strip_suffix('\u{27e9}')?
+                    .parse()
+                    .ok()?;
                 lifter.opaque.get(id).map(|(_, why)| why.clone())
             })
         })
@@ -1547,7 +1568,10 @@ pub fn lift_entry(
         if let Some(why) = opaque_in(&r.condition) {
             return Err(Error::new(
                 source,
-                format!("line {}: whether this {} runs cannot be lifted: {why}", r.line, r.kind),
+                format!(
+                    "line {}: whether this {} runs cannot be lifted: {why}",
+                    r.line, r.kind
+                ),
             ));
         }
     }
@@ -1555,7 +1579,10 @@ pub fn lift_entry(
         if let Some(why) = opaque_in(&l.entry) {
             return Err(Error::new(
                 source,
-                format!("line {}: whether this loop runs cannot be lifted: {why}", l.line),
+                format!(
+                    "line {}: whether this loop runs cannot be lifted: {why}",
+                    l.line
+                ),
             ));
         }
     }
@@ -1868,12 +1895,12 @@ pub fn lift_entry(
         &loop_counts,
         &element_bytes,
     )
-        .map_err(|line| {
-            Error::new(
-                source,
-                format!("line {line}: the access's condition grows too large"),
-            )
-        })?;
+    .map_err(|line| {
+        Error::new(
+            source,
+            format!("line {line}: the access's condition grows too large"),
+        )
+    })?;
     let _ = writeln!(t, "]");
     Ok(LiftedText {
         toml: spell(&t),

@@ -47,3 +47,30 @@ __global__ void lanes(const double* __restrict__ in, double* __restrict__ out, i
     out[z * nx + x] = s;
   }
 }
+
+// a loop left early on a loaded value: refused (its trip count depends on the data)
+__global__ void search(const float* __restrict__ in, int* __restrict__ out, int nx, int n) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= nx) return;
+  int k = 0;
+#pragma unroll 1
+  for (; k < n; k++)
+    if (in[k * nx + x] < 0) break;
+  out[x] = k;
+}
+
+// a store under a test of a loaded value (the probes' sink): refused
+__global__ void sink(const float* __restrict__ in, float* __restrict__ out, int nx) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= nx) return;
+  float v = in[x];
+  if (v == -1.0f) out[0] = v;
+}
+
+// a 64-bit division: nvcc tests whether both operands fit 32 bits and divides in 32 bits if so;
+// the test is not lifted, but both paths give the same quotient
+__global__ void per_row(const double* __restrict__ in, double* __restrict__ out, long n, long w) {
+  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i] = in[i / w];
+}
