@@ -448,11 +448,21 @@ impl<'a> Lifter<'a> {
             }
         }
         let id = self.loops.len();
-        let var = if id == 0 {
+        let mut var = if id == 0 {
             "k".to_string()
         } else {
             format!("k{id}")
         };
+        // not a parameter's or index's name (a kernel may have a parameter `k`)
+        while self.param_names.values().any(|n| *n == var)
+            || self.index_names.contains(&var)
+            || self
+                .param_names
+                .values()
+                .any(|n| *n == format!("trips_{var}"))
+        {
+            var.push('_');
+        }
         let reserved = FoundLoop {
             var: var.clone(),
             count: String::new(),

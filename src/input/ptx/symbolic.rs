@@ -449,6 +449,30 @@ mod tests {
     }
 
     #[test]
+    fn substituting_into_a_predicate_decides_the_comparisons_that_become_constant() {
+        // k < n || k > 2 with k = 3: the second holds whatever n is
+        let p = Dnf::comparison(lt("k", "n"))
+            .or(&Dnf::comparison(Comparison {
+                lhs: Poly::atom("k").sub(&Poly::constant(2)).unwrap(),
+                op: ">",
+            }))
+            .unwrap();
+        assert_eq!(p.substitute("k", &Poly::constant(3)).unwrap(), Dnf::top());
+        // with k = 1 only 1 < n is left
+        assert_eq!(
+            p.substitute("k", &Poly::constant(1)).unwrap().to_expr(),
+            "1 < n"
+        );
+        // with k = m - 1: m - 1 < n, or m > 3
+        assert_eq!(
+            p.substitute("k", &Poly::atom("m").sub(&Poly::constant(1)).unwrap())
+                .unwrap()
+                .to_expr(),
+            "m > 3 || m < n + 1"
+        );
+    }
+
+    #[test]
     fn a_branch_and_its_merge_simplify_back_to_the_guard() {
         let guard = Dnf::comparison(lt("x", "nx"));
         let inner = Dnf::comparison(lt("y", "ny"));
