@@ -1,9 +1,12 @@
 //! Symbolic evaluation of one PTX entry into a kernel trace: every register's integer value as
 //! a polynomial over threadIdx / blockIdx / blockDim / gridDim and the parameters, every
 //! predicate as a formula over comparisons, the forward control flow as the condition under
-//! which each block runs, straight-line counted loops by their induction variables and trip
-//! count, and every global access with its address and condition. The result
-//! is written as trace TOML (one path: what `lift` prints is what `simulate` reads).
+//! which each block runs, counted loops (nested, with branches inside, and nvcc's unrolled
+//! main loop and remainder loop) by their induction variables and trip counts, and every global
+//! access with its address, its condition and the loops it is in. A loop's trip count stands
+//! for it in what follows as an atom that is 0 where the loop is skipped, so that the path that
+//! skips a loop and the path through it meet with one value. The result is written as trace
+//! TOML (one path: what `lift` prints is what `simulate` reads).
 
 use super::LiftOptions;
 use super::parse::{Entry, Instruction, StatementKind};
