@@ -1,13 +1,16 @@
 //! Symbolic evaluation of one PTX entry into a kernel trace: every register's integer value as
 //! a polynomial over threadIdx / blockIdx / blockDim / gridDim and the parameters, every
 //! predicate as a formula over comparisons, the forward control flow as the condition under
-//! which each block runs, straight-line counted loops by their induction variables and trip
-//! count, and every global access with its address and condition. The result
-//! is written as trace TOML (one path: what `lift` prints is what `simulate` reads).
+//! which each block runs, counted loops (nested, with branches inside, and nvcc's unrolled
+//! main loop and remainder loop) by their induction variables and trip counts, and every global
+//! access with its address, its condition and the loops it is in. A loop's trip count stands
+//! for it in what follows as an atom that is 0 where the loop is skipped, so that the path that
+//! skips a loop and the path through it meet with one value. The result is written as trace
+//! TOML (one path: what `lift` prints is what `simulate` reads).
 
 use super::LiftOptions;
 use super::parse::{Entry, Instruction, StatementKind};
-use super::symbolic::{Comparison, Dnf, Poly};
+use super::symbolic::{Comparison, Dnf, Monomial, Poly};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
@@ -32,8 +35,8 @@ struct FoundAccess {
     scalar_bytes: u32,
     lanes: u32,
     condition: Dnf,
-    /// The loop (index into `Lifter::loops`) the access is in.
-    in_loop: Option<usize>,
+    /// The loops (indices into `Lifter::loops`) the access is in, outermost first.
+    loops: Vec<usize>,
 }
 
 /// A counted loop found in the entry.
@@ -43,9 +46,27 @@ struct FoundLoop {
     var: String,
     /// The trip count, a trace expression.
     count: String,
+    /// The trip count as a polynomial, where it is one (`4`, `nz`, a remainder `n % 4`).
+    count_poly: Option<Poly>,
     /// The largest value of the loop variable, an atom of the parameters (for extents).
     last: String,
+    /// The condition under which the loop is entered (its header reached).
+    entry: Dnf,
+    /// The loops it is in, outermost first.
+    outer: Vec<usize>,
+    /// The PTX line of its header.
+    line: usize,
+    /// The atom that stands for the loop's trips in what follows the loop (`⟪n0⟫`): its
+    /// count where the loop is entered, 0 where it is skipped; written out when the guard
+    /// is known.
+    trips: String,
 }
+
+/// How the atoms of opaque branch conditions begin (`⟨?0⟩`).
+const OPAQUE: &str = "\u{27e8}?";
+
+/// Deepest nesting of loops lifted (the trace language's limit).
+const MAX_LOOP_DEPTH: usize = 4;
 
 /// The registers and the condition under which the current point is reached.
 #[derive(Debug, Clone)]
@@ -87,8 +108,14 @@ struct Lifter<'a> {
     flops: u64,
     /// The counted loops, in program order.
     loops: Vec<FoundLoop>,
-    /// The loop whose body is being evaluated.
-    current_loop: Option<usize>,
+    /// The loops whose bodies are being evaluated, outermost first.
+    loop_stack: Vec<usize>,
+    /// Index of each label in the body.
+    labels: HashMap<&'a str, usize>,
+    /// Loop headers: the index of each header label and of its back edge.
+    back_edges: HashMap<usize, usize>,
+    /// Branch conditions the lifter cannot follow: a key (register and reason) and the reason.
+    opaque: Vec<(String, String)>,
 }
 
 impl<'a> Lifter<'a> {
@@ -236,35 +263,50 @@ impl<'a> Lifter<'a> {
 
     /// Runs the entry's statements, filling `accesses`.
     fn run(&mut self) -> Result<()> {
-        let body = &self.entry.body;
-        let labels: HashMap<&str, usize> = body
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match &s.kind {
-                StatementKind::Label(l) => Some((l.as_str(), i)),
-                _ => None,
-            })
-            .collect();
-        let mut state = State {
-            regs: HashMap::new(),
-            reached: Dnf::top(),
-        };
-        // paths still to join at each label: (condition, registers)
-        let mut pending: HashMap<usize, Vec<State>> = HashMap::new();
+        let entry = self.entry;
+        for (i, s) in entry.body.iter().enumerate() {
+            if let StatementKind::Label(l) = &s.kind {
+                self.labels.insert(l.as_str(), i);
+            }
+        }
         // loop headers: the label a later `bra` jumps back to, and that branch
-        let mut back_edges: HashMap<usize, usize> = HashMap::new();
-        for (at, st) in body.iter().enumerate() {
+        for (at, st) in entry.body.iter().enumerate() {
             if let StatementKind::Instruction(ins) = &st.kind
                 && ins.opcode[0] == "bra"
-                && let Some(&to) = ins.operands.first().and_then(|t| labels.get(t.as_str()))
+                && let Some(&to) = ins
+                    .operands
+                    .first()
+                    .and_then(|t| self.labels.get(t.as_str()))
                 && to <= at
-                && back_edges.insert(to, at).is_some()
+                && self.back_edges.insert(to, at).is_some()
             {
                 return Err(self.err(st.line, "a loop with several back edges is not lifted yet"));
             }
         }
-        let mut next = 0;
-        while next < body.len() {
+        let state = State {
+            regs: HashMap::new(),
+            reached: Dnf::top(),
+        };
+        self.region(state, 0, entry.body.len(), None)?;
+        Ok(())
+    }
+
+    /// Evaluates the statements `from..to` (the whole body, or one loop's body) from `state`:
+    /// forward branches join at their labels, loops inside are lifted by
+    /// [`Lifter::counted_loop`]. Inside a loop (`inside`: its header's line) a branch or exit
+    /// that leaves the body is refused. Returns the state at `to`.
+    fn region(
+        &mut self,
+        mut state: State,
+        from: usize,
+        to: usize,
+        inside: Option<usize>,
+    ) -> Result<State> {
+        let body = &self.entry.body;
+        // paths still to join at each label
+        let mut pending: HashMap<usize, Vec<State>> = HashMap::new();
+        let mut next = from;
+        while next < to {
             let at = next;
             next += 1;
             let statement = &body[at];
@@ -281,9 +323,21 @@ impl<'a> Lifter<'a> {
                 StatementKind::Label(label) => {
                     let incoming = pending.remove(&at).unwrap_or_default();
                     state = self.join(state, incoming, label, line)?;
-                    if let Some(&back) = back_edges.get(&at) {
+                    if let Some(&back) = self.back_edges.get(&at) {
+                        if back >= to {
+                            return Err(self.err(
+                                body[back].line,
+                                "loops that overlap without nesting (irreducible control flow) are not lifted",
+                            ));
+                        }
                         if !state.reached.terms.is_empty() {
                             self.counted_loop(&mut state, at, back)?;
+                        }
+                        if let Some(&into) = pending.keys().find(|&&k| k > at && k <= back) {
+                            return Err(self.err(
+                                body[into].line,
+                                format!("a branch into the loop at line {line} from outside it (irreducible control flow) is not lifted"),
+                            ));
                         }
                         next = back + 1; // on after the back edge: the loop's exit
                     }
@@ -297,35 +351,46 @@ impl<'a> Lifter<'a> {
                             .operands
                             .first()
                             .ok_or_else(|| self.err(line, "`bra` without a target"))?;
-                        let &to = labels
+                        let &target_at = self
+                            .labels
                             .get(target.as_str())
                             .ok_or_else(|| self.err(line, format!("unknown label '{target}'")))?;
-                        if to <= at {
+                        if target_at <= at {
                             return Err(self.err(
                                 line,
                                 format!(
-                                    "a loop (backward branch to {target}) is not lifted yet: write this kernel's trace by hand (docs/trace-format.md, `loop`)"
+                                    "a second branch back to {target} (a `continue`, or a loop the lifter does not recognise) is not lifted"
                                 ),
                             ));
                         }
-                        let taken = self.predicate_of(&state, ins, line)?;
+                        if target_at >= to {
+                            let header = inside.unwrap_or(line);
+                            return Err(self.err(
+                                line,
+                                format!("a branch out of the loop at line {header} (an early exit or `break`) is not lifted yet"),
+                            ));
+                        }
+                        let taken = self.branch_condition(&state, ins, line);
+                        let too_large = || self.err(line, "the branch condition grows too large");
                         let mut branch = state.clone();
-                        branch.reached = state.reached.and(&taken).ok_or_else(|| {
-                            self.err(line, "the branch condition grows too large")
-                        })?;
+                        branch.reached = state.reached.and(&taken).ok_or_else(too_large)?;
                         state.reached = state
                             .reached
-                            .and(&taken.not().ok_or_else(|| {
-                                self.err(line, "the branch condition grows too large")
-                            })?)
-                            .ok_or_else(|| {
-                                self.err(line, "the branch condition grows too large")
-                            })?;
-                        pending.entry(to).or_default().push(branch);
+                            .and(&taken.not().ok_or_else(too_large)?)
+                            .ok_or_else(too_large)?;
+                        pending.entry(target_at).or_default().push(branch);
                         continue;
                     }
                     if matches!(ins.opcode[0].as_str(), "ret" | "exit") {
-                        let taken = self.predicate_of(&state, ins, line)?;
+                        if let Some(header) = inside {
+                            return Err(self.err(
+                                line,
+                                format!(
+                                    "a return inside the loop at line {header} is not lifted yet"
+                                ),
+                            ));
+                        }
+                        let taken = self.branch_condition(&state, ins, line);
                         let stays = taken
                             .not()
                             .and_then(|n| state.reached.and(&n))
@@ -337,37 +402,25 @@ impl<'a> Lifter<'a> {
                 }
             }
         }
-        Ok(())
+        Ok(state)
     }
 
-    /// A counted loop from the header label at `header` to its back edge at `back`: a body of
-    /// straight-line code whose registers either step by a loop-invariant amount per iteration
-    /// (induction variables, `start + k * step`) or are recomputed, and a back edge whose
-    /// condition is a comparison affine in the iteration `k`, from which the trip count follows.
-    /// The body's accesses are recorded inside the loop; `state` becomes the loop's exit.
+    /// A counted loop from the header label at `header` to its back edge at `back`: a body
+    /// (forward branches and nested loops allowed) whose registers either step by a
+    /// loop-invariant amount per iteration (induction variables, `start + k * step`) or are
+    /// recomputed, and a back edge whose condition is a comparison affine in the iteration `k`,
+    /// from which the trip count follows. The body's accesses are recorded inside the loop;
+    /// `state` becomes the loop's exit, where what the body computed is its value in the last
+    /// iteration, written with the loop's trip-count atom (0 where the loop is skipped, so
+    /// the path that skips it joins the one through it).
     fn counted_loop(&mut self, state: &mut State, header: usize, back: usize) -> Result<()> {
         let body = &self.entry.body;
         let header_line = body[header].line;
-        let mut instructions = Vec::new();
-        for st in &body[header + 1..back] {
-            match &st.kind {
-                StatementKind::Instruction(ins)
-                    if matches!(ins.opcode[0].as_str(), "bra" | "ret" | "exit") =>
-                {
-                    return Err(self.err(
-                        st.line,
-                        format!("a branch inside the loop at line {header_line} is not lifted yet (only straight-line loop bodies are)"),
-                    ));
-                }
-                StatementKind::Instruction(ins) => instructions.push((st.line, ins)),
-                StatementKind::Label(_) => {
-                    return Err(self.err(
-                        st.line,
-                        format!("a label inside the loop at line {header_line} is not lifted yet (only straight-line loop bodies are)"),
-                    ));
-                }
-                StatementKind::Directive(_) => {}
-            }
+        if self.loop_stack.len() >= MAX_LOOP_DEPTH {
+            return Err(self.err(
+                header_line,
+                format!("loops nested more than {MAX_LOOP_DEPTH} deep are not lifted (the trace language's limit)"),
+            ));
         }
         let back_line = body[back].line;
         let StatementKind::Instruction(back_edge) = &body[back].kind else {
@@ -379,10 +432,16 @@ impl<'a> Lifter<'a> {
                 "a loop without an exit condition cannot be lifted",
             ));
         }
-        // the registers the body writes
+        // the registers the body writes (nested loops and branches included)
         let mut written: BTreeSet<String> = BTreeSet::new();
-        for (_, ins) in &instructions {
-            if matches!(ins.opcode[0].as_str(), "st" | "red") {
+        for st in &body[header + 1..back] {
+            let StatementKind::Instruction(ins) = &st.kind else {
+                continue;
+            };
+            if matches!(
+                ins.opcode[0].as_str(),
+                "st" | "red" | "bra" | "ret" | "exit" | "bar" | "membar" | "fence"
+            ) {
                 continue;
             }
             if let Some(d) = ins.operands.first() {
@@ -391,6 +450,32 @@ impl<'a> Lifter<'a> {
                 }
             }
         }
+        let id = self.loops.len();
+        let mut var = if id == 0 {
+            "k".to_string()
+        } else {
+            format!("k{id}")
+        };
+        // not a parameter's or index's name (a kernel may have a parameter `k`)
+        while self.param_names.values().any(|n| *n == var)
+            || self.index_names.contains(&var)
+            || self
+                .param_names
+                .values()
+                .any(|n| *n == format!("trips_{var}"))
+        {
+            var.push('_');
+        }
+        let reserved = FoundLoop {
+            var: var.clone(),
+            count: String::new(),
+            count_poly: None,
+            last: String::new(),
+            entry: state.reached.clone(),
+            outer: self.loop_stack.clone(),
+            line: header_line,
+            trips: format!("\u{27ea}n{id}\u{27eb}"),
+        };
         // pass 1: each written integer as a placeholder, to see how an iteration changes it
         let placeholder = |r: &str| format!("\u{27e8}{r}\u{27e9}");
         let mut probe = state.clone();
@@ -401,18 +486,27 @@ impl<'a> Lifter<'a> {
                     .insert(r.clone(), Val::Int(Poly::atom(placeholder(r))));
             }
         }
-        let (kept_accesses, kept_flops, kept_warnings) =
-            (self.accesses.len(), self.flops, self.warnings.len());
-        for (line, ins) in &instructions {
-            self.instruction(&mut probe, ins, *line)?;
-        }
-        self.accesses.truncate(kept_accesses);
-        self.flops = kept_flops;
-        self.warnings.truncate(kept_warnings);
-        let var = if self.loops.is_empty() {
-            "k".to_string()
-        } else {
-            format!("k{}", self.loops.len())
+        let kept = (
+            self.accesses.len(),
+            self.flops,
+            self.warnings.len(),
+            self.loops.len(),
+        );
+        self.loops.push(reserved.clone());
+        self.loop_stack.push(id);
+        let probed = self.region(probe, header + 1, back, Some(header_line));
+        self.loop_stack.pop();
+        let probed = probed?;
+        self.accesses.truncate(kept.0);
+        self.flops = kept.1;
+        self.warnings.truncate(kept.2);
+        self.loops.truncate(kept.3);
+        // the trip counts of this loop and the loops inside it: a step must not use them
+        let inner_trips = |a: &str| {
+            a.strip_prefix("\u{27ea}n")
+                .and_then(|s| s.strip_suffix('\u{27eb}'))
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| n >= id)
         };
         let k = Poly::atom(var.clone());
         let mut iteration = state.clone();
@@ -422,11 +516,16 @@ impl<'a> Lifter<'a> {
                     "{r} changes from one iteration to the next of the loop at line {header_line} in a way the lifter does not follow"
                 ))
             };
-            let value = match (state.regs.get(r), probe.regs.get(r)) {
+            let value = match (state.regs.get(r), probed.regs.get(r)) {
                 (Some(Val::Int(start)), Some(Val::Int(end))) => {
                     let step = end.sub(&Poly::atom(placeholder(r)));
                     match step {
-                        Some(step) if !step.atoms().iter().any(|a| a.contains('\u{27e8}')) => {
+                        Some(step)
+                            if !step
+                                .atoms()
+                                .iter()
+                                .any(|a| a.contains('\u{27e8}') || inner_trips(a)) =>
+                        {
                             match k.mul(&step).and_then(|ks| start.add(&ks)) {
                                 Some(v) => Val::Int(self.fold(v)),
                                 None => why(),
@@ -440,14 +539,13 @@ impl<'a> Lifter<'a> {
             iteration.regs.insert(r.clone(), value);
         }
         // pass 2: the body at iteration k, its accesses recorded in the loop
-        let id = self.loops.len();
-        self.current_loop = Some(id);
-        for (line, ins) in &instructions {
-            self.instruction(&mut iteration, ins, *line)?;
-        }
-        self.current_loop = None;
+        self.loops.push(reserved.clone());
+        self.loop_stack.push(id);
+        let after = self.region(iteration, header + 1, back, Some(header_line));
+        self.loop_stack.pop();
+        let after = after?;
         let again = self
-            .predicate_of(&iteration, back_edge, back_line)
+            .predicate_of(&after, back_edge, back_line)
             .map_err(|e| {
                 self.err(
                     back_line,
@@ -467,48 +565,215 @@ impl<'a> Lifter<'a> {
         if again.terms.len() != 1 {
             return Err(unsupported());
         }
-        let a = c.lhs.linear_coefficient(&var);
-        let rest = c
-            .lhs
-            .sub(&k.scale(a).unwrap_or_default())
-            .ok_or_else(unsupported)?;
-        if a == 0 || rest.atoms().contains(var.as_str()) {
+        // lhs = a * k + rest, a a constant or a positive product of blockDim and gridDim (the
+        // stride of a grid-stride loop)
+        let mut slope = Poly::default();
+        let mut rest = Poly::default();
+        for (m, &coefficient) in &c.lhs.terms {
+            let uses = m.iter().filter(|x| **x == var).count();
+            let term_without = |m: &Monomial| Poly {
+                terms: BTreeMap::from([(m.clone(), coefficient)]),
+            };
+            match uses {
+                0 => rest = rest.add(&term_without(m)).ok_or_else(unsupported)?,
+                1 => {
+                    let mut others = m.clone();
+                    others.retain(|x| *x != var);
+                    slope = slope.add(&term_without(&others)).ok_or_else(unsupported)?;
+                }
+                _ => return Err(unsupported()),
+            }
+        }
+        let names_var = |x: &str| {
+            x.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .any(|w| w == var)
+        };
+        if rest.atoms().iter().any(|x| names_var(x)) || slope.atoms().iter().any(|x| names_var(x)) {
             return Err(unsupported());
         }
-        // the first iteration k >= 0 whose test fails is the last one run
-        let neg = rest.scale(-1).ok_or_else(unsupported)?;
-        let plus_one = |p: &Poly| p.add(&Poly::constant(1)).map(|q| q.to_expr());
-        let last = match (a, c.op) {
-            (1, "<") => Some(neg.to_expr()),
-            (1, "<=") => plus_one(&neg),
-            (-1, ">") => Some(rest.to_expr()),
-            (-1, ">=") => plus_one(&rest),
-            (1, "!=") => Some(neg.to_expr()),
-            (-1, "!=") => Some(rest.to_expr()),
-            (a, "<") if a > 0 => Some(format!("cdiv({}, {a})", neg.to_expr())),
-            (a, "<=") if a > 0 => Some(format!("({}) / {a} + 1", neg.to_expr())),
-            (a, ">") if a < 0 => Some(format!("cdiv({}, {})", rest.to_expr(), -a)),
-            (a, ">=") if a < 0 => Some(format!("({}) / {} + 1", rest.to_expr(), -a)),
-            _ => None,
-        }
-        .ok_or_else(unsupported)?;
-        let last = match last.parse::<i64>() {
-            Ok(n) => n.max(0).to_string(),
-            Err(_) => format!("max(0, {last})"),
+        let a = match slope.as_constant() {
+            Some(0) => return Err(unsupported()),
+            Some(a) => a,
+            None => {
+                let launch_only = slope
+                    .atoms()
+                    .iter()
+                    .all(|x| x.starts_with("blockDim.") || x.starts_with("gridDim."));
+                let sign = if slope.terms.values().all(|c| *c > 0) {
+                    1
+                } else if slope.terms.values().all(|c| *c < 0) {
+                    -1
+                } else {
+                    0
+                };
+                if !launch_only || sign == 0 {
+                    return Err(unsupported());
+                }
+                // a positive stride s (the slope or its negation)
+                let (s, lhs_rest, op) = if sign > 0 {
+                    (slope.clone(), rest.clone(), c.op)
+                } else {
+                    (
+                        slope.scale(-1).ok_or_else(unsupported)?,
+                        rest.scale(-1).ok_or_else(unsupported)?,
+                        match c.op {
+                            "<" => ">",
+                            "<=" => ">=",
+                            ">" => "<",
+                            ">=" => "<=",
+                            o => o,
+                        },
+                    )
+                };
+                // s * k + r OP 0 with s > 0
+                let neg = lhs_rest.scale(-1).ok_or_else(unsupported)?;
+                let last = match op {
+                    "<" => format!("cdiv({}, {})", neg.to_expr(), s.to_expr()),
+                    "<=" => format!("{} / {} + 1", neg.to_operand(), s.to_operand()),
+                    "!=" => format!("{} / {}", neg.to_operand(), s.to_operand()),
+                    _ => return Err(unsupported()),
+                };
+                let (count, last) = if op == "!=" {
+                    (format!("{last} + 1"), last)
+                } else {
+                    (format!("max(0, {last}) + 1"), format!("max(0, {last})"))
+                };
+                return self.finish_loop(state, reserved, &after, &written, count, None, last);
+            }
         };
-        let count = match last.parse::<i64>() {
-            Ok(n) => (n + 1).to_string(),
-            Err(_) => format!("{last} + 1"),
+        let (count, count_poly, last) = if c.op == "!=" {
+            // `a * k + rest != 0` first fails at k = -rest / a (a loop that ends meets it
+            // exactly: nvcc's counters that step by the unroll factor down to 0)
+            let (num, den) = if a < 0 {
+                (rest.sub(&Poly::constant(a)), -a)
+            } else {
+                (Poly::constant(a).sub(&rest), a)
+            };
+            let num = num.ok_or_else(unsupported)?;
+            match num.exact_div(den) {
+                Some(p) => {
+                    let last = p.sub(&Poly::constant(1)).ok_or_else(unsupported)?;
+                    (p.to_expr(), Some(p), last.to_expr())
+                }
+                None => {
+                    let count = format!("{} / {den}", num.to_operand());
+                    let last = format!("{count} - 1");
+                    (count, None, last)
+                }
+            }
+        } else {
+            // the first iteration k >= 0 whose test fails is the last one run
+            let neg = rest.scale(-1).ok_or_else(unsupported)?;
+            let plus_one = |p: &Poly| p.add(&Poly::constant(1)).map(|q| q.to_expr());
+            let last = match (a, c.op) {
+                (1, "<") => Some(neg.to_expr()),
+                (1, "<=") => plus_one(&neg),
+                (-1, ">") => Some(rest.to_expr()),
+                (-1, ">=") => plus_one(&rest),
+                (a, "<") if a > 0 => Some(format!("cdiv({}, {a})", neg.to_expr())),
+                (a, "<=") if a > 0 => Some(format!("({}) / {a} + 1", neg.to_expr())),
+                (a, ">") if a < 0 => Some(format!("cdiv({}, {})", rest.to_expr(), -a)),
+                (a, ">=") if a < 0 => Some(format!("({}) / {} + 1", rest.to_expr(), -a)),
+                _ => None,
+            }
+            .ok_or_else(unsupported)?;
+            match last.parse::<i64>() {
+                Ok(n) => {
+                    let n = n.max(0);
+                    (
+                        (n + 1).to_string(),
+                        Some(Poly::constant(n + 1)),
+                        n.to_string(),
+                    )
+                }
+                Err(_) => (
+                    format!("max(0, {last}) + 1"),
+                    None,
+                    format!("max(0, {last})"),
+                ),
+            }
         };
-        self.loops.push(FoundLoop { var, count, last });
-        // after the loop, what the body changed is not followed
-        for r in &written {
+        self.finish_loop(state, reserved, &after, &written, count, count_poly, last)
+    }
+
+    /// Records the loop lifted by [`Lifter::counted_loop`] with its trip count, and sets `state`
+    /// to the loop's exit: what the body computed, in its last iteration k = trips - 1.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_loop(
+        &mut self,
+        state: &mut State,
+        reserved: FoundLoop,
+        after: &State,
+        written: &BTreeSet<String>,
+        count: String,
+        count_poly: Option<Poly>,
+        last: String,
+    ) -> Result<()> {
+        let id = self
+            .loops
+            .iter()
+            .position(|l| l.trips == reserved.trips)
+            .unwrap_or(self.loops.len() - 1);
+        let (var, header_line) = (reserved.var.clone(), reserved.line);
+        let trips = reserved.trips.clone();
+        self.loops[id] = FoundLoop {
+            count,
+            count_poly,
+            last,
+            ..reserved
+        };
+        let last_k = Poly::atom(trips)
+            .sub(&Poly::constant(1))
+            .unwrap_or_default();
+        for r in written {
+            let exit = match after.regs.get(r) {
+                Some(Val::Int(p)) => p.substitute(&var, &last_k).map(|p| Val::Int(self.fold(p))),
+                Some(Val::Pred(d)) => d.substitute(&var, &last_k).map(Val::Pred),
+                _ => None,
+            };
             state.regs.insert(
                 r.clone(),
-                Val::Unknown(format!("{r} is used after the loop at line {header_line}")),
+                exit.unwrap_or_else(|| {
+                    Val::Unknown(format!(
+                        "{r} is used after the loop at line {header_line} in a way the lifter does not follow"
+                    ))
+                }),
             );
         }
         Ok(())
+    }
+
+    /// The condition of a branch or exit; one the lifter cannot follow (a loaded value, a
+    /// 64-bit division's fast-path test) becomes an opaque comparison, harmless where both
+    /// paths meet again with the same values and refused where an access or a loop depends
+    /// on it.
+    fn branch_condition(&mut self, state: &State, ins: &Instruction, line: usize) -> Dnf {
+        match self.predicate_of(state, ins, line) {
+            Ok(d) => d,
+            Err(e) => {
+                let (reg, negated) = ins.predicate.clone().unwrap_or_default();
+                let why = e
+                    .message
+                    .strip_prefix(&format!("line {line}: "))
+                    .unwrap_or(&e.message)
+                    .replace("the branch or exit condition cannot be lifted: ", "");
+                let why =
+                    format!("the condition of the branch at line {line} cannot be lifted: {why}");
+                let key = format!("{reg} {why}");
+                let id = match self.opaque.iter().position(|(k, _)| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        self.opaque.push((key, why));
+                        self.opaque.len() - 1
+                    }
+                };
+                let c = Comparison {
+                    lhs: Poly::atom(format!("{OPAQUE}{id}\u{27e9}")),
+                    op: "!=",
+                };
+                Dnf::comparison(if negated { c.negated() } else { c })
+            }
+        }
     }
 
     /// The condition under which a (possibly predicated) instruction acts.
@@ -548,28 +813,61 @@ impl<'a> Lifter<'a> {
         };
         let mut joined = first.clone();
         for other in &paths[1..] {
-            joined.reached = joined
-                .reached
-                .or(&other.reached)
-                .ok_or_else(|| self.err(line, "the control flow's conditions grow too large"))?;
             for (reg, v) in &other.regs {
                 match joined.regs.get(reg) {
                     None => {
                         joined.regs.insert(reg.clone(), v.clone());
                     }
                     Some(mine) if mine != v => {
-                        joined.regs.insert(
-                            reg.clone(),
-                            Val::Unknown(format!(
-                                "{reg} takes different values on the paths that meet at {label} (line {line})"
-                            )),
-                        );
+                        let unified = self
+                            .unify(mine, &joined.reached, v, &other.reached)
+                            .unwrap_or_else(|| {
+                                Val::Unknown(format!(
+                                    "{reg} takes different values on the paths that meet at {label} (line {line})"
+                                ))
+                            });
+                        joined.regs.insert(reg.clone(), unified);
                     }
                     Some(_) => {}
                 }
             }
+            joined.reached = joined
+                .reached
+                .or(&other.reached)
+                .ok_or_else(|| self.err(line, "the control flow's conditions grow too large"))?;
         }
         Ok(joined)
+    }
+
+    /// The value of a register on two paths that meet, where one path went through loops the
+    /// other skipped: `start + step * ⟪n⟫` after the loop and `start` where it was skipped are
+    /// one value, since the trip atom is 0 where the loop is not entered (the path that skipped
+    /// it, whose condition contradicts the loop's entry).
+    fn unify(&self, a: &Val, a_reached: &Dnf, b: &Val, b_reached: &Dnf) -> Option<Val> {
+        let (Val::Int(pa), Val::Int(pb)) = (a, b) else {
+            return None;
+        };
+        for (x, y, y_reached) in [(pa, pb, b_reached), (pb, pa, a_reached)] {
+            let y_atoms = y.atoms();
+            let mut zeroed = x.clone();
+            for atom in x.atoms() {
+                if y_atoms.contains(atom) {
+                    continue;
+                }
+                let Some(l) = self.loops.iter().find(|l| l.trips == atom) else {
+                    continue;
+                };
+                // the other path must skip the loop
+                if !y_reached.and(&l.entry)?.terms.is_empty() {
+                    continue;
+                }
+                zeroed = zeroed.substitute(atom, &Poly::default())?;
+            }
+            if zeroed == *y && zeroed != *x {
+                return Some(Val::Int(x.clone()));
+            }
+        }
+        None
     }
 
     /// One instruction other than a branch or exit.
@@ -692,7 +990,12 @@ impl<'a> Lifter<'a> {
                         )));
                     }
                     if ty == "pred" {
-                        return Ok(Val::Pred(self.pred(state, src(1), line)?));
+                        // `mov.pred %p, 0` (or 1): a constant predicate
+                        return Ok(Val::Pred(match parse_int(src(1)) {
+                            Some(0) => Dnf::bottom(),
+                            Some(_) => Dnf::top(),
+                            None => self.pred(state, src(1), line)?,
+                        }));
                     }
                     self.operand(state, src(1), line)
                 }
@@ -813,6 +1116,13 @@ impl<'a> Lifter<'a> {
                     }
                 }
                 "abs" => Val::Int(Poly::atom(format!("abs({})", int(1)?.to_expr()))),
+                // two's complement: !a = -a - 1
+                "not" => Val::Int(
+                    int(1)?
+                        .scale(-1)
+                        .and_then(|p| p.add(&Poly::constant(-1)))
+                        .ok_or_else(overflow)?,
+                ),
                 "selp" => {
                     let (a, b) = (int(1)?, int(2)?);
                     let p = self.pred(state, src(3), line)?;
@@ -1009,7 +1319,7 @@ impl<'a> Lifter<'a> {
             scalar_bytes,
             lanes,
             condition,
-            in_loop: self.current_loop,
+            loops: self.loop_stack.clone(),
         });
         if op != "st" && op != "red" {
             let v = Val::Unknown(format!("it depends on the value loaded at line {line}"));
@@ -1038,6 +1348,19 @@ fn parse_int(s: &str) -> Option<i64> {
         return None;
     };
     Some(if negative { -v } else { v })
+}
+
+/// An access resolved to its array and element index.
+struct Resolved {
+    line: usize,
+    kind: &'static str,
+    array: String,
+    index: Poly,
+    bytes: u32,
+    condition: Dnf,
+    loops: Vec<usize>,
+    /// The compiled code waits after this load.
+    ends_run: bool,
 }
 
 /// A trace-language name for parameter `i` (`p0`, …) unless the source gave one.
@@ -1077,7 +1400,10 @@ pub fn lift_entry(
         warnings: Vec::new(),
         flops: 0,
         loops: Vec::new(),
-        current_loop: None,
+        loop_stack: Vec::new(),
+        labels: HashMap::new(),
+        back_edges: HashMap::new(),
+        opaque: Vec::new(),
     };
     lifter.run()?;
     if lifter.accesses.is_empty() {
@@ -1101,17 +1427,6 @@ pub fn lift_entry(
     } else {
         lifter.pointers.clone()
     };
-    struct Resolved {
-        line: usize,
-        kind: &'static str,
-        array: String,
-        index: Poly,
-        bytes: u32,
-        condition: Dnf,
-        in_loop: Option<usize>,
-        /// The compiled code waits after this load.
-        ends_run: bool,
-    }
     let mut element_bytes: BTreeMap<String, u32> = BTreeMap::new();
     for a in &lifter.accesses {
         let bases: Vec<&String> = pointer_params
@@ -1168,7 +1483,7 @@ pub fn lift_entry(
             index,
             bytes: a.scalar_bytes * a.lanes,
             condition: a.condition.clone(),
-            in_loop: a.in_loop,
+            loops: a.loops.clone(),
             ends_run: false,
         });
     }
@@ -1188,9 +1503,9 @@ pub fn lift_entry(
                     position.into_iter().zip(resolved).collect();
                 let mut start = 0;
                 while start < keyed.len() {
-                    let in_loop = keyed[start].1.in_loop;
+                    let loops = keyed[start].1.loops.clone();
                     let end = (start..keyed.len())
-                        .find(|&i| keyed[i].1.in_loop != in_loop)
+                        .find(|&i| keyed[i].1.loops != loops)
                         .unwrap_or(keyed.len());
                     keyed[start..end].sort_by_key(|(p, _)| *p);
                     start = end;
@@ -1219,7 +1534,112 @@ pub fn lift_entry(
             Some(g) => g.intersection(&common).cloned().collect(),
         });
     }
-    let guard = guard.unwrap_or_default();
+    // not the comparisons of loop variables or trip counts: the guard is tested before any loop
+    let loop_vars: BTreeSet<&str> = lifter.loops.iter().map(|l| l.var.as_str()).collect();
+    let names_loop = |c: &Comparison| {
+        c.lhs.atoms().iter().any(|a| {
+            a.contains('\u{27ea}')
+                || a.starts_with(OPAQUE)
+                || a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .any(|w| loop_vars.contains(w))
+        })
+    };
+    let guard: BTreeSet<Comparison> = guard
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !names_loop(c))
+        .collect();
+    // Each loop's trips where it stands in later indices (its count where the loop is
+    // entered, 0 where skipped), with what is known around it: the guard and the entry
+    // conditions of the loops it is in.
+    let too_large = |line: usize| {
+        Error::new(
+            source,
+            format!("line {line}: the loop's entry condition grows too large"),
+        )
+    };
+    let mut trips = Vec::new();
+    let mut trip_lets = Vec::new();
+    // the count each loop step is written with (its trips, unparenthesised)
+    let mut loop_counts = Vec::new();
+    for l in &lifter.loops {
+        let mut known = guard.clone();
+        for &o in &l.outer {
+            known.extend(lifter.loops[o].entry.common());
+        }
+        let residual = l.entry.without(&known).ok_or_else(|| too_large(l.line))?;
+        let counts_itself = match (residual.terms.iter().next(), &l.count_poly) {
+            // entered where the count is not 0: the count is 0 where it is skipped
+            (Some(t), Some(p)) if residual.terms.len() == 1 && t.len() == 1 => {
+                t.iter().next().is_some_and(|c| c.op == "!=" && c.lhs == *p)
+            }
+            _ => false,
+        };
+        let selected = !(residual.is_top() || counts_itself);
+        let e = if selected {
+            format!("({} ? {} : 0)", residual.to_expr(), l.count)
+        } else {
+            l.count.clone()
+        };
+        let plain = e.parse::<i64>().is_ok()
+            || e.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        // a top-level loop's trips that depend on its entry get a name, a thread `let`
+        let (atom, count) = if plain {
+            (e.clone(), e)
+        } else if l.outer.is_empty() && selected {
+            let name = format!("trips_{}", l.var);
+            trip_lets.push(toml_string(&format!("{name} = {e}")));
+            (name.clone(), name)
+        } else {
+            (format!("({e})"), e)
+        };
+        trips.push(atom);
+        loop_counts.push(count);
+    }
+    // the trip atoms written out, the later loops' first (theirs may name earlier ones)
+    let spell = |text: &str| {
+        let mut text = text.to_string();
+        for (l, e) in lifter.loops.iter().zip(&trips).rev() {
+            text = text.replace(&l.trips, e);
+        }
+        text
+    };
+    // an access or a loop under a condition the lifter could not follow is refused
+    let opaque_in = |d: &Dnf| -> Option<String> {
+        d.terms.iter().flatten().find_map(|c| {
+            c.lhs.atoms().iter().find_map(|a| {
+                let id: usize = a
+                    .strip_prefix(OPAQUE)?
+                    .strip_suffix('\u{27e9}')?
+                    .parse()
+                    .ok()?;
+                lifter.opaque.get(id).map(|(_, why)| why.clone())
+            })
+        })
+    };
+    for r in &resolved {
+        if let Some(why) = opaque_in(&r.condition) {
+            return Err(Error::new(
+                source,
+                format!(
+                    "line {}: whether this {} runs cannot be lifted: {why}",
+                    r.line, r.kind
+                ),
+            ));
+        }
+    }
+    for l in &lifter.loops {
+        if let Some(why) = opaque_in(&l.entry) {
+            return Err(Error::new(
+                source,
+                format!(
+                    "line {}: whether this loop runs cannot be lifted: {why}",
+                    l.line
+                ),
+            ));
+        }
+    }
     let scalars: Vec<&String> = names
         .iter()
         .filter(|n| !pointer_params.contains(*n))
@@ -1361,7 +1781,7 @@ pub fn lift_entry(
             let mut top = r.index.clone();
             let mut ok = true;
             // a loop variable at its last value (indices grow with it)
-            if let Some(l) = r.in_loop.map(|i| &lifter.loops[i]) {
+            for l in r.loops.iter().rev().map(|&i| &lifter.loops[i]) {
                 ok &= top.terms.iter().all(|(m, c)| !m.contains(&l.var) || *c > 0);
                 let last = l
                     .last
@@ -1391,7 +1811,7 @@ pub fn lift_entry(
                     format!(
                         "line {}: the extent of array '{array}' cannot be inferred from index {}; pass --extent {array}=EXPR (elements)",
                         r.line,
-                        r.index.to_expr()
+                        spell(&r.index.to_expr())
                     ),
                 ));
             }
@@ -1494,7 +1914,7 @@ pub fn lift_entry(
         let _ = writeln!(t, "shared_bytes_per_block = {s}");
     }
     let _ = writeln!(t, "\n[thread]");
-    let lets: Vec<String> = DIMS
+    let mut lets: Vec<String> = DIMS
         .iter()
         .enumerate()
         .filter(|(d, _)| mentions(&index_names[*d]))
@@ -1505,6 +1925,7 @@ pub fn lift_entry(
             ))
         })
         .collect();
+    lets.extend(trip_lets);
     if !lets.is_empty() {
         let _ = writeln!(t, "let = [{}]", lets.join(", "));
     }
@@ -1518,75 +1939,114 @@ pub fn lift_entry(
         let _ = writeln!(t, "flops_per_update = {}", lifter.flops);
     }
     let _ = writeln!(t, "body = [");
+    let all: Vec<&Resolved> = resolved.iter().collect();
+    emit_steps(
+        &mut t,
+        &all,
+        0,
+        "  ",
+        &guard,
+        &lifter.loops,
+        &loop_counts,
+        &element_bytes,
+    )
+    .map_err(|line| {
+        Error::new(
+            source,
+            format!("line {line}: the access's condition grows too large"),
+        )
+    })?;
+    let _ = writeln!(t, "]");
+    Ok(LiftedText {
+        toml: spell(&t),
+        warnings,
+    })
+}
+
+/// Writes the steps of `items` (accesses in program order) at loop depth `depth`: each run
+/// of accesses in the same loop as that loop's step (recursively), the others as accesses,
+/// under an `if` of what their condition holds beyond `known`. Errs with the PTX line of an
+/// access whose condition grows too large.
+#[allow(clippy::too_many_arguments)]
+fn emit_steps(
+    t: &mut String,
+    items: &[&Resolved],
+    depth: usize,
+    indent: &str,
+    known: &BTreeSet<Comparison>,
+    loops: &[FoundLoop],
+    counts: &[String],
+    element_bytes: &BTreeMap<String, u32>,
+) -> std::result::Result<(), usize> {
     let mut i = 0;
-    while i < resolved.len() {
-        // a loop's accesses together, inside its step
-        let in_loop = resolved[i].in_loop;
-        let mut end = i + 1;
-        while end < resolved.len() && resolved[end].in_loop == in_loop {
-            end += 1;
-        }
-        let outer = if let Some(l) = in_loop.map(|id| &lifter.loops[id]) {
+    while i < items.len() {
+        if let Some(&id) = items[i].loops.get(depth) {
+            let mut end = i + 1;
+            while end < items.len() && items[end].loops.get(depth) == Some(&id) {
+                end += 1;
+            }
+            let l = &loops[id];
             let _ = writeln!(
                 t,
-                "  {{ loop = {}, count = {}, body = [",
+                "{indent}{{ loop = {}, count = {}, body = [",
                 toml_string(&l.var),
-                toml_string(&l.count)
+                toml_string(&counts[id])
             );
-            "  "
+            let mut inner = known.clone();
+            inner.extend(l.entry.common());
+            emit_steps(
+                t,
+                &items[i..end],
+                depth + 1,
+                &format!("{indent}  "),
+                &inner,
+                loops,
+                counts,
+                element_bytes,
+            )?;
+            let _ = writeln!(t, "{indent}] }},");
+            i = end;
+            continue;
+        }
+        let residual = items[i].condition.without(known).ok_or(items[i].line)?;
+        let mut j = i + 1;
+        while j < items.len()
+            && items[j].loops.len() == depth
+            && items[j].condition.without(known).as_ref() == Some(&residual)
+        {
+            j += 1;
+        }
+        let inner_indent = if residual.is_top() {
+            indent.to_string()
         } else {
-            ""
+            let _ = writeln!(
+                t,
+                "{indent}{{ if = {}, body = [",
+                toml_string(&residual.to_expr())
+            );
+            format!("{indent}  ")
         };
-        while i < end {
-            let residual = resolved[i].condition.without(&guard).ok_or_else(|| {
-                Error::new(
-                    source,
-                    format!(
-                        "line {}: the access's condition grows too large",
-                        resolved[i].line
-                    ),
-                )
-            })?;
-            let mut j = i + 1;
-            while j < end && resolved[j].condition.without(&guard).as_ref() == Some(&residual) {
-                j += 1;
+        for r in &items[i..j] {
+            let mut access = format!(
+                "{{ {} = {}, index = {}",
+                r.kind,
+                toml_string(&r.array),
+                toml_string(&r.index.to_expr())
+            );
+            if r.bytes != element_bytes[&r.array] {
+                let _ = write!(access, ", bytes = {}", r.bytes);
             }
-            let indent = if residual.is_top() {
-                format!("{outer}  ")
-            } else {
-                let _ = writeln!(
-                    t,
-                    "{outer}  {{ if = {}, body = [",
-                    toml_string(&residual.to_expr())
-                );
-                format!("{outer}    ")
-            };
-            for r in &resolved[i..j] {
-                let mut access = format!(
-                    "{{ {} = {}, index = {}",
-                    r.kind,
-                    toml_string(&r.array),
-                    toml_string(&r.index.to_expr())
-                );
-                if r.bytes != element_bytes[&r.array] {
-                    let _ = write!(access, ", bytes = {}", r.bytes);
-                }
-                if r.ends_run {
-                    access.push_str(", ends_run = true");
-                }
-                let _ = writeln!(t, "{indent}{access} }},  # PTX line {}", r.line);
+            if r.ends_run {
+                access.push_str(", ends_run = true");
             }
-            if !residual.is_top() {
-                let _ = writeln!(t, "{outer}  ] }},");
-            }
-            i = j;
+            let _ = writeln!(t, "{inner_indent}{access} }},  # PTX line {}", r.line);
         }
-        if in_loop.is_some() {
-            let _ = writeln!(t, "  ] }},");
+        if !residual.is_top() {
+            let _ = writeln!(t, "{indent}] }},");
         }
+        i = j;
     }
-    let _ = writeln!(t, "]");
-    Ok(LiftedText { toml: t, warnings })
+    Ok(())
 }
 
 /// Where each access (by PTX line) stands in the compiled code's issue order, when the two

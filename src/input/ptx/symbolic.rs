@@ -342,6 +342,21 @@ impl Dnf {
         }
     }
 
+    /// `self` with every occurrence of `atom` in its comparisons replaced by `by`; `None`
+    /// on overflow or past `MAX_TERMS` conjunctions.
+    pub fn substitute(&self, atom: &str, by: &Poly) -> Option<Dnf> {
+        let mut out = Dnf::bottom();
+        for t in &self.terms {
+            let mut term = Dnf::top();
+            for c in t {
+                let lhs = c.lhs.substitute(atom, by)?;
+                term = term.and(&Dnf::comparison(Comparison { lhs, op: c.op }))?;
+            }
+            out = out.or(&term)?;
+        }
+        Some(out)
+    }
+
     /// The comparisons every conjunction holds (what all of them share).
     pub fn common(&self) -> BTreeSet<Comparison> {
         let mut it = self.terms.iter();
@@ -430,6 +445,30 @@ mod tests {
         assert_eq!(
             p.substitute("x", &Poly::constant(2)).unwrap().to_expr(),
             "6 * pitch"
+        );
+    }
+
+    #[test]
+    fn substituting_into_a_predicate_decides_the_comparisons_that_become_constant() {
+        // k < n || k > 2 with k = 3: the second holds whatever n is
+        let p = Dnf::comparison(lt("k", "n"))
+            .or(&Dnf::comparison(Comparison {
+                lhs: Poly::atom("k").sub(&Poly::constant(2)).unwrap(),
+                op: ">",
+            }))
+            .unwrap();
+        assert_eq!(p.substitute("k", &Poly::constant(3)).unwrap(), Dnf::top());
+        // with k = 1 only 1 < n is left
+        assert_eq!(
+            p.substitute("k", &Poly::constant(1)).unwrap().to_expr(),
+            "1 < n"
+        );
+        // with k = m - 1: m - 1 < n, or m > 3
+        assert_eq!(
+            p.substitute("k", &Poly::atom("m").sub(&Poly::constant(1)).unwrap())
+                .unwrap()
+                .to_expr(),
+            "m > 3 || m < n + 1"
         );
     }
 
