@@ -389,6 +389,7 @@ fn simulated_metrics() -> Vec<&'static str> {
     compared_metrics()
         .into_iter()
         .chain(metrics::ATOMIC)
+        .chain(metrics::SHARED)
         .collect()
 }
 

@@ -103,6 +103,14 @@ fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     per_bank.iter().copied().max().unwrap_or(0) as u64
 }
 
+/// Data-pipe wavefronts of one shared-memory warp instruction (`LDS`/`STS`,
+/// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}`): the bank rule of [`passes`] over the
+/// active lanes' shared addresses (32 banks of 4 bytes; lanes on the same word share it; groups
+/// of 128 bytes' worth of lanes).
+pub fn shared_wavefronts(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
+    passes(addrs, mask, bytes)
+}
+
 /// Passes of an atomic warp instruction: the bank rule, except that lanes on the same word do
 /// not share it (measured on the H100: 32 lanes adding to one word take 32 passes, 32 distinct
 /// words 1, stride 8 words 8; tests/data/h100/micro/atomics/). The one measured exception:
