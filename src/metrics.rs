@@ -76,12 +76,20 @@ pub const SHARED_ST_INSTRUCTIONS: &str = "smsp__inst_executed_op_shared_st.sum";
 pub const SHARED_LD_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
 /// L1 data-pipe wavefronts of shared stores (part of [`L1_WAVEFRONTS`]).
 pub const SHARED_ST_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+/// Bank conflicts of shared loads: wavefronts beyond the conflict-free count.
+pub const SHARED_LD_BANK_CONFLICTS: &str =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+/// Bank conflicts of shared stores.
+pub const SHARED_ST_BANK_CONFLICTS: &str =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
 /// The shared-memory counters, reported for kernels with shared accesses (after [`ATOMIC`]).
-pub const SHARED: [&str; 4] = [
+pub const SHARED: [&str; 6] = [
     SHARED_LD_INSTRUCTIONS,
     SHARED_ST_INSTRUCTIONS,
     SHARED_LD_WAVEFRONTS,
     SHARED_ST_WAVEFRONTS,
+    SHARED_LD_BANK_CONFLICTS,
+    SHARED_ST_BANK_CONFLICTS,
 ];
 
 /// Whether `metric` counts requests, instructions or wavefronts, not sectors: it has no byte

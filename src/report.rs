@@ -262,6 +262,8 @@ impl Report {
                 c.l1.shared_store_requests,
                 c.l1.shared_load_wavefronts,
                 c.l1.shared_store_wavefronts,
+                c.l1.shared_load_bank_conflicts,
+                c.l1.shared_store_bank_conflicts,
             ];
             out.extend(metrics::SHARED.iter().copied().zip(shared));
         }

@@ -235,10 +235,10 @@ impl WavePlan {
 
 /// The counts the sampler extrapolates, as one vector: each additive field of [`Counts`], the
 /// L1's first, the ticks last.
-pub const FIELDS: usize = 26;
+pub const FIELDS: usize = 28;
 /// How many of [`FIELDS`] are the L1's (then come the L2's, the DRAM's, the compulsory volume
 /// and the ticks).
-pub const L1_FIELDS: usize = 16;
+pub const L1_FIELDS: usize = 18;
 /// The place of the ticks in [`FIELDS`].
 pub const TICKS_FIELD: usize = FIELDS - 1;
 
@@ -265,11 +265,13 @@ fn fields_mut<'a>(c: &'a mut Counts, compulsory: &'a mut u64) -> [&'a mut u64; F
         &mut l1.data_passes,
         &mut l1.atomic_requests,
         &mut l1.atomic_sectors,
-        // Shared memory: requests and data-pipe wavefronts of loads and stores.
+        // Shared memory: requests, data-pipe wavefronts and bank conflicts of loads and stores.
         &mut l1.shared_load_requests,
         &mut l1.shared_store_requests,
         &mut l1.shared_load_wavefronts,
         &mut l1.shared_store_wavefronts,
+        &mut l1.shared_load_bank_conflicts,
+        &mut l1.shared_store_bank_conflicts,
         &mut l2.read_sectors,
         &mut l2.read_lookup_miss_sectors,
         &mut l2.write_sectors,
@@ -335,7 +337,7 @@ pub struct Estimate {
 /// wavefronts. A sampled simulation of the simple
 /// form counts them over every warp ([`crate::sim::sm_stage::instruction_counts`]) instead of
 /// estimating them.
-pub const ADDRESS_FIELDS: [usize; 13] = [0, 1, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15];
+pub const ADDRESS_FIELDS: [usize; 15] = [0, 1, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 17];
 
 impl Estimate {
     /// Replaces the estimates of [`ADDRESS_FIELDS`] by the exact values in `exact`, intervals
@@ -345,10 +347,10 @@ impl Estimate {
         // Every store and atomic sector of the L1 goes on to the L2 (write-through, atomics
         // bypass it): the L2's write and atomic sectors are the L1's.
         let mut exact = *exact;
-        for (l2, l1) in [(18, 4), (21, 11)] {
+        for (l2, l1) in [(20, 4), (23, 11)] {
             exact[l2] = exact[l1];
         }
-        for f in ADDRESS_FIELDS.into_iter().chain([18, 21]) {
+        for f in ADDRESS_FIELDS.into_iter().chain([20, 23]) {
             (self.point[f], self.lo[f], self.hi[f]) = (exact[f], exact[f], exact[f]);
         }
         self

@@ -65,6 +65,10 @@ pub struct L1Counters {
     pub shared_load_wavefronts: u64,
     /// Data-pipe wavefronts of the shared stores.
     pub shared_store_wavefronts: u64,
+    /// Bank conflicts of the shared loads: their wavefronts beyond the conflict-free count.
+    pub shared_load_bank_conflicts: u64,
+    /// Bank conflicts of the shared stores.
+    pub shared_store_bank_conflicts: u64,
 }
 
 impl L1Counters {
@@ -88,6 +92,10 @@ impl L1Counters {
             shared_store_requests: self.shared_store_requests - o.shared_store_requests,
             shared_load_wavefronts: self.shared_load_wavefronts - o.shared_load_wavefronts,
             shared_store_wavefronts: self.shared_store_wavefronts - o.shared_store_wavefronts,
+            shared_load_bank_conflicts: self.shared_load_bank_conflicts
+                - o.shared_load_bank_conflicts,
+            shared_store_bank_conflicts: self.shared_store_bank_conflicts
+                - o.shared_store_bank_conflicts,
         }
     }
 
@@ -110,6 +118,8 @@ impl L1Counters {
         self.shared_store_requests += o.shared_store_requests;
         self.shared_load_wavefronts += o.shared_load_wavefronts;
         self.shared_store_wavefronts += o.shared_store_wavefronts;
+        self.shared_load_bank_conflicts += o.shared_load_bank_conflicts;
+        self.shared_store_bank_conflicts += o.shared_store_bank_conflicts;
     }
 }
 
@@ -953,14 +963,17 @@ impl SmWorker {
             // Shared memory: the bank rule decides the data-pipe wavefronts; nothing reaches
             // the L1's tags, the L2 or DRAM.
             self.addresses(cx, a, issue, block_xyz, slots)?;
-            let wavefronts = data_stage::shared_wavefronts(&self.addrs, issue.mask, a.bytes);
+            let is_store = a.kind == AccessKind::SharedStore;
+            let cost = data_stage::shared_wavefronts(&self.addrs, issue.mask, a.bytes, is_store);
             let c = &mut self.counters;
-            if a.kind == AccessKind::SharedLoad {
-                c.shared_load_requests += 1;
-                c.shared_load_wavefronts += wavefronts;
-            } else {
+            if is_store {
                 c.shared_store_requests += 1;
-                c.shared_store_wavefronts += wavefronts;
+                c.shared_store_wavefronts += cost.wavefronts;
+                c.shared_store_bank_conflicts += cost.conflicts;
+            } else {
+                c.shared_load_requests += 1;
+                c.shared_load_wavefronts += cost.wavefronts;
+                c.shared_load_bank_conflicts += cost.conflicts;
             }
             return Ok(());
         }
