@@ -401,8 +401,9 @@ impl Kernel {
             &lattice_updates,
             &param_names,
         )?;
-        check_launch_names(&cx, &arrays, &launch, &raw.launch, &param_names)?;
+        // The shared arrays first: their dims make shared_bytes_per_block when it is not given.
         check_shared_names(&cx, &shared, &param_names)?;
+        check_launch_names(&cx, &arrays, &launch, &raw.launch, &param_names)?;
         let flops_per_update = match &t.flops_per_update {
             Some(f) if !(f.get_ref().is_finite() && *f.get_ref() >= 0.0) => {
                 return Err(cx.err_at(
