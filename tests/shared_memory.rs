@@ -282,7 +282,7 @@ fn bad_shared_declarations_and_accesses_are_one_line_errors_naming_the_place() {
                 "\"blockDim.x\"",
                 "{ load = \"s\", index = \"threadIdx.x\", ends_run = true },",
             ),
-            "ends_run marks a global load",
+            "ends_run marks a load of global memory",
         ),
         (
             with_body("\"blockDim.x\"", load).replace("name = \"s\"", "name = \"a\""),

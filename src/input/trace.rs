@@ -941,7 +941,7 @@ fn parse_access(
         Some(e) if kind != AccessKind::Load => {
             return Err(cx.err_at(
                 e.span().start,
-                "ends_run marks a global load (a store, an atomic or a shared access always ends a run)",
+                "ends_run marks a load of global memory (a store, an atomic or a shared access always ends a run)",
             ));
         }
         Some(e) => *e.get_ref(),

@@ -897,7 +897,10 @@ impl ConstScope<'_> {
                 dims.push(v);
                 elements = elements
                     .checked_mul(v as u64)
-                    .filter(|&n| n * (a.element_bytes as u64) <= u32::MAX as u64)
+                    .filter(|&n| {
+                        n.checked_mul(a.element_bytes as u64)
+                            .is_some_and(|b| b <= u32::MAX as u64)
+                    })
                     .ok_or_else(|| {
                         Error::new(self.src, format!("shared array '{}' is too large", a.name))
                     })?;
