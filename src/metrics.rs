@@ -67,16 +67,43 @@ pub const L2_RED: &str = "lts__t_sectors_srcunit_tex_op_red.sum";
 /// The atomic counters, reported for kernels that perform atomics (after [`ALL`]).
 pub const ATOMIC: [&str; 4] = [L1_RED_REQUESTS, L1_RED_SECTORS, L2_RED_REQUESTS, L2_RED];
 
-/// Whether `metric` counts requests (instructions), not sectors: it has no byte volume.
+// --- Shared memory (`[[shared]]` arrays): instructions and data-pipe wavefronts. ---
+/// Warp-level shared load instructions (`LDS`).
+pub const SHARED_LD_INSTRUCTIONS: &str = "smsp__inst_executed_op_shared_ld.sum";
+/// Warp-level shared store instructions (`STS`).
+pub const SHARED_ST_INSTRUCTIONS: &str = "smsp__inst_executed_op_shared_st.sum";
+/// L1 data-pipe wavefronts of shared loads (the bank rule; part of [`L1_WAVEFRONTS`]).
+pub const SHARED_LD_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+/// L1 data-pipe wavefronts of shared stores (part of [`L1_WAVEFRONTS`]).
+pub const SHARED_ST_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+/// Bank conflicts of shared loads: wavefronts beyond the conflict-free count.
+pub const SHARED_LD_BANK_CONFLICTS: &str =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+/// Bank conflicts of shared stores.
+pub const SHARED_ST_BANK_CONFLICTS: &str =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+/// The shared-memory counters, reported for kernels with shared accesses (after [`ATOMIC`]).
+pub const SHARED: [&str; 6] = [
+    SHARED_LD_INSTRUCTIONS,
+    SHARED_ST_INSTRUCTIONS,
+    SHARED_LD_WAVEFRONTS,
+    SHARED_ST_WAVEFRONTS,
+    SHARED_LD_BANK_CONFLICTS,
+    SHARED_ST_BANK_CONFLICTS,
+];
+
+/// Whether `metric` counts requests, instructions or wavefronts, not sectors: it has no byte
+/// volume.
 pub fn is_request_count(metric: &str) -> bool {
-    metric.contains("__t_requests_")
+    metric.contains("__t_requests_") || SHARED.contains(&metric)
 }
 
 /// Every counter the simulator produces or estimates, the names a measured file is read for:
-/// [`ALL`], [`ATOMIC`], [`L1_WAVEFRONTS`] and [`DURATION`].
+/// [`ALL`], [`ATOMIC`], [`SHARED`], [`L1_WAVEFRONTS`] and [`DURATION`].
 pub fn modelled() -> impl Iterator<Item = &'static str> {
     ALL.into_iter()
         .chain(ATOMIC)
+        .chain(SHARED)
         .chain([L1_WAVEFRONTS, DURATION])
 }
 

@@ -78,6 +78,8 @@ pub struct Report {
     pub counts: Counts,
     /// Whether the kernel performs atomics (then [`metrics::ATOMIC`] are reported too).
     pub atomics: bool,
+    /// Whether the kernel accesses shared memory (then [`metrics::SHARED`] are reported too).
+    pub shared: bool,
     /// The time model applied to the simulated volumes.
     pub time: Option<TimeEstimate>,
     /// A model's prediction next to the simulation (`simulate --compare`).
@@ -165,6 +167,7 @@ impl Report {
                 .accesses
                 .iter()
                 .any(|a| a.kind == crate::input::trace::AccessKind::Atomic),
+            shared: launch.program.accesses.iter().any(|a| a.kind.is_shared()),
             time: None,
             comparison: None,
             sample: None,
@@ -228,7 +231,7 @@ impl Report {
     }
 
     /// The metric counts in [`metrics::ALL`] order, then [`metrics::ATOMIC`] for a kernel with
-    /// atomics.
+    /// atomics and [`metrics::SHARED`] for one with shared accesses.
     pub fn metrics(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counts;
         let values = [
@@ -252,6 +255,17 @@ impl Report {
                 c.l2.atomic_sectors,
             ];
             out.extend(metrics::ATOMIC.iter().copied().zip(atomic));
+        }
+        if self.shared {
+            let shared = [
+                c.l1.shared_load_requests,
+                c.l1.shared_store_requests,
+                c.l1.shared_load_wavefronts,
+                c.l1.shared_store_wavefronts,
+                c.l1.shared_load_bank_conflicts,
+                c.l1.shared_store_bank_conflicts,
+            ];
+            out.extend(metrics::SHARED.iter().copied().zip(shared));
         }
         out
     }

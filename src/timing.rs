@@ -506,12 +506,23 @@ pub fn traffic_inputs(counts: &crate::sim::Counts) -> TimeInputs {
     TimeInputs {
         dram_bytes: Some((counts.dram.read_sectors + counts.dram.write_sectors) as f64 * sector),
         l2_bytes: Some((counts.l2.read_sectors + counts.l2.write_sectors) as f64 * sector),
-        l1_bytes: Some((counts.l1.load_sectors + counts.l1.store_sectors) as f64 * sector),
+        l1_bytes: Some(
+            (counts.l1.load_sectors + counts.l1.store_sectors) as f64 * sector
+                + shared_bytes(&counts.l1),
+        ),
+        // Shared accesses' wavefronts are in the total: they take the same data pipe.
         l1_wavefronts: Some(counts.l1.wavefronts as f64),
         active_warps: Some(counts.active_warps as f64),
         rounds_per_warp: rounds_per_warp(counts),
         ..Default::default()
     }
+}
+
+/// What the shared accesses move through the L1's data array for a byte-based L1 limiter
+/// (`bandwidth.l1_gbs`): one pass of the 128-byte-wide array per wavefront (shared memory and
+/// the L1 are one storage).
+fn shared_bytes(l1: &crate::sim::sm_stage::L1Counters) -> f64 {
+    ((l1.shared_load_wavefronts + l1.shared_store_wavefronts) * crate::metrics::LINE_BYTES) as f64
 }
 
 #[cfg(test)]

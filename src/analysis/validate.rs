@@ -389,6 +389,7 @@ fn simulated_metrics() -> Vec<&'static str> {
     compared_metrics()
         .into_iter()
         .chain(metrics::ATOMIC)
+        .chain(metrics::SHARED)
         .collect()
 }
 
@@ -426,10 +427,12 @@ fn paired(l: &MeasuredLaunch, simulated: &[(&'static str, f64)]) -> Vec<(&'stati
         .collect()
 }
 
-/// Per-metric statistics over `rows`, in [`compared_metrics`] order.
+/// Per-metric statistics over `rows`, in [`compared_metrics`] order, then the shared-memory
+/// metrics ([`metrics::SHARED`]) where launches have them.
 pub fn summarise(rows: &[&LaunchResult]) -> Vec<(&'static str, MetricStats)> {
     compared_metrics()
         .into_iter()
+        .chain(metrics::SHARED)
         .filter_map(|m| {
             let have: Vec<(&LaunchResult, Pair)> = rows
                 .iter()

@@ -25,6 +25,8 @@ pub struct Kernel {
     pub params: BTreeMap<String, i64>,
     /// Arrays, in allocation order.
     pub arrays: Vec<ArrayDecl>,
+    /// Shared-memory arrays of each block (`[[shared]]`), in declaration order.
+    pub shared: Vec<ArrayDecl>,
     /// Default block shape.
     pub default_block: [u32; 3],
     /// Grid size per dimension (may use parameters and `blockDim.*`).
@@ -70,6 +72,8 @@ pub struct Positions {
     pub lattice_updates: Position,
     /// Per array, each of its `dims`.
     pub dims: Vec<Vec<Position>>,
+    /// Per shared array, each of its `dims`.
+    pub shared_dims: Vec<Vec<Position>>,
 }
 
 /// An array the kernel reads or writes.
@@ -85,7 +89,7 @@ pub struct ArrayDecl {
     pub align_bytes: u64,
 }
 
-/// Load, store or atomic.
+/// Load, store or atomic of global memory, or load or store of shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccessKind {
     /// A global load.
@@ -95,6 +99,18 @@ pub enum AccessKind {
     /// A global atomic read-modify-write whose result the thread does not use (CUDA's
     /// `atomicAdd` and friends compile to `RED`): performed at the L2, never cached in L1.
     Atomic,
+    /// A shared-memory load (`LDS`): L1 data-pipe wavefronts by the bank rule, nothing beyond.
+    SharedLoad,
+    /// A shared-memory store (`STS`).
+    SharedStore,
+}
+
+impl AccessKind {
+    /// Whether the access is to shared memory (its array is one of [`Kernel::shared`]); it
+    /// never reaches the L1's tags, the L2 or DRAM.
+    pub fn is_shared(self) -> bool {
+        matches!(self, AccessKind::SharedLoad | AccessKind::SharedStore)
+    }
 }
 
 /// Most memory instructions in a program's text (records number them in 16 bits).
@@ -108,6 +124,7 @@ fn count_accesses(steps: &[Step]) -> usize {
             Step::Access(_) => 1,
             Step::Loop(l) => count_accesses(&l.body),
             Step::If(i) => count_accesses(&i.body),
+            Step::Sync(_) => 0,
         })
         .sum()
 }
@@ -126,6 +143,9 @@ pub enum Step {
     Loop(LoopDecl),
     /// Steps only the threads meeting a condition perform.
     If(IfDecl),
+    /// `{ sync = true }`: `__syncthreads()`, the block's barrier. Where it stands is kept (the
+    /// lifter writes it, a reader sees the phases), but it costs nothing in the simulation.
+    Sync(Position),
 }
 
 /// `{ if = "COND", body = [...] }`: threads for which COND is false skip the body; a warp none
@@ -145,7 +165,7 @@ pub struct IfDecl {
 pub struct AccessDecl {
     /// Load or store.
     pub kind: AccessKind,
-    /// Index into the kernel's arrays.
+    /// Index into the kernel's arrays ([`Kernel::shared`] for a shared access).
     pub array: usize,
     /// Element index: one linear expression, or one per dimension (x fastest).
     pub index: Vec<Expr>,
@@ -188,6 +208,8 @@ struct RawKernel {
     params: BTreeMap<String, Spanned<i64>>,
     #[serde(default)]
     arrays: Vec<RawArray>,
+    #[serde(default)]
+    shared: Vec<RawArray>,
     launch: RawLaunch,
     thread: RawThread,
 }
@@ -247,6 +269,7 @@ struct RawStep {
     #[serde(rename = "let")]
     lets: Option<Vec<Spanned<String>>>,
     body: Option<Vec<Spanned<RawStep>>>,
+    sync: Option<Spanned<bool>>,
 }
 
 /// Reserved names the thread mapping may use.
@@ -361,8 +384,13 @@ impl Kernel {
         };
         let mut names: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
         let params = parse_params(&cx, &raw.params, &mut names)?;
-        let arrays = parse_arrays(&cx, &raw.arrays)?;
-        let launch = parse_launch(&cx, &raw.launch)?;
+        let arrays = parse_arrays(&cx, &raw.arrays, 256, &[])?;
+        let shared = parse_arrays(&cx, &raw.shared, SHARED_ALIGN_BYTES, &arrays)?;
+        let mut launch = parse_launch(&cx, &raw.launch)?;
+        if raw.launch.shared_bytes_per_block.is_none() && !shared.is_empty() {
+            launch.shared_bytes_per_block = shared_bytes_expr(&shared)
+                .map_err(|e| Error::new(source_name, format!("internal: shared size: {e}")))?;
+        }
         let t = &raw.thread;
         let ThreadMapping { lets, guard } = parse_thread_mapping(&cx, t, &mut names)?;
         let lattice_updates = cx.expr(&t.lattice_updates)?;
@@ -373,6 +401,8 @@ impl Kernel {
             &lattice_updates,
             &param_names,
         )?;
+        // The shared arrays first: their dims make shared_bytes_per_block when it is not given.
+        check_shared_names(&cx, &shared, &param_names)?;
         check_launch_names(&cx, &arrays, &launch, &raw.launch, &param_names)?;
         let flops_per_update = match &t.flops_per_update {
             Some(f) if !(f.get_ref().is_finite() && *f.get_ref() >= 0.0) => {
@@ -387,7 +417,11 @@ impl Kernel {
             Some(f) => Some(*f.get_ref()),
             None => None,
         };
-        let body = parse_steps(&cx, &t.body, &arrays, &mut names, Depth::default())?;
+        let declared = Declared {
+            arrays: &arrays,
+            shared: &shared,
+        };
+        let body = parse_steps(&cx, &t.body, &declared, &mut names, Depth::default())?;
         if body.is_empty() {
             return Err(Error::new(source_name, "thread.body has no accesses"));
         }
@@ -407,6 +441,7 @@ impl Kernel {
             source_name: source_name.to_string(),
             params,
             arrays,
+            shared,
             default_block: launch.default_block,
             grid: launch.grid,
             registers_per_thread: launch.registers_per_thread,
@@ -444,6 +479,9 @@ fn positions(cx: &Ctx, raw: &RawKernel) -> Positions {
         dims: (raw.arrays.iter())
             .map(|a| a.dims.iter().map(|d| at(Some(d.span()))).collect())
             .collect(),
+        shared_dims: (raw.shared.iter())
+            .map(|a| a.dims.iter().map(|d| at(Some(d.span()))).collect())
+            .collect(),
     }
 }
 
@@ -467,13 +505,24 @@ fn parse_params(
     Ok(params)
 }
 
-/// The array declarations: distinct names, positive element sizes, at least one dimension,
-/// power-of-two alignments (256 B by default).
-fn parse_arrays(cx: &Ctx, raw: &[RawArray]) -> Result<Vec<ArrayDecl>> {
+/// Default alignment of a shared array's start within the block's shared memory (what nvcc
+/// gives a `__shared__` array of 16-byte vectors; smaller elements only ever start on their
+/// own size, which a multiple of 16 is).
+pub const SHARED_ALIGN_BYTES: u64 = 16;
+
+/// The array declarations: distinct names (also from `others`, the global arrays when these are
+/// the shared ones), positive element sizes, at least one dimension, power-of-two alignments
+/// (`default_align` bytes by default).
+fn parse_arrays(
+    cx: &Ctx,
+    raw: &[RawArray],
+    default_align: u64,
+    others: &[ArrayDecl],
+) -> Result<Vec<ArrayDecl>> {
     let mut arrays: Vec<ArrayDecl> = Vec::new();
     for a in raw {
         let name = a.name.get_ref().clone();
-        if arrays.iter().any(|b| b.name == name) {
+        if arrays.iter().chain(others).any(|b| b.name == name) {
             return Err(cx.err_at(
                 a.name.span().start,
                 format!("array '{name}' is declared twice"),
@@ -496,7 +545,7 @@ fn parse_arrays(cx: &Ctx, raw: &[RawArray]) -> Result<Vec<ArrayDecl>> {
                 }
                 x
             }
-            None => 256,
+            None => default_align,
         };
         arrays.push(ArrayDecl {
             name,
@@ -680,6 +729,42 @@ fn check_launch_names(
     Ok(())
 }
 
+/// Shared arrays' dimensions may use parameters and `blockDim.*` (a tile that grows with the
+/// block).
+fn check_shared_names(cx: &Ctx, shared: &[ArrayDecl], param_names: &[String]) -> Result<()> {
+    let mut known = param_names.to_vec();
+    known.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
+    for a in shared {
+        for d in &a.dims {
+            check_names(cx, 0, d, &known).map_err(|e| {
+                Error::new(
+                    cx.source,
+                    format!("shared array '{}': {}", a.name, strip_location(&e.message)),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The shared memory the `[[shared]]` arrays take per block, as laid out one after another
+/// (each starting on its alignment): `shared_bytes_per_block` when the trace does not give it.
+fn shared_bytes_expr(shared: &[ArrayDecl]) -> std::result::Result<Expr, expr::ParseError> {
+    let terms: Vec<String> = shared
+        .iter()
+        .map(|a| {
+            let dims: Vec<String> = a.dims.iter().map(|d| format!("({d})")).collect();
+            format!(
+                "cdiv({} * {}, {align}) * {align}",
+                a.element_bytes,
+                dims.join(" * "),
+                align = a.align_bytes
+            )
+        })
+        .collect();
+    expr::parse(&terms.join(" + "))
+}
+
 fn strip_location(m: &str) -> &str {
     m.split_once(": ").map_or(m, |(_, rest)| rest)
 }
@@ -700,12 +785,19 @@ struct Depth {
     nesting: usize,
 }
 
-/// The body entries at `depth`, each an access, a loop or an `if`; loop variables and loop
-/// `let`s are visible (in `names`) only inside their loop.
+/// The arrays accesses may name: global (`[[arrays]]`) and shared (`[[shared]]`).
+#[derive(Clone, Copy)]
+struct Declared<'a> {
+    arrays: &'a [ArrayDecl],
+    shared: &'a [ArrayDecl],
+}
+
+/// The body entries at `depth`, each an access, a loop, an `if` or a `sync`; loop variables and
+/// loop `let`s are visible (in `names`) only inside their loop.
 fn parse_steps(
     cx: &Ctx,
     raw: &[Spanned<RawStep>],
-    arrays: &[ArrayDecl],
+    arrays: &Declared,
     names: &mut Vec<String>,
     depth: Depth,
 ) -> Result<Vec<Step>> {
@@ -719,14 +811,17 @@ fn parse_steps(
             r.atomic.is_some(),
             r.loop_var.is_some(),
             r.if_cond.is_some(),
+            r.sync.is_some(),
         ];
         if heads.iter().filter(|h| **h).count() != 1 {
             return Err(cx.err_at(
                 at,
-                "each body entry is exactly one of: load = \"array\", store = \"array\", atomic = \"array\", loop = \"var\", if = \"condition\"",
+                "each body entry is exactly one of: load = \"array\", store = \"array\", atomic = \"array\", loop = \"var\", if = \"condition\", sync = true",
             ));
         }
-        if let Some(a) = r.load.as_ref().or(r.store.as_ref()).or(r.atomic.as_ref()) {
+        if let Some(sync) = &r.sync {
+            out.push(Step::Sync(parse_sync(cx, at, r, sync)?));
+        } else if let Some(a) = r.load.as_ref().or(r.store.as_ref()).or(r.atomic.as_ref()) {
             out.push(Step::Access(parse_access(cx, at, r, a, arrays, names)?));
         } else if let Some(var) = &r.loop_var {
             out.push(Step::Loop(parse_loop(
@@ -739,14 +834,36 @@ fn parse_steps(
     Ok(out)
 }
 
-/// One access entry at `at`, of the array named `a`: its kind, index expressions (using only
-/// `names`) and bytes per thread (the element size by default, at most 128).
+/// A `{ sync = true }` entry at `at` (`__syncthreads()`): it takes nothing else, and only `true`.
+fn parse_sync(cx: &Ctx, at: usize, r: &RawStep, sync: &Spanned<bool>) -> Result<Position> {
+    if r.index.is_some()
+        || r.bytes.is_some()
+        || r.ends_run.is_some()
+        || r.count.is_some()
+        || r.while_cond.is_some()
+        || r.lets.is_some()
+        || r.body.is_some()
+    {
+        return Err(cx.err_at(at, "a sync step takes only sync = true"));
+    }
+    if !*sync.get_ref() {
+        return Err(cx.err_at(
+            sync.span().start,
+            "sync = false is not a step: leave it out",
+        ));
+    }
+    Ok(cx.position(at))
+}
+
+/// One access entry at `at`, of the array named `a` (global, or shared when `[[shared]]` declares
+/// it): its kind, index expressions (using only `names`) and bytes per thread (the element size
+/// by default, at most 128; 4, 8 or 16 for a shared one, or the element size when smaller).
 fn parse_access(
     cx: &Ctx,
     at: usize,
     r: &RawStep,
     a: &Spanned<String>,
-    arrays: &[ArrayDecl],
+    declared: &Declared,
     names: &[String],
 ) -> Result<AccessDecl> {
     if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
@@ -755,15 +872,33 @@ fn parse_access(
             "an access takes only load/store/atomic, index, bytes and ends_run",
         ));
     }
-    let kind = if r.load.is_some() {
-        AccessKind::Load
-    } else if r.store.is_some() {
-        AccessKind::Store
-    } else {
-        AccessKind::Atomic
+    let shared_index = declared.shared.iter().position(|x| &x.name == a.get_ref());
+    let kind = match (r.load.is_some(), r.store.is_some(), shared_index.is_some()) {
+        (true, _, false) => AccessKind::Load,
+        (_, true, false) => AccessKind::Store,
+        (true, _, true) => AccessKind::SharedLoad,
+        (_, true, true) => AccessKind::SharedStore,
+        (false, false, false) => AccessKind::Atomic,
+        (false, false, true) => {
+            return Err(cx.err_at(
+                a.span().start,
+                format!(
+                    "an atomic on shared array '{}' is not modelled (only global atomics are)",
+                    a.get_ref()
+                ),
+            ));
+        }
     };
-    let Some(array) = arrays.iter().position(|x| &x.name == a.get_ref()) else {
-        let known = arrays.iter().map(|x| x.name.as_str());
+    let arrays = if kind.is_shared() {
+        declared.shared
+    } else {
+        declared.arrays
+    };
+    let found = shared_index.or_else(|| arrays.iter().position(|x| &x.name == a.get_ref()));
+    let Some(array) = found else {
+        let known = (declared.arrays.iter())
+            .chain(declared.shared)
+            .map(|x| x.name.as_str());
         return Err(cx.err_at(
             a.span().start,
             format!(
@@ -790,6 +925,12 @@ fn parse_access(
             format!("an access of {bytes} bytes per thread is more than 128"),
         ));
     }
+    if kind.is_shared() && !matches!(bytes, 1 | 2 | 4 | 8 | 16) {
+        return Err(cx.err_at(
+            at,
+            format!("a shared access moves 1, 2, 4, 8 or 16 bytes per thread, not {bytes}"),
+        ));
+    }
     if kind == AccessKind::Atomic && ![4, 8].contains(&bytes) {
         return Err(cx.err_at(
             at,
@@ -800,7 +941,7 @@ fn parse_access(
         Some(e) if kind != AccessKind::Load => {
             return Err(cx.err_at(
                 e.span().start,
-                "ends_run marks a load (a store or an atomic always ends a run)",
+                "ends_run marks a load of global memory (a store, an atomic or a shared access always ends a run)",
             ));
         }
         Some(e) => *e.get_ref(),
@@ -869,7 +1010,7 @@ fn parse_loop(
     at: usize,
     r: &RawStep,
     var: &Spanned<String>,
-    arrays: &[ArrayDecl],
+    arrays: &Declared,
     names: &mut Vec<String>,
     depth: Depth,
 ) -> Result<LoopDecl> {
@@ -952,7 +1093,7 @@ fn parse_if(
     at: usize,
     r: &RawStep,
     cond_s: &Spanned<String>,
-    arrays: &[ArrayDecl],
+    arrays: &Declared,
     names: &mut Vec<String>,
     depth: Depth,
 ) -> Result<IfDecl> {

@@ -284,6 +284,8 @@ impl Access {
             AccessKind::Load => "a load",
             AccessKind::Store => "a store",
             AccessKind::Atomic => "an atomic",
+            AccessKind::SharedLoad => "a shared load",
+            AccessKind::SharedStore => "a shared store",
         };
         let problem = match outside {
             Outside::Coordinate { dim, value } => {
@@ -535,6 +537,9 @@ pub struct Launch {
     pub occupancy: Occupancy,
     /// Arrays with their addresses.
     pub arrays: Vec<ArrayLayout>,
+    /// Shared arrays of each block, with their offsets in the block's shared memory (a shared
+    /// access's [`Access::array`] is a position here).
+    pub shared_arrays: Vec<ArrayLayout>,
     /// Lattice updates of the launch.
     pub lattice_updates: u64,
     /// The compiled per-thread program.
@@ -582,6 +587,16 @@ impl Launch {
         ))
     }
 
+    /// The layout of the array access `a` reads or writes: [`Launch::shared_arrays`] for a
+    /// shared access, else [`Launch::arrays`].
+    pub fn array_of(&self, a: &Access) -> &ArrayLayout {
+        if a.kind.is_shared() {
+            &self.shared_arrays[a.array]
+        } else {
+            &self.arrays[a.array]
+        }
+    }
+
     /// The L1 capacity of this launch's SMs: what the shared-memory carve-out the driver picks for
     /// its residency leaves ([`crate::input::hw::L1Config::size_for`]).
     pub fn l1_bytes(&self, hw: &HwConfig) -> u64 {
@@ -626,12 +641,13 @@ impl Launch {
                 format!("{total_blocks} blocks are more than this simulator handles (2^32)"),
             ));
         }
+        let shared_arrays = scope.shared_layouts(kernel)?;
         let (registers_per_thread, shared_bytes_per_block) = scope.resources(kernel)?;
         let occupancy = occupancy(hw, threads, registers_per_thread, shared_bytes_per_block)
             .map_err(|m| Error::new(src, m))?;
         let arrays = scope.array_layouts(kernel, hw.dram.allocation_granularity_bytes)?;
         let lattice_updates = scope.lattice_updates(kernel)?;
-        let program = compile_program(kernel, &params, &arrays, block, grid)?;
+        let program = compile_program(kernel, &params, &arrays, &shared_arrays, block, grid)?;
 
         Ok(Launch {
             kernel: kernel.name.clone(),
@@ -643,6 +659,7 @@ impl Launch {
             threads_per_block: threads,
             occupancy,
             arrays,
+            shared_arrays,
             lattice_updates,
             program,
             block_index_components: block_index_components(kernel),
@@ -670,6 +687,7 @@ fn block_index_components(kernel: &Kernel) -> u32 {
                     out.push(&i.cond);
                     steps(&i.body, out);
                 }
+                Step::Sync(_) => {}
             }
         }
     }
@@ -857,6 +875,49 @@ impl ConstScope<'_> {
         Ok(arrays)
     }
 
+    /// The `[[shared]]` arrays' sizes and their offsets in a block's shared memory: one after
+    /// another, each on its alignment, from 0 (only offsets modulo 128 bytes matter: the banks).
+    fn shared_layouts(&self, kernel: &Kernel) -> Result<Vec<ArrayLayout>> {
+        let mut next = 0u64;
+        let mut out = Vec::new();
+        for (a, places) in kernel.shared.iter().zip(&kernel.at.shared_dims) {
+            let mut elements: u64 = 1;
+            let mut dims = Vec::with_capacity(a.dims.len());
+            for (d, &at) in a.dims.iter().zip(places) {
+                let v = self.eval(d, at, &format!("shared array '{}' dimension", a.name))?;
+                if v <= 0 {
+                    return Err(Error::new(
+                        self.src,
+                        format!(
+                            "{at}: shared array '{}' has a dimension \"{d}\" = {v}, not positive",
+                            a.name
+                        ),
+                    ));
+                }
+                dims.push(v);
+                elements = elements
+                    .checked_mul(v as u64)
+                    .filter(|&n| {
+                        n.checked_mul(a.element_bytes as u64)
+                            .is_some_and(|b| b <= u32::MAX as u64)
+                    })
+                    .ok_or_else(|| {
+                        Error::new(self.src, format!("shared array '{}' is too large", a.name))
+                    })?;
+            }
+            let base = next.div_ceil(a.align_bytes) * a.align_bytes;
+            next = base + elements * a.element_bytes as u64;
+            out.push(ArrayLayout {
+                name: a.name.clone(),
+                base,
+                elements,
+                element_bytes: a.element_bytes,
+                dims,
+            });
+        }
+        Ok(out)
+    }
+
     /// Registers per thread and shared bytes per block: the trace's expressions for this block.
     pub fn resources(&self, kernel: &Kernel) -> Result<(u32, u32)> {
         let at = kernel.at.registers_per_thread;
@@ -961,6 +1022,7 @@ fn compile_program(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
     arrays: &[ArrayLayout],
+    shared: &[ArrayLayout],
     block: [u32; 3],
     grid: [u32; 3],
 ) -> Result<Program> {
@@ -1041,6 +1103,7 @@ fn compile_program(
     let compiler = StepCompiler {
         src,
         arrays,
+        shared,
         block,
         grid,
         compile_with: &compile_with,
@@ -1106,6 +1169,7 @@ type PredicateFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Resu
 struct StepCompiler<'a> {
     src: &'a str,
     arrays: &'a [ArrayLayout],
+    shared: &'a [ArrayLayout],
     block: [u32; 3],
     grid: [u32; 3],
     compile_with: &'a CompileFn<'a>,
@@ -1131,6 +1195,9 @@ impl StepCompiler<'_> {
                     nodes.push(Node::Access(accesses.len()));
                     accesses.push(acc);
                 }
+                // The barrier costs nothing modelled: the warps of a block issue in turns
+                // already, and the time model charges no wait (docs/trace-format.md).
+                Step::Sync(_) => {}
                 Step::Loop(l) => {
                     let count =
                         compile_with(&l.count, lets, loop_vars, &format!("{}: loop count", l.at))?;
@@ -1204,7 +1271,11 @@ impl StepCompiler<'_> {
         lets: &[(String, Expr)],
         loop_vars: &[String],
     ) -> Result<Access> {
-        let array = &self.arrays[a.array];
+        let array = if a.kind.is_shared() {
+            &self.shared[a.array]
+        } else {
+            &self.arrays[a.array]
+        };
         let what = format!(
             "{}: index of {} '{}'",
             a.at,
@@ -1212,6 +1283,8 @@ impl StepCompiler<'_> {
                 AccessKind::Load => "load from",
                 AccessKind::Store => "store to",
                 AccessKind::Atomic => "atomic on",
+                AccessKind::SharedLoad => "shared load from",
+                AccessKind::SharedStore => "shared store to",
             },
             array.name
         );

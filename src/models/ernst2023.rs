@@ -303,7 +303,8 @@ impl<'a> Enumerator<'a> {
         }
     }
 
-    /// Runs `visit` on every warp instruction of block `block_id`, in program order, with its
+    /// Runs `visit` on every global-memory warp instruction of block `block_id` (shared accesses
+    /// are no part of the paper's model), in program order, with its
     /// active lane mask and the byte address of each active lane (in lane order); returns the
     /// block's lattice updates (`lups_per_thread` per active thread if given, else the thread's
     /// loop trips, or 1 without a loop).
@@ -325,7 +326,7 @@ impl<'a> Enumerator<'a> {
             let static_stores = p
                 .accesses
                 .iter()
-                .filter(|a| a.kind != AccessKind::Load)
+                .filter(|a| a.kind != AccessKind::Load && !a.kind.is_shared())
                 .count()
                 .max(1) as f64;
             for (w, info) in warps.iter().enumerate() {
@@ -333,6 +334,9 @@ impl<'a> Enumerator<'a> {
                 let mut stores = 0u64;
                 while let Some(step) = cursor.next()? {
                     let a = &p.accesses[step.access];
+                    if a.kind.is_shared() {
+                        continue;
+                    }
                     if a.kind != AccessKind::Load {
                         stores += step.mask.count_ones() as u64;
                     }
@@ -371,6 +375,9 @@ impl<'a> Enumerator<'a> {
                 }
             }
             let mut run = |k: usize, a: &Access, mask: u32, iteration: u32| -> Result<()> {
+                if a.kind.is_shared() {
+                    return Ok(());
+                }
                 let mut iterations = [0; MAX_LOOP_DEPTH];
                 iterations[0] = iteration;
                 let (w, it) = (w as u32, &iterations);
@@ -626,6 +633,9 @@ pub fn block_metrics(
                 }
             }
             AccessKind::Store | AccessKind::Atomic => m.store_request_sectors += warp.len() as u64,
+            AccessKind::SharedLoad | AccessKind::SharedStore => {
+                unreachable!("visit_block passes no shared access")
+            }
         }
         // Lanes 0-15 and 16-31 are the two half warps; `addrs` holds the active lanes in lane
         // order, so the lower half's are the first `popcount(mask & 0xffff)`.
@@ -687,6 +697,9 @@ pub fn wave_metrics(
             let set = match a.kind {
                 AccessKind::Load => &mut loads,
                 AccessKind::Store | AccessKind::Atomic => &mut stores,
+                AccessKind::SharedLoad | AccessKind::SharedStore => {
+                    unreachable!("visit_block passes no shared access")
+                }
             };
             set.insert_lanes(addrs, a.bytes, sector_bytes);
         })?;

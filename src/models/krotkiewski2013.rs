@@ -228,7 +228,7 @@ fn first_loaded_element_bytes(input: &ModelInput) -> Option<u64> {
             Step::Access(a) if a.kind == AccessKind::Load => Some(a.array),
             Step::Loop(l) => find(&l.body),
             Step::If(i) => find(&i.body),
-            Step::Access(_) => None,
+            Step::Access(_) | Step::Sync(_) => None,
         })
     }
     let array = find(&input.kernel.body)?;

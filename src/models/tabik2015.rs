@@ -896,6 +896,7 @@ fn count_stores(steps: &[crate::input::trace::Step]) -> usize {
             }
             crate::input::trace::Step::Loop(l) => count_stores(&l.body),
             crate::input::trace::Step::If(i) => count_stores(&i.body),
+            crate::input::trace::Step::Sync(_) => 0,
         })
         .sum()
 }

@@ -103,6 +103,118 @@ fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     per_bank.iter().copied().max().unwrap_or(0) as u64
 }
 
+/// What one shared-memory warp instruction (`LDS`/`STS`) costs the data pipe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SharedCost {
+    /// Wavefronts (`l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}`).
+    pub wavefronts: u64,
+    /// Bank conflicts (`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}`): the
+    /// wavefronts beyond those the instruction would take if no bank held more than one word.
+    pub conflicts: u64,
+}
+
+/// The shared-memory bank rule, measured on the H200 (`tests/data/h200/shared/`, 384 warp
+/// instructions, every one exact):
+///
+/// 1. The warp is served in phases of 128 bytes' worth of lanes: all 32 lanes for accesses of
+///    1–4 bytes, half-warps for 8 bytes, quarter-warps for 16.
+/// 2. A phase takes as many wavefronts as the most distinct 4-byte words one of the 32 banks
+///    must deliver to its active lanes (lanes on one word share it: a broadcast); a phase with
+///    no active lane takes none.
+/// 3. Loads of 8 and 16 bytes whose every quad of lanes (0–3, 4–7, …) reads at most two distinct
+///    addresses pair their phases (the two halves of an 8-byte load; quarters 0+1 and 2+3 of a
+///    16-byte one): a pair whose lanes together need at most one word per bank takes one
+///    wavefront (one that would need more, not measured, takes its phases' sum). Stores never
+///    pair.
+/// 4. Bank conflicts are the wavefronts beyond one per phase (per pair where rule 3 pairs).
+///
+/// `addrs` are the lanes' byte addresses in shared memory, `mask` the active lanes.
+pub fn shared_wavefronts(addrs: &[u64; 32], mask: u32, bytes: u32, is_store: bool) -> SharedCost {
+    let phase_lanes = group_lanes(bytes);
+    let phases = 32 / phase_lanes;
+    let phase_mask = |p: usize| {
+        let m = if phase_lanes == 32 {
+            u32::MAX
+        } else {
+            (1u32 << phase_lanes) - 1
+        };
+        mask & (m << (p * phase_lanes))
+    };
+    let pairs = !is_store && phases > 1 && quads_read_at_most_two_addresses(addrs, mask);
+    let mut cost = SharedCost::default();
+    let mut p = 0;
+    while p < phases {
+        if pairs {
+            let (a, b) = (phase_mask(p), phase_mask(p + 1));
+            if a | b != 0 {
+                let together = bank_depth(addrs, a | b, bytes);
+                let w = if together <= 1 {
+                    together
+                } else {
+                    bank_depth(addrs, a, bytes) + bank_depth(addrs, b, bytes)
+                };
+                cost.wavefronts += w;
+                cost.conflicts += w - 1;
+            }
+            p += 2;
+        } else {
+            let w = bank_depth(addrs, phase_mask(p), bytes);
+            cost.wavefronts += w;
+            cost.conflicts += w.saturating_sub(1);
+            p += 1;
+        }
+    }
+    cost
+}
+
+/// Whether every quad of lanes (0–3, 4–7, …) reads at most two distinct addresses among its
+/// active lanes (rule 3 of [`shared_wavefronts`]).
+fn quads_read_at_most_two_addresses(addrs: &[u64; 32], mask: u32) -> bool {
+    (0..32).step_by(4).all(|q| {
+        let mut seen: [Option<u64>; 2] = [None; 2];
+        (q..q + 4).filter(|l| mask >> l & 1 == 1).all(|l| {
+            let a = Some(addrs[l]);
+            if seen.contains(&a) {
+                true
+            } else if let Some(free) = seen.iter_mut().find(|s| s.is_none()) {
+                *free = a;
+                true
+            } else {
+                false
+            }
+        })
+    })
+}
+
+/// The most distinct 4-byte words one bank must deliver to the lanes of `m` (all 32 lanes may
+/// be in it), each lane reading `bytes` from its address; 0 when `m` is empty.
+fn bank_depth(addrs: &[u64; 32], m: u32, bytes: u32) -> u64 {
+    let mut words = [0u64; 32 * 4];
+    let mut n = 0;
+    let mut rest = m;
+    while rest != 0 {
+        let l = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        let first = addrs[l] >> 2;
+        let last = (addrs[l] + bytes.max(1) as u64 - 1) >> 2;
+        for w in first..=last.min(first + 3) {
+            words[n] = w;
+            n += 1;
+        }
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u8; BANKS];
+    let mut prev = None;
+    for &w in words.iter() {
+        if prev != Some(w) {
+            per_bank[(w % BANKS as u64) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    per_bank.iter().copied().max().unwrap_or(0) as u64
+}
+
 /// Passes of an atomic warp instruction: the bank rule, except that lanes on the same word do
 /// not share it (measured on the H100: 32 lanes adding to one word take 32 passes, 32 distinct
 /// words 1, stride 8 words 8; tests/data/h100/micro/atomics/). The one measured exception:
@@ -269,5 +381,126 @@ mod tests {
             *x = 4096 + 8 * l as u64;
         }
         assert_eq!(passes(&b, 0xffff_0000, 8), 1);
+    }
+
+    /// Lane addresses of a pattern of `tests/data/h200/shared/README.md`: lane `l` accesses
+    /// element `index(l)` of `width` bytes from address 0.
+    fn shared_pattern(width: u32, pattern: &str, a: u64) -> [u64; 32] {
+        std::array::from_fn(|l| {
+            let l = l as u64;
+            let index = match pattern {
+                "stride" => l * a,
+                "group" => l / a,
+                "mod" => l % a,
+                "perm" => (l * a) % 32,
+                "xor" => l ^ a,
+                "pad" => (l % 8) * a + l / 8,
+                "quad0" if l < 4 => l % a,
+                "quad0" => 0,
+                "first" if l < a => l,
+                "first" => 0,
+                other => panic!("unknown pattern {other}"),
+            };
+            index * width as u64
+        })
+    }
+
+    /// Wavefronts of a full warp's shared load (`false`) or store (`true`) of a pattern.
+    fn shared(store: bool, width: u32, pattern: &str, a: u64) -> u64 {
+        let addrs = shared_pattern(width, pattern, a);
+        shared_wavefronts(&addrs, u32::MAX, width, store).wavefronts
+    }
+
+    #[test]
+    fn every_measured_shared_instruction_follows_the_bank_rule() {
+        let csv = include_str!("../../tests/data/h200/shared/banks.csv");
+        let mut rows = 0;
+        for line in csv.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let store = f[0] == "st";
+            let width: u32 = f[1].parse().unwrap();
+            let arg: u64 = f[3].parse().unwrap();
+            let lanes: u32 = f[4].parse().unwrap();
+            let [instructions, wavefronts, conflicts] =
+                [5, 6, 7].map(|i| f[i].parse::<u64>().unwrap());
+            let mask = if lanes == 32 {
+                u32::MAX
+            } else {
+                (1 << lanes) - 1
+            };
+            let addrs = shared_pattern(width, f[2], arg);
+            let cost = shared_wavefronts(&addrs, mask, width, store);
+            assert_eq!(
+                (
+                    cost.wavefronts * instructions,
+                    cost.conflicts * instructions
+                ),
+                (wavefronts, conflicts),
+                "{line}"
+            );
+            rows += 1;
+        }
+        assert_eq!(rows, 384);
+    }
+
+    #[test]
+    fn shared_strides_cost_the_busiest_bank() {
+        // 4 bytes: stride 1 or any odd stride spreads 32 words over 32 banks; stride 2 puts two
+        // words in each even bank, stride 32 all 32 in bank 0.
+        assert_eq!(shared(false, 4, "stride", 1), 1);
+        assert_eq!(shared(false, 4, "stride", 3), 1);
+        assert_eq!(shared(false, 4, "stride", 2), 2);
+        assert_eq!(shared(false, 4, "stride", 32), 32);
+        // Stride 33 (a padded tile's column) is odd: conflict-free.
+        assert_eq!(shared(false, 4, "stride", 33), 1);
+        assert_eq!(shared(true, 4, "stride", 32), 32);
+        // 8 rows x 4 columns of a tile, lane l at row l % 8, column l / 8: pitch 32 puts each
+        // column's 8 words in one bank (8); pitch 33 shifts rows a bank apart, so banks
+        // r + c (r < 8, c < 4) hold up to 4 words (rows 3..7 meet 4 columns).
+        assert_eq!(shared(false, 4, "pad", 32), 8);
+        assert_eq!(shared(false, 4, "pad", 33), 4);
+    }
+
+    #[test]
+    fn shared_broadcasts_share_a_word() {
+        // Every lane on one word: one wavefront; four lanes per word: still one per bank.
+        assert_eq!(shared(false, 4, "stride", 0), 1);
+        assert_eq!(shared(false, 4, "group", 4), 1);
+        assert_eq!(shared(true, 4, "stride", 0), 1);
+        let c = shared_wavefronts(&shared_pattern(4, "stride", 2), u32::MAX, 4, false);
+        assert_eq!(
+            c,
+            SharedCost {
+                wavefronts: 2,
+                conflicts: 1
+            }
+        );
+    }
+
+    #[test]
+    fn wide_shared_accesses_go_in_phases_and_loads_may_pair_them() {
+        // 8 bytes, unit stride: two half-warp phases of 128 bytes, no conflict.
+        assert_eq!(shared(false, 8, "stride", 1), 2);
+        // 16 bytes: four quarter-warp phases.
+        assert_eq!(shared(false, 16, "stride", 1), 4);
+        // One address: a load's phases pair (every quad reads one address), a store's never do.
+        assert_eq!(shared(false, 8, "stride", 0), 1);
+        assert_eq!(shared(true, 8, "stride", 0), 2);
+        assert_eq!(shared(false, 16, "stride", 0), 2);
+        assert_eq!(shared(true, 16, "stride", 0), 4);
+        // Lanes two apart share an element (two addresses per quad): paired, one wavefront;
+        // four addresses per quad keep the phases apart.
+        assert_eq!(shared(false, 8, "mod", 2), 1);
+        assert_eq!(shared(false, 8, "mod", 4), 2);
+        // 16 bytes in an 8 x 4 tile of pitch 32 elements (128 words): each quarter's 8 lanes
+        // are 8 rows of one column, 8 words in each of 4 banks: 8 per phase, 4 phases.
+        assert_eq!(shared(false, 16, "pad", 32), 32);
+        // An inactive half costs nothing.
+        let addrs = shared_pattern(8, "stride", 1);
+        assert_eq!(shared_wavefronts(&addrs, 0xffff, 8, true).wavefronts, 1);
+        assert_eq!(
+            shared_wavefronts(&addrs, 0, 8, false),
+            SharedCost::default()
+        );
     }
 }

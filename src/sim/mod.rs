@@ -225,9 +225,12 @@ pub fn simulate_sampled(
     }))
 }
 
-/// L1 data-stage wavefronts: the passes plus what the launch adds ([`data_stage`]).
+/// L1 data-stage wavefronts: the passes of global accesses, the shared accesses' wavefronts
+/// (the hardware's total counts both) and what the launch adds ([`data_stage`]).
 fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u64) -> u64 {
     l1.data_passes
+        + l1.shared_load_wavefronts
+        + l1.shared_store_wavefronts
         + data_stage::extra_wavefronts(
             &hw.l1,
             l1.load_miss_request_lines,
@@ -272,7 +275,12 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
     }
     let active = streams.active_warps;
     let mut touched = vec![false; launch.arrays.len()];
-    for a in &launch.program.accesses {
+    for a in launch
+        .program
+        .accesses
+        .iter()
+        .filter(|a| !a.kind.is_shared())
+    {
         touched[a.array] = true;
     }
     let footprint = (launch.arrays.iter().zip(&touched))

@@ -235,10 +235,10 @@ impl WavePlan {
 
 /// The counts the sampler extrapolates, as one vector: each additive field of [`Counts`], the
 /// L1's first, the ticks last.
-pub const FIELDS: usize = 22;
+pub const FIELDS: usize = 28;
 /// How many of [`FIELDS`] are the L1's (then come the L2's, the DRAM's, the compulsory volume
 /// and the ticks).
-pub const L1_FIELDS: usize = 12;
+pub const L1_FIELDS: usize = 18;
 /// The place of the ticks in [`FIELDS`].
 pub const TICKS_FIELD: usize = FIELDS - 1;
 
@@ -265,6 +265,13 @@ fn fields_mut<'a>(c: &'a mut Counts, compulsory: &'a mut u64) -> [&'a mut u64; F
         &mut l1.data_passes,
         &mut l1.atomic_requests,
         &mut l1.atomic_sectors,
+        // Shared memory: requests, data-pipe wavefronts and bank conflicts of loads and stores.
+        &mut l1.shared_load_requests,
+        &mut l1.shared_store_requests,
+        &mut l1.shared_load_wavefronts,
+        &mut l1.shared_store_wavefronts,
+        &mut l1.shared_load_bank_conflicts,
+        &mut l1.shared_store_bank_conflicts,
         &mut l2.read_sectors,
         &mut l2.read_lookup_miss_sectors,
         &mut l2.write_sectors,
@@ -326,10 +333,11 @@ pub struct Estimate {
 
 /// The places in [`FIELDS`] of the L1's counts that the lanes' addresses alone decide, whatever
 /// the schedule and the caches: requests and sectors of loads, stores and atomics, the blocks'
-/// distinct load sectors and lines, the data-stage passes. A sampled simulation of the simple
+/// distinct load sectors and lines, the data-stage passes, the shared-memory requests and
+/// wavefronts. A sampled simulation of the simple
 /// form counts them over every warp ([`crate::sim::sm_stage::instruction_counts`]) instead of
 /// estimating them.
-pub const ADDRESS_FIELDS: [usize; 9] = [0, 1, 3, 4, 5, 6, 9, 10, 11];
+pub const ADDRESS_FIELDS: [usize; 15] = [0, 1, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 17];
 
 impl Estimate {
     /// Replaces the estimates of [`ADDRESS_FIELDS`] by the exact values in `exact`, intervals
@@ -339,19 +347,19 @@ impl Estimate {
         // Every store and atomic sector of the L1 goes on to the L2 (write-through, atomics
         // bypass it): the L2's write and atomic sectors are the L1's.
         let mut exact = *exact;
-        for (l2, l1) in [(14, 4), (17, 11)] {
+        for (l2, l1) in [(20, 4), (23, 11)] {
             exact[l2] = exact[l1];
         }
-        for f in ADDRESS_FIELDS.into_iter().chain([14, 17]) {
+        for f in ADDRESS_FIELDS.into_iter().chain([20, 23]) {
             (self.point[f], self.lo[f], self.hi[f]) = (exact[f], exact[f], exact[f]);
         }
         self
     }
 }
 
-/// The places in [`FIELDS`] of the L1's load, store and atomic requests: every warp
-/// instruction is one of them.
-const INSTRUCTION_FIELDS: [usize; 3] = [0, 3, 10];
+/// The places in [`FIELDS`] of the L1's load, store and atomic requests and of the shared
+/// loads and stores: every warp instruction is one of them.
+const INSTRUCTION_FIELDS: [usize; 5] = [0, 3, 10, 12, 13];
 
 /// The warp instructions a tally holds.
 fn instructions(t: &[u64; FIELDS]) -> f64 {

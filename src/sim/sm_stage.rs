@@ -52,8 +52,23 @@ pub struct L1Counters {
     /// hit by lanes on one address counts once per lane-round).
     pub atomic_sectors: u64,
     /// L1 data-stage wavefronts (`l1tex__data_pipe_lsu_wavefronts`): `data_passes` plus what
-    /// [`data_stage::extra_wavefronts`] adds for the launch; set when the simulation ends.
+    /// [`data_stage::extra_wavefronts`] adds for the launch and the shared wavefronts; set when
+    /// the simulation ends.
     pub wavefronts: u64,
+    // Shared memory (`[[shared]]` arrays): never past the data pipe.
+    /// Warp-level shared load instructions (`LDS`).
+    pub shared_load_requests: u64,
+    /// Warp-level shared store instructions (`STS`).
+    pub shared_store_requests: u64,
+    /// Data-pipe wavefronts of the shared loads, by the bank rule
+    /// ([`data_stage::shared_wavefronts`]).
+    pub shared_load_wavefronts: u64,
+    /// Data-pipe wavefronts of the shared stores.
+    pub shared_store_wavefronts: u64,
+    /// Bank conflicts of the shared loads: their wavefronts beyond the conflict-free count.
+    pub shared_load_bank_conflicts: u64,
+    /// Bank conflicts of the shared stores.
+    pub shared_store_bank_conflicts: u64,
 }
 
 impl L1Counters {
@@ -73,6 +88,14 @@ impl L1Counters {
             atomic_requests: self.atomic_requests - o.atomic_requests,
             atomic_sectors: self.atomic_sectors - o.atomic_sectors,
             wavefronts: self.wavefronts - o.wavefronts,
+            shared_load_requests: self.shared_load_requests - o.shared_load_requests,
+            shared_store_requests: self.shared_store_requests - o.shared_store_requests,
+            shared_load_wavefronts: self.shared_load_wavefronts - o.shared_load_wavefronts,
+            shared_store_wavefronts: self.shared_store_wavefronts - o.shared_store_wavefronts,
+            shared_load_bank_conflicts: self.shared_load_bank_conflicts
+                - o.shared_load_bank_conflicts,
+            shared_store_bank_conflicts: self.shared_store_bank_conflicts
+                - o.shared_store_bank_conflicts,
         }
     }
 
@@ -91,6 +114,12 @@ impl L1Counters {
         self.atomic_requests += o.atomic_requests;
         self.atomic_sectors += o.atomic_sectors;
         self.wavefronts += o.wavefronts;
+        self.shared_load_requests += o.shared_load_requests;
+        self.shared_store_requests += o.shared_store_requests;
+        self.shared_load_wavefronts += o.shared_load_wavefronts;
+        self.shared_store_wavefronts += o.shared_store_wavefronts;
+        self.shared_load_bank_conflicts += o.shared_load_bank_conflicts;
+        self.shared_store_bank_conflicts += o.shared_store_bank_conflicts;
     }
 }
 
@@ -374,6 +403,7 @@ pub struct GenContext {
     layout: Layout,
     /// The launch's arrays and accesses as bound, for errors.
     arrays: Vec<ArrayLayout>,
+    shared_arrays: Vec<ArrayLayout>,
     steps: Vec<Access>,
     source_name: String,
 }
@@ -390,7 +420,7 @@ impl GenContext {
             .flattened()
             .into_iter()
             .map(|a| {
-                let arr = &launch.arrays[a.array];
+                let arr = launch.array_of(a);
                 let elem = arr.element_bytes as i64;
                 let fast = a.index.as_affine().map(|f| {
                     let t = [
@@ -489,6 +519,10 @@ impl GenContext {
         let mut pattern_classes: Vec<PatternClass> = Vec::new();
         for a in &mut accesses {
             let Some(f) = &a.fast else { continue };
+            if a.kind.is_shared() {
+                // Never coalesced into lines; their wavefronts are the bank rule's, per warp.
+                continue;
+            }
             if a.elem % 4 != 0 || a.base % 4 != 0 {
                 continue;
             }
@@ -534,8 +568,18 @@ impl GenContext {
             layout: launch.program.layout(),
             block: launch.block,
             arrays: launch.arrays.clone(),
+            shared_arrays: launch.shared_arrays.clone(),
             steps: launch.program.accesses.clone(),
             source_name: launch.source_name.clone(),
+        }
+    }
+
+    /// The layout of the array `a` accesses: a shared one or a global one.
+    fn array_of(&self, a: &PreparedAccess) -> &ArrayLayout {
+        if a.kind.is_shared() {
+            &self.shared_arrays[a.array]
+        } else {
+            &self.arrays[a.array]
         }
     }
 
@@ -553,7 +597,7 @@ impl GenContext {
         let step = &self.steps[issue.access as usize];
         step.outside_error(
             &self.source_name,
-            &self.arrays[a.array],
+            self.array_of(a),
             outside,
             &self.thread_name(a, issue, lane),
         )
@@ -576,7 +620,7 @@ impl GenContext {
             None => &step.index_text,
         };
         let thread = self.thread_name(a, issue, lane);
-        step.index_error(&self.source_name, &self.arrays[a.array], text, &thread, e)
+        step.index_error(&self.source_name, self.array_of(a), text, &thread, e)
     }
 }
 
@@ -915,6 +959,24 @@ impl SmWorker {
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
         let a = &cx.accesses[issue.access as usize];
+        if a.kind.is_shared() {
+            // Shared memory: the bank rule decides the data-pipe wavefronts; nothing reaches
+            // the L1's tags, the L2 or DRAM.
+            self.addresses(cx, a, issue, block_xyz, slots)?;
+            let is_store = a.kind == AccessKind::SharedStore;
+            let cost = data_stage::shared_wavefronts(&self.addrs, issue.mask, a.bytes, is_store);
+            let c = &mut self.counters;
+            if is_store {
+                c.shared_store_requests += 1;
+                c.shared_store_wavefronts += cost.wavefronts;
+                c.shared_store_bank_conflicts += cost.conflicts;
+            } else {
+                c.shared_load_requests += 1;
+                c.shared_load_wavefronts += cost.wavefronts;
+                c.shared_load_bank_conflicts += cost.conflicts;
+            }
+            return Ok(());
+        }
         if !self.full_warp_lines(cx, a, issue, block_xyz) {
             self.addresses(cx, a, issue, block_xyz, slots)?;
             let is_store = a.kind == AccessKind::Store;
@@ -942,7 +1004,9 @@ impl SmWorker {
         match a.kind {
             AccessKind::Load => self.load(issue.tick, issue.block),
             AccessKind::Store => self.store(issue.tick),
-            AccessKind::Atomic => unreachable!("atomics are handled above"),
+            AccessKind::Atomic | AccessKind::SharedLoad | AccessKind::SharedStore => {
+                unreachable!("atomics and shared accesses are handled above")
+            }
         }
         Ok(())
     }

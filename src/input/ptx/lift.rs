@@ -915,7 +915,7 @@ impl<'a> Lifter<'a> {
             }
             "ld" | "st" | "atom" | "red" if has("shared") => {
                 self.warnings.push(format!(
-                    "{}: line {line}: a shared-memory access is not modelled (the trace language has none yet)",
+                    "{}: line {line}: a shared-memory access is not lifted (write it into the trace as a [[shared]] access)",
                     self.source
                 ));
                 if op != "st" && op != "red" {
