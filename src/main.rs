@@ -113,21 +113,22 @@ struct LiftCommandArgs {
     hw: String,
 }
 
-/// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
+/// The kernel, the GPU and the run, each flag declared once and flattened into simulate,
+/// predict, rank, sweep and validate. Where a flag does not apply to a command, the command hides
+/// it ([`hide`]) and refuses it with a line saying why ([`LaunchArgs::refuse`]); where a command
+/// needs one, it makes it required ([`require`]).
 #[derive(clap::Args)]
 struct LaunchArgs {
     /// Kernel: a trace path, the name of a shipped trace (e.g. star1), - for standard input, or
     /// a .ptx or .cu file to lift (docs/cuda.md).
     #[arg(long)]
-    kernel: String,
+    kernel: Option<String>,
     #[command(flatten)]
     lift: LiftArgs,
     /// GPU: a shipped configuration name (e.g. h200) or a path to one.
-    #[arg(long, default_value = "h200")]
-    hw: String,
-    /// Block shape XxYxZ (default: the trace's).
-    #[arg(long)]
-    block: Option<String>,
+    // sweep and validate say what they take: several_gpus, measured_gpu
+    #[arg(long, value_delimiter = ',', default_value = "h200")]
+    hw: Vec<String>,
     /// Domain N, NXxNY or NXxNYxNZ: sets the kernel's nx (, ny, nz), as many as it has.
     #[arg(long)]
     domain: Option<String>,
@@ -135,24 +136,148 @@ struct LaunchArgs {
     /// (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Output format.
-    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
-    format: Format,
     /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
     #[arg(long, default_value = "boost")]
     clock: String,
-}
-
-#[derive(clap::Args)]
-struct SimulateArgs {
-    #[command(flatten)]
-    launch: LaunchArgs,
-    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
-    #[arg(long, value_name = "MODEL")]
-    compare: Option<String>,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
+    /// Sample the interior waves of long launches instead of simulating every one: counts
+    /// become estimates (see simulate --sample).
+    #[arg(long)]
+    sample: bool,
+}
+
+/// Hides a flag of [`LaunchArgs`] from a command's help (the command refuses it).
+fn hide(a: clap::Arg) -> clap::Arg {
+    a.hide(true)
+}
+
+/// Makes a flag of [`LaunchArgs`] required by a command.
+fn require(a: clap::Arg) -> clap::Arg {
+    a.required(true)
+}
+
+/// `--hw` of sweep: a list.
+fn several_gpus(a: clap::Arg) -> clap::Arg {
+    a.help("GPUs, comma-separated shipped names or paths")
+}
+
+/// `--hw` of validate: the GPU measured, which has no default.
+fn measured_gpu(a: clap::Arg) -> clap::Arg {
+    a.required(true)
+        .default_value(None::<&str>)
+        .help("GPU the counters were measured on: a shipped configuration name (e.g. h200) or a path to one")
+}
+
+/// `--sample` of simulate, which says what is sampled.
+fn sample_waves(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Simulate the first and last waves exactly and a stratified sample of the others, and \
+         extrapolate: every count with a 95% interval (exact when the launch is too short)",
+    )
+}
+
+/// `--sample` of sweep, which says what it adds to the rows.
+fn sample_rows(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Sample the interior waves of long launches instead of simulating every one: counts \
+         become estimates, and every row gains `sampled` and a 95% interval per metric \
+         (METRIC_ci95_lo, METRIC_ci95_hi; see simulate --sample)",
+    )
+}
+
+/// `--set` of rank, which takes no model.
+fn kernel_parameter(a: clap::Arg) -> clap::Arg {
+    a.help("Set a kernel parameter, NAME=VALUE (repeatable)")
+}
+
+/// `--set` of sweep: a list of values.
+fn parameter_values(a: clap::Arg) -> clap::Arg {
+    a.value_name("NAME=V1,V2,…").help(
+        "A kernel parameter or model constant and its values, NAME=V1,V2,… (repeatable; every \
+         combination runs)",
+    )
+}
+
+impl LaunchArgs {
+    /// The one GPU of simulate, predict and rank (h200 when none is given).
+    fn one_hw(&self, command: &str) -> Result<String> {
+        match self.hw.as_slice() {
+            [hw] => Ok(hw.clone()),
+            _ => Err(Error::new(
+                "--hw",
+                format!("{command} takes one GPU (sweep takes several)"),
+            )),
+        }
+    }
+
+    /// The `--kernel` every command but validate requires (clap checks it is there).
+    fn kernel(&self) -> &str {
+        self.kernel.as_deref().unwrap_or_default()
+    }
+
+    /// A one-line refusal of each flag in `flags` the user gave, which `command` does not use:
+    /// `why` says why.
+    fn refuse(&self, command: &str, flags: &[&str], why: &str) -> Result<()> {
+        let given = |flag: &str| match flag {
+            "--kernel" => self.kernel.is_some(),
+            "--entry" => self.lift.entry.is_some(),
+            "--nvcc" => self.lift.nvcc.is_some(),
+            "--nvcc-arg" => !self.lift.nvcc_args.is_empty(),
+            "--grid" => self.lift.grid.is_some(),
+            "--registers" => self.lift.registers.is_some(),
+            "--extent" => !self.lift.extents.is_empty(),
+            "--updates" => self.lift.updates.is_some(),
+            "--domain" => self.domain.is_some(),
+            "--set" => !self.set.is_empty(),
+            "--clock" => self.clock != "boost",
+            "--threads" => self.threads.is_some(),
+            "--sample" => self.sample,
+            _ => false,
+        };
+        match flags.iter().find(|f| given(f)) {
+            Some(flag) => Err(Error::new(
+                *flag,
+                format!("does not apply to {command}: {why}"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The lift flags, which only commands with `--kernel` take.
+const LIFT_FLAGS: [&str; 7] = [
+    "--entry",
+    "--nvcc",
+    "--nvcc-arg",
+    "--grid",
+    "--registers",
+    "--extent",
+    "--updates",
+];
+
+/// What `simulate` and `predict` share beyond [`LaunchArgs`]: the block and the output.
+#[derive(clap::Args)]
+struct OneLaunchArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Block shape XxYxZ (default: the trace's).
+    #[arg(long)]
+    block: Option<String>,
+    /// Output format.
+    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+#[command(mut_arg("kernel", require), mut_arg("sample", sample_waves))]
+struct SimulateArgs {
+    #[command(flatten)]
+    launch: OneLaunchArgs,
+    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
+    #[arg(long, value_name = "MODEL")]
+    compare: Option<String>,
     /// Give every SM an L1 that never evicts.
     #[arg(long)]
     infinite_l1: bool,
@@ -162,10 +287,6 @@ struct SimulateArgs {
     /// Skip tracking the compulsory volumes (a little faster).
     #[arg(long)]
     no_compulsory: bool,
-    /// Simulate the first and last waves exactly and a stratified sample of the others, and
-    /// extrapolate: every count with a 95% interval (exact when the launch is too short).
-    #[arg(long)]
-    sample: bool,
     /// Replay the L2 serially in one piece, the reference the parallel sharded replay equals
     /// exactly (for comparing speed and checking exactness).
     #[arg(long, hide = true)]
@@ -184,22 +305,30 @@ struct SimulateArgs {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("kernel", require),
+    mut_arg("threads", hide),
+    mut_arg("sample", hide)
+)]
 struct PredictArgs {
     /// Model name (see `gputraffic list`).
     #[arg(long)]
     model: String,
     #[command(flatten)]
-    launch: LaunchArgs,
+    launch: OneLaunchArgs,
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("kernel", require),
+    mut_arg("domain", hide),
+    mut_arg("hw", several_gpus),
+    mut_arg("set", parameter_values),
+    mut_arg("sample", sample_rows)
+)]
 struct SweepArgs {
-    /// Kernel trace: a path, the name of a shipped trace (e.g. star4), or - for standard input.
-    #[arg(long)]
-    kernel: String,
-    /// GPUs, comma-separated shipped names or paths.
-    #[arg(long, default_value = "h200", value_delimiter = ',')]
-    hw: Vec<String>,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Block shapes: AxBxC, all-N (every power-of-two shape of N threads), ernst-1024,
     /// ernst-512, tabik-2d; comma-separated.
     #[arg(long, required = true)]
@@ -209,10 +338,6 @@ struct SweepArgs {
     /// comma-separated.
     #[arg(long)]
     domains: Vec<String>,
-    /// A kernel parameter or model constant and its values, NAME=V1,V2,… (repeatable; every
-    /// combination runs).
-    #[arg(long = "set", value_name = "NAME=V1,V2,…")]
-    set: Vec<String>,
     /// Factors for the L1 capacity, comma-separated.
     #[arg(long = "l1-scale", value_delimiter = ',')]
     l1_scale: Vec<f64>,
@@ -222,9 +347,6 @@ struct SweepArgs {
     /// Models whose predictions go into every row: names, `all` or `none`.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     models: Vec<String>,
-    /// Clock for the time model: boost, base, or GHz.
-    #[arg(long, default_value = "boost")]
-    clock: String,
     /// Output file: .jsonl gives JSON lines, anything else CSV.
     #[arg(long)]
     out: std::path::PathBuf,
@@ -234,14 +356,6 @@ struct SweepArgs {
     /// Replace an existing --out.
     #[arg(long, conflicts_with = "resume")]
     force: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Sample the interior waves of long launches instead of simulating every one: counts
-    /// become estimates, and every row gains `sampled` and a 95% interval per metric
-    /// (METRIC_ci95_lo, METRIC_ci95_hi; see simulate --sample).
-    #[arg(long)]
-    sample: bool,
     /// Run only shard K of N (1 ≤ K ≤ N, as sbatch --array=1-N numbers its tasks): the
     /// configurations i with i mod N = K-1, into their own --out; `gputraffic merge` joins the N
     /// shards.
@@ -285,39 +399,17 @@ fn show(a: &ShowArgs) -> Result<String> {
 }
 
 #[derive(clap::Args)]
+#[command(mut_arg("kernel", require), mut_arg("set", kernel_parameter))]
 struct RankArgs {
-    /// Kernel: a trace path, the name of a shipped trace (e.g. star4), - for standard input, or
-    /// a .ptx or .cu file to lift (docs/cuda.md).
-    #[arg(long)]
-    kernel: String,
     #[command(flatten)]
-    lift: LiftArgs,
-    /// GPU: a shipped configuration name (e.g. h200) or a path to one.
-    #[arg(long, default_value = "h200")]
-    hw: String,
+    launch: LaunchArgs,
     /// Block shapes: AxBxC, all-N (every power-of-two shape of N threads), ernst-1024,
     /// ernst-512, tabik-2d; comma-separated.
     #[arg(long, required = true)]
     blocks: Vec<String>,
-    /// Domain N, NXxNY or NXxNYxNZ: sets the kernel's nx (, ny, nz), as many as it has.
-    #[arg(long)]
-    domain: Option<String>,
-    /// Set a kernel parameter, NAME=VALUE (repeatable).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
-    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
-    #[arg(long, default_value = "boost")]
-    clock: String,
     /// Output format.
     #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
     format: Format,
-    /// Sample the interior waves of long launches instead of simulating every one: counts
-    /// become estimates (see simulate --sample).
-    #[arg(long)]
-    sample: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
     /// Simulate even when the kernel's arrays exceed the GPU's memory (dram.capacity_gib in its
     /// config), where the kernel could not run.
     #[arg(long)]
@@ -326,14 +418,7 @@ struct RankArgs {
 
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
-    let spec = LaunchSpec {
-        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
-        hw: a.hw.clone(),
-        block: None,
-        domain: a.domain.clone(),
-        set: a.set.clone(),
-        clock: a.clock.clone(),
-    };
+    let spec = launch_spec(&a.launch, None, "rank")?;
     // The memory and the cost up front, from the launch with the trace's own block: the shapes
     // share its arrays, and their thread accesses differ only by lanes outside the guard.
     // Where that block cannot launch on the GPU, the shapes' own simulations check the memory.
@@ -343,7 +428,11 @@ fn rank(a: &RankArgs) -> Result<String> {
             bound.launch.check_memory(&bound.hw)?;
         }
         let shapes = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &bound.hw)?;
-        let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        let threads = a
+            .launch
+            .threads
+            .unwrap_or_else(rayon::current_num_threads)
+            .max(1);
         let n = shapes.len();
         let c = estimate_cost(bound, threads)?.times(n);
         let what = if n > 1 {
@@ -351,13 +440,13 @@ fn rank(a: &RankArgs) -> Result<String> {
         } else {
             String::new()
         };
-        if let Some(line) = cost_line(c, threads, a.sample, &what) {
+        if let Some(line) = cost_line(c, threads, a.launch.sample, &what) {
             eprintln!("{line}");
         }
     }
     let bar = progress_bar("shapes");
-    let sample = a.sample.then(SampleOptions::default);
-    let ranking = on_threads(a.threads, || {
+    let sample = a.launch.sample.then(SampleOptions::default);
+    let ranking = on_threads(a.launch.threads, || {
         spec.rank(&a.blocks, sample, a.exceed_memory, &follow(&bar, "shapes"))
     })?;
     bar.finish_and_clear();
@@ -383,17 +472,28 @@ fn rank(a: &RankArgs) -> Result<String> {
 }
 
 fn sweep(a: &SweepArgs) -> Result<String> {
+    let l = &a.launch;
+    l.refuse(
+        "sweep",
+        &["--domain"],
+        "sweep takes --domains, a list of domains and series",
+    )?;
+    l.refuse(
+        "sweep",
+        &LIFT_FLAGS,
+        "sweep takes .ptx and .cu kernels with their default lift options only",
+    )?;
     let spec = gputraffic::analysis::sweep::SweepSpec {
-        kernel: KernelSource::Load(a.kernel.clone()),
-        hws: a.hw.clone(),
+        kernel: KernelSource::Load(l.kernel().to_string()),
+        hws: l.hw.clone(),
         blocks: a.blocks.clone(),
         domains: a.domains.clone(),
-        sets: a.set.clone(),
+        sets: l.set.clone(),
         l1_scales: a.l1_scale.clone(),
         l2_scales: a.l2_scale.clone(),
         models: models::select(&a.models)?,
-        clock: a.clock.clone(),
-        sample: a.sample.then(SampleOptions::default),
+        clock: l.clock.clone(),
+        sample: l.sample.then(SampleOptions::default),
     };
     let out_name = a.out.display().to_string();
     let shard = a
@@ -418,7 +518,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
     }
     let bar = progress_bar("configurations");
     let progress = follow(&bar, "configurations");
-    let summary = on_threads(a.threads, || {
+    let summary = on_threads(l.threads, || {
         plan.run_shard(&a.out, shard, a.resume, &progress)
     })?;
     bar.finish_and_clear();
@@ -732,12 +832,14 @@ fn lift(a: &LiftCommandArgs) -> Result<String> {
     Ok(lifted.toml)
 }
 
-/// The launch `simulate` and `predict` ask for.
-fn launch_spec(a: &LaunchArgs) -> Result<LaunchSpec> {
+/// The launch `command` (simulate, predict or rank) asks for, with `block` in place of the
+/// trace's block shape when given.
+fn launch_spec(a: &LaunchArgs, block: Option<String>, command: &str) -> Result<LaunchSpec> {
+    let hw = a.one_hw(command)?;
     Ok(LaunchSpec {
-        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
-        hw: a.hw.clone(),
-        block: a.block.clone(),
+        kernel: kernel_source(a.kernel(), &hw, &a.lift, &a.set)?,
+        hw,
+        block,
         domain: a.domain.clone(),
         set: a.set.clone(),
         clock: a.clock.clone(),
@@ -746,7 +848,8 @@ fn launch_spec(a: &LaunchArgs) -> Result<LaunchSpec> {
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
     let model = a.compare.as_deref().map(models::find).transpose()?;
-    let prepared = launch_spec(&a.launch)?.prepare(model)?;
+    let l = &a.launch.launch;
+    let prepared = launch_spec(l, a.launch.block.clone(), "simulate")?.prepare(model)?;
     // The model runs first: a model error should not cost a simulation.
     let predicted = model.map(|m| prepared.predict(m)).transpose()?;
     for w in predicted.iter().flat_map(|(p, _)| &p.warnings) {
@@ -759,7 +862,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         serial_l2: a.reference_l2,
         lane_by_lane: a.lane_by_lane,
         tick_by_tick: a.tick_by_tick,
-        sample: a.sample.then(SampleOptions::default),
+        sample: l.sample.then(SampleOptions::default),
         exceed_memory: a.exceed_memory,
         ..SimOptions::default()
     };
@@ -767,14 +870,14 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
     if !a.exceed_memory {
         prepared.bound.launch.check_memory(&prepared.bound.hw)?;
     }
-    let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    let threads = l.threads.unwrap_or_else(rayon::current_num_threads).max(1);
     let c = estimate_cost(&prepared.bound, threads)?;
-    if let Some(line) = cost_line(c, threads, a.sample, "") {
+    if let Some(line) = cost_line(c, threads, l.sample, "") {
         eprintln!("{line}");
     }
     let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
     let progress = |done: u64, total: u64| bar.update(done, total);
-    let report = on_threads(a.threads, || prepared.simulate(&opts, &progress));
+    let report = on_threads(l.threads, || prepared.simulate(&opts, &progress));
     bar.finish();
     let mut report = report?;
     if let Some(why) = &report.sample_fallback {
@@ -788,7 +891,13 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
 
 fn predict(a: &PredictArgs) -> Result<String> {
     let model = models::find(&a.model)?;
-    let prepared = launch_spec(&a.launch)?.prepare(Some(model))?;
+    let l = &a.launch.launch;
+    l.refuse(
+        "predict",
+        &["--threads", "--sample"],
+        "predict evaluates a closed-form model and simulates nothing",
+    )?;
+    let prepared = launch_spec(l, a.launch.block.clone(), "predict")?.prepare(Some(model))?;
     let (p, t) = prepared.predict(model)?;
     for w in &p.warnings {
         eprintln!("warning: {w}");
@@ -929,18 +1038,32 @@ fn write_or_print(out: Option<&std::path::Path>, text: String) -> Result<String>
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("hw", measured_gpu),
+    mut_arg("kernel", hide),
+    mut_arg("entry", hide),
+    mut_arg("nvcc", hide),
+    mut_arg("nvcc_args", hide),
+    mut_arg("grid", hide),
+    mut_arg("registers", hide),
+    mut_arg("extents", hide),
+    mut_arg("updates", hide),
+    mut_arg("domain", hide),
+    mut_arg("set", hide),
+    mut_arg("clock", hide)
+)]
 struct ValidateArgs {
     /// Measured counters: a wide CSV (kernel,nx,ny,nz,bx,by,bz[,cz], then one column per
     /// metric) or the export of `ncu --csv --print-units base` (then --manifest).
     #[arg(long)]
     measured: std::path::PathBuf,
-    /// TOML file naming the trace, domain and parameters of each launch of an ncu export
-    /// (validation/measure.sh writes one).
+    /// TOML file naming the kernel (a trace, or a .cu/.ptx file with its entry and lift
+    /// options), domain and parameters of each launch of an ncu export (validation/measure.sh
+    /// writes one; docs/validation.md).
     #[arg(long)]
     manifest: Option<std::path::PathBuf>,
-    /// GPU: a shipped configuration name (e.g. h200) or a path to one.
-    #[arg(long)]
-    hw: String,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Output format.
     #[arg(long, value_parser = choice::<gputraffic::analysis::validate::ValidateFormat>(), default_value = "table")]
     format: gputraffic::analysis::validate::ValidateFormat,
@@ -956,13 +1079,6 @@ struct ValidateArgs {
     /// Start afresh even though an interrupted run left its journal beside --out.
     #[arg(long, requires = "out", conflicts_with = "resume")]
     force: bool,
-    /// Sample the interior waves of long launches instead of simulating every one: counts
-    /// become estimates (see simulate --sample).
-    #[arg(long)]
-    sample: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
 }
 
 fn validate(a: &ValidateArgs) -> Result<String> {
@@ -970,10 +1086,26 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     if let Some(out) = &a.out {
         gputraffic::error::check_writable(out)?;
     }
+    let l = &a.launch;
+    l.refuse(
+        "validate",
+        &["--kernel", "--domain", "--set"],
+        "the kernels, domains and parameters of the launches come from --measured and --manifest",
+    )?;
+    l.refuse(
+        "validate",
+        &LIFT_FLAGS,
+        "a manifest launch names its .cu or .ptx kernel with its entry and lift options (docs/validation.md)",
+    )?;
+    l.refuse(
+        "validate",
+        &["--clock"],
+        "the time is compared at the base clock, which Nsight Compute locks",
+    )?;
     let (launches, notes) =
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
-    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
-    let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    let hw = gputraffic::input::hw::HwConfig::load(&l.one_hw("validate")?)?;
+    let threads = l.threads.unwrap_or_else(rayon::current_num_threads).max(1);
     // Bound once: for the cost line here, then simulated.
     let bound = gputraffic::analysis::validate::bind_all(&launches, &hw)?;
     let mut cost = gputraffic::sim::cost::Cost::default();
@@ -981,7 +1113,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
         cost = cost.plus(estimate_cost(b, threads)?);
     }
     let what = format!("{} launches, ", launches.len());
-    if let Some(line) = cost_line(cost, threads, a.sample, &what) {
+    if let Some(line) = cost_line(cost, threads, l.sample, &what) {
         eprintln!("{line}");
     }
     let bar = progress_bar("launches");
@@ -993,13 +1125,13 @@ fn validate(a: &ValidateArgs) -> Result<String> {
         resume: a.resume,
         replace: a.force,
     });
-    let validation = on_threads(a.threads, || {
+    let validation = on_threads(l.threads, || {
         gputraffic::analysis::validate::validate_resumable(
             launches,
             bound,
             &hw,
             &measured,
-            a.sample.then(SampleOptions::default),
+            l.sample.then(SampleOptions::default),
             journal,
             &progress,
         )

@@ -1449,3 +1449,73 @@ fn fits_outside_the_physical_range_warn_with_the_bound_that_keeps_them_in() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_shared_launch_flags_are_refused_where_they_do_not_apply() {
+    // One declaration of --kernel, --hw, --domain, --set, --clock, --threads, --sample and the
+    // lift options serves simulate, predict, rank, sweep and validate; a command that cannot use
+    // one hides it from its help and refuses it with the reason.
+    rejects(
+        &[
+            "predict", "--kernel", "star1", "--model", "su2015", "--sample",
+        ],
+        &["--sample: does not apply to predict", "simulates nothing"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--hw", "h200,h100-sxm"],
+        &["--hw: simulate takes one GPU (sweep takes several)"],
+    );
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            "x.csv",
+            "--hw",
+            "h200",
+            "--kernel",
+            "star1",
+        ],
+        &["--kernel: does not apply to validate", "--manifest"],
+    );
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            "x.csv",
+            "--hw",
+            "h200",
+            "--entry",
+            "copy",
+        ],
+        &["--entry: does not apply to validate", "manifest launch"],
+    );
+    rejects(
+        &[
+            "sweep",
+            "--kernel",
+            "star1",
+            "--blocks",
+            "32x4x2",
+            "--domain",
+            "64x64x64",
+            "--out",
+            "never.csv",
+        ],
+        &["--domain: does not apply to sweep", "--domains"],
+    );
+    // validate's GPU has no default: the counters were measured on one.
+    let (code, _, stderr) = gputraffic(&["validate", "--measured", "x.csv"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--hw <HW>"), "{stderr}");
+    let (_, help, _) = gputraffic(&["validate", "--help"]);
+    for hidden in ["--kernel", "--entry", "--domain", "--set", "--clock"] {
+        assert!(!help.contains(hidden), "validate --help shows {hidden}");
+    }
+    assert!(help.contains("GPU the counters were measured on"), "{help}");
+    for command in ["simulate", "predict", "rank", "sweep"] {
+        let (_, help, _) = gputraffic(&[command, "--help"]);
+        for shown in ["--kernel", "--entry", "--grid", "--hw", "--set", "--clock"] {
+            assert!(help.contains(shown), "{command} --help lacks {shown}");
+        }
+    }
+}
