@@ -4,7 +4,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use gputraffic::choice::Choice;
 use gputraffic::models;
 use gputraffic::report::Format;
-use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
+use gputraffic::request::{KernelSource, LaunchSpec, LiftSettings, on_threads};
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
 use gputraffic::{Error, Result};
@@ -100,6 +100,21 @@ struct LiftArgs {
     /// guard lets through).
     #[arg(long, value_name = "EXPR")]
     updates: Option<String>,
+}
+
+impl LiftArgs {
+    /// The settings as the library takes them.
+    fn settings(&self) -> LiftSettings {
+        LiftSettings {
+            entry: self.entry.clone(),
+            nvcc: self.nvcc.clone(),
+            nvcc_args: self.nvcc_args.clone(),
+            grid: self.grid.clone(),
+            registers: self.registers,
+            extents: self.extents.clone(),
+            updates: self.updates.clone(),
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -245,17 +260,6 @@ impl LaunchArgs {
         }
     }
 }
-
-/// The lift flags, which only commands with `--kernel` take.
-const LIFT_FLAGS: [&str; 7] = [
-    "--entry",
-    "--nvcc",
-    "--nvcc-arg",
-    "--grid",
-    "--registers",
-    "--extent",
-    "--updates",
-];
 
 /// What `simulate` and `predict` share beyond [`LaunchArgs`]: the block and the output.
 #[derive(clap::Args)]
@@ -427,7 +431,7 @@ fn rank(a: &RankArgs) -> Result<String> {
         if !a.exceed_memory {
             bound.launch.check_memory(&bound.hw)?;
         }
-        let shapes = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &bound.hw)?;
+        let shapes = gputraffic::launch::geometry::expand_blocks(&a.blocks, &bound.hw)?;
         let threads = a
             .launch
             .threads
@@ -480,7 +484,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
     )?;
     l.refuse(
         "sweep",
-        &LIFT_FLAGS,
+        &LiftSettings::NAMES,
         "sweep takes .ptx and .cu kernels with their default lift options only",
     )?;
     let spec = gputraffic::analysis::sweep::SweepSpec {
@@ -499,7 +503,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
     let shard = a
         .shard
         .as_deref()
-        .map(gputraffic::analysis::shard::Shard::parse)
+        .map(gputraffic::analysis::sweep_file::Shard::parse)
         .transpose()?;
     if a.out.exists() && !a.resume && !a.force {
         return Err(Error::new(
@@ -753,79 +757,13 @@ fn cost_line_seconds() -> f64 {
         .unwrap_or(5.0)
 }
 
-/// The lifter's options from the command line, compiling for `hw`'s architecture.
-fn lift_options(hw: &str, l: &LiftArgs) -> Result<gputraffic::input::ptx::LiftOptions> {
-    let grid = match &l.grid {
-        None => None,
-        Some(g) => {
-            let parts: Vec<String> = g.split(',').map(|p| p.trim().to_string()).collect();
-            let [x, y, z] = <[String; 3]>::try_from(parts).map_err(|_| {
-                Error::new("--grid", format!("'{g}' is not three expressions X,Y,Z"))
-            })?;
-            Some([x, y, z])
-        }
-    };
-    let mut extents = Vec::new();
-    for e in &l.extents {
-        let (name, expr) = e
-            .split_once('=')
-            .ok_or_else(|| Error::new("--extent", format!("'{e}' is not NAME=EXPR")))?;
-        extents.push((name.trim().to_string(), expr.trim().to_string()));
-    }
-    Ok(gputraffic::input::ptx::LiftOptions {
-        entry: l.entry.clone(),
-        grid,
-        registers: l.registers,
-        extents,
-        updates: l.updates.clone(),
-        nvcc: l.nvcc.clone(),
-        nvcc_args: l.nvcc_args.clone(),
-        arch: gputraffic::input::hw::HwConfig::load(hw)?.arch,
-        ..Default::default()
-    })
-}
-
-/// The kernel `--kernel` names: a .ptx or .cu file is lifted here (once, its warnings on
-/// stderr), anything else loaded as a trace.
-fn kernel_source(kernel: &str, hw: &str, l: &LiftArgs, set: &[String]) -> Result<KernelSource> {
-    if !gputraffic::input::ptx::is_liftable(kernel) {
-        let given = l.entry.is_some()
-            || l.nvcc.is_some()
-            || !l.nvcc_args.is_empty()
-            || l.grid.is_some()
-            || l.registers.is_some()
-            || !l.extents.is_empty()
-            || l.updates.is_some();
-        if given {
-            return Err(Error::new(
-                "--kernel",
-                format!(
-                    "'{kernel}' is a trace: --entry, --nvcc, --nvcc-arg, --grid, --registers, --extent and --updates apply to .ptx and .cu kernels only"
-                ),
-            ));
-        }
-        return Ok(KernelSource::Load(kernel.to_string()));
-    }
-    let mut options = lift_options(hw, l)?;
-    // parameters given with --set need no default (and no warning that they lack one)
-    options.defaults = set
-        .iter()
-        .filter_map(|s| s.split_once('='))
-        .filter_map(|(n, v)| Some((n.trim().to_string(), v.trim().parse::<i64>().ok()?)))
-        .collect();
-    let lifted = gputraffic::input::ptx::lift_file(kernel, &options)?;
-    for w in &lifted.warnings {
-        eprintln!("warning: {w}");
-    }
-    Ok(KernelSource::Parsed(Box::new(lifted.kernel)))
-}
-
 /// `gputraffic lift`: the trace of a .ptx or .cu kernel on stdout.
 fn lift(a: &LiftCommandArgs) -> Result<String> {
     if !gputraffic::input::ptx::is_liftable(&a.file) {
         return Err(Error::new(&a.file, "lift reads .ptx and .cu files only"));
     }
-    let lifted = gputraffic::input::ptx::lift_file(&a.file, &lift_options(&a.hw, &a.lift)?)?;
+    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
+    let lifted = gputraffic::input::ptx::lift_file(&a.file, &a.lift.settings().options(&hw, &[])?)?;
     for w in &lifted.warnings {
         eprintln!("warning: {w}");
     }
@@ -833,26 +771,29 @@ fn lift(a: &LiftCommandArgs) -> Result<String> {
 }
 
 /// The launch `command` (simulate, predict or rank) asks for, with `block` in place of the
-/// trace's block shape when given.
+/// trace's block shape when given; a .ptx or .cu kernel is lifted here, once, its warnings on
+/// stderr.
 fn launch_spec(a: &LaunchArgs, block: Option<String>, command: &str) -> Result<LaunchSpec> {
-    let hw = a.one_hw(command)?;
-    Ok(LaunchSpec {
-        kernel: kernel_source(a.kernel(), &hw, &a.lift, &a.set)?,
-        hw,
+    let (spec, warnings) = LaunchSpec::resolve(
+        a.kernel(),
+        &a.lift.settings(),
+        &a.one_hw(command)?,
         block,
-        domain: a.domain.clone(),
-        set: a.set.clone(),
-        clock: a.clock.clone(),
-    })
+        a.domain.clone(),
+        a.set.clone(),
+        a.clock.clone(),
+    )?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(spec)
 }
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
-    let model = a.compare.as_deref().map(models::find).transpose()?;
     let l = &a.launch.launch;
-    let prepared = launch_spec(l, a.launch.block.clone(), "simulate")?.prepare(model)?;
-    // The model runs first: a model error should not cost a simulation.
-    let predicted = model.map(|m| prepared.predict(m)).transpose()?;
-    for w in predicted.iter().flat_map(|(p, _)| &p.warnings) {
+    let simulation =
+        launch_spec(l, a.launch.block.clone(), "simulate")?.simulation(a.compare.as_deref())?;
+    for w in simulation.warnings() {
         eprintln!("warning: {w}");
     }
     let opts = SimOptions {
@@ -866,50 +807,39 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         exceed_memory: a.exceed_memory,
         ..SimOptions::default()
     };
+    let bound = &simulation.prepared.bound;
     // Before the cost line: a launch that could not run is one line of error.
     if !a.exceed_memory {
-        prepared.bound.launch.check_memory(&prepared.bound.hw)?;
+        bound.launch.check_memory(&bound.hw)?;
     }
     let threads = l.threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    let c = estimate_cost(&prepared.bound, threads)?;
+    let c = estimate_cost(bound, threads)?;
     if let Some(line) = cost_line(c, threads, l.sample, "") {
         eprintln!("{line}");
     }
-    let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
+    let bar = wave_bar(&bound.launch, &bound.hw);
     let progress = |done: u64, total: u64| bar.update(done, total);
-    let report = on_threads(l.threads, || prepared.simulate(&opts, &progress));
+    let report = on_threads(l.threads, || simulation.run(&opts, &progress));
     bar.finish();
-    let mut report = report?;
+    let report = report?;
     if let Some(why) = &report.sample_fallback {
         eprintln!("note: --sample: {why}; simulated exactly");
-    }
-    if let Some((p, t)) = predicted {
-        report.compare(p, t);
     }
     Ok(report.render(a.launch.format))
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
-    let model = models::find(&a.model)?;
     let l = &a.launch.launch;
     l.refuse(
         "predict",
         &["--threads", "--sample"],
         "predict evaluates a closed-form model and simulates nothing",
     )?;
-    let prepared = launch_spec(l, a.launch.block.clone(), "predict")?.prepare(Some(model))?;
-    let (p, t) = prepared.predict(model)?;
-    for w in &p.warnings {
+    let prediction = launch_spec(l, a.launch.block.clone(), "predict")?.prediction(&a.model)?;
+    for w in prediction.warnings() {
         eprintln!("warning: {w}");
     }
-    let bound = &prepared.bound;
-    Ok(gputraffic::report::render_prediction(
-        &bound.launch,
-        &bound.hw,
-        &p,
-        &t,
-        a.launch.format,
-    ))
+    Ok(prediction.render(a.launch.format))
 }
 
 /// The completion script for `shell`.
@@ -926,30 +856,6 @@ fn man() -> Result<String> {
         .render(&mut out)
         .map_err(|e| Error::new("man", e.to_string()))?;
     Ok(String::from_utf8_lossy(&out).into_owned())
-}
-
-fn list() -> String {
-    let mut s = String::from("kernels (traces/):\n");
-    for (name, desc) in gputraffic::input::shipped_kernels() {
-        s += &format!("  {name:<22} {desc}\n");
-    }
-    s += "hardware (hw-configs/):\n";
-    for (name, desc) in gputraffic::input::shipped_hw() {
-        s += &format!("  {name:<22} {desc}\n");
-    }
-    s += "models (--model, --compare):\n";
-    for m in models::MODELS {
-        s += &format!("  {:<22} {}\n", m.name, m.summary);
-        s += &format!("      applies to {}\n", m.scope.applies_to);
-        for p in m.params {
-            s += &format!("      --set {:<18} {}\n", format!("{}=", p.name), p.doc);
-        }
-    }
-    s += "fits (gputraffic fit --model):\n";
-    for (name, summary) in gputraffic::analysis::fit::MODELS {
-        s += &format!("  {name:<22} {summary}\n");
-    }
-    s
 }
 
 #[derive(clap::Args)]
@@ -988,7 +894,7 @@ fn fit(a: &FitArgs) -> Result<String> {
     if let Some(out) = &a.out {
         gputraffic::error::check_writable(out)?;
     }
-    let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
+    let table = gputraffic::analysis::sweep_file::read_table(&a.input)?.filtered(&a.where_)?;
     let fitted = request.fit_bounded(&table, &bounds)?;
     for w in fit_warnings(&fitted) {
         eprintln!("warning: {w}");
@@ -1094,7 +1000,7 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     )?;
     l.refuse(
         "validate",
-        &LIFT_FLAGS,
+        &LiftSettings::NAMES,
         "a manifest launch names its .cu or .ptx kernel with its entry and lift options (docs/validation.md)",
     )?;
     l.refuse(
@@ -1240,7 +1146,7 @@ fn main() -> ExitCode {
         Command::Rank(a) => rank(a),
         Command::Show(a) => show(a),
         Command::Lift(a) => lift(a),
-        Command::List => Ok(list()),
+        Command::List => Ok(gputraffic::request::listing()),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man => man(),
     };

@@ -9,7 +9,7 @@
 use gputraffic::analysis::sweep::{Sweep, SweepSpec};
 use gputraffic::input::trace;
 use gputraffic::models;
-use gputraffic::report::{self, Format};
+use gputraffic::report::Format;
 use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
@@ -125,18 +125,9 @@ fn simulate(
         ..SimOptions::default()
     };
     py.detach(|| {
-        let model = compare.as_deref().map(models::find).transpose()?;
-        let prepared = spec.prepare(model)?;
-        // The model first, as on the command line: a model error should not cost a simulation.
-        let predicted = model.map(|m| prepared.predict(m)).transpose()?;
-        let warnings = predicted
-            .iter()
-            .flat_map(|(p, _)| p.warnings.clone())
-            .collect();
-        let mut report = on_threads(threads, || prepared.simulate(&opts, &|_, _| {}))?;
-        if let Some((p, t)) = predicted {
-            report.compare(p, t);
-        }
+        let simulation = spec.simulation(compare.as_deref())?;
+        let warnings = simulation.warnings().to_vec();
+        let report = on_threads(threads, || simulation.run(&opts, &|_, _| {}))?;
         Ok((report.render(Format::Json), warnings))
     })
     .map_err(value_error)
@@ -164,13 +155,11 @@ fn predict(
         clock,
     };
     py.detach(|| {
-        let model = models::find(&model)?;
-        let prepared = spec.prepare(Some(model))?;
-        let (p, t) = prepared.predict(model)?;
-        let warnings = p.warnings.clone();
-        let b = &prepared.bound;
-        let json = report::render_prediction(&b.launch, &b.hw, &p, &t, Format::Json);
-        Ok((json, warnings))
+        let prediction = spec.prediction(&model)?;
+        Ok((
+            prediction.render(Format::Json),
+            prediction.warnings().to_vec(),
+        ))
     })
     .map_err(value_error)
 }
@@ -261,23 +250,7 @@ fn list_hw() -> Vec<(&'static str, String)> {
 /// The models as a JSON array of {name, summary, applies_to, params: [{name, default, doc}]}.
 #[pyfunction]
 fn list_models() -> String {
-    let list: Vec<serde_json::Value> = models::MODELS
-        .iter()
-        .map(|m| {
-            let params: Vec<serde_json::Value> = m
-                .params
-                .iter()
-                .map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": p.doc}))
-                .collect();
-            serde_json::json!({
-                "name": m.name,
-                "summary": m.summary,
-                "applies_to": m.scope.applies_to,
-                "params": params,
-            })
-        })
-        .collect();
-    serde_json::Value::Array(list).to_string()
+    serde_json::to_string(&gputraffic::request::listed_models()).expect("JSON of plain values")
 }
 
 /// The text of a shipped kernel or GPU configuration (`gputraffic show NAME`).
