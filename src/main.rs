@@ -4,7 +4,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use gputraffic::choice::Choice;
 use gputraffic::models;
 use gputraffic::report::Format;
-use gputraffic::request::{KernelSource, LaunchSpec, LiftSettings, on_threads};
+use gputraffic::request::{LaunchSpec, LiftSettings, on_threads};
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
 use gputraffic::{Error, Result};
@@ -482,13 +482,13 @@ fn sweep(a: &SweepArgs) -> Result<String> {
         &["--domain"],
         "sweep takes --domains, a list of domains and series",
     )?;
-    l.refuse(
-        "sweep",
-        &LiftSettings::NAMES,
-        "sweep takes .ptx and .cu kernels with their default lift options only",
-    )?;
+    let (kernel, warnings) =
+        gputraffic::request::sweep_kernel(l.kernel(), &l.lift.settings(), &l.hw, &l.set)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     let spec = gputraffic::analysis::sweep::SweepSpec {
-        kernel: KernelSource::Load(l.kernel().to_string()),
+        kernel,
         hws: l.hw.clone(),
         blocks: a.blocks.clone(),
         domains: a.domains.clone(),
@@ -1013,7 +1013,10 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     let hw = gputraffic::input::hw::HwConfig::load(&l.one_hw("validate")?)?;
     let threads = l.threads.unwrap_or_else(rayon::current_num_threads).max(1);
     // Bound once: for the cost line here, then simulated.
-    let bound = gputraffic::analysis::validate::bind_all(&launches, &hw)?;
+    let (bound, warnings) = gputraffic::analysis::validate::bind_launches(&launches, &hw)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     let mut cost = gputraffic::sim::cost::Cost::default();
     for b in &bound {
         cost = cost.plus(estimate_cost(b, threads)?);

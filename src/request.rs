@@ -178,6 +178,41 @@ impl Prepared {
     }
 }
 
+/// The kernel of a sweep over the GPUs `hws` (shipped names or paths): as
+/// [`KernelSource::resolve`] gives it, a `.ptx` or `.cu` kernel lifted for the GPUs'
+/// architecture. A lift holds for one architecture (registers, and so occupancy, depend on it),
+/// so GPUs of different architectures are refused with a line that says to sweep each alone.
+pub fn sweep_kernel(
+    kernel: &str,
+    lift: &LiftSettings,
+    hws: &[String],
+    set: &[String],
+) -> Result<(KernelSource, Vec<String>)> {
+    let gpu = || {
+        let configs = hws
+            .iter()
+            .map(|h| HwConfig::load(h))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(first) = configs.first() else {
+            return Err(Error::new("--hw", "no GPU given"));
+        };
+        let arch = |c: &HwConfig| c.arch.clone().unwrap_or_else(|| "no arch".into());
+        if let Some((name, other)) = hws.iter().zip(&configs).find(|(_, c)| c.arch != first.arch) {
+            return Err(Error::new(
+                "--hw",
+                format!(
+                    "{kernel} is lifted once, for one architecture, but {} is {} and {name} is {}: sweep each architecture on its own",
+                    hws[0],
+                    arch(first),
+                    arch(other)
+                ),
+            ));
+        }
+        Ok(first.clone())
+    };
+    KernelSource::resolve(kernel, lift, gpu, set)
+}
+
 /// A launch prepared for simulation, with the prediction of the model compared beside it.
 #[derive(Debug)]
 pub struct Simulation {
