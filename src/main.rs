@@ -173,6 +173,55 @@ fn require(a: clap::Arg) -> clap::Arg {
     a.required(true)
 }
 
+/// What simulate makes of the shared flags.
+fn simulate_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "sample" => sample_waves(a),
+        _ => a,
+    }
+}
+
+/// What predict makes of the shared flags: it simulates nothing.
+fn predict_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "threads" | "sample" => hide(a),
+        _ => a,
+    }
+}
+
+/// What rank makes of the shared flags.
+fn rank_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "set" => kernel_parameter(a),
+        _ => a,
+    }
+}
+
+/// What sweep makes of the shared flags: lists, and `--domains` in place of `--domain`.
+fn sweep_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "domain" => hide(a),
+        "hw" => several_gpus(a),
+        "set" => parameter_values(a),
+        "sample" => sample_rows(a),
+        _ => a,
+    }
+}
+
+/// What validate makes of the shared flags: the launches come from its input.
+fn validate_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "hw" => measured_gpu(a),
+        "kernel" | "entry" | "nvcc" | "nvcc_args" | "grid" | "registers" | "extents"
+        | "updates" | "domain" | "set" | "clock" => hide(a),
+        _ => a,
+    }
+}
+
 /// `--hw` of sweep: a list.
 fn several_gpus(a: clap::Arg) -> clap::Arg {
     a.help("GPUs, comma-separated shipped names or paths")
@@ -275,7 +324,7 @@ struct OneLaunchArgs {
 }
 
 #[derive(clap::Args)]
-#[command(mut_arg("kernel", require), mut_arg("sample", sample_waves))]
+#[command(mut_args(simulate_flags))]
 struct SimulateArgs {
     #[command(flatten)]
     launch: OneLaunchArgs,
@@ -309,11 +358,7 @@ struct SimulateArgs {
 }
 
 #[derive(clap::Args)]
-#[command(
-    mut_arg("kernel", require),
-    mut_arg("threads", hide),
-    mut_arg("sample", hide)
-)]
+#[command(mut_args(predict_flags))]
 struct PredictArgs {
     /// Model name (see `gputraffic list`).
     #[arg(long)]
@@ -323,13 +368,7 @@ struct PredictArgs {
 }
 
 #[derive(clap::Args)]
-#[command(
-    mut_arg("kernel", require),
-    mut_arg("domain", hide),
-    mut_arg("hw", several_gpus),
-    mut_arg("set", parameter_values),
-    mut_arg("sample", sample_rows)
-)]
+#[command(mut_args(sweep_flags))]
 struct SweepArgs {
     #[command(flatten)]
     launch: LaunchArgs,
@@ -403,7 +442,7 @@ fn show(a: &ShowArgs) -> Result<String> {
 }
 
 #[derive(clap::Args)]
-#[command(mut_arg("kernel", require), mut_arg("set", kernel_parameter))]
+#[command(mut_args(rank_flags))]
 struct RankArgs {
     #[command(flatten)]
     launch: LaunchArgs,
@@ -944,20 +983,7 @@ fn write_or_print(out: Option<&std::path::Path>, text: String) -> Result<String>
 }
 
 #[derive(clap::Args)]
-#[command(
-    mut_arg("hw", measured_gpu),
-    mut_arg("kernel", hide),
-    mut_arg("entry", hide),
-    mut_arg("nvcc", hide),
-    mut_arg("nvcc_args", hide),
-    mut_arg("grid", hide),
-    mut_arg("registers", hide),
-    mut_arg("extents", hide),
-    mut_arg("updates", hide),
-    mut_arg("domain", hide),
-    mut_arg("set", hide),
-    mut_arg("clock", hide)
-)]
+#[command(mut_args(validate_flags))]
 struct ValidateArgs {
     /// Measured counters: a wide CSV (kernel,nx,ny,nz,bx,by,bz[,cz], then one column per
     /// metric) or the export of `ncu --csv --print-units base` (then --manifest).

