@@ -4,7 +4,7 @@
 //!
 //! Shard K of N (K counts from 1, as `sbatch --array=1-N` numbers its tasks) holds the
 //! configurations i with i mod N = K − 1. A shard file is a sweep file with one line in front, its
-//! [`ShardHeader`](crate::analysis::sweep_file::ShardHeader): `# {"gputraffic_shard":{…}}` in CSV, the JSON object itself in JSON lines,
+//! [`ShardHeader`]: `# {"gputraffic_shard":{…}}` in CSV, the JSON object itself in JSON lines,
 //! naming K, N, the sweep's [fingerprint](crate::analysis::sweep::Sweep::fingerprint), its number
 //! of configurations and the gputraffic build. Rows carry their global `config` index and are
 //! encoded as the unsharded sweep encodes them, so merging is checking and interleaving; the
