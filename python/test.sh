@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 venv=$target/python-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --upgrade ./python pytest pandas
+"$venv/bin/python" -m pip install --quiet --upgrade ./python pytest pandas
 cargo build --release --quiet --bin gputraffic
 GPUTRAFFIC_BIN="$target/release/gputraffic" "$venv/bin/python" -m pytest -q python/tests "$@"

@@ -4,7 +4,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use gputraffic::choice::Choice;
 use gputraffic::models;
 use gputraffic::report::Format;
-use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
+use gputraffic::request::{LaunchSpec, LiftSettings, on_threads};
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
 use gputraffic::{Error, Result};
@@ -102,6 +102,21 @@ struct LiftArgs {
     updates: Option<String>,
 }
 
+impl LiftArgs {
+    /// The settings as the library takes them.
+    fn settings(&self) -> LiftSettings {
+        LiftSettings {
+            entry: self.entry.clone(),
+            nvcc: self.nvcc.clone(),
+            nvcc_args: self.nvcc_args.clone(),
+            grid: self.grid.clone(),
+            registers: self.registers,
+            extents: self.extents.clone(),
+            updates: self.updates.clone(),
+        }
+    }
+}
+
 #[derive(clap::Args)]
 struct LiftCommandArgs {
     /// The .ptx or .cu file.
@@ -113,21 +128,22 @@ struct LiftCommandArgs {
     hw: String,
 }
 
-/// What `simulate` and `predict` share: the kernel, the GPU, the launch and the output.
+/// The kernel, the GPU and the run, each flag declared once and flattened into simulate,
+/// predict, rank, sweep and validate. Where a flag does not apply to a command, the command hides
+/// it ([`hide`]) and refuses it with a line saying why ([`LaunchArgs::refuse`]); where a command
+/// needs one, it makes it required ([`require`]).
 #[derive(clap::Args)]
 struct LaunchArgs {
     /// Kernel: a trace path, the name of a shipped trace (e.g. star1), - for standard input, or
     /// a .ptx or .cu file to lift (docs/cuda.md).
     #[arg(long)]
-    kernel: String,
+    kernel: Option<String>,
     #[command(flatten)]
     lift: LiftArgs,
     /// GPU: a shipped configuration name (e.g. h200) or a path to one.
-    #[arg(long, default_value = "h200")]
-    hw: String,
-    /// Block shape XxYxZ (default: the trace's).
-    #[arg(long)]
-    block: Option<String>,
+    // sweep and validate say what they take: several_gpus, measured_gpu
+    #[arg(long, value_delimiter = ',', default_value = "h200")]
+    hw: Vec<String>,
     /// Domain N, NXxNY or NXxNYxNZ: sets the kernel's nx (, ny, nz), as many as it has.
     #[arg(long)]
     domain: Option<String>,
@@ -135,24 +151,186 @@ struct LaunchArgs {
     /// (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Output format.
-    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
-    format: Format,
     /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
     #[arg(long, default_value = "boost")]
     clock: String,
-}
-
-#[derive(clap::Args)]
-struct SimulateArgs {
-    #[command(flatten)]
-    launch: LaunchArgs,
-    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
-    #[arg(long, value_name = "MODEL")]
-    compare: Option<String>,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
+    /// Sample the interior waves of long launches instead of simulating every one: counts
+    /// become estimates (see simulate --sample).
+    #[arg(long)]
+    sample: bool,
+}
+
+/// Hides a flag of [`LaunchArgs`] from a command's help (the command refuses it).
+fn hide(a: clap::Arg) -> clap::Arg {
+    a.hide(true)
+}
+
+/// Makes a flag of [`LaunchArgs`] required by a command.
+fn require(a: clap::Arg) -> clap::Arg {
+    a.required(true)
+}
+
+/// What simulate makes of the shared flags.
+fn simulate_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "sample" => sample_waves(a),
+        _ => a,
+    }
+}
+
+/// What predict makes of the shared flags: it simulates nothing.
+fn predict_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "threads" | "sample" => hide(a),
+        _ => a,
+    }
+}
+
+/// What rank makes of the shared flags.
+fn rank_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "set" => kernel_parameter(a),
+        _ => a,
+    }
+}
+
+/// What sweep makes of the shared flags: lists, and `--domains` in place of `--domain`.
+fn sweep_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "kernel" => require(a),
+        "domain" => hide(a),
+        "hw" => several_gpus(a),
+        "set" => parameter_values(a),
+        "sample" => sample_rows(a),
+        _ => a,
+    }
+}
+
+/// What validate makes of the shared flags: the launches come from its input.
+fn validate_flags(a: clap::Arg) -> clap::Arg {
+    match a.get_id().as_str() {
+        "hw" => measured_gpu(a),
+        "kernel" | "entry" | "nvcc" | "nvcc_args" | "grid" | "registers" | "extents"
+        | "updates" | "domain" | "set" | "clock" => hide(a),
+        _ => a,
+    }
+}
+
+/// `--hw` of sweep: a list.
+fn several_gpus(a: clap::Arg) -> clap::Arg {
+    a.help("GPUs, comma-separated shipped names or paths")
+}
+
+/// `--hw` of validate: the GPU measured, which has no default.
+fn measured_gpu(a: clap::Arg) -> clap::Arg {
+    a.required(true)
+        .default_value(None::<&str>)
+        .help("GPU the counters were measured on: a shipped configuration name (e.g. h200) or a path to one")
+}
+
+/// `--sample` of simulate, which says what is sampled.
+fn sample_waves(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Simulate the first and last waves exactly and a stratified sample of the others, and \
+         extrapolate: every count with a 95% interval (exact when the launch is too short)",
+    )
+}
+
+/// `--sample` of sweep, which says what it adds to the rows.
+fn sample_rows(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Sample the interior waves of long launches instead of simulating every one: counts \
+         become estimates, and every row gains `sampled` and a 95% interval per metric \
+         (METRIC_ci95_lo, METRIC_ci95_hi; see simulate --sample)",
+    )
+}
+
+/// `--set` of rank, which takes no model.
+fn kernel_parameter(a: clap::Arg) -> clap::Arg {
+    a.help("Set a kernel parameter, NAME=VALUE (repeatable)")
+}
+
+/// `--set` of sweep: a list of values.
+fn parameter_values(a: clap::Arg) -> clap::Arg {
+    a.value_name("NAME=V1,V2,…").help(
+        "A kernel parameter or model constant and its values, NAME=V1,V2,… (repeatable; every \
+         combination runs)",
+    )
+}
+
+impl LaunchArgs {
+    /// The one GPU of simulate, predict and rank (h200 when none is given).
+    fn one_hw(&self, command: &str) -> Result<String> {
+        match self.hw.as_slice() {
+            [hw] => Ok(hw.clone()),
+            _ => Err(Error::new(
+                "--hw",
+                format!("{command} takes one GPU (sweep takes several)"),
+            )),
+        }
+    }
+
+    /// The `--kernel` every command but validate requires (clap checks it is there).
+    fn kernel(&self) -> &str {
+        self.kernel.as_deref().unwrap_or_default()
+    }
+
+    /// A one-line refusal of each flag in `flags` the user gave, which `command` does not use:
+    /// `why` says why.
+    fn refuse(&self, command: &str, flags: &[&str], why: &str) -> Result<()> {
+        let given = |flag: &str| match flag {
+            "--kernel" => self.kernel.is_some(),
+            "--entry" => self.lift.entry.is_some(),
+            "--nvcc" => self.lift.nvcc.is_some(),
+            "--nvcc-arg" => !self.lift.nvcc_args.is_empty(),
+            "--grid" => self.lift.grid.is_some(),
+            "--registers" => self.lift.registers.is_some(),
+            "--extent" => !self.lift.extents.is_empty(),
+            "--updates" => self.lift.updates.is_some(),
+            "--domain" => self.domain.is_some(),
+            "--set" => !self.set.is_empty(),
+            "--clock" => self.clock != "boost",
+            "--threads" => self.threads.is_some(),
+            "--sample" => self.sample,
+            _ => false,
+        };
+        match flags.iter().find(|f| given(f)) {
+            Some(flag) => Err(Error::new(
+                *flag,
+                format!("does not apply to {command}: {why}"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What `simulate` and `predict` share beyond [`LaunchArgs`]: the block and the output.
+#[derive(clap::Args)]
+struct OneLaunchArgs {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Block shape XxYxZ (default: the trace's).
+    #[arg(long)]
+    block: Option<String>,
+    /// Output format.
+    #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+#[command(mut_args(simulate_flags))]
+struct SimulateArgs {
+    #[command(flatten)]
+    launch: OneLaunchArgs,
+    /// Also evaluate this model (see `gputraffic list`) and show it next to the simulation.
+    #[arg(long, value_name = "MODEL")]
+    compare: Option<String>,
     /// Give every SM an L1 that never evicts.
     #[arg(long)]
     infinite_l1: bool,
@@ -162,10 +340,6 @@ struct SimulateArgs {
     /// Skip tracking the compulsory volumes (a little faster).
     #[arg(long)]
     no_compulsory: bool,
-    /// Simulate the first and last waves exactly and a stratified sample of the others, and
-    /// extrapolate: every count with a 95% interval (exact when the launch is too short).
-    #[arg(long)]
-    sample: bool,
     /// Replay the L2 serially in one piece, the reference the parallel sharded replay equals
     /// exactly (for comparing speed and checking exactness).
     #[arg(long, hide = true)]
@@ -184,22 +358,20 @@ struct SimulateArgs {
 }
 
 #[derive(clap::Args)]
+#[command(mut_args(predict_flags))]
 struct PredictArgs {
     /// Model name (see `gputraffic list`).
     #[arg(long)]
     model: String,
     #[command(flatten)]
-    launch: LaunchArgs,
+    launch: OneLaunchArgs,
 }
 
 #[derive(clap::Args)]
+#[command(mut_args(sweep_flags))]
 struct SweepArgs {
-    /// Kernel trace: a path, the name of a shipped trace (e.g. star4), or - for standard input.
-    #[arg(long)]
-    kernel: String,
-    /// GPUs, comma-separated shipped names or paths.
-    #[arg(long, default_value = "h200", value_delimiter = ',')]
-    hw: Vec<String>,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Block shapes: AxBxC, all-N (every power-of-two shape of N threads), ernst-1024,
     /// ernst-512, tabik-2d; comma-separated.
     #[arg(long, required = true)]
@@ -209,10 +381,6 @@ struct SweepArgs {
     /// comma-separated.
     #[arg(long)]
     domains: Vec<String>,
-    /// A kernel parameter or model constant and its values, NAME=V1,V2,… (repeatable; every
-    /// combination runs).
-    #[arg(long = "set", value_name = "NAME=V1,V2,…")]
-    set: Vec<String>,
     /// Factors for the L1 capacity, comma-separated.
     #[arg(long = "l1-scale", value_delimiter = ',')]
     l1_scale: Vec<f64>,
@@ -222,9 +390,6 @@ struct SweepArgs {
     /// Models whose predictions go into every row: names, `all` or `none`.
     #[arg(long, default_value = "all", value_delimiter = ',')]
     models: Vec<String>,
-    /// Clock for the time model: boost, base, or GHz.
-    #[arg(long, default_value = "boost")]
-    clock: String,
     /// Output file: .jsonl gives JSON lines, anything else CSV.
     #[arg(long)]
     out: std::path::PathBuf,
@@ -234,14 +399,6 @@ struct SweepArgs {
     /// Replace an existing --out.
     #[arg(long, conflicts_with = "resume")]
     force: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Sample the interior waves of long launches instead of simulating every one: counts
-    /// become estimates, and every row gains `sampled` and a 95% interval per metric
-    /// (METRIC_ci95_lo, METRIC_ci95_hi; see simulate --sample).
-    #[arg(long)]
-    sample: bool,
     /// Run only shard K of N (1 ≤ K ≤ N, as sbatch --array=1-N numbers its tasks): the
     /// configurations i with i mod N = K-1, into their own --out; `gputraffic merge` joins the N
     /// shards.
@@ -285,39 +442,17 @@ fn show(a: &ShowArgs) -> Result<String> {
 }
 
 #[derive(clap::Args)]
+#[command(mut_args(rank_flags))]
 struct RankArgs {
-    /// Kernel: a trace path, the name of a shipped trace (e.g. star4), - for standard input, or
-    /// a .ptx or .cu file to lift (docs/cuda.md).
-    #[arg(long)]
-    kernel: String,
     #[command(flatten)]
-    lift: LiftArgs,
-    /// GPU: a shipped configuration name (e.g. h200) or a path to one.
-    #[arg(long, default_value = "h200")]
-    hw: String,
+    launch: LaunchArgs,
     /// Block shapes: AxBxC, all-N (every power-of-two shape of N threads), ernst-1024,
     /// ernst-512, tabik-2d; comma-separated.
     #[arg(long, required = true)]
     blocks: Vec<String>,
-    /// Domain N, NXxNY or NXxNYxNZ: sets the kernel's nx (, ny, nz), as many as it has.
-    #[arg(long)]
-    domain: Option<String>,
-    /// Set a kernel parameter, NAME=VALUE (repeatable).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
-    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
-    #[arg(long, default_value = "boost")]
-    clock: String,
     /// Output format.
     #[arg(long, value_parser = choice::<Format>(), default_value = "table")]
     format: Format,
-    /// Sample the interior waves of long launches instead of simulating every one: counts
-    /// become estimates (see simulate --sample).
-    #[arg(long)]
-    sample: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
     /// Simulate even when the kernel's arrays exceed the GPU's memory (dram.capacity_gib in its
     /// config), where the kernel could not run.
     #[arg(long)]
@@ -326,14 +461,7 @@ struct RankArgs {
 
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
-    let spec = LaunchSpec {
-        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
-        hw: a.hw.clone(),
-        block: None,
-        domain: a.domain.clone(),
-        set: a.set.clone(),
-        clock: a.clock.clone(),
-    };
+    let spec = launch_spec(&a.launch, None, "rank")?;
     // The memory and the cost up front, from the launch with the trace's own block: the shapes
     // share its arrays, and their thread accesses differ only by lanes outside the guard.
     // Where that block cannot launch on the GPU, the shapes' own simulations check the memory.
@@ -342,8 +470,12 @@ fn rank(a: &RankArgs) -> Result<String> {
         if !a.exceed_memory {
             bound.launch.check_memory(&bound.hw)?;
         }
-        let shapes = gputraffic::analysis::sweep::expand_blocks(&a.blocks, &bound.hw)?;
-        let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        let shapes = gputraffic::launch::geometry::expand_blocks(&a.blocks, &bound.hw)?;
+        let threads = a
+            .launch
+            .threads
+            .unwrap_or_else(rayon::current_num_threads)
+            .max(1);
         let n = shapes.len();
         let c = estimate_cost(bound, threads)?.times(n);
         let what = if n > 1 {
@@ -351,13 +483,13 @@ fn rank(a: &RankArgs) -> Result<String> {
         } else {
             String::new()
         };
-        if let Some(line) = cost_line(c, threads, a.sample, &what) {
+        if let Some(line) = cost_line(c, threads, a.launch.sample, &what) {
             eprintln!("{line}");
         }
     }
     let bar = progress_bar("shapes");
-    let sample = a.sample.then(SampleOptions::default);
-    let ranking = on_threads(a.threads, || {
+    let sample = a.launch.sample.then(SampleOptions::default);
+    let ranking = on_threads(a.launch.threads, || {
         spec.rank(&a.blocks, sample, a.exceed_memory, &follow(&bar, "shapes"))
     })?;
     bar.finish_and_clear();
@@ -383,23 +515,34 @@ fn rank(a: &RankArgs) -> Result<String> {
 }
 
 fn sweep(a: &SweepArgs) -> Result<String> {
+    let l = &a.launch;
+    l.refuse(
+        "sweep",
+        &["--domain"],
+        "sweep takes --domains, a list of domains and series",
+    )?;
+    let (kernel, warnings) =
+        gputraffic::request::sweep_kernel(l.kernel(), &l.lift.settings(), &l.hw, &l.set)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     let spec = gputraffic::analysis::sweep::SweepSpec {
-        kernel: KernelSource::Load(a.kernel.clone()),
-        hws: a.hw.clone(),
+        kernel,
+        hws: l.hw.clone(),
         blocks: a.blocks.clone(),
         domains: a.domains.clone(),
-        sets: a.set.clone(),
+        sets: l.set.clone(),
         l1_scales: a.l1_scale.clone(),
         l2_scales: a.l2_scale.clone(),
         models: models::select(&a.models)?,
-        clock: a.clock.clone(),
-        sample: a.sample.then(SampleOptions::default),
+        clock: l.clock.clone(),
+        sample: l.sample.then(SampleOptions::default),
     };
     let out_name = a.out.display().to_string();
     let shard = a
         .shard
         .as_deref()
-        .map(gputraffic::analysis::shard::Shard::parse)
+        .map(gputraffic::analysis::sweep_file::Shard::parse)
         .transpose()?;
     if a.out.exists() && !a.resume && !a.force {
         return Err(Error::new(
@@ -418,7 +561,7 @@ fn sweep(a: &SweepArgs) -> Result<String> {
     }
     let bar = progress_bar("configurations");
     let progress = follow(&bar, "configurations");
-    let summary = on_threads(a.threads, || {
+    let summary = on_threads(l.threads, || {
         plan.run_shard(&a.out, shard, a.resume, &progress)
     })?;
     bar.finish_and_clear();
@@ -653,103 +796,43 @@ fn cost_line_seconds() -> f64 {
         .unwrap_or(5.0)
 }
 
-/// The lifter's options from the command line, compiling for `hw`'s architecture.
-fn lift_options(hw: &str, l: &LiftArgs) -> Result<gputraffic::input::ptx::LiftOptions> {
-    let grid = match &l.grid {
-        None => None,
-        Some(g) => {
-            let parts: Vec<String> = g.split(',').map(|p| p.trim().to_string()).collect();
-            let [x, y, z] = <[String; 3]>::try_from(parts).map_err(|_| {
-                Error::new("--grid", format!("'{g}' is not three expressions X,Y,Z"))
-            })?;
-            Some([x, y, z])
-        }
-    };
-    let mut extents = Vec::new();
-    for e in &l.extents {
-        let (name, expr) = e
-            .split_once('=')
-            .ok_or_else(|| Error::new("--extent", format!("'{e}' is not NAME=EXPR")))?;
-        extents.push((name.trim().to_string(), expr.trim().to_string()));
-    }
-    Ok(gputraffic::input::ptx::LiftOptions {
-        entry: l.entry.clone(),
-        grid,
-        registers: l.registers,
-        extents,
-        updates: l.updates.clone(),
-        nvcc: l.nvcc.clone(),
-        nvcc_args: l.nvcc_args.clone(),
-        arch: gputraffic::input::hw::HwConfig::load(hw)?.arch,
-        ..Default::default()
-    })
-}
-
-/// The kernel `--kernel` names: a .ptx or .cu file is lifted here (once, its warnings on
-/// stderr), anything else loaded as a trace.
-fn kernel_source(kernel: &str, hw: &str, l: &LiftArgs, set: &[String]) -> Result<KernelSource> {
-    if !gputraffic::input::ptx::is_liftable(kernel) {
-        let given = l.entry.is_some()
-            || l.nvcc.is_some()
-            || !l.nvcc_args.is_empty()
-            || l.grid.is_some()
-            || l.registers.is_some()
-            || !l.extents.is_empty()
-            || l.updates.is_some();
-        if given {
-            return Err(Error::new(
-                "--kernel",
-                format!(
-                    "'{kernel}' is a trace: --entry, --nvcc, --nvcc-arg, --grid, --registers, --extent and --updates apply to .ptx and .cu kernels only"
-                ),
-            ));
-        }
-        return Ok(KernelSource::Load(kernel.to_string()));
-    }
-    let mut options = lift_options(hw, l)?;
-    // parameters given with --set need no default (and no warning that they lack one)
-    options.defaults = set
-        .iter()
-        .filter_map(|s| s.split_once('='))
-        .filter_map(|(n, v)| Some((n.trim().to_string(), v.trim().parse::<i64>().ok()?)))
-        .collect();
-    let lifted = gputraffic::input::ptx::lift_file(kernel, &options)?;
-    for w in &lifted.warnings {
-        eprintln!("warning: {w}");
-    }
-    Ok(KernelSource::Parsed(Box::new(lifted.kernel)))
-}
-
 /// `gputraffic lift`: the trace of a .ptx or .cu kernel on stdout.
 fn lift(a: &LiftCommandArgs) -> Result<String> {
     if !gputraffic::input::ptx::is_liftable(&a.file) {
         return Err(Error::new(&a.file, "lift reads .ptx and .cu files only"));
     }
-    let lifted = gputraffic::input::ptx::lift_file(&a.file, &lift_options(&a.hw, &a.lift)?)?;
+    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
+    let lifted = gputraffic::input::ptx::lift_file(&a.file, &a.lift.settings().options(&hw, &[])?)?;
     for w in &lifted.warnings {
         eprintln!("warning: {w}");
     }
     Ok(lifted.toml)
 }
 
-/// The launch `simulate` and `predict` ask for.
-fn launch_spec(a: &LaunchArgs) -> Result<LaunchSpec> {
-    Ok(LaunchSpec {
-        kernel: kernel_source(&a.kernel, &a.hw, &a.lift, &a.set)?,
-        hw: a.hw.clone(),
-        block: a.block.clone(),
-        domain: a.domain.clone(),
-        set: a.set.clone(),
-        clock: a.clock.clone(),
-    })
+/// The launch `command` (simulate, predict or rank) asks for, with `block` in place of the
+/// trace's block shape when given; a .ptx or .cu kernel is lifted here, once, its warnings on
+/// stderr.
+fn launch_spec(a: &LaunchArgs, block: Option<String>, command: &str) -> Result<LaunchSpec> {
+    let (spec, warnings) = LaunchSpec::resolve(
+        a.kernel(),
+        &a.lift.settings(),
+        &a.one_hw(command)?,
+        block,
+        a.domain.clone(),
+        a.set.clone(),
+        a.clock.clone(),
+    )?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(spec)
 }
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
-    let model = a.compare.as_deref().map(models::find).transpose()?;
-    let prepared = launch_spec(&a.launch)?.prepare(model)?;
-    // The model runs first: a model error should not cost a simulation.
-    let predicted = model.map(|m| prepared.predict(m)).transpose()?;
-    for w in predicted.iter().flat_map(|(p, _)| &p.warnings) {
+    let l = &a.launch.launch;
+    let simulation =
+        launch_spec(l, a.launch.block.clone(), "simulate")?.simulation(a.compare.as_deref())?;
+    for w in simulation.warnings() {
         eprintln!("warning: {w}");
     }
     let opts = SimOptions {
@@ -759,48 +842,43 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         serial_l2: a.reference_l2,
         lane_by_lane: a.lane_by_lane,
         tick_by_tick: a.tick_by_tick,
-        sample: a.sample.then(SampleOptions::default),
+        sample: l.sample.then(SampleOptions::default),
         exceed_memory: a.exceed_memory,
         ..SimOptions::default()
     };
+    let bound = &simulation.prepared.bound;
     // Before the cost line: a launch that could not run is one line of error.
     if !a.exceed_memory {
-        prepared.bound.launch.check_memory(&prepared.bound.hw)?;
+        bound.launch.check_memory(&bound.hw)?;
     }
-    let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
-    let c = estimate_cost(&prepared.bound, threads)?;
-    if let Some(line) = cost_line(c, threads, a.sample, "") {
+    let threads = l.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    let c = estimate_cost(bound, threads)?;
+    if let Some(line) = cost_line(c, threads, l.sample, "") {
         eprintln!("{line}");
     }
-    let bar = wave_bar(&prepared.bound.launch, &prepared.bound.hw);
+    let bar = wave_bar(&bound.launch, &bound.hw);
     let progress = |done: u64, total: u64| bar.update(done, total);
-    let report = on_threads(a.threads, || prepared.simulate(&opts, &progress));
+    let report = on_threads(l.threads, || simulation.run(&opts, &progress));
     bar.finish();
-    let mut report = report?;
+    let report = report?;
     if let Some(why) = &report.sample_fallback {
         eprintln!("note: --sample: {why}; simulated exactly");
-    }
-    if let Some((p, t)) = predicted {
-        report.compare(p, t);
     }
     Ok(report.render(a.launch.format))
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
-    let model = models::find(&a.model)?;
-    let prepared = launch_spec(&a.launch)?.prepare(Some(model))?;
-    let (p, t) = prepared.predict(model)?;
-    for w in &p.warnings {
+    let l = &a.launch.launch;
+    l.refuse(
+        "predict",
+        &["--threads", "--sample"],
+        "predict evaluates a closed-form model and simulates nothing",
+    )?;
+    let prediction = launch_spec(l, a.launch.block.clone(), "predict")?.prediction(&a.model)?;
+    for w in prediction.warnings() {
         eprintln!("warning: {w}");
     }
-    let bound = &prepared.bound;
-    Ok(gputraffic::report::render_prediction(
-        &bound.launch,
-        &bound.hw,
-        &p,
-        &t,
-        a.launch.format,
-    ))
+    Ok(prediction.render(a.launch.format))
 }
 
 /// The completion script for `shell`.
@@ -817,30 +895,6 @@ fn man() -> Result<String> {
         .render(&mut out)
         .map_err(|e| Error::new("man", e.to_string()))?;
     Ok(String::from_utf8_lossy(&out).into_owned())
-}
-
-fn list() -> String {
-    let mut s = String::from("kernels (traces/):\n");
-    for (name, desc) in gputraffic::input::shipped_kernels() {
-        s += &format!("  {name:<22} {desc}\n");
-    }
-    s += "hardware (hw-configs/):\n";
-    for (name, desc) in gputraffic::input::shipped_hw() {
-        s += &format!("  {name:<22} {desc}\n");
-    }
-    s += "models (--model, --compare):\n";
-    for m in models::MODELS {
-        s += &format!("  {:<22} {}\n", m.name, m.summary);
-        s += &format!("      applies to {}\n", m.scope.applies_to);
-        for p in m.params {
-            s += &format!("      --set {:<18} {}\n", format!("{}=", p.name), p.doc);
-        }
-    }
-    s += "fits (gputraffic fit --model):\n";
-    for (name, summary) in gputraffic::analysis::fit::MODELS {
-        s += &format!("  {name:<22} {summary}\n");
-    }
-    s
 }
 
 #[derive(clap::Args)]
@@ -879,7 +933,7 @@ fn fit(a: &FitArgs) -> Result<String> {
     if let Some(out) = &a.out {
         gputraffic::error::check_writable(out)?;
     }
-    let table = gputraffic::input::table::Table::load(&a.input)?.filtered(&a.where_)?;
+    let table = gputraffic::analysis::sweep_file::read_table(&a.input)?.filtered(&a.where_)?;
     let fitted = request.fit_bounded(&table, &bounds)?;
     for w in fit_warnings(&fitted) {
         eprintln!("warning: {w}");
@@ -929,18 +983,19 @@ fn write_or_print(out: Option<&std::path::Path>, text: String) -> Result<String>
 }
 
 #[derive(clap::Args)]
+#[command(mut_args(validate_flags))]
 struct ValidateArgs {
     /// Measured counters: a wide CSV (kernel,nx,ny,nz,bx,by,bz[,cz], then one column per
     /// metric) or the export of `ncu --csv --print-units base` (then --manifest).
     #[arg(long)]
     measured: std::path::PathBuf,
-    /// TOML file naming the trace, domain and parameters of each launch of an ncu export
-    /// (validation/measure.sh writes one).
+    /// TOML file naming the kernel (a trace, or a .cu/.ptx file with its entry and lift
+    /// options), domain and parameters of each launch of an ncu export (validation/measure.sh
+    /// writes one; docs/validation.md).
     #[arg(long)]
     manifest: Option<std::path::PathBuf>,
-    /// GPU: a shipped configuration name (e.g. h200) or a path to one.
-    #[arg(long)]
-    hw: String,
+    #[command(flatten)]
+    launch: LaunchArgs,
     /// Output format.
     #[arg(long, value_parser = choice::<gputraffic::analysis::validate::ValidateFormat>(), default_value = "table")]
     format: gputraffic::analysis::validate::ValidateFormat,
@@ -956,13 +1011,6 @@ struct ValidateArgs {
     /// Start afresh even though an interrupted run left its journal beside --out.
     #[arg(long, requires = "out", conflicts_with = "resume")]
     force: bool,
-    /// Sample the interior waves of long launches instead of simulating every one: counts
-    /// become estimates (see simulate --sample).
-    #[arg(long)]
-    sample: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
 }
 
 fn validate(a: &ValidateArgs) -> Result<String> {
@@ -970,18 +1018,37 @@ fn validate(a: &ValidateArgs) -> Result<String> {
     if let Some(out) = &a.out {
         gputraffic::error::check_writable(out)?;
     }
+    let l = &a.launch;
+    l.refuse(
+        "validate",
+        &["--kernel", "--domain", "--set"],
+        "the kernels, domains and parameters of the launches come from --measured and --manifest",
+    )?;
+    l.refuse(
+        "validate",
+        &LiftSettings::NAMES,
+        "a manifest launch names its .cu or .ptx kernel with its entry and lift options (docs/validation.md)",
+    )?;
+    l.refuse(
+        "validate",
+        &["--clock"],
+        "the time is compared at the base clock, which Nsight Compute locks",
+    )?;
     let (launches, notes) =
         gputraffic::analysis::measured::load(&a.measured, a.manifest.as_deref())?;
-    let hw = gputraffic::input::hw::HwConfig::load(&a.hw)?;
-    let threads = a.threads.unwrap_or_else(rayon::current_num_threads).max(1);
+    let hw = gputraffic::input::hw::HwConfig::load(&l.one_hw("validate")?)?;
+    let threads = l.threads.unwrap_or_else(rayon::current_num_threads).max(1);
     // Bound once: for the cost line here, then simulated.
-    let bound = gputraffic::analysis::validate::bind_all(&launches, &hw)?;
+    let (bound, warnings) = gputraffic::analysis::validate::bind_launches(&launches, &hw)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     let mut cost = gputraffic::sim::cost::Cost::default();
     for b in &bound {
         cost = cost.plus(estimate_cost(b, threads)?);
     }
     let what = format!("{} launches, ", launches.len());
-    if let Some(line) = cost_line(cost, threads, a.sample, &what) {
+    if let Some(line) = cost_line(cost, threads, l.sample, &what) {
         eprintln!("{line}");
     }
     let bar = progress_bar("launches");
@@ -993,13 +1060,13 @@ fn validate(a: &ValidateArgs) -> Result<String> {
         resume: a.resume,
         replace: a.force,
     });
-    let validation = on_threads(a.threads, || {
+    let validation = on_threads(l.threads, || {
         gputraffic::analysis::validate::validate_resumable(
             launches,
             bound,
             &hw,
             &measured,
-            a.sample.then(SampleOptions::default),
+            l.sample.then(SampleOptions::default),
             journal,
             &progress,
         )
@@ -1108,7 +1175,7 @@ fn main() -> ExitCode {
         Command::Rank(a) => rank(a),
         Command::Show(a) => show(a),
         Command::Lift(a) => lift(a),
-        Command::List => Ok(list()),
+        Command::List => Ok(gputraffic::request::listing()),
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::Man => man(),
     };

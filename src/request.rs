@@ -1,36 +1,27 @@
-//! One launch as a user asks for it — a kernel, a GPU, a block shape, a domain, `NAME=VALUE`
-//! settings and a clock, all as text — checked and bound into a [`Prepared`] launch. The command
-//! line and the Python package both start here, so they accept and refuse exactly the same input.
+//! What the front ends ask of the library, written once for the command line and the Python
+//! package, so that they accept and refuse exactly the same input and print the same results:
+//! one launch as a user asks for it — a kernel (a trace, or a `.ptx`/`.cu` file with its
+//! [`LiftSettings`]), a GPU, a block shape, a domain, `NAME=VALUE` settings and a clock, all as
+//! text — checked and bound into a [`Prepared`] launch; then simulated beside a model
+//! ([`LaunchSpec::simulation`]), predicted by one ([`LaunchSpec::prediction`]) or ranked over
+//! block shapes ([`LaunchSpec::rank`]); and the [`listing`] of what is shipped.
+//!
+//! The top layer of the library: it builds on [`crate::analysis`] and [`crate::report`], and
+//! nothing in the library builds on it.
 
 use crate::analysis::rank;
-use crate::analysis::sweep::expand_blocks;
 use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
-use crate::input::trace::{self, Kernel};
+use crate::input::trace::Kernel;
+use crate::launch::geometry::expand_blocks;
 use crate::launch::{self, LaunchRequest};
 use crate::models::{self, ModelInfo};
+use crate::report::Format;
 use crate::sim::sample::SampleOptions;
 use crate::{Bound, report, sim, timing};
 use std::collections::BTreeMap;
 
-/// Where the kernel comes from.
-#[derive(Debug, Clone)]
-pub enum KernelSource {
-    /// A path, the name of a shipped trace, or `-` for standard input ([`trace::load`]).
-    Load(String),
-    /// A kernel already parsed, e.g. from the text a code generator produced.
-    Parsed(Box<Kernel>),
-}
-
-impl KernelSource {
-    /// The kernel, loaded if need be.
-    pub fn kernel(&self) -> Result<Kernel> {
-        match self {
-            KernelSource::Load(name) => trace::load(name),
-            KernelSource::Parsed(k) => Ok((**k).clone()),
-        }
-    }
-}
+pub use crate::input::kernel_source::{KernelSource, LiftSettings};
 
 /// A launch as asked for, every part still as the user wrote it.
 #[derive(Debug, Clone)]
@@ -62,6 +53,54 @@ pub struct Prepared {
 }
 
 impl LaunchSpec {
+    /// The launch of `kernel` on `hw` (shipped name or path): a `.ptx` or `.cu` kernel is
+    /// lifted now, with `lift`, for the GPU's architecture (see [`KernelSource::resolve`]); the
+    /// lift's warnings come back beside the spec. The rest is checked by [`LaunchSpec::prepare`].
+    pub fn resolve(
+        kernel: &str,
+        lift: &LiftSettings,
+        hw: &str,
+        block: Option<String>,
+        domain: Option<String>,
+        set: Vec<String>,
+        clock: String,
+    ) -> Result<(LaunchSpec, Vec<String>)> {
+        let (kernel, warnings) = KernelSource::resolve(kernel, lift, || HwConfig::load(hw), &set)?;
+        let spec = LaunchSpec {
+            kernel,
+            hw: hw.to_string(),
+            block,
+            domain,
+            set,
+            clock,
+        };
+        Ok((spec, warnings))
+    }
+
+    /// A simulation with the model `compare` names beside it: finds the model, prepares the
+    /// launch and runs the model first (a model error should not cost a simulation).
+    pub fn simulation(&self, compare: Option<&str>) -> Result<Simulation> {
+        let model = compare.map(models::find).transpose()?;
+        let prepared = self.prepare(model)?;
+        let predicted = model.map(|m| prepared.predict(m)).transpose()?;
+        Ok(Simulation {
+            prepared,
+            predicted,
+        })
+    }
+
+    /// The prediction of the model named `model`, with the time model on its volumes.
+    pub fn prediction(&self, model: &str) -> Result<Prediction> {
+        let model = models::find(model)?;
+        let prepared = self.prepare(Some(model))?;
+        let (prediction, time) = prepared.predict(model)?;
+        Ok(Prediction {
+            prepared,
+            prediction,
+            time,
+        })
+    }
+
     /// Loads the kernel and the GPU and binds them, splitting the settings between the kernel
     /// and `model` (whose constants they may set).
     pub fn prepare(&self, model: Option<&ModelInfo>) -> Result<Prepared> {
@@ -139,6 +178,167 @@ impl Prepared {
     }
 }
 
+/// The kernel of a sweep over the GPUs `hws` (shipped names or paths): as
+/// [`KernelSource::resolve`] gives it, a `.ptx` or `.cu` kernel lifted for the GPUs'
+/// architecture. A lift holds for one architecture (registers, and so occupancy, depend on it),
+/// so GPUs of different architectures are refused with a line that says to sweep each alone.
+pub fn sweep_kernel(
+    kernel: &str,
+    lift: &LiftSettings,
+    hws: &[String],
+    set: &[String],
+) -> Result<(KernelSource, Vec<String>)> {
+    let gpu = || {
+        let configs = hws
+            .iter()
+            .map(|h| HwConfig::load(h))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(first) = configs.first() else {
+            return Err(Error::new("--hw", "no GPU given"));
+        };
+        let arch = |c: &HwConfig| c.arch.clone().unwrap_or_else(|| "no arch".into());
+        if let Some((name, other)) = hws.iter().zip(&configs).find(|(_, c)| c.arch != first.arch) {
+            return Err(Error::new(
+                "--hw",
+                format!(
+                    "{kernel} is lifted once, for one architecture, but {} is {} and {name} is {}: sweep each architecture on its own",
+                    hws[0],
+                    arch(first),
+                    arch(other)
+                ),
+            ));
+        }
+        Ok(first.clone())
+    };
+    KernelSource::resolve(kernel, lift, gpu, set)
+}
+
+/// A launch prepared for simulation, with the prediction of the model compared beside it.
+#[derive(Debug)]
+pub struct Simulation {
+    /// The launch.
+    pub prepared: Prepared,
+    predicted: Option<(models::Prediction, timing::TimeEstimate)>,
+}
+
+impl Simulation {
+    /// What the compared model warns of (a kernel at the edge of its scope).
+    pub fn warnings(&self) -> &[String] {
+        self.predicted
+            .as_ref()
+            .map_or(&[], |(p, _)| p.warnings.as_slice())
+    }
+
+    /// Simulates the launch (see [`Prepared::simulate`]) and puts the compared model's
+    /// prediction beside the counts.
+    pub fn run(
+        self,
+        opts: &sim::SimOptions,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<report::Report> {
+        let mut report = self.prepared.simulate(opts, progress)?;
+        if let Some((p, t)) = self.predicted {
+            report.compare(p, t);
+        }
+        Ok(report)
+    }
+}
+
+/// A model's prediction for a launch, with the time model applied to its volumes.
+#[derive(Debug)]
+pub struct Prediction {
+    /// The launch.
+    pub prepared: Prepared,
+    /// The model's volumes, and its warnings.
+    pub prediction: models::Prediction,
+    /// The time model on the predicted volumes.
+    pub time: timing::TimeEstimate,
+}
+
+impl Prediction {
+    /// What the model warns of.
+    pub fn warnings(&self) -> &[String] {
+        &self.prediction.warnings
+    }
+
+    /// The prediction as `predict` prints it.
+    pub fn render(&self, format: Format) -> String {
+        let b = &self.prepared.bound;
+        report::render_prediction(&b.launch, &b.hw, &self.prediction, &self.time, format)
+    }
+}
+
+/// A model of [`models::MODELS`] as listed: `gputraffic list` and Python's `list_models`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ListedModel {
+    /// Its name (`--model`, `--compare`).
+    pub name: &'static str,
+    /// One line on what it is.
+    pub summary: &'static str,
+    /// The kernels it applies to.
+    pub applies_to: &'static str,
+    /// Its constants, settable with `--set`.
+    pub params: Vec<ListedParam>,
+}
+
+/// A constant of a listed model.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ListedParam {
+    /// Its name.
+    pub name: &'static str,
+    /// Its value when not set (`None`: it must be set).
+    pub default: Option<f64>,
+    /// What it is.
+    pub doc: &'static str,
+}
+
+/// The models, in [`models::MODELS`] order.
+pub fn listed_models() -> Vec<ListedModel> {
+    models::MODELS
+        .iter()
+        .map(|m| ListedModel {
+            name: m.name,
+            summary: m.summary,
+            applies_to: m.scope.applies_to,
+            params: m
+                .params
+                .iter()
+                .map(|p| ListedParam {
+                    name: p.name,
+                    default: p.default,
+                    doc: p.doc,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// What `gputraffic list` prints: the shipped kernels and GPUs, the models with their
+/// constants, and the fits.
+pub fn listing() -> String {
+    let mut s = String::from("kernels (traces/):\n");
+    for (name, desc) in crate::input::shipped_kernels() {
+        s += &format!("  {name:<22} {desc}\n");
+    }
+    s += "hardware (hw-configs/):\n";
+    for (name, desc) in crate::input::shipped_hw() {
+        s += &format!("  {name:<22} {desc}\n");
+    }
+    s += "models (--model, --compare):\n";
+    for m in listed_models() {
+        s += &format!("  {:<22} {}\n", m.name, m.summary);
+        s += &format!("      applies to {}\n", m.applies_to);
+        for p in m.params {
+            s += &format!("      --set {:<18} {}\n", format!("{}=", p.name), p.doc);
+        }
+    }
+    s += "fits (gputraffic fit --model):\n";
+    for (name, summary) in crate::analysis::fit::MODELS {
+        s += &format!("  {name:<22} {summary}\n");
+    }
+    s
+}
+
 /// `--block XxYxZ`, checked against CUDA's per-side limits (the GPU's thread limit is checked
 /// when the launch is bound).
 pub fn parse_block(block: Option<&str>) -> Result<Option<[u32; 3]>> {
@@ -207,7 +407,7 @@ mod tests {
 
     #[test]
     fn a_parsed_kernel_binds_like_its_file() {
-        let text = trace::SHIPPED
+        let text = crate::input::trace::SHIPPED
             .iter()
             .find(|(n, _)| *n == "star1")
             .unwrap()

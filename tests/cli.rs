@@ -1449,3 +1449,246 @@ fn fits_outside_the_physical_range_warn_with_the_bound_that_keeps_them_in() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_shared_launch_flags_are_refused_where_they_do_not_apply() {
+    // One declaration of --kernel, --hw, --domain, --set, --clock, --threads, --sample and the
+    // lift options serves simulate, predict, rank, sweep and validate; a command that cannot use
+    // one hides it from its help and refuses it with the reason.
+    rejects(
+        &[
+            "predict", "--kernel", "star1", "--model", "su2015", "--sample",
+        ],
+        &["--sample: does not apply to predict", "simulates nothing"],
+    );
+    rejects(
+        &["simulate", "--kernel", "star1", "--hw", "h200,h100-sxm"],
+        &["--hw: simulate takes one GPU (sweep takes several)"],
+    );
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            "x.csv",
+            "--hw",
+            "h200",
+            "--kernel",
+            "star1",
+        ],
+        &["--kernel: does not apply to validate", "--manifest"],
+    );
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            "x.csv",
+            "--hw",
+            "h200",
+            "--entry",
+            "copy",
+        ],
+        &["--entry: does not apply to validate", "manifest launch"],
+    );
+    rejects(
+        &[
+            "sweep",
+            "--kernel",
+            "star1",
+            "--blocks",
+            "32x4x2",
+            "--domain",
+            "64x64x64",
+            "--out",
+            "never.csv",
+        ],
+        &["--domain: does not apply to sweep", "--domains"],
+    );
+    // validate's GPU has no default: the counters were measured on one.
+    let (code, _, stderr) = gputraffic(&["validate", "--measured", "x.csv"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--hw <HW>"), "{stderr}");
+    let (_, help, _) = gputraffic(&["validate", "--help"]);
+    for hidden in ["--kernel", "--entry", "--domain", "--set", "--clock"] {
+        assert!(!help.contains(hidden), "validate --help shows {hidden}");
+    }
+    assert!(help.contains("GPU the counters were measured on"), "{help}");
+    for command in ["simulate", "predict", "rank", "sweep"] {
+        let (_, help, _) = gputraffic(&[command, "--help"]);
+        for shown in ["--kernel", "--entry", "--grid", "--hw", "--set", "--clock"] {
+            assert!(help.contains(shown), "{command} --help lacks {shown}");
+        }
+    }
+}
+
+#[test]
+fn validate_lifts_the_kernels_a_manifest_names() {
+    // The six H100 launches of small_ncu.csv (tests/validate.rs runs them with the hand-written
+    // traces) with the kernels lifted from the PTX of the same CUDA source instead.
+    let run = |manifest: &str| -> serde_json::Value {
+        let (code, out, err) = gputraffic(&[
+            "validate",
+            "--measured",
+            "tests/data/h100/small_ncu.csv",
+            "--manifest",
+            manifest,
+            "--hw",
+            "h100-sxm",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let lifted = run("tests/data/h100/small_manifest_lifted.toml");
+    let rows = lifted["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows[0]["kernel"], "stencils:copy");
+    assert_eq!(rows[5]["kernel"], "stencils:box27");
+    // Coalescing is exact: the lifted kernels issue the measured requests and sectors, launch by
+    // launch (as the hand-written traces do).
+    for m in [
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    ] {
+        assert_eq!(lifted["metrics"][m]["n"], 6, "{m}");
+        assert_eq!(lifted["metrics"][m]["max_rel_err"], 0.0, "{m}");
+    }
+    // Every copy launch stores 256³ doubles: 4,194,304 sectors.
+    assert_eq!(
+        rows[0]["metrics"]["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]["simulated"],
+        4194304.0
+    );
+    // A manifest's lift errors name the manifest line of the kernel.
+    let dir = common::scratch("validate-lift");
+    let manifest = dir.join("m.toml");
+    let write = |text: &str| {
+        std::fs::write(&manifest, text).unwrap();
+        manifest.to_str().unwrap().to_string()
+    };
+    let m = write(
+        "[[launch]]\nid = 72\ntrace = \"tests/data/ptx/stencils.ptx\"\nentry = \"nonesuch\"\n",
+    );
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            "tests/data/h100/small_ncu.csv",
+            "--manifest",
+            &m,
+            "--hw",
+            "h100-sxm",
+        ],
+        &[
+            "m.toml: line 3, column 9: --entry: no kernel 'nonesuch'",
+            "copy",
+        ],
+    );
+    let m = write("[[launch]]\nid = 72\ntrace = \"copy\"\nentry = \"copy\"\n");
+    rejects(
+        &[
+            "validate",
+            "--measured",
+            "tests/data/h100/small_ncu.csv",
+            "--manifest",
+            &m,
+            "--hw",
+            "h100-sxm",
+        ],
+        &["m.toml: line 3, column 9: 'copy' is a trace: entry, nvcc"],
+    );
+}
+
+#[test]
+fn sweep_lifts_with_the_lift_options_for_one_architecture() {
+    let dir = common::scratch("sweep-lift");
+    let out = dir.join("s.csv");
+    let lifted = dir.join("lifted.csv");
+    let common_args = [
+        "--blocks",
+        "32x4x2,64x2x1",
+        "--domains",
+        "64x64x32",
+        "--models",
+        "none",
+        "--set",
+        "pitch=72",
+        "--set",
+        "plane=5184",
+    ];
+    let (code, _, err) = gputraffic(
+        &[
+            &[
+                "sweep",
+                "--kernel",
+                "tests/data/ptx/stencils.ptx",
+                "--entry",
+                "star<1>",
+            ][..],
+            &["--registers", "32", "--out", lifted.to_str().unwrap()],
+            &common_args,
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "{err}");
+    // The same kernel through `lift` and a trace file: the same rows.
+    let (code, toml, err) = gputraffic(&[
+        "lift",
+        "tests/data/ptx/stencils.ptx",
+        "--entry",
+        "star<1>",
+        "--registers",
+        "32",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let trace = dir.join("star1.toml");
+    std::fs::write(&trace, toml).unwrap();
+    let (code, _, err) = gputraffic(
+        &[
+            &["sweep", "--kernel", trace.to_str().unwrap()][..],
+            &["--out", out.to_str().unwrap()],
+            &common_args,
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let rows = |p: &std::path::Path| {
+        let t = std::fs::read_to_string(p).unwrap();
+        assert_eq!(t.lines().count(), 3, "{t}");
+        t
+    };
+    assert_eq!(rows(&lifted), rows(&out));
+    rejects(
+        &[
+            "sweep",
+            "--kernel",
+            "tests/data/ptx/stencils.ptx",
+            "--entry",
+            "copy",
+            "--blocks",
+            "32x4x2",
+            "--hw",
+            "h200,v100",
+            "--out",
+            "never.csv",
+        ],
+        &[
+            "--hw: tests/data/ptx/stencils.ptx is lifted once",
+            "h200 is sm_90 and v100 is sm_70",
+        ],
+    );
+    rejects(
+        &[
+            "sweep",
+            "--kernel",
+            "star1",
+            "--entry",
+            "copy",
+            "--blocks",
+            "32x4x2",
+            "--out",
+            "never.csv",
+        ],
+        &["--kernel: 'star1' is a trace: --entry"],
+    );
+}

@@ -7,10 +7,11 @@
 #![allow(clippy::too_many_arguments)]
 
 use gputraffic::analysis::sweep::{Sweep, SweepSpec};
+use gputraffic::input::kernel_source::{KernelLanguage, lift_text};
 use gputraffic::input::trace;
 use gputraffic::models;
-use gputraffic::report::{self, Format};
-use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
+use gputraffic::report::Format;
+use gputraffic::request::{KernelSource, LaunchSpec, LiftSettings, on_threads, sweep_kernel};
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
 use pyo3::exceptions::PyValueError;
@@ -22,11 +23,100 @@ fn value_error(e: gputraffic::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// A kernel description parsed from TOML text (what a code generator writes).
+/// A kernel description: parsed from TOML text (what a code generator writes), or lifted from
+/// CUDA source or PTX text (`from_cuda`, `from_ptx`; its `text` is then the lifted trace).
 #[pyclass(frozen, module = "gputraffic._native", name = "Kernel")]
 struct Kernel {
     inner: trace::Kernel,
     text: String,
+}
+
+/// The lift keyword arguments as the library takes them: `grid` as `X,Y,Z` text or three
+/// expressions, `extents` as {array: expression}.
+fn lift_settings(
+    entry: Option<String>,
+    nvcc: Option<String>,
+    options: Vec<String>,
+    grid: Option<&Bound<'_, PyAny>>,
+    registers: Option<u32>,
+    extents: Option<BTreeMap<String, String>>,
+    updates: Option<String>,
+) -> PyResult<LiftSettings> {
+    let grid = match grid {
+        None => None,
+        Some(g) => Some(match g.extract::<String>() {
+            Ok(text) => text,
+            Err(_) => g
+                .extract::<Vec<Bound<'_, PyAny>>>()
+                .map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err(
+                        "grid must be \"X,Y,Z\" or three expressions (str or int)",
+                    )
+                })?
+                .iter()
+                .map(|p| p.str().map(|s| s.to_string()))
+                .collect::<PyResult<Vec<_>>>()?
+                .join(","),
+        }),
+    };
+    Ok(LiftSettings {
+        entry,
+        nvcc,
+        nvcc_args: options,
+        grid,
+        registers,
+        extents: extents
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, expr)| format!("{name}={expr}"))
+            .collect(),
+        updates,
+    })
+}
+
+/// Lifts `text` (in `language`) on a thread without the GIL; the lift's warnings become
+/// Python `UserWarning`s.
+#[allow(clippy::too_many_arguments)]
+fn lifted_kernel(
+    py: Python<'_>,
+    text: &str,
+    language: KernelLanguage,
+    cuda: Option<&str>,
+    source: &str,
+    lift: LiftSettings,
+    hw: &str,
+    params: Option<BTreeMap<String, i64>>,
+) -> PyResult<Kernel> {
+    let set: Vec<String> = params
+        .unwrap_or_default()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let lifted = py
+        .detach(|| {
+            let hw = gputraffic::input::hw::HwConfig::load(hw)?;
+            lift_text(text, language, cuda, source, &lift, &hw, &set)
+        })
+        .map_err(value_error)?;
+    warn_all(py, &lifted.warnings)?;
+    Ok(Kernel {
+        inner: lifted.kernel,
+        text: lifted.toml,
+    })
+}
+
+/// Each of `warnings` as a Python `UserWarning`.
+fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
+    for w in warnings {
+        let message = std::ffi::CString::new(w.replace('\0', " ")).expect("no NUL left");
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &message,
+            2,
+        )?;
+    }
+    Ok(())
 }
 
 #[pymethods]
@@ -40,6 +130,72 @@ impl Kernel {
             inner,
             text: text.to_string(),
         })
+    }
+
+    /// Lifts a kernel from CUDA source text (compiled to PTX by nvcc for `hw`'s architecture,
+    /// as `gputraffic simulate --kernel FILE.cu` does): `entry` picks the kernel of a text
+    /// holding several, `options` are passed to nvcc, `nvcc` names it (else `$CUDA_HOME/bin`,
+    /// `PATH`, scripts/install-nvcc.sh's venv); `grid`, `registers`, `extents` and `updates` as
+    /// the command line's options; `params` give parameters their default values. `source`
+    /// names the text in messages.
+    #[staticmethod]
+    #[pyo3(signature = (source_text, entry = None, *, options = Vec::new(), nvcc = None, hw = "h200", grid = None, registers = None, extents = None, updates = None, params = None, source = "<cuda source>"))]
+    fn from_cuda(
+        py: Python<'_>,
+        source_text: &str,
+        entry: Option<String>,
+        options: Vec<String>,
+        nvcc: Option<String>,
+        hw: &str,
+        grid: Option<&Bound<'_, PyAny>>,
+        registers: Option<u32>,
+        extents: Option<BTreeMap<String, String>>,
+        updates: Option<String>,
+        params: Option<BTreeMap<String, i64>>,
+        source: &str,
+    ) -> PyResult<Kernel> {
+        let lift = lift_settings(entry, nvcc, options, grid, registers, extents, updates)?;
+        lifted_kernel(
+            py,
+            source_text,
+            KernelLanguage::Cuda,
+            None,
+            source,
+            lift,
+            hw,
+            params,
+        )
+    }
+
+    /// Lifts a kernel from PTX text, as `gputraffic simulate --kernel FILE.ptx` does: `cuda`,
+    /// the CUDA source it was compiled from, names the parameters (else `p0, p1, …`); registers
+    /// come from ptxas when it is at hand; the other arguments as for `from_cuda`.
+    #[staticmethod]
+    #[pyo3(signature = (ptx_text, entry = None, *, cuda = None, hw = "h200", grid = None, registers = None, extents = None, updates = None, params = None, source = "<ptx text>"))]
+    fn from_ptx(
+        py: Python<'_>,
+        ptx_text: &str,
+        entry: Option<String>,
+        cuda: Option<&str>,
+        hw: &str,
+        grid: Option<&Bound<'_, PyAny>>,
+        registers: Option<u32>,
+        extents: Option<BTreeMap<String, String>>,
+        updates: Option<String>,
+        params: Option<BTreeMap<String, i64>>,
+        source: &str,
+    ) -> PyResult<Kernel> {
+        let lift = lift_settings(entry, None, Vec::new(), grid, registers, extents, updates)?;
+        lifted_kernel(
+            py,
+            ptx_text,
+            KernelLanguage::Ptx,
+            cuda,
+            source,
+            lift,
+            hw,
+            params,
+        )
     }
 
     /// The kernel's name.
@@ -78,17 +234,28 @@ impl Kernel {
     }
 }
 
-/// The kernel argument: a `Kernel`, or a shipped name or path.
-fn kernel_source(kernel: &Bound<'_, PyAny>) -> PyResult<KernelSource> {
+/// The kernel argument: a `Kernel`, or a shipped name or path; a `.ptx` or `.cu` path is lifted
+/// with the default settings for the GPUs `hws` (as the command line lifts it, see
+/// [`gputraffic::request::sweep_kernel`]), its warnings as Python warnings.
+fn kernel_source(
+    py: Python<'_>,
+    kernel: &Bound<'_, PyAny>,
+    hws: &[String],
+    set: &[String],
+) -> PyResult<KernelSource> {
     if let Ok(k) = kernel.cast::<Kernel>() {
         return Ok(KernelSource::Parsed(Box::new(k.get().inner.clone())));
     }
-    match kernel.extract::<String>() {
-        Ok(name) => Ok(KernelSource::Load(name)),
-        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
+    let name = kernel.extract::<String>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
             "kernel must be a shipped kernel name, a path, or a gputraffic.Kernel",
-        )),
-    }
+        )
+    })?;
+    let (source, warnings) = py
+        .detach(|| sweep_kernel(&name, &LiftSettings::default(), hws, set))
+        .map_err(value_error)?;
+    warn_all(py, &warnings)?;
+    Ok(source)
 }
 
 /// `gputraffic simulate --format json`: returns (JSON text, model warnings).
@@ -110,7 +277,7 @@ fn simulate(
     sample: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let spec = LaunchSpec {
-        kernel: kernel_source(kernel)?,
+        kernel: kernel_source(py, kernel, std::slice::from_ref(&hw), &set)?,
         hw,
         block,
         domain,
@@ -125,18 +292,9 @@ fn simulate(
         ..SimOptions::default()
     };
     py.detach(|| {
-        let model = compare.as_deref().map(models::find).transpose()?;
-        let prepared = spec.prepare(model)?;
-        // The model first, as on the command line: a model error should not cost a simulation.
-        let predicted = model.map(|m| prepared.predict(m)).transpose()?;
-        let warnings = predicted
-            .iter()
-            .flat_map(|(p, _)| p.warnings.clone())
-            .collect();
-        let mut report = on_threads(threads, || prepared.simulate(&opts, &|_, _| {}))?;
-        if let Some((p, t)) = predicted {
-            report.compare(p, t);
-        }
+        let simulation = spec.simulation(compare.as_deref())?;
+        let warnings = simulation.warnings().to_vec();
+        let report = on_threads(threads, || simulation.run(&opts, &|_, _| {}))?;
         Ok((report.render(Format::Json), warnings))
     })
     .map_err(value_error)
@@ -156,7 +314,7 @@ fn predict(
     clock: String,
 ) -> PyResult<(String, Vec<String>)> {
     let spec = LaunchSpec {
-        kernel: kernel_source(kernel)?,
+        kernel: kernel_source(py, kernel, std::slice::from_ref(&hw), &set)?,
         hw,
         block,
         domain,
@@ -164,13 +322,11 @@ fn predict(
         clock,
     };
     py.detach(|| {
-        let model = models::find(&model)?;
-        let prepared = spec.prepare(Some(model))?;
-        let (p, t) = prepared.predict(model)?;
-        let warnings = p.warnings.clone();
-        let b = &prepared.bound;
-        let json = report::render_prediction(&b.launch, &b.hw, &p, &t, Format::Json);
-        Ok((json, warnings))
+        let prediction = spec.prediction(&model)?;
+        Ok((
+            prediction.render(Format::Json),
+            prediction.warnings().to_vec(),
+        ))
     })
     .map_err(value_error)
 }
@@ -190,7 +346,7 @@ fn rank(
     sample: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let spec = LaunchSpec {
-        kernel: kernel_source(kernel)?,
+        kernel: kernel_source(py, kernel, std::slice::from_ref(&hw), &set)?,
         hw,
         block: None,
         domain,
@@ -224,7 +380,7 @@ fn sweep(
     threads: Option<usize>,
     sample: bool,
 ) -> PyResult<(String, Vec<String>)> {
-    let kernel = kernel_source(kernel)?;
+    let kernel = kernel_source(py, kernel, &hws, &set)?;
     py.detach(|| {
         let spec = SweepSpec {
             kernel,
@@ -261,23 +417,7 @@ fn list_hw() -> Vec<(&'static str, String)> {
 /// The models as a JSON array of {name, summary, applies_to, params: [{name, default, doc}]}.
 #[pyfunction]
 fn list_models() -> String {
-    let list: Vec<serde_json::Value> = models::MODELS
-        .iter()
-        .map(|m| {
-            let params: Vec<serde_json::Value> = m
-                .params
-                .iter()
-                .map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": p.doc}))
-                .collect();
-            serde_json::json!({
-                "name": m.name,
-                "summary": m.summary,
-                "applies_to": m.scope.applies_to,
-                "params": params,
-            })
-        })
-        .collect();
-    serde_json::Value::Array(list).to_string()
+    serde_json::to_string(&gputraffic::request::listed_models()).expect("JSON of plain values")
 }
 
 /// The text of a shipped kernel or GPU configuration (`gputraffic show NAME`).

@@ -9,7 +9,7 @@
 //! round-trip exactly (serde_json's `float_roundtrip`). A last line cut short by the interruption
 //! is dropped; any other bad line is an error naming it.
 
-use crate::analysis::shard::{Fnv1a, build};
+use crate::analysis::sweep_file::{Fnv1a, build};
 use crate::error::{Error, Result};
 use crate::timing::TimeEstimate;
 use serde_json::{Map, Value, json};

@@ -17,20 +17,26 @@
 //! report empty. Nsight Compute metrics the simulator does not model are ignored.
 
 use crate::error::{Error, Result, from_toml, read_file};
+use crate::input::kernel_source::LiftSettings;
 use crate::launch::LaunchRequest;
 use crate::launch::geometry::{BlockLimit, check_block, max_side};
 use crate::metrics;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
+use toml::Spanned;
 
 /// One measured launch.
 #[derive(Debug, Clone)]
 pub struct MeasuredLaunch {
     /// The profiler's launch id, where the input has one.
     pub id: Option<u64>,
-    /// The trace to simulate (shipped name or path).
+    /// The kernel to simulate: a trace (shipped name or path) or a `.ptx`/`.cu` file.
     pub kernel: String,
+    /// How a `.ptx`/`.cu` kernel is lifted (a manifest launch's `entry` and other lift keys).
+    pub lift: LiftSettings,
+    /// Where the kernel is named, for errors of its lift (`manifest.toml: line 7, column 9`).
+    pub kernel_at: Option<String>,
     /// Domain, block and parameters of the launch.
     pub request: LaunchRequest,
     /// The grid the hardware ran, where the input says; the simulated grid must equal it.
@@ -60,7 +66,7 @@ impl MeasuredLaunch {
     /// The launches whose counters are ranked against each other: same trace, domain and
     /// parameters, any block (`star4 640x512x512`).
     pub fn group(&self) -> String {
-        let mut s = trace_stem(&self.kernel);
+        let mut s = self.kernel_name();
         if let Some(d) = self.request.domain {
             s += &format!(" {}x{}x{}", d[0], d[1], d[2]);
         }
@@ -68,6 +74,21 @@ impl MeasuredLaunch {
             s += &format!(" {k}={v}");
         }
         s
+    }
+}
+
+impl MeasuredLaunch {
+    /// The kernel's short name: [`trace_stem`], and for a lifted kernel picked by `entry`, the
+    /// entry too (`stencils:star<1>`).
+    pub fn kernel_name(&self) -> String {
+        let stem = trace_stem(&self.kernel);
+        match &self.lift.entry {
+            Some(entry) => format!(
+                "{}:{entry}",
+                stem.trim_end_matches(".cu").trim_end_matches(".ptx")
+            ),
+            None => stem,
+        }
     }
 }
 
@@ -398,6 +419,8 @@ fn wide_launches(
         launches.push(MeasuredLaunch {
             id: id.and_then(|c| rec[c].trim().parse().ok()),
             kernel,
+            lift: LiftSettings::default(),
+            kernel_at: None,
             request: LaunchRequest {
                 block: Some(block.map(|b| b as u32)),
                 domain: Some([int("nx")?, int("ny")?, int("nz")?]),
@@ -510,11 +533,37 @@ struct ManifestEntry {
     function: Option<String>,
     block: Option<[u64; 3]>,
     grid: Option<[u64; 3]>,
-    /// Trace name or path.
-    trace: String,
+    /// Trace name or path, or a `.ptx`/`.cu` file to lift.
+    trace: Spanned<String>,
     domain: Option<[i64; 3]>,
     #[serde(default)]
     set: BTreeMap<String, i64>,
+    // How a .ptx/.cu kernel is lifted, as the command line's options of the same names
+    // (docs/cuda.md); the grid expressions are `kernel_grid`, since `grid` is the measured one.
+    entry: Option<String>,
+    nvcc: Option<String>,
+    #[serde(default)]
+    nvcc_args: Vec<String>,
+    kernel_grid: Option<String>,
+    registers: Option<u32>,
+    #[serde(default)]
+    extents: Vec<String>,
+    updates: Option<String>,
+}
+
+impl ManifestEntry {
+    /// The lift settings the entry gives.
+    fn lift(&self) -> LiftSettings {
+        LiftSettings {
+            entry: self.entry.clone(),
+            nvcc: self.nvcc.clone(),
+            nvcc_args: self.nvcc_args.clone(),
+            grid: self.kernel_grid.clone(),
+            registers: self.registers,
+            extents: self.extents.clone(),
+            updates: self.updates.clone(),
+        }
+    }
 }
 
 /// `void star<1>(const double *, double *, int)` → `star<1>`: ncu's demangled name without
@@ -577,13 +626,29 @@ fn match_manifest(
     manifest_path: &Path,
 ) -> Result<(Vec<MeasuredLaunch>, Vec<String>)> {
     let mname = manifest_path.display().to_string();
-    let manifest: Manifest = from_toml(&read_file(manifest_path)?, &mname)?;
+    let text = read_file(manifest_path)?;
+    let manifest: Manifest = from_toml(&text, &mname)?;
     if manifest.launch.is_empty() {
         return Err(Error::new(&mname, "no [[launch]] entries"));
     }
+    let kernel_at = |entry: &ManifestEntry| {
+        format!(
+            "{mname}: {}",
+            crate::error::Position::of(&text, entry.trace.span().start)
+        )
+    };
     let mut owner: Vec<Option<usize>> = vec![None; launches.len()];
     for (e, entry) in manifest.launch.iter().enumerate() {
-        let at = format!("{mname}: launch entry {} (trace {})", e + 1, entry.trace);
+        let trace = entry.trace.get_ref();
+        if !crate::input::ptx::is_liftable(trace) && !entry.lift().is_empty() {
+            return Err(Error::new(
+                kernel_at(entry),
+                format!(
+                    "'{trace}' is a trace: entry, nvcc, nvcc_args, kernel_grid, registers, extents and updates apply to .ptx and .cu kernels only"
+                ),
+            ));
+        }
+        let at = format!("{mname}: launch entry {} (trace {trace})", e + 1);
         let matched: Vec<usize> = match entry.id {
             Some(id) => {
                 let i = launches
@@ -655,7 +720,9 @@ fn match_manifest(
         .filter_map(|(l, o)| o.map(|e| (l, &manifest.launch[e])))
         .map(|(l, entry)| MeasuredLaunch {
             id: Some(l.id),
-            kernel: entry.trace.clone(),
+            kernel: entry.trace.get_ref().clone(),
+            lift: entry.lift(),
+            kernel_at: Some(kernel_at(entry)),
             request: LaunchRequest {
                 block: entry.block.or(l.block).map(|b| b.map(|v| v as u32)),
                 domain: entry.domain,

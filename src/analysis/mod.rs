@@ -1,4 +1,4 @@
-//! Work on many simulations at once: [`sweep`]s over configurations (in [`shard`]s across machines), [`fit`]s of model constants
+//! Work on many simulations at once: [`sweep`]s over configurations (in [`shard`]s across machines; the file format in [`sweep_file`]), [`fit`]s of model constants
 //! to their results, [`rank`]ings of block shapes by predicted time, and the [`validate`] comparison with [`measured`] hardware counters
 //! (resumable through its [`journal`]), with the [`stats`] they share.
 
@@ -9,4 +9,5 @@ pub mod rank;
 pub mod shard;
 pub mod stats;
 pub mod sweep;
+pub mod sweep_file;
 pub mod validate;

@@ -78,7 +78,7 @@ pub struct Ranking {
 /// Simulates `kernel` on `hw` with each of `blocks` (the rest of the launch from `base`), in
 /// parallel (each with `opts`: sampled where they say so, see [`crate::sim::sample`]), the time model
 /// at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
-/// each shape with whether it came from a named set (as [`super::sweep::expand_blocks`] gives
+/// each shape with whether it came from a named set (as [`crate::launch::geometry::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
 /// anything is simulated. `progress(done, total)` is called after each simulation.
 pub fn rank(

@@ -10,19 +10,19 @@
 //! same, byte for byte, however the sweep was interrupted and on any number of threads.
 //!
 //! [`Sweep::run_shard`] runs every N-th configuration into a shard file instead (one line in
-//! front names the shard and the sweep's [`Sweep::fingerprint`]); [`shard::merge`] puts the
+//! front names the shard and the sweep's [`Sweep::fingerprint`]); [`merge`](crate::analysis::shard::merge) puts the
 //! shards back together into the unsharded file's bytes.
 
-use crate::analysis::shard::{self, Fnv1a, Shard, ShardHeader};
+use crate::analysis::sweep_file::{Fnv1a, OutputFormat, Shard, ShardHeader};
 use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
+use crate::input::kernel_source::KernelSource;
 use crate::input::trace::Kernel;
-use crate::launch::geometry::{BlockLimit, MAX_BLOCK_Z, check_block};
+use crate::launch::geometry::expand_blocks;
 use crate::launch::{Launch, LaunchRequest};
 use crate::metrics;
 use crate::models::{self, ModelInfo, ernst2023};
 use crate::report::{Report, csv_field};
-use crate::request::KernelSource;
 use crate::sim::sample::SampleOptions;
 use crate::sim::{Counts, SimOptions};
 use crate::{Bound, timing};
@@ -57,26 +57,6 @@ pub struct SweepSpec {
     /// Sample the interior waves of every configuration ([`crate::sim::sample`]): the counts
     /// become estimates, and each row gains `sampled` and a 95% interval per metric.
     pub sample: Option<SampleOptions>,
-}
-
-/// Output encoding, chosen from the file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// A header line, then one CSV line per configuration.
-    Csv,
-    /// One JSON object per line.
-    Jsonl,
-}
-
-impl OutputFormat {
-    /// JSONL for a `.jsonl` name, CSV otherwise.
-    pub fn for_path(path: &Path) -> OutputFormat {
-        if path.extension().is_some_and(|e| e == "jsonl") {
-            OutputFormat::Jsonl
-        } else {
-            OutputFormat::Csv
-        }
-    }
 }
 
 /// One configuration, bound and ready to simulate.
@@ -114,80 +94,6 @@ pub struct RunSummary {
     pub kept: usize,
     /// Configurations simulated by this run.
     pub simulated: usize,
-}
-
-/// Expands block entries: `AxBxC`, `all-N` (every power-of-two shape with N threads),
-/// `ernst-1024` / `ernst-512` (Ernst et al. eq. (6): X, Y ∈ {1, …, 1024}, Z ∈ {1, …, 64},
-/// X·Y·Z = 1024 for the stencil, 512 for LBM — the same shapes as `all-1024` / `all-512`),
-/// `tabik-2d` (Tabik et al. Sect. 4.1: Blk.x, Blk.y powers of two, Blk.z = 1, from a warp to the
-/// block-size limit). Each shape comes with whether it came from a named set (those that cannot
-/// launch are skipped rather than fatal).
-pub fn expand_blocks(entries: &[String], hw: &HwConfig) -> Result<Vec<([u32; 3], bool)>> {
-    let max = hw.sm.max_threads_per_block;
-    let mut out: Vec<([u32; 3], bool)> = Vec::new();
-    let mut push = |b: [u32; 3], named: bool| {
-        if !out.iter().any(|(o, _)| *o == b) {
-            out.push((b, named));
-        }
-    };
-    for entry in entries.iter().flat_map(|e| e.split(',')) {
-        let e = entry.trim();
-        let threads = match e {
-            "ernst-1024" => Some(1024),
-            "ernst-512" => Some(512),
-            _ => e
-                .strip_prefix("all-")
-                .map(|n| {
-                    n.parse::<u32>()
-                        .ok()
-                        .filter(|n| n.is_power_of_two() && *n <= max)
-                        .ok_or_else(|| {
-                            Error::new(
-                                "--blocks",
-                                format!("'{e}': N must be a power of two up to {max} threads"),
-                            )
-                        })
-                })
-                .transpose()?,
-        };
-        if let Some(n) = threads {
-            for z in powers_of_two(MAX_BLOCK_Z.min(n)) {
-                for y in powers_of_two(n / z) {
-                    push([n / z / y, y, z], true);
-                }
-            }
-        } else if e == "tabik-2d" {
-            for y in powers_of_two(max) {
-                for x in powers_of_two(max / y) {
-                    if x * y >= hw.sm.warp_size {
-                        push([x, y, 1], true);
-                    }
-                }
-            }
-        } else {
-            let d = crate::launch::parse_dims("--blocks", e)?;
-            match check_block(d, max as u64) {
-                Ok(b) => push(b, false),
-                // Too many threads in all: reported when the shape is bound (`Launch::new`), as
-                // for `simulate --block`.
-                Err(BlockLimit::Threads(_)) => push(d.map(|v| v as u32), false),
-                Err(_) => {
-                    return Err(Error::new(
-                        "--blocks",
-                        format!("'{e}': a block dimension above {max} (or z above {MAX_BLOCK_Z})"),
-                    ));
-                }
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::new("--blocks", "no block shape given"));
-    }
-    Ok(out)
-}
-
-fn powers_of_two(max: u32) -> impl Iterator<Item = u32> {
-    (0..32).map(|k| 1u32 << k).take_while(move |&v| v <= max)
 }
 
 /// Expands domain entries: `AxBxC`, or the series `square-xy:total=T:from=A:to=B[:points=K]` —
@@ -625,7 +531,7 @@ impl Sweep {
             shard,
             sweep: self.fingerprint(),
             configurations: self.len(),
-            build: shard::build(),
+            build: crate::analysis::sweep_file::build(),
         }
     }
 
@@ -1098,35 +1004,6 @@ fn su_ratios(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn shapes(entry: &str, hw: &str) -> Vec<[u32; 3]> {
-        let hw = HwConfig::load(hw).unwrap();
-        expand_blocks(&[entry.to_string()], &hw)
-            .unwrap()
-            .into_iter()
-            .map(|(b, _)| b)
-            .collect()
-    }
-
-    #[test]
-    fn named_block_sets_by_count() {
-        // x + y + z = 10 (powers of two) with z ≤ 6: C(12, 2) − (4 + 3 + 2 + 1) = 56.
-        let all = shapes("all-1024", "h200");
-        assert_eq!(all.len(), 56);
-        assert!(all.iter().all(|b| b[0] * b[1] * b[2] == 1024 && b[2] <= 64));
-        assert_eq!(shapes("ernst-1024", "h200"), all);
-        // x + y + z = 9, z ≤ 6: C(11, 2) − (3 + 2 + 1) = 49.
-        assert_eq!(shapes("ernst-512", "h200").len(), 49);
-        // 2^5 … 2^10 threads in two power-of-two factors: 6 + 7 + 8 + 9 + 10 + 11 = 51.
-        let tabik = shapes("tabik-2d", "k20");
-        assert_eq!(tabik.len(), 51);
-        assert!(tabik.iter().all(|b| b[2] == 1 && b[0] * b[1] >= 32));
-        // Lists mix explicit shapes and sets; duplicates are dropped.
-        assert_eq!(
-            shapes("32x8x4,all-1,32x8x4", "h200"),
-            [[32, 8, 4], [1, 1, 1]]
-        );
-    }
 
     #[test]
     fn square_xy_series_keeps_the_total() {

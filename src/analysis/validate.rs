@@ -332,10 +332,7 @@ pub fn validate_resumable(
     let metrics = summarise(&rows.iter().collect::<Vec<_>>());
     let mut by_kernel: BTreeMap<String, Vec<&LaunchResult>> = BTreeMap::new();
     for r in &rows {
-        by_kernel
-            .entry(crate::analysis::measured::trace_stem(&r.launch.kernel))
-            .or_default()
-            .push(r);
+        by_kernel.entry(r.launch.kernel_name()).or_default().push(r);
     }
     let kernels = by_kernel
         .into_iter()
@@ -353,20 +350,77 @@ pub fn validate_resumable(
 }
 
 /// Every launch bound to `hw`, each checked against the grid the hardware ran; the first bad
-/// launch is the error.
+/// launch is the error ([`bind_launches`] without the lifts' warnings).
 pub fn bind_all(
     launches: &[MeasuredLaunch],
     hw: &crate::input::hw::HwConfig,
 ) -> Result<Vec<crate::Bound>> {
-    launches.iter().map(|l| bind(l, hw)).collect()
+    bind_launches(launches, hw).map(|(bound, _)| bound)
+}
+
+/// Every launch bound to `hw`, each checked against the grid the hardware ran; the first bad
+/// launch is the error. A `.ptx`/`.cu` kernel is lifted for `hw` with the launch's lift
+/// settings (once for the launches that share them); the lifts' warnings come back too, each
+/// once.
+pub fn bind_launches(
+    launches: &[MeasuredLaunch],
+    hw: &crate::input::hw::HwConfig,
+) -> Result<(Vec<crate::Bound>, Vec<String>)> {
+    let mut lifted = BTreeMap::new();
+    let mut warnings = Vec::new();
+    let mut bound = Vec::with_capacity(launches.len());
+    for l in launches {
+        bound.push(bind(l, hw, &mut lifted, &mut warnings)?);
+    }
+    Ok((bound, warnings))
 }
 
 fn in_launch(l: &MeasuredLaunch, e: Error) -> Error {
     Error::new(&l.origin, format!("{}: {}", l.label(), e.message))
 }
 
-fn bind(l: &MeasuredLaunch, hw: &crate::input::hw::HwConfig) -> Result<crate::Bound> {
-    let kernel = crate::input::trace::load(&l.kernel).map_err(|e| in_launch(l, e))?;
+/// The kernels lifted so far, by file, settings and parameter values.
+type LiftedKernels = BTreeMap<String, crate::input::trace::Kernel>;
+
+fn bind(
+    l: &MeasuredLaunch,
+    hw: &crate::input::hw::HwConfig,
+    lifted: &mut LiftedKernels,
+    warnings: &mut Vec<String>,
+) -> Result<crate::Bound> {
+    use crate::input::kernel_source::KernelSource;
+    let kernel = if crate::input::ptx::is_liftable(&l.kernel) {
+        let set: Vec<String> = l
+            .request
+            .set
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let key = format!("{}\n{:?}\n{set:?}", l.kernel, l.lift);
+        match lifted.get(&key) {
+            Some(k) => k.clone(),
+            None => {
+                // a lift's error names where the manifest names the kernel
+                let at = |e: Error| match &l.kernel_at {
+                    Some(at) => Error::new(at, format!("{}: {}", e.source_name, e.message)),
+                    None => in_launch(l, e),
+                };
+                let (source, w) =
+                    KernelSource::resolve(&l.kernel, &l.lift, || Ok(hw.clone()), &set)
+                        .map_err(at)?;
+                let k = source.kernel().map_err(at)?;
+                for w in w {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                lifted.insert(key, k.clone());
+                k
+            }
+        }
+    } else {
+        crate::input::trace::load(&l.kernel).map_err(|e| in_launch(l, e))?
+    };
     let bound =
         crate::Bound::with_hw(kernel, hw.clone(), &l.request).map_err(|e| in_launch(l, e))?;
     if let Some(grid) = l.grid {
@@ -557,7 +611,7 @@ impl Serialize for Validation {
                 RowJson {
                     id: l.id,
                     launch: l.label(),
-                    kernel: crate::analysis::measured::trace_stem(&l.kernel),
+                    kernel: l.kernel_name(),
                     group: l.group(),
                     domain: l.request.domain,
                     block: l.request.block,
@@ -683,6 +737,8 @@ mod tests {
         MeasuredLaunch {
             id: None,
             kernel: kernel.into(),
+            lift: Default::default(),
+            kernel_at: None,
             request: LaunchRequest {
                 block: Some(block),
                 domain: Some([64, 64, 64]),

@@ -1,9 +1,11 @@
 //! What a user hands over, parsed and checked: kernel [`trace`]s (with loading by name), GPU
-//! configs ([`hw`]), the index [`expr`]essions inside traces, and the CSV/JSONL [`table`]s that
+//! configs ([`hw`]), kernels lifted from PTX or CUDA ([`ptx`]) and where a kernel comes from
+//! ([`kernel_source`]), the index [`expr`]essions inside traces, and the CSV/JSONL [`table`]s that
 //! sweeps, fits and plots read.
 
 pub mod expr;
 pub mod hw;
+pub mod kernel_source;
 pub mod ptx;
 pub mod table;
 pub mod trace;

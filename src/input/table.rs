@@ -2,7 +2,6 @@
 //! and `validate`. Every problem (missing column, a cell that is not a number) is an [`Error`]
 //! naming the file, the column and the row.
 
-use crate::analysis::shard::ShardHeader;
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -23,14 +22,15 @@ pub struct Table {
 
 impl Table {
     /// Reads a `.jsonl` file (one flat JSON object per line) or, for any other name, a CSV file
-    /// with a header line. A shard of a sweep (`sweep --shard K/N`) reads as the rows it holds:
-    /// its shard line is skipped.
+    /// with a header line. (A sweep's output, which may be a shard, reads back through
+    /// `analysis::sweep_file::read_table`.)
     pub fn load(path: &Path) -> Result<Table> {
-        let text = crate::error::read_file(path)?;
-        let text = match text.split_once('\n') {
-            Some((first, rest)) if ShardHeader::parse(first).is_some() => rest,
-            _ => &text,
-        };
+        Table::parse_named(&crate::error::read_file(path)?, path)
+    }
+
+    /// Parses `text` as JSON lines when `path` ends in `.jsonl`, else as CSV; `path` names it
+    /// in errors.
+    pub fn parse_named(text: &str, path: &Path) -> Result<Table> {
         let source = path.display().to_string();
         if path.extension().is_some_and(|e| e == "jsonl") {
             Table::parse_jsonl(text, &source)

@@ -440,11 +440,11 @@ impl FitCurve {
 
 /// Reads the input of plot kind `kind`: the long table of [`validation::load`] for
 /// `validation` (whose input is `gputraffic validate`'s JSON), else a sweep's CSV or JSONL
-/// ([`Table::load`]).
+/// ([`crate::analysis::sweep_file::read_table`]).
 pub fn load_input(kind: KindName, path: &Path) -> Result<Table> {
     match kind {
         KindName::Validation => validation::load(path),
-        _ => Table::load(path),
+        _ => crate::analysis::sweep_file::read_table(path),
     }
 }
 

@@ -6,6 +6,13 @@ block shapes and sweep configurations, with the same inputs, results and error m
 >>> r = gputraffic.simulate("star1", hw="h200", block=(32, 4, 2), domain=(128, 128, 64))
 >>> r["metrics"]["dram__sectors_read.sum"]
 
+A kernel is a shipped name, a path (a trace, or a ``.ptx`` / ``.cu`` file, lifted with the
+default settings), or a :class:`Kernel`: parsed from trace text, or lifted from CUDA source or
+PTX text with options, as ``gputraffic simulate --kernel FILE.cu --entry NAME`` lifts a file:
+
+>>> k = gputraffic.Kernel.from_cuda(open("my_stencil.cu").read(), entry="my_kernel")
+>>> gputraffic.rank(k, "all-256", domain=(512, 512, 512))[0]["block"]
+
 Every function returns what the command line prints with ``--format json``, parsed: ``simulate``
 the object of ``gputraffic simulate --format json``, ``predict`` that of ``gputraffic predict``,
 ``rank`` the list of ``gputraffic rank``, ``sweep`` the rows of a ``.jsonl`` sweep. Bad input
@@ -103,7 +110,8 @@ def simulate(
 ) -> Dict[str, Any]:
     """Simulates one launch: ``gputraffic simulate --format json``, parsed.
 
-    kernel: a shipped name (``"star4"``), a path, or a :class:`Kernel` made from text.
+    kernel: a shipped name (``"star4"``), a path (a trace, ``.ptx`` or ``.cu``), or a
+    :class:`Kernel` made from text (``Kernel(toml)``, ``Kernel.from_cuda``, ``Kernel.from_ptx``).
     hw: a shipped GPU (``"h200"``) or a path to a configuration.
     block: ``"32x8x4"`` or ``(32, 8, 4)``; the kernel's default when None.
     domain: ``"512x512x256"``, ``(512, 512, 256)``, or fewer sizes for 1-D / 2-D kernels.

@@ -4,15 +4,49 @@ Use the functions of :mod:`gputraffic`; these take the command line's arguments 
 strings and return its JSON text.
 """
 
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 class Kernel:
-    """A kernel description parsed from TOML text (the format of docs/trace-format.md).
+    """A kernel description parsed from TOML text (the format of docs/trace-format.md), or
+    lifted from CUDA source or PTX text (``from_cuda``, ``from_ptx``; ``text`` is then the
+    lifted trace).
 
-    Raises ValueError naming ``source``, the line and the column when the text is malformed.
+    Raises ValueError naming ``source``, the line and the column when the text is malformed,
+    and with the command line's one-line message when a kernel cannot be lifted.
     """
 
     def __init__(self, text: str, source: str = "<kernel text>") -> None: ...
+    @staticmethod
+    def from_cuda(
+        source_text: str,
+        entry: Optional[str] = None,
+        *,
+        options: List[str] = ...,
+        nvcc: Optional[str] = None,
+        hw: str = "h200",
+        grid: Union[None, str, Sequence[Union[str, int]]] = None,
+        registers: Optional[int] = None,
+        extents: Optional[Mapping[str, str]] = None,
+        updates: Optional[str] = None,
+        params: Optional[Mapping[str, int]] = None,
+        source: str = "<cuda source>",
+    ) -> "Kernel":
+        """Lifts a kernel from CUDA source text through nvcc (docs/cuda.md)."""
+    @staticmethod
+    def from_ptx(
+        ptx_text: str,
+        entry: Optional[str] = None,
+        *,
+        cuda: Optional[str] = None,
+        hw: str = "h200",
+        grid: Union[None, str, Sequence[Union[str, int]]] = None,
+        registers: Optional[int] = None,
+        extents: Optional[Mapping[str, str]] = None,
+        updates: Optional[str] = None,
+        params: Optional[Mapping[str, int]] = None,
+        source: str = "<ptx text>",
+    ) -> "Kernel":
+        """Lifts a kernel from PTX text; ``cuda`` (its source) names the parameters."""
     @property
     def name(self) -> str: ...
     @property
