@@ -26,11 +26,13 @@ enum Val {
     Unknown(String),
 }
 
-/// One global memory instruction found in the entry.
+/// One memory instruction found in the entry (global, or shared), or a barrier (`sync`).
 #[derive(Debug, Clone)]
 struct FoundAccess {
     line: usize,
     kind: &'static str,
+    /// The shared array (its trace name) a shared access addresses; `None` for global ones.
+    shared: Option<String>,
     address: Poly,
     scalar_bytes: u32,
     lanes: u32,
@@ -64,6 +66,10 @@ struct FoundLoop {
 
 /// How the atoms of opaque branch conditions begin (`⟨?0⟩`).
 const OPAQUE: &str = "\u{27e8}?";
+
+/// Prefix of the atom that stands for a shared symbol's address (`⟨&tile⟩`); an access subtracts
+/// it, so it never reaches the trace.
+const SHARED_SYMBOL: &str = "\u{27e8}&";
 
 /// Deepest nesting of loops lifted (the trace language's limit).
 const MAX_LOOP_DEPTH: usize = 4;
@@ -116,6 +122,9 @@ struct Lifter<'a> {
     back_edges: HashMap<usize, usize>,
     /// Branch conditions the lifter cannot follow: a key (register and reason) and the reason.
     opaque: Vec<(String, String)>,
+    /// Shared arrays the accesses use, by trace name: the PTX symbol and its declared bytes
+    /// (`None` for `extern` dynamic shared memory).
+    shared_arrays: BTreeMap<String, (String, Option<u64>)>,
 }
 
 impl<'a> Lifter<'a> {
@@ -201,6 +210,14 @@ impl<'a> Lifter<'a> {
         }
         if let Some(name) = self.param_names.get(op) {
             return Val::Int(Poly::atom(name.clone()));
+        }
+        // a symbol's address (`mov.u32 %r1, tile;`): a shared array if a shared access uses it
+        if op.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && op
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        {
+            return Val::Int(Poly::atom(format!("{SHARED_SYMBOL}{op}\u{27e9}")));
         }
         Val::Unknown(format!("the operand '{op}' (line {line}) is not lifted"))
     }
@@ -884,7 +901,7 @@ impl<'a> Lifter<'a> {
                 if has("global")
                     || (!has("shared") && !has("local") && !has("param") && !has("const")) =>
             {
-                return self.global_access(state, ins, line);
+                return self.memory_access(state, ins, line, false);
             }
             "ld" if has("param") => {
                 let addr = ins
@@ -913,9 +930,28 @@ impl<'a> Lifter<'a> {
                 }
                 return Ok(());
             }
+            "ld" | "st" if has("shared") && !has("cluster") => {
+                return self.memory_access(state, ins, line, true);
+            }
+            "bar" | "barrier"
+                if modifiers.is_empty()
+                    || modifiers.iter().all(|m| m == "sync" || m == "aligned") =>
+            {
+                self.accesses.push(FoundAccess {
+                    line,
+                    kind: "sync",
+                    shared: None,
+                    address: Poly::default(),
+                    scalar_bytes: 0,
+                    lanes: 0,
+                    condition: state.reached.clone(),
+                    loops: self.loop_stack.clone(),
+                });
+                return Ok(());
+            }
             "ld" | "st" | "atom" | "red" if has("shared") => {
                 self.warnings.push(format!(
-                    "{}: line {line}: a shared-memory access is not lifted (write it into the trace as a [[shared]] access)",
+                    "{}: line {line}: a shared-memory atomic is not lifted (the trace language has none); its traffic is not modelled",
                     self.source
                 ));
                 if op != "st" && op != "red" {
@@ -1269,7 +1305,14 @@ impl<'a> Lifter<'a> {
     }
 
     /// A global load, store, reduction or atomic.
-    fn global_access(&mut self, state: &mut State, ins: &Instruction, line: usize) -> Result<()> {
+    /// A global or shared load, store, reduction or atomic.
+    fn memory_access(
+        &mut self,
+        state: &mut State,
+        ins: &Instruction,
+        line: usize,
+        shared: bool,
+    ) -> Result<()> {
         let op = ins.opcode[0].as_str();
         let ty = ins.opcode.last().map_or("", String::as_str);
         let lanes: u32 = if ins.opcode.iter().any(|m| m == "v2") {
@@ -1312,9 +1355,12 @@ impl<'a> Lifter<'a> {
             .reached
             .and(&self.predicate_of(state, ins, line)?)
             .ok_or_else(|| self.err(line, "the access's condition grows too large"))?;
+        // a shared access's array is found once the loops' registers are known (lift_entry)
+        let shared = shared.then(String::new);
         self.accesses.push(FoundAccess {
             line,
             kind,
+            shared,
             address,
             scalar_bytes,
             lanes,
@@ -1328,6 +1374,89 @@ impl<'a> Lifter<'a> {
         }
         Ok(())
     }
+}
+
+impl Lifter<'_> {
+    /// The shared array a shared address is based on (named for the trace: `tile` for
+    /// `_ZZ15transpose_tiledPKfPfiiE4tile`) and the byte offset into it.
+    fn shared_base(&mut self, address: &Poly) -> Option<(String, Poly)> {
+        let symbols: Vec<String> = address
+            .atoms()
+            .into_iter()
+            .filter(|a| a.starts_with(SHARED_SYMBOL))
+            .map(str::to_string)
+            .collect();
+        let [atom] = symbols.as_slice() else {
+            return None;
+        };
+        if address.linear_coefficient(atom) != 1 {
+            return None;
+        }
+        let offset = address.sub(&Poly::atom(atom.clone()))?;
+        if offset.atoms().iter().any(|a| a.starts_with(SHARED_SYMBOL)) {
+            return None;
+        }
+        let symbol = atom
+            .strip_prefix(SHARED_SYMBOL)?
+            .strip_suffix('\u{27e9}')?
+            .to_string();
+        if let Some((name, _)) = self.shared_arrays.iter().find(|(_, (s, _))| *s == symbol) {
+            return Some((name.clone(), offset));
+        }
+        let declared = self.entry.body.iter().find_map(|st| match &st.kind {
+            StatementKind::Directive(d) if d.contains(".shared") => shared_declaration(d)
+                .filter(|(n, _)| *n == symbol)
+                .map(|(_, bytes)| bytes),
+            _ => None,
+        });
+        let mut name = shared_name(&symbol);
+        while self.param_names.values().any(|p| *p == name)
+            || self.shared_arrays.contains_key(&name)
+            || self.index_names.contains(&name)
+        {
+            name.push_str("_shared");
+        }
+        self.shared_arrays.insert(name.clone(), (symbol, declared));
+        Some((name, offset))
+    }
+}
+
+/// The symbol and bytes of a static shared declaration (`.shared .align 4 .b8 tile[4224]`).
+fn shared_declaration(d: &str) -> Option<(String, u64)> {
+    let last = d.split_whitespace().last()?.trim_end_matches(';');
+    let (name, rest) = last.split_once('[')?;
+    let count: u64 = rest.strip_suffix(']')?.parse().ok()?;
+    let unit = d
+        .split_whitespace()
+        .find_map(|t| {
+            t.strip_prefix(".b")
+                .or_else(|| t.strip_prefix(".u"))
+                .or_else(|| t.strip_prefix(".f"))
+        })
+        .and_then(|bits| bits.parse::<u64>().ok())
+        .map_or(1, |bits| bits / 8);
+    Some((name.to_string(), count * unit.max(1)))
+}
+
+/// A trace name for a shared symbol: the variable's own name out of a mangled local static
+/// (`_ZZ15transpose_tiledPKfPfiiE4tile` → `tile`), else the symbol.
+fn shared_name(symbol: &str) -> String {
+    if symbol.starts_with("_ZZ")
+        && let Some(at) = symbol.rfind('E')
+    {
+        let tail = &symbol[at + 1..];
+        let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(n) = digits.parse::<usize>()
+            && let Some(name) = tail.get(digits.len()..digits.len() + n)
+            && !name.is_empty()
+        {
+            return name.to_string();
+        }
+    }
+    symbol
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// A PTX integer literal (`4`, `-8`, `0x1F`, `0x1FU`); float literals are `None`.
@@ -1404,6 +1533,7 @@ pub fn lift_entry(
         labels: HashMap::new(),
         back_edges: HashMap::new(),
         opaque: Vec::new(),
+        shared_arrays: BTreeMap::new(),
     };
     lifter.run()?;
     if lifter.accesses.is_empty() {
@@ -1428,7 +1558,40 @@ pub fn lift_entry(
         lifter.pointers.clone()
     };
     let mut element_bytes: BTreeMap<String, u32> = BTreeMap::new();
+    // shared accesses: the shared array each is based on, and the byte offset into it
+    for i in 0..lifter.accesses.len() {
+        if lifter.accesses[i].shared.is_none() {
+            continue;
+        }
+        let address = lifter.accesses[i].address.clone();
+        let (array, offset) = lifter.shared_base(&address).ok_or_else(|| {
+            let a = &lifter.accesses[i];
+            Error::new(
+                source,
+                format!(
+                    "line {}: the address of this shared {} is not one shared array plus an offset: {}",
+                    a.line,
+                    a.kind,
+                    address.to_expr()
+                ),
+            )
+        })?;
+        lifter.accesses[i].shared = Some(array);
+        lifter.accesses[i].address = offset;
+    }
+    // shared arrays: element size from their narrowest access, as for global ones
+    let mut shared_bytes: BTreeMap<String, u32> = BTreeMap::new();
     for a in &lifter.accesses {
+        if let Some(array) = &a.shared {
+            let e = shared_bytes.entry(array.clone()).or_insert(a.scalar_bytes);
+            *e = (*e).min(a.scalar_bytes);
+        }
+    }
+    for a in lifter
+        .accesses
+        .iter()
+        .filter(|a| a.shared.is_none() && a.kind != "sync")
+    {
         let bases: Vec<&String> = pointer_params
             .iter()
             .filter(|p| a.address.linear_coefficient(p) == 1)
@@ -1458,13 +1621,32 @@ pub fn lift_entry(
     }
     let mut resolved = Vec::new();
     for a in &lifter.accesses {
-        let base = pointer_params
-            .iter()
-            .find(|p| a.address.linear_coefficient(p) == 1)
-            .cloned()
-            .unwrap_or_default();
-        let offset = a.address.sub(&Poly::atom(base.clone())).unwrap_or_default();
-        let e = element_bytes[&base];
+        if a.kind == "sync" {
+            resolved.push(Resolved {
+                line: a.line,
+                kind: a.kind,
+                array: String::new(),
+                index: Poly::default(),
+                bytes: 0,
+                condition: a.condition.clone(),
+                loops: a.loops.clone(),
+                ends_run: false,
+            });
+            continue;
+        }
+        let (base, offset, e) = match &a.shared {
+            Some(array) => (array.clone(), a.address.clone(), shared_bytes[array]),
+            None => {
+                let base = pointer_params
+                    .iter()
+                    .find(|p| a.address.linear_coefficient(p) == 1)
+                    .cloned()
+                    .unwrap_or_default();
+                let offset = a.address.sub(&Poly::atom(base.clone())).unwrap_or_default();
+                let e = element_bytes[&base];
+                (base, offset, e)
+            }
+        };
         let index = offset.exact_div(i64::from(e)).ok_or_else(|| {
             Error::new(
                 source,
@@ -1527,7 +1709,9 @@ pub fn lift_entry(
     }
     // The guard: the comparisons every access is under.
     let mut guard: Option<BTreeSet<Comparison>> = None;
-    for r in &resolved {
+    // a barrier is not an access: every thread reaches it, and a trace's guard keeps threads
+    // out of nothing but accesses (a `sync` costs nothing in the simulation)
+    for r in resolved.iter().filter(|r| r.kind != "sync") {
         let common = r.condition.common();
         guard = Some(match guard {
             None => common,
@@ -1883,6 +2067,72 @@ pub fn lift_entry(
             toml_string(extent)
         );
     }
+    // Shared arrays: their declared size, given, or the largest index a thread of the block
+    // reaches + 1 (threadIdx at blockDim - 1, loop variables at their last value).
+    for (name, bytes) in &shared_bytes {
+        let (symbol, declared) = &lifter.shared_arrays[name];
+        let extent = if let Some((_, given)) = options.extents.iter().find(|(n, _)| n == name) {
+            given.clone()
+        } else if let Some(total) = declared {
+            (total / u64::from(*bytes)).to_string()
+        } else {
+            let mut highest: Vec<Poly> = Vec::new();
+            for r in resolved.iter().filter(|r| &r.array == name) {
+                let mut top = r.index.clone();
+                let mut ok = true;
+                for l in r.loops.iter().rev().map(|&i| &lifter.loops[i]) {
+                    ok &= top.terms.iter().all(|(m, c)| !m.contains(&l.var) || *c > 0);
+                    let last = l
+                        .last
+                        .parse::<i64>()
+                        .map_or_else(|_| Poly::atom(l.last.clone()), Poly::constant);
+                    top = top.substitute(&l.var, &last).unwrap_or_default();
+                }
+                for dim in DIMS {
+                    let t = format!("threadIdx.{dim}");
+                    ok &= top.terms.iter().all(|(m, c)| !m.contains(&t) || *c > 0);
+                    let last = Poly::atom(format!("blockDim.{dim}"))
+                        .sub(&Poly::constant(1))
+                        .unwrap_or_default();
+                    top = top.substitute(&t, &last).unwrap_or_default();
+                }
+                let width = i64::from(r.bytes / bytes).max(1);
+                top = top.add(&Poly::constant(width)).unwrap_or_default();
+                let allowed =
+                    |a: &str| a.starts_with("blockDim.") || scalars.iter().any(|s| *s == a);
+                if !ok || !top.atoms().iter().all(|a| allowed(a)) {
+                    return Err(Error::new(
+                        source,
+                        format!(
+                            "line {}: the size of the dynamic shared array '{name}' ({symbol}) cannot be inferred from index {}; pass --extent {name}=EXPR (elements)",
+                            r.line,
+                            spell(&r.index.to_expr())
+                        ),
+                    ));
+                }
+                highest.push(top);
+            }
+            highest.sort();
+            highest.dedup();
+            let kept: Vec<&Poly> = highest
+                .iter()
+                .filter(|p| {
+                    !highest.iter().any(|q| {
+                        q != *p && q.sub(p).is_some_and(|d| d.terms.values().all(|c| *c >= 0))
+                    })
+                })
+                .collect();
+            kept.iter().skip(1).fold(kept[0].to_expr(), |acc, p| {
+                format!("max({acc}, {})", p.to_expr())
+            })
+        };
+        let _ = writeln!(
+            t,
+            "\n[[shared]]\nname = {}\nelement_bytes = {bytes}\ndims = [{}]",
+            toml_string(name),
+            toml_string(&extent)
+        );
+    }
     let dims_used = (0..3).rev().find(|&d| grid[d] != "1").map_or(1, |d| d + 1);
     let block = options.block.unwrap_or(match dims_used {
         1 => [256, 1, 1],
@@ -1910,7 +2160,11 @@ pub fn lift_entry(
             "{source}: registers per thread unknown (no ptxas at hand): 32 assumed; pass --registers N"
         )),
     }
-    if let Some(s) = options.shared_bytes {
+    // with its shared arrays lifted, the trace lays them out itself (ptxas's count leaves out
+    // dynamic shared memory)
+    if let Some(s) = options.shared_bytes
+        && shared_bytes.is_empty()
+    {
         let _ = writeln!(t, "shared_bytes_per_block = {s}");
     }
     let _ = writeln!(t, "\n[thread]");
@@ -1940,6 +2194,8 @@ pub fn lift_entry(
     }
     let _ = writeln!(t, "body = [");
     let all: Vec<&Resolved> = resolved.iter().collect();
+    let mut every_element = element_bytes.clone();
+    every_element.extend(shared_bytes.iter().map(|(n, b)| (n.clone(), *b)));
     emit_steps(
         &mut t,
         &all,
@@ -1948,7 +2204,7 @@ pub fn lift_entry(
         &guard,
         &lifter.loops,
         &loop_counts,
-        &element_bytes,
+        &every_element,
     )
     .map_err(|line| {
         Error::new(
@@ -2027,6 +2283,10 @@ fn emit_steps(
             format!("{indent}  ")
         };
         for r in &items[i..j] {
+            if r.kind == "sync" {
+                let _ = writeln!(t, "{inner_indent}{{ sync = true }},  # PTX line {}", r.line);
+                continue;
+            }
             let mut access = format!(
                 "{{ {} = {}, index = {}",
                 r.kind,

@@ -7,18 +7,18 @@
 //!
 //! Each instruction of the PTX is tagged with its own line number (`.loc`), ptxas compiles with
 //! `-lineinfo`, and `nvdisasm -g` prints every SASS instruction under the PTX line it came from,
-//! so each `LDG`/`STG`/`RED`/`ATOMG` names its PTX access exactly. A run of loads ends where an
+//! so each `LDG`/`STG`/`RED`/`ATOMG`/`LDS`/`STS`/`BAR.SYNC` names its PTX access exactly. A run of loads ends where an
 //! instruction reads a register a load of the run writes, or at a branch, barrier or exit (the
 //! rule of `validation/sass_runs.py`, measured in docs/model.md, "Schedule").
 
 use std::collections::{HashMap, HashSet};
 
-/// One global memory instruction of the SASS, in issue order.
+/// One global or shared memory instruction, or barrier, of the SASS, in issue order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Issued {
     /// The PTX line of the access it compiles.
     pub line: usize,
-    /// A load (`LDG`), whose result the warp may wait for.
+    /// A global load (`LDG`), whose result the warp may wait for.
     pub load: bool,
     /// The warp waits after this load: the next instruction reads a value loaded in its run.
     pub ends_run: bool,
@@ -187,7 +187,13 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                     ends_run: false,
                 });
             }
-            "STG" | "RED" | "REDG" | "ATOMG" => out.push(Issued {
+            // shared accesses and barriers hold their place among the global ones
+            "STG" | "RED" | "REDG" | "ATOMG" | "LDS" | "STS" => out.push(Issued {
+                line: *line,
+                load: false,
+                ends_run: false,
+            }),
+            "BAR" if op.contains(".SYNC") => out.push(Issued {
                 line: *line,
                 load: false,
                 ends_run: false,
