@@ -19,6 +19,7 @@ pub mod cost;
 pub mod data_stage;
 pub mod dram;
 pub mod l2;
+pub mod queueing;
 pub mod sample;
 pub mod schedule;
 pub mod sm_stage;
@@ -29,6 +30,7 @@ use crate::launch::Launch;
 use crate::launch::stream::StreamTotals;
 use crate::sim::dram::DramCounters;
 use crate::sim::l2::{L2, L2Counters, L2Router, RequestList, ShardedL2};
+use crate::sim::queueing::{TimeInputs, busy_seconds, busy_seconds_at};
 use crate::sim::schedule::{Issued, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
@@ -112,6 +114,34 @@ pub struct Counts {
     /// Rounds of loads the warps wait for, all warps together
     /// ([`StreamTotals::load_rounds`]; the time model's delay).
     pub load_rounds: u64,
+}
+
+impl Counts {
+    /// What the time model needs from the counts, without the floating-point work (which needs
+    /// the kernel's description, not only its launch).
+    pub fn time_inputs(&self) -> TimeInputs {
+        let sector = crate::metrics::SECTOR_BYTES as f64;
+        TimeInputs {
+            dram_bytes: Some((self.dram.read_sectors + self.dram.write_sectors) as f64 * sector),
+            l2_bytes: Some((self.l2.read_sectors + self.l2.write_sectors) as f64 * sector),
+            l1_bytes: Some((self.l1.load_sectors + self.l1.store_sectors) as f64 * sector),
+            l1_wavefronts: Some(self.l1.wavefronts as f64),
+            active_warps: Some(self.active_warps as f64),
+            rounds_per_warp: self.rounds_per_warp(),
+            ..Default::default()
+        }
+    }
+
+    /// Mean rounds of loads of the active warps, at least one: each round is one more wait for
+    /// loads issued together (a loop whose body ends in a store: one per trip). Counted on the
+    /// warps' instruction streams ([`StreamTotals`]), so a program gives the same however it is
+    /// written (loops, `if`s that always hold, or unrolled).
+    fn rounds_per_warp(&self) -> f64 {
+        if self.active_warps == 0 {
+            return 1.0;
+        }
+        (self.load_rounds as f64 / self.active_warps as f64).max(1.0)
+    }
 }
 
 /// Simulates `launch` on `hw`.
@@ -279,13 +309,13 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
         .filter(|(_, t)| **t)
         .map(|(a, _)| a.bytes() as f64)
         .sum();
-    let inputs = crate::timing::TimeInputs {
+    let inputs = TimeInputs {
         dram_bytes: Some(footprint),
         active_warps: (active > 0).then_some(active as f64),
         rounds_per_warp: streams.rounds_per_warp(),
         ..Default::default()
     };
-    let seconds = crate::timing::busy_seconds(hw, launch, &inputs);
+    let seconds = busy_seconds(hw, launch, &inputs);
     let gpcs = hw.gpc_of_sms().into_iter().max().map_or(1, |g| g + 1);
     let blocks_per_ns = launch.total_blocks as f64 / gpcs as f64 / (seconds * 1e9);
     (blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32
@@ -517,8 +547,7 @@ fn base_clock_ns_per_tick(launch: &Launch, hw: &HwConfig, counts: &Counts) -> Op
     if counts.ticks == 0 {
         return None;
     }
-    let inputs = crate::timing::traffic_inputs(counts);
-    let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
+    let busy_s = busy_seconds_at(hw, launch, &counts.time_inputs(), hw.sm.base_clock_ghz);
     let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
     (ns_per_tick > 0.0).then_some(ns_per_tick)
 }

@@ -1855,13 +1855,13 @@ body = [
         let l = launch_on(&hw, [256, 1, 1], [256, 256, 256]);
         // Both arrays once to or from DRAM, at the launch's active warps, through the time model.
         let footprint = 2.0 * 264.0 * 264.0 * 264.0 * 8.0;
-        let inputs = crate::timing::TimeInputs {
+        let inputs = crate::sim::queueing::TimeInputs {
             dram_bytes: Some(footprint),
             active_warps: Some(65536.0 * 8.0),
             rounds_per_warp: 1.0,
             ..Default::default()
         };
-        let busy_ns = crate::timing::busy_seconds(&hw, &l, &inputs) * 1e9;
+        let busy_ns = crate::sim::queueing::busy_seconds(&hw, &l, &inputs) * 1e9;
         let chance = gpc_chance(&l, &hw) as f64;
         assert!(
             (chance - 4.5 * 65536.0 / 8.0 / busy_ns).abs() < 1e-6,
