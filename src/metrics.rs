@@ -167,7 +167,7 @@ pub fn misspelt_metric(name: &str) -> Option<&'static str> {
     }
     let lower = name.to_lowercase();
     modelled()
-        .map(|m| (crate::input::edit_distance(&lower, m), m))
+        .map(|m| (crate::error::edit_distance(&lower, m), m))
         .filter(|&(d, _)| d <= 2)
         .min_by_key(|&(d, _)| d)
         .map(|(_, m)| m)

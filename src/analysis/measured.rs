@@ -24,6 +24,16 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
+/// estimates.
+pub fn compared_metrics() -> Vec<&'static str> {
+    metrics::ALL
+        .iter()
+        .copied()
+        .chain([metrics::L1_WAVEFRONTS, metrics::DURATION])
+        .collect()
+}
+
 /// One measured launch.
 #[derive(Debug, Clone)]
 pub struct MeasuredLaunch {
@@ -102,7 +112,7 @@ pub fn load(
                     m,
                     format!(
                         "the launches it names in {name} have none of the metrics validate compares ({})",
-                        crate::analysis::validate::compared_metrics().join(", ")
+                        compared_metrics().join(", ")
                     ),
                 ));
             }
@@ -119,7 +129,7 @@ pub fn load(
                     &name,
                     format!(
                         "no column holds a metric validate compares ({})",
-                        crate::analysis::validate::compared_metrics().join(", ")
+                        compared_metrics().join(", ")
                     ),
                 ));
             }
@@ -153,7 +163,7 @@ pub fn ncu_counters(path: &Path) -> Result<Vec<BTreeMap<String, f64>>> {
 
 /// Whether `launch` has a value for a metric `validate` compares.
 fn has_compared_metric(launch: &MeasuredLaunch) -> bool {
-    crate::analysis::validate::compared_metrics()
+    compared_metrics()
         .iter()
         .any(|m| launch.counters.contains_key(*m))
 }

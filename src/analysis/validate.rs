@@ -18,15 +18,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
-/// estimates.
-pub fn compared_metrics() -> Vec<&'static str> {
-    metrics::ALL
-        .iter()
-        .copied()
-        .chain([metrics::L1_WAVEFRONTS, metrics::DURATION])
-        .collect()
-}
+pub use super::measured::compared_metrics;
 
 /// How `gputraffic validate` writes its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
