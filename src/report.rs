@@ -230,28 +230,15 @@ impl Report {
     /// The metric counts in [`metrics::ALL`] order, then [`metrics::ATOMIC`] for a kernel with
     /// atomics.
     pub fn metrics(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.counts;
-        let values = [
-            c.l1.load_requests,
-            c.l1.load_sectors,
-            c.l1.load_miss_sectors,
-            c.l1.store_sectors,
-            c.l2.read_sectors,
-            c.l2.write_sectors,
-            c.l2.read_lookup_miss_sectors,
-            c.l2.fabric_sectors,
-            c.dram.read_sectors,
-            c.dram.write_sectors,
-        ];
-        let mut out: Vec<(&'static str, u64)> = metrics::ALL.iter().copied().zip(values).collect();
+        let values = crate::sim::counters::values(&self.counts);
+        let reported = |as_: metrics::Reported| {
+            (metrics::COUNTERS.iter().zip(values))
+                .filter(move |(c, _)| c.reported == as_)
+                .map(|(c, v)| (c.metric.expect("a reported counter has a metric"), v))
+        };
+        let mut out: Vec<(&'static str, u64)> = reported(metrics::Reported::All).collect();
         if self.atomics {
-            let atomic = [
-                c.l1.atomic_requests,
-                c.l1.atomic_sectors,
-                c.l2.atomic_requests,
-                c.l2.atomic_sectors,
-            ];
-            out.extend(metrics::ATOMIC.iter().copied().zip(atomic));
+            out.extend(reported(metrics::Reported::Atomic));
         }
         out
     }

@@ -484,8 +484,7 @@ impl ShardedL2 {
     pub fn dram(&self) -> DramCounters {
         let mut d = DramCounters::default();
         for s in &self.shards {
-            d.read_sectors += s.dram.read_sectors;
-            d.write_sectors += s.dram.write_sectors;
+            d.add(&s.dram);
         }
         d
     }
@@ -618,34 +617,7 @@ impl RequestList {
     }
 }
 
-/// L2 counters under their Nsight Compute meaning.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct L2Counters {
-    /// Read sectors arriving from the SMs (near-partition lookups).
-    pub read_sectors: u64,
-    /// Of those (after rounding to the fill unit), sectors missing in the near partition.
-    pub read_lookup_miss_sectors: u64,
-    /// Write sectors arriving from the SMs.
-    pub write_sectors: u64,
-    /// Sectors crossing the fabric between the partitions.
-    pub fabric_sectors: u64,
-    /// Atomic (reduction) requests arriving from the SMs.
-    pub atomic_requests: u64,
-    /// Their sectors.
-    pub atomic_sectors: u64,
-}
-
-impl L2Counters {
-    /// Adds another shard's counters.
-    pub fn add(&mut self, o: &L2Counters) {
-        self.read_sectors += o.read_sectors;
-        self.read_lookup_miss_sectors += o.read_lookup_miss_sectors;
-        self.write_sectors += o.write_sectors;
-        self.fabric_sectors += o.fabric_sectors;
-        self.atomic_requests += o.atomic_requests;
-        self.atomic_sectors += o.atomic_sectors;
-    }
-}
+pub use crate::sim::counters::L2Counters;
 
 /// The L2 and the DRAM behind it, or one shard of them (the sets `s % shards == shard` of both
 /// partitions).

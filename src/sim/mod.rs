@@ -16,6 +16,7 @@
 pub mod cache;
 pub mod coalesce;
 pub mod cost;
+pub mod counters;
 pub mod data_stage;
 pub mod dram;
 pub mod l2;
