@@ -3,7 +3,7 @@
 
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
-use crate::metrics::{self, SECTOR_BYTES};
+use crate::metrics::{self, sector_bytes};
 use crate::models::Prediction;
 use crate::sim::Counts;
 use crate::timing::TimeEstimate;
@@ -209,7 +209,7 @@ impl Report {
             .named()
             .into_iter()
             .map(|(quantity, metric, predicted_bytes)| {
-                let simulated_bytes = self.metric(metric).unwrap_or(0) as f64 * SECTOR_BYTES as f64;
+                let simulated_bytes = sector_bytes(self.metric(metric).unwrap_or(0));
                 ComparisonRow {
                     quantity,
                     metric,
@@ -257,7 +257,7 @@ impl Report {
         self.metrics()
             .into_iter()
             .filter(|(n, _)| !metrics::is_request_count(n))
-            .map(|(n, v)| (n, v as f64 * SECTOR_BYTES as f64 / lups))
+            .map(|(n, v)| (n, sector_bytes(v) / lups))
             .collect()
     }
 
@@ -469,14 +469,14 @@ impl Report {
         let _ = writeln!(
             s,
             "dirty in L2 at kernel end: {dirty} sectors ({:.3} B/LUP, not counted as DRAM writes)",
-            dirty as f64 * SECTOR_BYTES as f64 / lups
+            sector_bytes(dirty) / lups
         );
         for (n, v) in self.compulsory() {
             if let Some(v) = v {
                 let _ = writeln!(
                     s,
                     "compulsory {n}: {v} ({:.3} B/LUP)",
-                    v as f64 * SECTOR_BYTES as f64 / lups
+                    sector_bytes(v) / lups
                 );
             }
         }
@@ -575,7 +575,7 @@ impl Serialize for CompulsoryJson<'_> {
             map.serialize_entry(n, &v)?;
             map.serialize_entry(
                 &metrics::bytes_per_lup_column(n.trim_end_matches("_sectors")),
-                &v.map(|v| v as f64 * SECTOR_BYTES as f64 / lups),
+                &v.map(|v| sector_bytes(v) / lups),
             )?;
         }
         map.end()

@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::Path;
 
+/// Threads per warp: every warp the simulator and the models handle has 32 lanes (lane masks
+/// are `u32`), and a config's `sm.warp_size` must say so.
+pub const WARP_SIZE: usize = 32;
+
 /// The configurations shipped in `hw-configs/`, embedded at compile time.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_hw.rs"));
 
@@ -953,9 +957,9 @@ fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
             return Err(format!("{what} must be positive"));
         }
     }
-    if s.warp_size != 32 {
+    if s.warp_size as usize != WARP_SIZE {
         return Err(format!(
-            "sm.warp_size = {}: only 32-thread warps are supported",
+            "sm.warp_size = {}: only {WARP_SIZE}-thread warps are supported",
             s.warp_size
         ));
     }

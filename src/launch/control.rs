@@ -10,6 +10,7 @@
 use super::geometry::{MAX_TRIPS, block_coords, thread_coords};
 use super::{Launch, LoopNode, Node, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Position, Result};
+use crate::input::hw::WARP_SIZE;
 use crate::input::trace::MAX_LOOP_DEPTH;
 
 /// Most instructions one warp may issue before the launch is rejected.
@@ -31,7 +32,7 @@ pub struct WarpStep {
 struct LoopState<'a> {
     node: &'a LoopNode,
     k: u32,
-    counts: [i64; 32],
+    counts: [i64; WARP_SIZE],
 }
 
 #[derive(Debug)]

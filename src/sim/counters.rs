@@ -1,11 +1,69 @@
-//! The counter structs of the simulator, derived from the one table of counters
+//! What a simulation counts ([`Counts`]) and the counter structs of the simulator, derived from the one table of counters
 //! (`metrics::counter_table!`): `L1Counters`, `L2Counters` and `DramCounters` with their `add`
 //! and `minus`, each counter's value in table order ([`values`], what the report reads) and the
 //! sampler's vector of fields ([`fields_mut`]). Nothing here names a counter: a new one is a row
 //! of the table.
 
 use crate::metrics::{COUNTERS, Sampling, counter_table};
-use crate::sim::Counts;
+use crate::sim::queueing::TimeInputs;
+
+/// Everything a simulation counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// L1 counters summed over SMs.
+    pub l1: L1Counters,
+    /// L2 counters.
+    pub l2: L2Counters,
+    /// DRAM traffic during the kernel.
+    pub dram: DramCounters,
+    /// Dirty sectors left in L2 at kernel end.
+    pub dirty_at_end_sectors: u64,
+    /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
+    pub compulsory_dram_read_sectors: Option<u64>,
+    /// Ticks the launch took in the timing model.
+    pub ticks: u64,
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Lane accesses (thread accesses) simulated.
+    pub thread_accesses: u64,
+    /// Warps with at least one active lane.
+    pub active_warps: u64,
+    /// Warps launched (every block's, guarded-off ones too).
+    pub warps_launched: u64,
+    /// Rounds of loads the warps wait for, all warps together
+    /// ([`crate::launch::stream::StreamTotals::load_rounds`]; the time model's delay).
+    pub load_rounds: u64,
+}
+
+impl Counts {
+    /// What the time model needs from the counts, without the floating-point work (which needs
+    /// the kernel's description, not only its launch).
+    pub fn time_inputs(&self) -> TimeInputs {
+        use crate::metrics::sector_bytes;
+        TimeInputs {
+            dram_bytes: Some(sector_bytes(
+                self.dram.read_sectors + self.dram.write_sectors,
+            )),
+            l2_bytes: Some(sector_bytes(self.l2.read_sectors + self.l2.write_sectors)),
+            l1_bytes: Some(sector_bytes(self.l1.load_sectors + self.l1.store_sectors)),
+            l1_wavefronts: Some(self.l1.wavefronts as f64),
+            active_warps: Some(self.active_warps as f64),
+            rounds_per_warp: self.rounds_per_warp(),
+            ..Default::default()
+        }
+    }
+
+    /// Mean rounds of loads of the active warps, at least one: each round is one more wait for
+    /// loads issued together (a loop whose body ends in a store: one per trip). Counted on the
+    /// warps' instruction streams ([`crate::launch::stream::StreamTotals`]), so a program gives the same however it is
+    /// written (loops, `if`s that always hold, or unrolled).
+    fn rounds_per_warp(&self) -> f64 {
+        if self.active_warps == 0 {
+            return 1.0;
+        }
+        (self.load_rounds as f64 / self.active_warps as f64).max(1.0)
+    }
+}
 
 /// The structs, `add`, `minus`, [`values`] and [`fields_mut`] from the table's rows.
 macro_rules! counter_structs {

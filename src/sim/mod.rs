@@ -29,8 +29,7 @@ use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::launch::stream::StreamTotals;
-use crate::sim::dram::DramCounters;
-use crate::sim::l2::{L2, L2Counters, L2Router, RequestList, ShardedL2};
+use crate::sim::l2::{L2, L2Router, RequestList, ShardedL2};
 use crate::sim::queueing::{TimeInputs, busy_seconds, busy_seconds_at};
 use crate::sim::schedule::{Issued, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
@@ -89,61 +88,7 @@ impl Default for SimOptions {
 /// (docs/performance.md), whatever exact runs use; its chunks end with each wave anyway.
 pub const SAMPLED_CHUNK_TICKS: u32 = 2048;
 
-/// Everything a simulation counted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// L1 counters summed over SMs.
-    pub l1: L1Counters,
-    /// L2 counters.
-    pub l2: L2Counters,
-    /// DRAM traffic during the kernel.
-    pub dram: DramCounters,
-    /// Dirty sectors left in L2 at kernel end.
-    pub dirty_at_end_sectors: u64,
-    /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
-    pub compulsory_dram_read_sectors: Option<u64>,
-    /// Ticks the launch took in the timing model.
-    pub ticks: u64,
-    /// Warp instructions issued.
-    pub warp_instructions: u64,
-    /// Lane accesses (thread accesses) simulated.
-    pub thread_accesses: u64,
-    /// Warps with at least one active lane.
-    pub active_warps: u64,
-    /// Warps launched (every block's, guarded-off ones too).
-    pub warps_launched: u64,
-    /// Rounds of loads the warps wait for, all warps together
-    /// ([`StreamTotals::load_rounds`]; the time model's delay).
-    pub load_rounds: u64,
-}
-
-impl Counts {
-    /// What the time model needs from the counts, without the floating-point work (which needs
-    /// the kernel's description, not only its launch).
-    pub fn time_inputs(&self) -> TimeInputs {
-        let sector = crate::metrics::SECTOR_BYTES as f64;
-        TimeInputs {
-            dram_bytes: Some((self.dram.read_sectors + self.dram.write_sectors) as f64 * sector),
-            l2_bytes: Some((self.l2.read_sectors + self.l2.write_sectors) as f64 * sector),
-            l1_bytes: Some((self.l1.load_sectors + self.l1.store_sectors) as f64 * sector),
-            l1_wavefronts: Some(self.l1.wavefronts as f64),
-            active_warps: Some(self.active_warps as f64),
-            rounds_per_warp: self.rounds_per_warp(),
-            ..Default::default()
-        }
-    }
-
-    /// Mean rounds of loads of the active warps, at least one: each round is one more wait for
-    /// loads issued together (a loop whose body ends in a store: one per trip). Counted on the
-    /// warps' instruction streams ([`StreamTotals`]), so a program gives the same however it is
-    /// written (loops, `if`s that always hold, or unrolled).
-    fn rounds_per_warp(&self) -> f64 {
-        if self.active_warps == 0 {
-            return 1.0;
-        }
-        (self.load_rounds as f64 / self.active_warps as f64).max(1.0)
-    }
-}
+pub use counters::Counts;
 
 /// Simulates `launch` on `hw`.
 pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Counts> {
@@ -287,8 +232,6 @@ fn l2_counts(l2: &ShardedL2) -> Counts {
     }
 }
 
-/// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
-/// the L2, and each counted wave's traffic is tallied by label.
 /// The chance that the block after one dispatched to a GPC goes to another of its freed slots
 /// ([`Scheduler::gpc_chain`]): the GPC's block rate times `schedule.gpc_window_ns` (0 without
 /// one). The rate is the launch's blocks over its GPCs and its time, which the simulation has
@@ -322,6 +265,8 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
     (blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32
 }
 
+/// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
+/// the L2, and each counted wave's traffic is tallied by label.
 fn pipeline(
     launch: &Launch,
     hw: &HwConfig,
@@ -331,12 +276,8 @@ fn pipeline(
 ) -> Result<(Counts, sample::WaveTallies, l2::RaceGaps, l2::MergeGaps)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
-    let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
+    let mut sched = Scheduler::for_gpu(launch, hw)?;
     sched.tick_by_tick = opts.tick_by_tick;
-    sched.turn_skip = hw.schedule.turn_skip.unwrap_or(0.0) as f32;
-    sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
-    sched.turnover_turns = hw.schedule.turnover_turns.unwrap_or(0);
-    sched.gpc_of_sm = hw.gpc_of_sms();
     sched.gpc_chain = gpc_chain_chance(launch, hw, sched.streams());
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);

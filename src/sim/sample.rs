@@ -36,7 +36,7 @@
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::metrics::{COUNTERS, Counter, Sampling};
-use crate::sim::{Counts, counters};
+use crate::sim::counters::{self, Counts};
 
 /// How a wave is simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //! they touch, in parallel.
 
 use crate::error::Result;
-use crate::input::hw::WarpIssue;
+use crate::input::hw::{HwConfig, WarpIssue};
 use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::{WarpCursor, WarpStep};
@@ -295,6 +295,19 @@ pub struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
+    /// A scheduler for `launch` on `hw` with the first wave dispatched: its dispatch order, its
+    /// warp issue and the rest of its `[schedule]` (each setting off where the config has none;
+    /// the GPC chain chance, which needs the time model's view of the launch, is the caller's).
+    pub fn for_gpu(launch: &'a Launch, hw: &HwConfig) -> Result<Scheduler<'a>> {
+        let schedule = &hw.schedule;
+        let mut s = Scheduler::new(launch, hw.dispatch_order(), schedule.warp_issue)?;
+        s.turn_skip = schedule.turn_skip.unwrap_or(0.0) as f32;
+        s.warp_drift = schedule.warp_drift.unwrap_or(0.0) as f32;
+        s.turnover_turns = schedule.turnover_turns.unwrap_or(0);
+        s.gpc_of_sm = hw.gpc_of_sms();
+        Ok(s)
+    }
+
     /// A scheduler with the first wave dispatched.
     pub fn new(
         launch: &'a Launch,

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::input::expr::Compiled;
+use crate::input::hw::WARP_SIZE;
 use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{WarpInfo, block_coords, thread_coords};
@@ -202,10 +203,10 @@ impl AffineCoordinate {
             .collect::<Option<_>>()?;
         let existing = launch.threads_per_block as usize;
         let extremes = lanes
-            .chunks(32)
+            .chunks(WARP_SIZE)
             .enumerate()
             .map(|(w, warp)| {
-                let warp = &warp[..existing.saturating_sub(32 * w).min(32)];
+                let warp = &warp[..existing.saturating_sub(WARP_SIZE * w).min(WARP_SIZE)];
                 let lo = warp.iter().copied().min().unwrap_or(0);
                 let hi = warp.iter().copied().max().unwrap_or(0);
                 (lo, hi)
@@ -312,7 +313,7 @@ impl GenContext {
     pub fn new(launch: &Launch, line_patterns: bool) -> GenContext {
         let mut triples: Vec<[i64; 3]> = Vec::new();
         let mut lane_tables: Vec<Vec<i64>> = Vec::new();
-        let threads = launch.occupancy.warps_per_block * 32;
+        let threads = launch.occupancy.warps_per_block * WARP_SIZE as u32;
         let mut accesses = launch
             .program
             .flattened()
@@ -392,8 +393,8 @@ impl GenContext {
         let warps = launch.occupancy.warps_per_block as usize;
         let full_masks: Vec<u32> = (0..warps)
             .map(|w| {
-                let lanes = (launch.threads_per_block as usize - 32 * w).min(32);
-                if lanes == 32 {
+                let lanes = (launch.threads_per_block as usize - WARP_SIZE * w).min(WARP_SIZE);
+                if lanes == WARP_SIZE {
                     u32::MAX
                 } else {
                     (1u32 << lanes) - 1
@@ -406,7 +407,7 @@ impl GenContext {
                 (0..warps)
                     .map(|w| {
                         let lanes = full_masks[w].count_ones() as usize;
-                        let offsets = &table[32 * w..32 * w + lanes];
+                        let offsets = &table[WARP_SIZE * w..WARP_SIZE * w + lanes];
                         let lo = offsets.iter().copied().min().unwrap_or(0);
                         let hi = offsets.iter().copied().max().unwrap_or(0);
                         (lo, hi)
@@ -439,12 +440,13 @@ impl GenContext {
             a.full_warp_passes = Some(
                 (0..warps)
                     .map(|w| {
-                        let mut addrs = [0u64; 32];
+                        let mut addrs = [0u64; WARP_SIZE];
                         for (l, x) in addrs.iter_mut().enumerate() {
                             // Far from zero so negative offsets stay positive; a multiple of
                             // 128 keeps the bank of every word.
-                            *x = (1u64 << 40)
-                                .wrapping_add_signed(table.get(32 * w + l).copied().unwrap_or(0));
+                            *x = (1u64 << 40).wrapping_add_signed(
+                                table.get(WARP_SIZE * w + l).copied().unwrap_or(0),
+                            );
                         }
                         data_stage::passes(&addrs, full_masks[w], a.bytes).min(255) as u8
                     })
@@ -470,7 +472,7 @@ impl GenContext {
     /// The thread of lane `lane` of `issue`, as errors name it.
     fn thread_name(&self, a: &PreparedAccess, issue: &Issue, lane: u32) -> String {
         let b = block_coords(issue.block as u64, self.grid);
-        let t = thread_coords(issue.warp as u32 * 32 + lane, self.block);
+        let t = thread_coords(issue.warp as u32 * WARP_SIZE as u32 + lane, self.block);
         thread_name(t, b, &issue.iterations[..a.depth])
     }
 
@@ -526,7 +528,7 @@ fn check_coordinates(
             if f.warp_inside(c.extent, warp, b, &issue.iterations) {
                 continue;
             }
-            let lanes = &f.lanes[32 * warp..32 * warp + 32];
+            let lanes = &f.lanes[WARP_SIZE * warp..WARP_SIZE * warp + WARP_SIZE];
             let mut m = issue.mask;
             let mut exact = true;
             while m != 0 {
@@ -560,7 +562,7 @@ fn check_coordinates(
         while m != 0 {
             let lane = m.trailing_zeros();
             m &= m - 1;
-            let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
+            let t = thread_coords(issue.warp as u32 * WARP_SIZE as u32 + lane, cx.block);
             slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
             let value = c
                 .general
@@ -605,9 +607,10 @@ impl LinePatterns {
         let origin_line = (PATTERN_ORIGIN >> LINE_SHIFT) as u64;
         for c in classes {
             for (warp, &mask) in full_masks.iter().enumerate() {
-                let table = &lane_tables[c.lane_table][32 * warp..32 * warp + 32];
+                let table =
+                    &lane_tables[c.lane_table][WARP_SIZE * warp..WARP_SIZE * warp + WARP_SIZE];
                 for offset in 0..128 {
-                    let mut addrs = [0u64; 32];
+                    let mut addrs = [0u64; WARP_SIZE];
                     for (x, &t) in addrs.iter_mut().zip(table) {
                         *x = (PATTERN_ORIGIN + offset + t) as u64;
                     }
@@ -663,7 +666,7 @@ pub struct SmWorker {
     l1: Cache,
     caches_loads: bool,
     coalescer: Coalescer,
-    addrs: [u64; 32],
+    addrs: [u64; WARP_SIZE],
     /// Counters so far.
     pub counters: L1Counters,
     /// Requests to the L2 from the last chunk, in issue order, one list per L2 shard.
@@ -729,7 +732,7 @@ impl SmWorker {
             l1,
             caches_loads: hw.l1.caches_global_loads,
             coalescer: Coalescer::default(),
-            addrs: [0; 32],
+            addrs: [0; WARP_SIZE],
             counters: L1Counters::default(),
             out: vec![RequestList::default(); router.shards],
             router,
@@ -737,7 +740,7 @@ impl SmWorker {
             current: 0,
             track_compulsory,
             traffic: true,
-            misses: Vec::with_capacity(32),
+            misses: Vec::with_capacity(WARP_SIZE),
         }
     }
 
@@ -749,7 +752,7 @@ impl SmWorker {
             l1: Cache::infinite(),
             caches_loads: false,
             coalescer: Coalescer::default(),
-            addrs: [0; 32],
+            addrs: [0; WARP_SIZE],
             counters: L1Counters::default(),
             out: Vec::new(),
             router: L2Router::unsharded(),
@@ -926,8 +929,8 @@ impl SmWorker {
         match &a.fast {
             Some(f) => {
                 let warp_base = f.warp_base(a, b, &issue.iterations);
-                let first = issue.warp as usize * 32;
-                let table = &cx.lane_tables[f.lane_table][first..first + 32];
+                let first = issue.warp as usize * WARP_SIZE;
+                let table = &cx.lane_tables[f.lane_table][first..first + WARP_SIZE];
                 let (lo, hi) = a.address_bounds();
                 let mut m = issue.mask;
                 while m != 0 {
@@ -950,7 +953,7 @@ impl SmWorker {
                 while m != 0 {
                     let lane = m.trailing_zeros();
                     m &= m - 1;
-                    let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
+                    let t = thread_coords(issue.warp as u32 * WARP_SIZE as u32 + lane, cx.block);
                     slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
                     let idx = a
                         .general
