@@ -137,5 +137,5 @@ pub fn run(
     req: &launch::LaunchRequest,
     opts: &sim::SimOptions,
 ) -> Result<report::Report> {
-    Bound::new(trace::load(kernel)?, hw, req)?.simulate(opts, None)
+    Bound::new(input::kernel_source::load(kernel)?, hw, req)?.simulate(opts, None)
 }

@@ -43,19 +43,6 @@ pub const L2_FABRIC: &str = "lts__t_sectors_srcunit_ltcfabric.sum";
 pub const DRAM_READ: &str = "dram__sectors_read.sum";
 /// DRAM sectors written.
 pub const DRAM_WRITE: &str = "dram__sectors_write.sum";
-/// Every sector/request counter the simulator produces, in hierarchy order.
-pub const ALL: [&str; 10] = [
-    L1_LD_REQUESTS,
-    L1_LD_SECTORS,
-    L1_LD_MISS,
-    L1_ST_SECTORS,
-    L2_READ,
-    L2_WRITE,
-    L2_READ_MISS,
-    L2_FABRIC,
-    DRAM_READ,
-    DRAM_WRITE,
-];
 /// Warp-level global atomic (reduction) instructions.
 pub const L1_RED_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum";
 /// Sectors of global atomics (reductions) at L1.
@@ -64,8 +51,246 @@ pub const L1_RED_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_red.su
 pub const L2_RED_REQUESTS: &str = "lts__t_requests_srcunit_tex_op_red.sum";
 /// Atomic (reduction) sectors arriving at L2 from the SMs.
 pub const L2_RED: &str = "lts__t_sectors_srcunit_tex_op_red.sum";
+
+/// The one table of the simulator's counters. Each row declares a counter once: its level (the
+/// struct it lives in, which also says how it sums: an L1's over the SMs, the L2's and the
+/// DRAM's over the L2's shards), its field, the Nsight Compute metric it is reported under (`[]`:
+/// none, an internal count), when it is reported (`all`: always, in table order, [`ALL`];
+/// `atomic`: for kernels with atomics, after those, [`ATOMIC`]; `none`), and how a sampled
+/// simulation scales it ([`Sampling`]).
+///
+/// From it `crate::sim::counters` derives `L1Counters`, `L2Counters`, `DramCounters` with their
+/// `add` and `minus`, the sampler's vector of fields, and each counter's value in table order
+/// (what `Report::metrics` reports); here [`COUNTERS`], [`ALL`] and [`ATOMIC`]. A new counter
+/// is one row here (and its metric's name above when it has one) plus the code that counts it.
+///
+/// Invoked as `counter_table!(callback)`: the callback macro receives the rows.
+macro_rules! counter_table {
+    ($callback:ident) => {
+        $callback! {
+            /// Counters of one SM's L1.
+            l1 L1Counters {
+                /// Warp-level global load instructions.
+                load_requests: [L1_LD_REQUESTS] all instruction;
+                /// Sectors those loads touch.
+                load_sectors: [L1_LD_SECTORS] all address;
+                /// Load sectors that missed in L1.
+                load_miss_sectors: [L1_LD_MISS] all extrapolated;
+                /// Warp-level global store instructions.
+                store_requests: [] none instruction;
+                /// Sectors written by stores.
+                store_sectors: [L1_ST_SECTORS] all address;
+                /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1
+                /// volume).
+                block_unique_load_sectors: [] none address;
+                /// Sum over blocks of the distinct 128 B lines each block loads (what a block
+                /// allocates in L1).
+                block_unique_load_lines: [] none address;
+                /// Lines (128 B) of the load instructions that miss in L1 (at least one sector
+                /// missing), every line of such an instruction counted, present ones too.
+                load_miss_request_lines: [] none extrapolated;
+                /// Load lines with some sectors present in L1 and some missing, counted per
+                /// instruction.
+                load_partial_lines: [] none extrapolated;
+                /// L1 data-stage passes of the loads and stores by the measured per-instruction
+                /// rule (`sim::data_stage::passes`).
+                data_passes: [] none address;
+                /// Warp-level global atomic (reduction) instructions.
+                atomic_requests: [L1_RED_REQUESTS] atomic instruction;
+                /// Sectors of their L2 requests (`l1tex__t_sectors_pipe_lsu_mem_global_op_red`: a
+                /// sector hit by lanes on one address counts once per lane-round).
+                atomic_sectors: [L1_RED_SECTORS] atomic address;
+                /// Warp-level shared load instructions (`LDS`); shared accesses never pass the
+                /// data pipe.
+                shared_load_requests: [SHARED_LD_INSTRUCTIONS] shared instruction;
+                /// Warp-level shared store instructions (`STS`).
+                shared_store_requests: [SHARED_ST_INSTRUCTIONS] shared instruction;
+                /// Data-pipe wavefronts of the shared loads, by the bank rule
+                /// (`sim::data_stage::shared_wavefronts`).
+                shared_load_wavefronts: [SHARED_LD_WAVEFRONTS] shared address;
+                /// Data-pipe wavefronts of the shared stores.
+                shared_store_wavefronts: [SHARED_ST_WAVEFRONTS] shared address;
+                /// Bank conflicts of the shared loads: their wavefronts beyond the conflict-free
+                /// count.
+                shared_load_bank_conflicts: [SHARED_LD_BANK_CONFLICTS] shared address;
+                /// Bank conflicts of the shared stores.
+                shared_store_bank_conflicts: [SHARED_ST_BANK_CONFLICTS] shared address;
+                /// L1 data-stage wavefronts (`l1tex__data_pipe_lsu_wavefronts`): `data_passes`
+                /// plus what `sim::data_stage::extra_wavefronts` adds for the launch and the shared
+                /// wavefronts; set when the simulation ends.
+                wavefronts: [] none derived;
+            }
+            /// L2 counters under their Nsight Compute meaning.
+            l2 L2Counters {
+                /// Read sectors arriving from the SMs (near-partition lookups).
+                read_sectors: [L2_READ] all extrapolated;
+                /// Write sectors arriving from the SMs.
+                write_sectors: [L2_WRITE] all mirrors(store_sectors);
+                /// Of the reads (after rounding to the fill unit), sectors missing in the near
+                /// partition.
+                read_lookup_miss_sectors: [L2_READ_MISS] all extrapolated;
+                /// Sectors crossing the fabric between the partitions.
+                fabric_sectors: [L2_FABRIC] all extrapolated;
+                /// Atomic (reduction) requests arriving from the SMs.
+                atomic_requests: [L2_RED_REQUESTS] atomic extrapolated;
+                /// Their sectors.
+                atomic_sectors: [L2_RED] atomic mirrors(atomic_sectors);
+            }
+            /// Sector traffic between the L2 and device memory.
+            dram DramCounters {
+                /// 32 B sectors read (fills, and merges of partially written sectors).
+                read_sectors: [DRAM_READ] all extrapolated;
+                /// 32 B sectors written back (evictions of dirty sectors during the kernel).
+                write_sectors: [DRAM_WRITE] all extrapolated;
+            }
+        }
+    };
+}
+pub(crate) use counter_table;
+
+/// When a counter is reported (a column of `counter_table!`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reported {
+    /// Always, in [`ALL`].
+    All,
+    /// For kernels that perform atomics, in [`ATOMIC`].
+    Atomic,
+    /// For kernels with shared-memory accesses, in [`SHARED`].
+    Shared,
+    /// Never: a count the simulator keeps for itself (the time model, the checks, the models).
+    None,
+}
+
+/// How a sampled simulation (`--sample`) gets a counter (a column of `counter_table!`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampling {
+    /// Extrapolated from the counted waves (per warp instruction), with a 95% interval.
+    Extrapolated,
+    /// Decided by the lanes' addresses alone: counted exactly over every warp where the kernel
+    /// allows, else extrapolated.
+    Address,
+    /// A warp-instruction count (one of the loads, stores and atomics every instruction is), and
+    /// like [`Sampling::Address`]: the sampler's ratio estimates divide by their sum.
+    Instruction,
+    /// Equal to the named L1 counter where that is exact (write-through stores, atomics that
+    /// bypass the L1), else extrapolated.
+    Mirrors(&'static str),
+    /// Not sampled: worked out from the others when the simulation ends.
+    Derived,
+}
+
+/// One row of `counter_table!`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    /// `l1`, `l2` or `dram`.
+    pub level: &'static str,
+    /// The field in its level's struct.
+    pub field: &'static str,
+    /// The Nsight Compute metric, if it is one.
+    pub metric: Option<&'static str>,
+    /// When it is reported.
+    pub reported: Reported,
+    /// How sampling gets it.
+    pub sampling: Sampling,
+}
+
+/// `Some(metric)`, or `None` for a row without one.
+macro_rules! optional_metric {
+    () => {
+        None
+    };
+    ($metric:ident) => {
+        Some($metric)
+    };
+}
+
+/// The [`Sampling`] of a row's sampling column.
+macro_rules! sampling_of {
+    (extrapolated) => {
+        Sampling::Extrapolated
+    };
+    (address) => {
+        Sampling::Address
+    };
+    (instruction) => {
+        Sampling::Instruction
+    };
+    (derived) => {
+        Sampling::Derived
+    };
+    (mirrors ($of:ident)) => {
+        Sampling::Mirrors(stringify!($of))
+    };
+}
+
+/// The [`Reported`] of a row's report column.
+macro_rules! reported_of {
+    (all) => {
+        Reported::All
+    };
+    (atomic) => {
+        Reported::Atomic
+    };
+    (shared) => {
+        Reported::Shared
+    };
+    (none) => {
+        Reported::None
+    };
+}
+
+/// [`COUNTERS`] from the table's rows.
+macro_rules! counter_rows {
+    ($($(#[$sdoc:meta])* $level:ident $Struct:ident {
+        $($(#[$doc:meta])* $field:ident : [$($metric:ident)?] $report:ident $sample:ident $(($of:ident))?;)*
+    })*) => {
+        /// Every counter, in table order (`counter_table!`).
+        pub const COUNTERS: &[Counter] = &[$($(Counter {
+            level: stringify!($level),
+            field: stringify!($field),
+            metric: optional_metric!($($metric)?),
+            reported: reported_of!($report),
+            sampling: sampling_of!($sample $(($of))?),
+        },)*)*];
+    };
+}
+counter_table!(counter_rows);
+
+/// How many counters are reported as `reported`.
+const fn count_reported(reported: Reported) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < COUNTERS.len() {
+        if COUNTERS[i].reported as u8 == reported as u8 {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The metric names of the counters reported as `reported`, in table order.
+const fn reported_names<const N: usize>(reported: Reported) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut n = 0;
+    let mut i = 0;
+    while i < COUNTERS.len() {
+        if COUNTERS[i].reported as u8 == reported as u8 {
+            out[n] = match COUNTERS[i].metric {
+                Some(m) => m,
+                None => panic!("a reported counter has a metric name"),
+            };
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every sector/request counter the simulator always reports, in hierarchy order.
+pub const ALL: [&str; count_reported(Reported::All)] = reported_names(Reported::All);
 /// The atomic counters, reported for kernels that perform atomics (after [`ALL`]).
-pub const ATOMIC: [&str; 4] = [L1_RED_REQUESTS, L1_RED_SECTORS, L2_RED_REQUESTS, L2_RED];
+pub const ATOMIC: [&str; count_reported(Reported::Atomic)] = reported_names(Reported::Atomic);
 
 // --- Shared memory (`[[shared]]` arrays): instructions and data-pipe wavefronts. ---
 /// Warp-level shared load instructions (`LDS`).
@@ -83,14 +308,7 @@ pub const SHARED_LD_BANK_CONFLICTS: &str =
 pub const SHARED_ST_BANK_CONFLICTS: &str =
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
 /// The shared-memory counters, reported for kernels with shared accesses (after [`ATOMIC`]).
-pub const SHARED: [&str; 6] = [
-    SHARED_LD_INSTRUCTIONS,
-    SHARED_ST_INSTRUCTIONS,
-    SHARED_LD_WAVEFRONTS,
-    SHARED_ST_WAVEFRONTS,
-    SHARED_LD_BANK_CONFLICTS,
-    SHARED_ST_BANK_CONFLICTS,
-];
+pub const SHARED: [&str; count_reported(Reported::Shared)] = reported_names(Reported::Shared);
 
 /// Whether `metric` counts requests, instructions or wavefronts, not sectors: it has no byte
 /// volume.
@@ -194,7 +412,7 @@ pub fn misspelt_metric(name: &str) -> Option<&'static str> {
     }
     let lower = name.to_lowercase();
     modelled()
-        .map(|m| (crate::input::edit_distance(&lower, m), m))
+        .map(|m| (crate::error::edit_distance(&lower, m), m))
         .filter(|&(d, _)| d <= 2)
         .min_by_key(|&(d, _)| d)
         .map(|(_, m)| m)

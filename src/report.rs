@@ -3,7 +3,7 @@
 
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
-use crate::metrics::{self, SECTOR_BYTES};
+use crate::metrics::{self, sector_bytes};
 use crate::models::Prediction;
 use crate::sim::Counts;
 use crate::timing::TimeEstimate;
@@ -212,7 +212,7 @@ impl Report {
             .named()
             .into_iter()
             .map(|(quantity, metric, predicted_bytes)| {
-                let simulated_bytes = self.metric(metric).unwrap_or(0) as f64 * SECTOR_BYTES as f64;
+                let simulated_bytes = sector_bytes(self.metric(metric).unwrap_or(0));
                 ComparisonRow {
                     quantity,
                     metric,
@@ -233,39 +233,18 @@ impl Report {
     /// The metric counts in [`metrics::ALL`] order, then [`metrics::ATOMIC`] for a kernel with
     /// atomics and [`metrics::SHARED`] for one with shared accesses.
     pub fn metrics(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.counts;
-        let values = [
-            c.l1.load_requests,
-            c.l1.load_sectors,
-            c.l1.load_miss_sectors,
-            c.l1.store_sectors,
-            c.l2.read_sectors,
-            c.l2.write_sectors,
-            c.l2.read_lookup_miss_sectors,
-            c.l2.fabric_sectors,
-            c.dram.read_sectors,
-            c.dram.write_sectors,
-        ];
-        let mut out: Vec<(&'static str, u64)> = metrics::ALL.iter().copied().zip(values).collect();
+        let values = crate::sim::counters::values(&self.counts);
+        let reported = |as_: metrics::Reported| {
+            (metrics::COUNTERS.iter().zip(values))
+                .filter(move |(c, _)| c.reported == as_)
+                .map(|(c, v)| (c.metric.expect("a reported counter has a metric"), v))
+        };
+        let mut out: Vec<(&'static str, u64)> = reported(metrics::Reported::All).collect();
         if self.atomics {
-            let atomic = [
-                c.l1.atomic_requests,
-                c.l1.atomic_sectors,
-                c.l2.atomic_requests,
-                c.l2.atomic_sectors,
-            ];
-            out.extend(metrics::ATOMIC.iter().copied().zip(atomic));
+            out.extend(reported(metrics::Reported::Atomic));
         }
         if self.shared {
-            let shared = [
-                c.l1.shared_load_requests,
-                c.l1.shared_store_requests,
-                c.l1.shared_load_wavefronts,
-                c.l1.shared_store_wavefronts,
-                c.l1.shared_load_bank_conflicts,
-                c.l1.shared_store_bank_conflicts,
-            ];
-            out.extend(metrics::SHARED.iter().copied().zip(shared));
+            out.extend(reported(metrics::Reported::Shared));
         }
         out
     }
@@ -284,7 +263,7 @@ impl Report {
         self.metrics()
             .into_iter()
             .filter(|(n, _)| !metrics::is_request_count(n))
-            .map(|(n, v)| (n, v as f64 * SECTOR_BYTES as f64 / lups))
+            .map(|(n, v)| (n, sector_bytes(v) / lups))
             .collect()
     }
 
@@ -496,14 +475,14 @@ impl Report {
         let _ = writeln!(
             s,
             "dirty in L2 at kernel end: {dirty} sectors ({:.3} B/LUP, not counted as DRAM writes)",
-            dirty as f64 * SECTOR_BYTES as f64 / lups
+            sector_bytes(dirty) / lups
         );
         for (n, v) in self.compulsory() {
             if let Some(v) = v {
                 let _ = writeln!(
                     s,
                     "compulsory {n}: {v} ({:.3} B/LUP)",
-                    v as f64 * SECTOR_BYTES as f64 / lups
+                    sector_bytes(v) / lups
                 );
             }
         }
@@ -602,7 +581,7 @@ impl Serialize for CompulsoryJson<'_> {
             map.serialize_entry(n, &v)?;
             map.serialize_entry(
                 &metrics::bytes_per_lup_column(n.trim_end_matches("_sectors")),
-                &v.map(|v| v as f64 * SECTOR_BYTES as f64 / lups),
+                &v.map(|v| sector_bytes(v) / lups),
             )?;
         }
         map.end()

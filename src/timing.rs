@@ -1,65 +1,22 @@
 //! The time model: traffic volumes and the launch's shape → the kernel's duration.
 //!
-//! Each level (DRAM, L2, L1, floating point) has a bandwidth; alone, the busiest one would set the
-//! pace (the roofline / Su et al. formula (2) argument, kept as [`TimeEstimate::bandwidth_bound_s`]
-//! and the per-limiter times). But an SM reaches those bandwidths only with enough warps waiting
-//! on memory, so the predicted time comes from a closed queueing model per SM, solved exactly by
-//! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
-//! delay (the loaded memory latency of their dependent rounds of loads, `[timing]`
-//! `loaded_latency_factor` × the measured `dram_latency_cycles`)
-//! and one queue per level, whose service demand is the warp's share of that level's traffic at
-//! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
-//! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
-//! slot until its last warp ends, and every block that finishes idles its share of the SM while
-//! its slot turns over: `[timing] block_turnover_cycles` × rounds × (1 / blocks per SM)² per block
-//! (large blocks lose more). A fixed launch overhead is added. Details and the measurements behind the constants: `docs/model.md`.
-//!
-//! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
-//! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
-//! their rates scale with the clock the kernel runs at (boost by default; Nsight Compute measures
-//! at the base clock); the measured DRAM and L2 bandwidths are used as they are. The L1 limiter
-//! counts wavefronts at one per SM per cycle when the config gives no L1 bandwidth, else bytes
-//! over `l1_gbs` (the Kepler configs carry Su et al.'s measured on-SMX bandwidth).
+//! The SMs' busy time comes from the per-SM queueing model of [`crate::sim::queueing`] (the
+//! simulator needs it mid-run, so it lives a layer below); this adds what needs the kernel: the
+//! limiter that sets the pace, waves and occupancy efficiency (Su et al.), the launch's
+//! floating-point work, lattice updates per second, the clock choice, and the time inputs of a
+//! simulation ([`inputs_from_counts`]). The roofline / Su et al. formula (2) argument is kept as
+//! [`TimeEstimate::bandwidth_bound_s`] and the per-limiter times. Details and the measurements
+//! behind the constants: `docs/model.md`.
 
-use crate::input::hw::HwConfig;
+use crate::input::hw::{HwConfig, check_clock_ghz};
 use crate::input::trace::Kernel;
 use crate::launch::Launch;
+use crate::sim::Counts;
+use crate::sim::queueing::queueing;
+pub use crate::sim::queueing::{LIMITERS, LimiterTime, TimeInputs};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
-
-/// The volumes a time estimate starts from; `None` where unknown (that limiter is skipped).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TimeInputs {
-    /// Bytes read from and written to DRAM.
-    pub dram_bytes: Option<f64>,
-    /// Bytes moved between L1 and L2 (both directions).
-    pub l2_bytes: Option<f64>,
-    /// Bytes moved between registers and L1 (both directions).
-    pub l1_bytes: Option<f64>,
-    /// L1 data-stage wavefronts (cycles of one SM's L1), summed over SMs.
-    pub l1_wavefronts: Option<f64>,
-    /// Floating-point operations.
-    pub flops: Option<f64>,
-    /// Warps with at least one active lane over the whole launch; every warp of every block when
-    /// `None`.
-    pub active_warps: Option<f64>,
-    /// Dependent rounds of memory accesses per warp (loop trips; one without a loop; values
-    /// below one count as one).
-    pub rounds_per_warp: f64,
-}
-
-/// Every limiter's name, in report order.
-pub const LIMITERS: [&str; 4] = ["dram", "l2", "l1", "fp"];
-
-/// One limiter's time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LimiterTime {
-    /// `dram`, `l2`, `l1` or `fp`.
-    pub name: &'static str,
-    /// Seconds.
-    pub seconds: f64,
-}
 
 /// A time estimate. Serialised as one flat object: `predicted_s`, `limiter`, each limiter's
 /// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `resident_warps`,
@@ -206,33 +163,6 @@ impl Serialize for TimeEstimate {
     }
 }
 
-/// Throughput (jobs per cycle) of a closed queueing network by exact mean-value analysis:
-/// `customers` jobs cycle through a pure delay of `delay` cycles and through queueing stations
-/// with service demands `demands` (cycles per job at each). A fractional customer count is
-/// interpolated linearly between its neighbours. One customer gives 1 / (delay + Σ demands);
-/// many tend to 1 / max(demands).
-pub fn mva_throughput(customers: f64, delay: f64, demands: &[f64]) -> f64 {
-    let customers = customers.max(1.0);
-    let whole = customers.floor() as u64;
-    let mut queue = vec![0.0; demands.len()];
-    let mut x_prev = 0.0;
-    let mut x = 0.0;
-    for n in 1..=whole + 1 {
-        let residence: Vec<f64> = demands
-            .iter()
-            .zip(&queue)
-            .map(|(d, q)| d * (1.0 + q))
-            .collect();
-        x_prev = x;
-        x = n as f64 / (delay + residence.iter().sum::<f64>());
-        for (q, r) in queue.iter_mut().zip(&residence) {
-            *q = x * r;
-        }
-    }
-    // x is the throughput at whole + 1 customers, x_prev at whole.
-    x_prev + (x - x_prev) * (customers - whole as f64)
-}
-
 /// The largest occupancy any block size (a multiple of the warp size, as a 1-D block) reaches
 /// with the kernel's registers and shared memory at the launch's parameters, and at least the
 /// launch's own (shared memory that grows with the block may favour its 2-D shape): the
@@ -276,47 +206,11 @@ pub fn clock_choice(clock: &str, hw: &HwConfig) -> crate::Result<Option<f64>> {
     }
 }
 
-/// The SM clocks, in GHz, that any GPU this simulator describes runs at (the shipped configs
-/// span 0.706–1.98 GHz): a clock outside is a number in another unit, not a GPU.
-pub const PLAUSIBLE_CLOCK_GHZ: (f64, f64) = (0.1, 5.0);
-
-/// Whether `ghz` is a plausible SM clock in GHz ([`PLAUSIBLE_CLOCK_GHZ`]); if not, why, with
-/// the unit the number was probably written in (`1500` → "did you mean 1.5 GHz (1500 MHz)?").
-pub fn check_clock_ghz(ghz: f64) -> std::result::Result<(), String> {
-    let (lo, hi) = PLAUSIBLE_CLOCK_GHZ;
-    let plausible = |v: f64| v.is_finite() && (lo..=hi).contains(&v);
-    if plausible(ghz) {
-        return Ok(());
-    }
-    let meant = [(1e3, "MHz"), (1e6, "kHz"), (1e9, "Hz")]
-        .into_iter()
-        .find(|&(per_ghz, _)| plausible(ghz / per_ghz))
-        .map_or(String::new(), |(per_ghz, unit)| {
-            format!("; did you mean {} GHz ({ghz} {unit})?", ghz / per_ghz)
-        });
-    Err(format!(
-        "{ghz} GHz is no GPU clock (clocks are given in GHz, between {lo} and {hi}){meant}"
-    ))
-}
-
 /// Floating-point operations of the launch, if the trace gives its flops per update.
 pub fn launch_flops(kernel: &Kernel, launch: &Launch) -> Option<f64> {
     kernel
         .flops_per_update
         .map(|f| f * launch.lattice_updates as f64)
-}
-
-/// What the queueing model works out from the volumes alone (no kernel needed).
-struct Queueing {
-    clock: f64,
-    limiters: Vec<LimiterTime>,
-    bandwidth_bound_s: f64,
-    utilisation: Vec<f64>,
-    resident_warps: f64,
-    effective_warps: f64,
-    block_turnover_s: f64,
-    delay: f64,
-    predicted_s: f64,
 }
 
 /// Estimates the time of `launch` from `inputs` at `clock_ghz` (the config's boost clock when
@@ -370,165 +264,20 @@ pub fn estimate(
     }
 }
 
-/// The seconds the SMs are busy with `launch` by the queueing model (the predicted time less
-/// the launch overhead), at the boost clock.
-pub fn busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
-    busy_seconds_at(hw, launch, inputs, None)
-}
-
-/// [`busy_seconds`] at `clock_ghz` (the config's boost clock when `None`).
-pub fn busy_seconds_at(
-    hw: &HwConfig,
-    launch: &Launch,
-    inputs: &TimeInputs,
-    clock_ghz: Option<f64>,
-) -> f64 {
-    queueing(hw, launch, inputs, clock_ghz).predicted_s - hw.timing.launch_overhead_us * 1e-6
-}
-
-/// The limiters and the per-SM queueing model of [`estimate`].
-fn queueing(
-    hw: &HwConfig,
-    launch: &Launch,
-    inputs: &TimeInputs,
-    clock_ghz: Option<f64>,
-) -> Queueing {
-    let clock = clock_ghz.unwrap_or(hw.sm.clock_ghz);
-    let clock_scale = clock / hw.sm.clock_ghz;
-    let mut limiters = Vec::new();
-    let dram_gbs = hw.bandwidth.dram_gbs.unwrap_or(hw.dram.bandwidth_gbs);
-    if let Some(b) = inputs.dram_bytes {
-        limiters.push(LimiterTime {
-            name: "dram",
-            seconds: b / (dram_gbs * 1e9),
-        });
-    }
-    // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
-    // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock).
-    if let (Some(b), Some(gbs)) = (inputs.l2_bytes, hw.bandwidth.l2_gbs) {
-        limiters.push(LimiterTime {
-            name: "l2",
-            seconds: b / (gbs * 1e9),
-        });
-    }
-    match (hw.bandwidth.l1_gbs, inputs.l1_bytes, inputs.l1_wavefronts) {
-        (Some(gbs), Some(b), _) => limiters.push(LimiterTime {
-            name: "l1",
-            seconds: b / (gbs * clock_scale * 1e9),
-        }),
-        (None, _, Some(w)) => limiters.push(LimiterTime {
-            name: "l1",
-            seconds: w / (hw.sm.count as f64 * clock * 1e9),
-        }),
-        _ => {}
-    }
-    let double = launch.arrays.iter().any(|a| a.element_bytes == 8);
-    let peak = if double {
-        hw.bandwidth.fp64_gflops
-    } else {
-        hw.bandwidth.fp32_gflops
-    };
-    if let (Some(f), Some(g)) = (inputs.flops, peak) {
-        limiters.push(LimiterTime {
-            name: "fp",
-            seconds: f / (g * clock_scale * 1e9),
-        });
-    }
-    let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);
-
-    // The per-SM queueing model, in cycles of the SM clock.
-    let sms = hw.sm.count as f64;
-    let cycles_per_s = clock * 1e9;
-    let warps_per_block = launch.occupancy.warps_per_block as f64;
-    let all_warps = launch.total_blocks as f64 * warps_per_block;
-    let warps = inputs.active_warps.unwrap_or(all_warps).max(1.0);
-    let active_per_block = warps / launch.total_blocks.max(1) as f64;
-    let resident_warps = launch.occupancy.blocks_per_sm as f64 * active_per_block;
-    let warps_per_sm = warps / sms;
-    let effective_warps = resident_warps.max(1.0).min(warps_per_sm.max(1.0));
-    // A level moving B bytes at bandwidth W serves one warp's share of B at W / SMs per SM.
-    let demands: Vec<f64> = limiters
-        .iter()
-        .map(|l| l.seconds * sms / warps * cycles_per_s)
-        .collect();
-    let delay = hw.timing.warp_latency_cycles() * inputs.rounds_per_warp.max(1.0);
-    let throughput = mva_throughput(effective_warps, delay, &demands);
-    let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
-    let blocks_per_sm = launch.total_blocks as f64 / sms;
-    let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
-    let block_turnover_s =
-        hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_per_sm
-            / (slots * slots)
-            / cycles_per_s;
-    let predicted_s = warps_per_sm / throughput / cycles_per_s
-        + block_turnover_s
-        + hw.timing.launch_overhead_us * 1e-6;
-    Queueing {
-        clock,
-        limiters,
-        bandwidth_bound_s,
-        utilisation,
-        resident_warps,
-        effective_warps,
-        block_turnover_s,
-        delay,
-        predicted_s,
-    }
-}
-
-/// Mean rounds of loads of the active warps, at least one: each round is one more wait for loads
-/// issued together (a loop whose body ends in a store: one per trip). Counted on the warps'
-/// instruction streams ([`crate::launch::stream::StreamTotals`]), so a program gives the same
-/// however it is written (loops, `if`s that always hold, or unrolled).
-fn rounds_per_warp(counts: &crate::sim::Counts) -> f64 {
-    if counts.active_warps == 0 {
-        return 1.0;
-    }
-    (counts.load_rounds as f64 / counts.active_warps as f64).max(1.0)
-}
-
-/// Time inputs from simulated counts.
-pub fn inputs_from_counts(
-    counts: &crate::sim::Counts,
-    kernel: &Kernel,
-    launch: &Launch,
-) -> TimeInputs {
+/// Time inputs from simulated counts: their traffic ([`Counts::time_inputs`]) and the launch's
+/// floating-point work.
+pub fn inputs_from_counts(counts: &Counts, kernel: &Kernel, launch: &Launch) -> TimeInputs {
     TimeInputs {
         flops: launch_flops(kernel, launch),
-        ..traffic_inputs(counts)
+        ..counts.time_inputs()
     }
-}
-
-/// Time inputs from simulated counts, without the floating-point work (which needs the kernel's
-/// description, not only its launch).
-pub fn traffic_inputs(counts: &crate::sim::Counts) -> TimeInputs {
-    let sector = crate::metrics::SECTOR_BYTES as f64;
-    TimeInputs {
-        dram_bytes: Some((counts.dram.read_sectors + counts.dram.write_sectors) as f64 * sector),
-        l2_bytes: Some((counts.l2.read_sectors + counts.l2.write_sectors) as f64 * sector),
-        l1_bytes: Some(
-            (counts.l1.load_sectors + counts.l1.store_sectors) as f64 * sector
-                + shared_bytes(&counts.l1),
-        ),
-        // Shared accesses' wavefronts are in the total: they take the same data pipe.
-        l1_wavefronts: Some(counts.l1.wavefronts as f64),
-        active_warps: Some(counts.active_warps as f64),
-        rounds_per_warp: rounds_per_warp(counts),
-        ..Default::default()
-    }
-}
-
-/// What the shared accesses move through the L1's data array for a byte-based L1 limiter
-/// (`bandwidth.l1_gbs`): one pass of the 128-byte-wide array per wavefront (shared memory and
-/// the L1 are one storage).
-fn shared_bytes(l1: &crate::sim::sm_stage::L1Counters) -> f64 {
-    ((l1.shared_load_wavefronts + l1.shared_store_wavefronts) * crate::metrics::LINE_BYTES) as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::launch::LaunchRequest;
+    use crate::sim::queueing::mva_throughput;
 
     fn setup(hw: &str, kernel: &str) -> (HwConfig, Kernel, Launch) {
         let hw = HwConfig::load(hw).unwrap();
@@ -565,26 +314,6 @@ mod tests {
             t.predicted_s
         );
         assert!((t.lups_per_s - 256f64.powi(3) / t.predicted_s).abs() < 1.0);
-    }
-
-    #[test]
-    fn mva_with_one_customer_is_the_sum_of_delay_and_demands() {
-        // 1 / (1000 + 10 + 30) jobs per cycle.
-        let x = mva_throughput(1.0, 1000.0, &[10.0, 30.0]);
-        assert!((x - 1.0 / 1040.0).abs() < 1e-15);
-        // Two customers by hand: R(2) = 10 (1 + 10/1040) + 30 (1 + 30/1040); X = 2 / (1000 + R).
-        let r2 = 10.0 * (1.0 + 10.0 / 1040.0) + 30.0 * (1.0 + 30.0 / 1040.0);
-        assert!((mva_throughput(2.0, 1000.0, &[10.0, 30.0]) - 2.0 / (1000.0 + r2)).abs() < 1e-15);
-        // Halfway between one and two customers.
-        let half = mva_throughput(1.5, 1000.0, &[10.0, 30.0]);
-        assert!((half - (1.0 / 1040.0 + 2.0 / (1000.0 + r2)) / 2.0).abs() < 1e-15);
-    }
-
-    #[test]
-    fn mva_with_many_customers_tends_to_the_largest_demand() {
-        let x = mva_throughput(2000.0, 1000.0, &[10.0, 30.0]);
-        assert!((x - 1.0 / 30.0).abs() < 1e-6 / 30.0, "{x}");
-        assert!(x <= 1.0 / 30.0);
     }
 
     /// A copy of 64 blocks of one warp on a one-SM GPU: hand-computed limits of the model.

@@ -12,7 +12,7 @@ use gputraffic::input::table::Table;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::metrics;
 use gputraffic::sim::SimOptions;
-use gputraffic::sim::l2::{L2, sector_bytes};
+use gputraffic::sim::l2::{L2, sector_byte_mask};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -107,9 +107,9 @@ fn fabric_other(c: &BTreeMap<String, f64>) -> f64 {
 /// (sectors, byte mask).
 fn store_of(mode: &str, second: bool) -> (u8, u128) {
     match (mode, second) {
-        ("whole", _) => (0b1111, sector_bytes(0b1111)),
-        ("sector", false) | ("part32", _) => (0b0001, sector_bytes(0b0001)),
-        ("sector", true) => (0b0010, sector_bytes(0b0010)),
+        ("whole", _) => (0b1111, sector_byte_mask(0b1111)),
+        ("sector", false) | ("part32", _) => (0b0001, sector_byte_mask(0b0001)),
+        ("sector", true) => (0b0010, sector_byte_mask(0b0010)),
         ("part8", false) => (0b0001, 0xFF),
         ("part8", true) => (0b0001, 0xFF00),
         ("part16", _) => (0b0001, 0xFFFF),

@@ -386,18 +386,25 @@ impl Corpus {
             validation_json: read("tests/data/plot/validation.json"),
             fit_json: read("tests/data/plot/fit.json"),
             sweep_rows: std::fs::read_to_string(&out).unwrap(),
-            ptx: ["stencils", "new_kernels", "constructs", "loops", "control", "shared_stencil"]
-                .iter()
-                .map(|f| {
-                    let text = read(&format!("tests/data/ptx/{f}.ptx"));
-                    let entries = gputraffic::input::ptx::parse::parse(&text, f)
-                        .unwrap()
-                        .into_iter()
-                        .map(|e| e.name)
-                        .collect();
-                    (text, entries)
-                })
-                .collect(),
+            ptx: [
+                "stencils",
+                "new_kernels",
+                "constructs",
+                "loops",
+                "control",
+                "shared_stencil",
+            ]
+            .iter()
+            .map(|f| {
+                let text = read(&format!("tests/data/ptx/{f}.ptx"));
+                let entries = gputraffic::input::ptx::parse::parse(&text, f)
+                    .unwrap()
+                    .into_iter()
+                    .map(|e| e.name)
+                    .collect();
+                (text, entries)
+            })
+            .collect(),
             dir,
         }
     }

@@ -7,7 +7,7 @@
 //! its counters. The lines are homed on SM 0's side ("own") or the other ("other").
 
 use gputraffic::input::hw::HwConfig;
-use gputraffic::sim::l2::{L2, sector_bytes};
+use gputraffic::sim::l2::{L2, sector_byte_mask};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy)]
@@ -147,7 +147,7 @@ fn simulated(hw_name: &str) -> HashMap<(String, String), &'static str> {
             for &line in own.iter().chain(&far) {
                 match op {
                     Op::Read => l2.read(sm, line, 0b0001),
-                    Op::Write => l2.write(sm, line, 0b0001, sector_bytes(0b0001)),
+                    Op::Write => l2.write(sm, line, 0b0001, sector_byte_mask(0b0001)),
                     Op::Part => l2.write(sm, line, 0b0001, 0xFF),
                 }
             }

@@ -26,6 +26,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;
 
+/// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
+/// estimates.
+pub fn compared_metrics() -> Vec<&'static str> {
+    metrics::ALL
+        .iter()
+        .copied()
+        .chain([metrics::L1_WAVEFRONTS, metrics::DURATION])
+        .collect()
+}
+
 /// One measured launch.
 #[derive(Debug, Clone)]
 pub struct MeasuredLaunch {
@@ -123,7 +133,7 @@ pub fn load(
                     m,
                     format!(
                         "the launches it names in {name} have none of the metrics validate compares ({})",
-                        crate::analysis::validate::compared_metrics().join(", ")
+                        compared_metrics().join(", ")
                     ),
                 ));
             }
@@ -140,7 +150,7 @@ pub fn load(
                     &name,
                     format!(
                         "no column holds a metric validate compares ({})",
-                        crate::analysis::validate::compared_metrics().join(", ")
+                        compared_metrics().join(", ")
                     ),
                 ));
             }
@@ -174,7 +184,7 @@ pub fn ncu_counters(path: &Path) -> Result<Vec<BTreeMap<String, f64>>> {
 
 /// Whether `launch` has a value for a metric `validate` compares.
 fn has_compared_metric(launch: &MeasuredLaunch) -> bool {
-    crate::analysis::validate::compared_metrics()
+    compared_metrics()
         .iter()
         .any(|m| launch.counters.contains_key(*m))
 }
@@ -380,7 +390,7 @@ fn wide_launches(
                     Error::new(at("cz"), format!("'{v}' is not a positive integer"))
                 })?;
                 // The column is shared by all kernels; only traces that walk z points take it.
-                let trace = crate::input::trace::load(&kernel)
+                let trace = crate::input::kernel_source::load(&kernel)
                     .map_err(|e| Error::new(at("kernel"), e.message))?;
                 if trace.params.contains_key("cz") {
                     set.push(("cz".to_string(), v));

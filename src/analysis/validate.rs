@@ -18,15 +18,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Every metric compared, in report order: the ten simulated counts, then the wavefront and time
-/// estimates.
-pub fn compared_metrics() -> Vec<&'static str> {
-    metrics::ALL
-        .iter()
-        .copied()
-        .chain([metrics::L1_WAVEFRONTS, metrics::DURATION])
-        .collect()
-}
+pub use super::measured::compared_metrics;
 
 /// How `gputraffic validate` writes its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -419,7 +411,7 @@ fn bind(
             }
         }
     } else {
-        crate::input::trace::load(&l.kernel).map_err(|e| in_launch(l, e))?
+        crate::input::kernel_source::load(&l.kernel).map_err(|e| in_launch(l, e))?
     };
     let bound =
         crate::Bound::with_hw(kernel, hw.clone(), &l.request).map_err(|e| in_launch(l, e))?;

@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::Path;
 
+/// Threads per warp: every warp the simulator and the models handle has 32 lanes (lane masks
+/// are `u32`), and a config's `sm.warp_size` must say so.
+pub const WARP_SIZE: usize = 32;
+
 /// The configurations shipped in `hw-configs/`, embedded at compile time.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_hw.rs"));
 
@@ -927,14 +931,14 @@ impl HwConfig {
 }
 
 /// The SM limits: all positive, 32-thread warps, at most 65535 SMs of at most 65536 threads, a
-/// block no larger than an SM, clocks a GPU runs at ([`crate::timing::check_clock_ghz`]).
+/// block no larger than an SM, clocks a GPU runs at ([`check_clock_ghz`]).
 fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
     for (what, ghz) in [
         ("sm.clock_ghz", Some(s.clock_ghz)),
         ("sm.base_clock_ghz", s.base_clock_ghz),
     ] {
         if let Some(ghz) = ghz {
-            crate::timing::check_clock_ghz(ghz).map_err(|m| format!("{what}: {m}"))?;
+            check_clock_ghz(ghz).map_err(|m| format!("{what}: {m}"))?;
         }
     }
     for (what, v) in [
@@ -953,9 +957,9 @@ fn check_sm(s: &SmConfig) -> std::result::Result<(), String> {
             return Err(format!("{what} must be positive"));
         }
     }
-    if s.warp_size != 32 {
+    if s.warp_size as usize != WARP_SIZE {
         return Err(format!(
-            "sm.warp_size = {}: only 32-thread warps are supported",
+            "sm.warp_size = {}: only {WARP_SIZE}-thread warps are supported",
             s.warp_size
         ));
     }
@@ -1151,6 +1155,29 @@ fn check_cache(
         ));
     }
     Ok(())
+}
+
+/// The SM clocks, in GHz, that any GPU this simulator describes runs at (the shipped configs
+/// span 0.706–1.98 GHz): a clock outside is a number in another unit, not a GPU.
+pub const PLAUSIBLE_CLOCK_GHZ: (f64, f64) = (0.1, 5.0);
+
+/// Whether `ghz` is a plausible SM clock in GHz ([`PLAUSIBLE_CLOCK_GHZ`]); if not, why, with
+/// the unit the number was probably written in (`1500` → "did you mean 1.5 GHz (1500 MHz)?").
+pub fn check_clock_ghz(ghz: f64) -> std::result::Result<(), String> {
+    let (lo, hi) = PLAUSIBLE_CLOCK_GHZ;
+    let plausible = |v: f64| v.is_finite() && (lo..=hi).contains(&v);
+    if plausible(ghz) {
+        return Ok(());
+    }
+    let meant = [(1e3, "MHz"), (1e6, "kHz"), (1e9, "Hz")]
+        .into_iter()
+        .find(|&(per_ghz, _)| plausible(ghz / per_ghz))
+        .map_or(String::new(), |(per_ghz, unit)| {
+            format!("; did you mean {} GHz ({ghz} {unit})?", ghz / per_ghz)
+        });
+    Err(format!(
+        "{ghz} GHz is no GPU clock (clocks are given in GHz, between {lo} and {hi}){meant}"
+    ))
 }
 
 #[cfg(test)]

@@ -9,6 +9,16 @@ use crate::input::hw::HwConfig;
 use crate::input::ptx::{self, LiftOptions, Lifted};
 use crate::input::trace::{self, Kernel};
 
+/// A kernel by path or shipped name ([`trace::load`]), a `.ptx` or `.cu` file holding one kernel
+/// lifted with the default options (for `sm_90`; the lift's warnings dropped: callers that have
+/// lift settings or a GPU use [`KernelSource::resolve`]).
+pub fn load(name_or_path: &str) -> Result<Kernel> {
+    if ptx::is_liftable(name_or_path) && std::path::Path::new(name_or_path).is_file() {
+        return ptx::lift_file(name_or_path, &LiftOptions::default()).map(|l| l.kernel);
+    }
+    trace::load(name_or_path)
+}
+
 /// Where the kernel comes from.
 #[derive(Debug, Clone)]
 pub enum KernelSource {
@@ -22,7 +32,7 @@ impl KernelSource {
     /// The kernel, loaded if need be.
     pub fn kernel(&self) -> Result<Kernel> {
         match self {
-            KernelSource::Load(name) => trace::load(name),
+            KernelSource::Load(name) => load(name),
             KernelSource::Parsed(k) => Ok((**k).clone()),
         }
     }

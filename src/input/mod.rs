@@ -10,6 +10,8 @@ pub mod ptx;
 pub mod table;
 pub mod trace;
 
+pub(crate) use crate::error::edit_distance;
+
 /// What `name` most likely meant among `candidates`, for "did you mean …?", ignoring case: a
 /// candidate that differs from `name` in case alone (`H200` → `h200`), else the shortest candidate
 /// that `name` begins (`h100` → `h100-sxm`), else the closest by edit distance if it is a likely
@@ -48,22 +50,6 @@ pub fn looks_like_path(value: &str) -> bool {
 /// " (did you mean X?)" when [`closest`] finds one, else "".
 pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     closest(name, candidates).map_or(String::new(), |c| format!(" (did you mean {c}?)"))
-}
-
-/// Levenshtein distance between two strings, by characters.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 /// The shipped kernel traces, each with its one-line description (`gputraffic list`).

@@ -1172,8 +1172,8 @@ fn shipped_namesake(path: &str) -> String {
 /// The traces shipped in `traces/`, embedded so an installed binary finds them by name.
 pub const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/shipped_traces.rs"));
 /// Loads a kernel by path, by the name of a shipped trace (`star1` → `traces/star1.toml`), or
-/// from standard input when `name_or_path` is `-` (a code generator's pipe); a `.ptx` or `.cu`
-/// path is lifted ([`crate::input::ptx`]) with the default options. A value that looks like a
+/// from standard input when `name_or_path` is `-` (a code generator's pipe). A `.ptx` or `.cu`
+/// path is lifted by [`crate::input::kernel_source::load`], not here. A value that looks like a
 /// path ([`super::looks_like_path`]: a folder or an extension) is only ever read as a file, never
 /// replaced by the shipped trace of the same name.
 pub fn load(name_or_path: &str) -> Result<Kernel> {
@@ -1190,11 +1190,6 @@ pub fn load(name_or_path: &str) -> Result<Kernel> {
                 path,
                 format!("no such file{}", shipped_namesake(name_or_path)),
             ));
-        }
-        if crate::input::ptx::is_liftable(name_or_path) {
-            // PTX or CUDA source with one kernel; `simulate/rank --entry` picks among several
-            let options = crate::input::ptx::LiftOptions::default();
-            return crate::input::ptx::lift_file(name_or_path, &options).map(|l| l.kernel);
         }
         return Kernel::load(path);
     }

@@ -7,13 +7,12 @@
 //! scheduler from [`super::geometry::WarpInfo`]; this cursor walks any program, and gives the same
 //! sequence on the simple form (tested).
 
-use super::geometry::{block_coords, thread_coords};
+use super::geometry::{MAX_TRIPS, block_coords, thread_coords};
 use super::{Launch, LoopNode, Node, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Position, Result};
+use crate::input::hw::WARP_SIZE;
 use crate::input::trace::MAX_LOOP_DEPTH;
 
-/// Most loop trips a lane may take before the launch is rejected (a runaway count is bad input).
-pub const MAX_TRIPS: i64 = 1 << 24;
 /// Most instructions one warp may issue before the launch is rejected.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 1 << 32;
 
@@ -33,7 +32,7 @@ pub struct WarpStep {
 struct LoopState<'a> {
     node: &'a LoopNode,
     k: u32,
-    counts: [i64; 32],
+    counts: [i64; WARP_SIZE],
 }
 
 #[derive(Debug)]

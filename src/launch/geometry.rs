@@ -3,11 +3,13 @@
 //! warp of a block will execute (the lanes its guard lets through, its loop trips). The scheduler
 //! dispatches these warps; the models read the same facts for one representative block.
 
-use super::control::MAX_TRIPS;
 use super::{Launch, Predicate, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Position, Result};
 use crate::input::expr::{Affine, BinaryOp};
 use crate::input::hw::HwConfig;
+
+/// Most loop trips a lane may take before the launch is rejected (a runaway count is bad input).
+pub const MAX_TRIPS: i64 = 1 << 24;
 
 /// CUDA's limits on blockDim.x, .y and .z (every compute capability since 2.0); the threads of a
 /// block are limited by the GPU ([`crate::input::hw::SmConfig::max_threads_per_block`], 1024 on

@@ -3,10 +3,10 @@
 //! Everything here happens once per simulation: parameters are fixed, expressions are compiled
 //! (affine where possible) over the per-thread free variables, arrays get base addresses, and the
 //! occupancy calculation gives the resident blocks per SM. [`geometry`] holds the block, thread
-//! and warp geometry of a bound launch, [`analysis`] the "code analysis" the papers' models read
+//! and warp geometry of a bound launch, [`code_analysis`] the "code analysis" the papers' models read
 //! off it.
 
-pub mod analysis;
+pub mod code_analysis;
 pub mod control;
 pub mod geometry;
 pub mod stream;

@@ -27,6 +27,7 @@
 use super::gompertz::Gompertz;
 use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
+use crate::input::hw::WARP_SIZE;
 use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::WarpCursor;
@@ -275,7 +276,7 @@ struct Enumerator<'a> {
 
 impl<'a> Enumerator<'a> {
     fn new(launch: &'a Launch, lups_per_thread: Option<f64>) -> Enumerator<'a> {
-        let threads = launch.occupancy.warps_per_block * 32;
+        let threads = launch.occupancy.warps_per_block * WARP_SIZE as u32;
         let lane_tables = launch
             .program
             .flattened()
@@ -318,7 +319,7 @@ impl<'a> Enumerator<'a> {
         let warps = block_warps(launch, block_id)?;
         let mut slots = [0i64; SLOTS];
         slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
-        let mut addrs: Vec<u64> = Vec::with_capacity(32);
+        let mut addrs: Vec<u64> = Vec::with_capacity(WARP_SIZE);
         let mut lups = 0.0;
         if !p.simple {
             // Any program: walk each warp; a thread's lattice updates are its stores over the
@@ -364,7 +365,7 @@ impl<'a> Enumerator<'a> {
             if info.mask == 0 {
                 continue;
             }
-            for lane in 0..32 {
+            for lane in 0..WARP_SIZE {
                 if info.mask >> lane & 1 == 1 {
                     lups += match (self.lups_per_thread, &p.lp, &info.lane_trips) {
                         (Some(v), _, _) => v,
@@ -877,7 +878,7 @@ fn block_part(input: &ModelInput, c: &Constants) -> Result<BlockPart> {
     let l2_cap = capacity_volume(1.0 - l1_miss, l1_load, l2_comp);
     let l2_load = l2_comp + l2_cap;
     let l2_store = per_lup(bm.store_request_sectors);
-    let l1_cycles = 32.0 * bm.l1_cycles as f64 / bm.lups;
+    let l1_cycles = WARP_SIZE as f64 * bm.l1_cycles as f64 / bm.lups;
     Ok(BlockPart {
         centre,
         metrics: bm,
@@ -1029,7 +1030,7 @@ fn predict(input: &ModelInput) -> Result<Prediction> {
     p.volumes.dram_load_bytes = Some(w.dram_load * n);
     p.volumes.dram_store_bytes = Some(w.dram_store * n);
     // Sect. 4.2's cycles are L1 data-stage wavefronts: per 32 updates, so this many in all.
-    p.volumes.l1_wavefronts = Some(b.l1_cycles * n / 32.0);
+    p.volumes.l1_wavefronts = Some(b.l1_cycles * n / WARP_SIZE as f64);
     Ok(p)
 }
 

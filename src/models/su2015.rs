@@ -5,14 +5,14 @@
 //!
 //! The paper's units: values (`sizeof(type)` bytes each) per thread, per thread block and per
 //! group of simultaneously active blocks. Its "code analysis" inputs (aligned and misaligned
-//! loads, stores per thread, halo width) come from [`crate::launch::analysis`]; each can be overridden
+//! loads, stores per thread, halo width) come from [`crate::launch::code_analysis`]; each can be overridden
 //! with `--set`. Formula (6) is the one-point-per-thread case of (16) (chunk_z = 1), so one
 //! function covers both; for z-blocked kernels formula (17) replaces (8) when the active blocks'
 //! net data no longer fits the on-SMX storage, as Sect. 3.5 prescribes.
 
 use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
 use crate::error::{Error, Result};
-use crate::launch::analysis::{self, CodeAnalysis};
+use crate::launch::code_analysis::{self, CodeAnalysis};
 
 /// The model as the command line knows it.
 pub const MODEL: ModelInfo = ModelInfo {
@@ -349,7 +349,7 @@ pub fn inputs(input: &ModelInput) -> Result<(SuInputs, CodeAnalysis)> {
         )
     })?;
     let smx_line_bytes = p("smx_line_bytes", 0.0);
-    let code = analysis::analyze(launch, hw.l1.line_bytes)?;
+    let code = code_analysis::analyze(launch, hw.l1.line_bytes)?;
     let stores = p("stores", code.stores as f64);
     if stores < 1.0 {
         return Err(Error::new(src, "su2015: the kernel stores nothing"));

@@ -6,17 +6,14 @@
 //! and lets tests check the data without looking at pixels.
 
 use super::bitmap::CrispText;
-use super::ticks::{self, AxisRoom, Orientation, Tick};
+pub use super::ticks::Scale;
+use super::ticks::{self, AxisRoom, FONT, Orientation, Tick};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Display;
 use std::sync::OnceLock;
-
-/// The bundled font (DejaVu Sans, licence in assets/fonts/LICENSE-DejaVu.txt): plots must render
-/// on machines without system fonts.
-pub(super) static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 /// The family name every text in a figure asks for; it resolves to [`FONT`].
 const FAMILY: &str = "sans-serif";
@@ -33,30 +30,6 @@ impl Rgb {
     /// Perceived brightness in 0..1 (Rec. 601 weights), to pick black or white text on it.
     fn brightness(self) -> f64 {
         (0.299 * self.0 as f64 + 0.587 * self.1 as f64 + 0.114 * self.2 as f64) / 255.0
-    }
-}
-
-/// How an axis maps data to position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    /// Position proportional to the value.
-    Linear,
-    /// Position proportional to log2 of the value; ticks read 2ⁿ.
-    Log2,
-    /// Position proportional to log10 of the value; ticks read 10ⁿ.
-    Log10,
-}
-
-impl Scale {
-    /// The value's position on the axis; `None` where the scale cannot show it (≤ 0 on a log axis).
-    pub fn to_axis(self, v: f64) -> Option<f64> {
-        let p = match self {
-            Scale::Linear => v,
-            Scale::Log2 if v > 0.0 => v.log2(),
-            Scale::Log10 if v > 0.0 => v.log10(),
-            _ => return None,
-        };
-        p.is_finite().then_some(p)
     }
 }
 

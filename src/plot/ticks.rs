@@ -13,9 +13,36 @@
 //!
 //! Never a mix of `e` notation and powers: there is no `e` notation on an axis.
 
-use super::figure::{FONT, Scale};
 use ab_glyph::{Font, FontRef, ScaleFont};
 use std::sync::OnceLock;
+
+/// The bundled font (DejaVu Sans, licence in assets/fonts/LICENSE-DejaVu.txt): plots must render
+/// on machines without system fonts.
+pub(super) static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// How an axis maps data to position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Position proportional to the value.
+    Linear,
+    /// Position proportional to log2 of the value; ticks read 2ⁿ.
+    Log2,
+    /// Position proportional to log10 of the value; ticks read 10ⁿ.
+    Log10,
+}
+
+impl Scale {
+    /// The value's position on the axis; `None` where the scale cannot show it (≤ 0 on a log axis).
+    pub fn to_axis(self, v: f64) -> Option<f64> {
+        let p = match self {
+            Scale::Linear => v,
+            Scale::Log2 if v > 0.0 => v.log2(),
+            Scale::Log10 if v > 0.0 => v.log10(),
+            _ => return None,
+        };
+        p.is_finite().then_some(p)
+    }
+}
 
 /// The most ticks an axis gets, however long it is.
 pub const MAX_TICKS: usize = 8;

@@ -1,6 +1,7 @@
 //! The coalescer: one warp instruction's lane addresses → the 128-byte lines and 32-byte sectors
 //! it touches (what `l1tex__t_sectors_*` count), with byte masks for stores.
 
+use crate::input::hw::WARP_SIZE;
 use crate::metrics::{LINE_SHIFT, SECTOR_SHIFT};
 
 /// One line touched by a warp instruction.
@@ -65,7 +66,7 @@ impl Coalescer {
     /// Coalesces the active lanes of one warp instruction; each lane accesses `size` bytes at
     /// `addrs[lane]`. Byte masks are filled when `with_bytes` is set.
     #[inline]
-    pub fn coalesce(&mut self, addrs: &[u64; 32], mask: u32, size: u32, with_bytes: bool) {
+    pub fn coalesce(&mut self, addrs: &[u64; WARP_SIZE], mask: u32, size: u32, with_bytes: bool) {
         self.lines.clear();
         let mut m = mask;
         while m != 0 {
@@ -97,7 +98,13 @@ impl Coalescer {
     /// Like [`Coalescer::coalesce`], for the common case where every lane's access lies within one
     /// sector (`size` a power of two ≤ 32 and every address a multiple of it).
     #[inline]
-    pub fn coalesce_aligned(&mut self, addrs: &[u64; 32], mask: u32, size: u32, with_bytes: bool) {
+    pub fn coalesce_aligned(
+        &mut self,
+        addrs: &[u64; WARP_SIZE],
+        mask: u32,
+        size: u32,
+        with_bytes: bool,
+    ) {
         debug_assert!(size.is_power_of_two() && size <= 32);
         self.lines.clear();
         let size_mask = if size >= 128 {
@@ -167,7 +174,7 @@ impl Coalescer {
     /// are naturally aligned, so each lane's access lies in one sector.
     pub fn atomic(&mut self, addrs: &[u64; 32], mask: u32, size: u32) {
         self.lines.clear();
-        let mut lanes = [0u64; 32];
+        let mut lanes = [0u64; WARP_SIZE];
         let mut n = 0;
         let mut m = mask;
         while m != 0 {
@@ -219,7 +226,7 @@ impl Coalescer {
 mod tests {
     use super::*;
 
-    fn warp(f: impl Fn(u64) -> u64) -> [u64; 32] {
+    fn warp(f: impl Fn(u64) -> u64) -> [u64; WARP_SIZE] {
         std::array::from_fn(|l| f(l as u64))
     }
 

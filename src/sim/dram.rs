@@ -3,14 +3,7 @@
 use crate::metrics::LINE_SHIFT;
 use rayon::prelude::*;
 
-/// Sector traffic between the L2 and device memory.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DramCounters {
-    /// 32 B sectors read (fills, and merges of partially written sectors).
-    pub read_sectors: u64,
-    /// 32 B sectors written back (evictions of dirty sectors during the kernel).
-    pub write_sectors: u64,
-}
+pub use crate::sim::counters::DramCounters;
 
 /// Lines per block of the compulsory tracker's bitmaps. Blocks are dealt round-robin to its
 /// ranges (each range's bits a separate allocation), so a stencil's working set of a few planes

@@ -484,8 +484,7 @@ impl ShardedL2 {
     pub fn dram(&self) -> DramCounters {
         let mut d = DramCounters::default();
         for s in &self.shards {
-            d.read_sectors += s.dram.read_sectors;
-            d.write_sectors += s.dram.write_sectors;
+            d.add(&s.dram);
         }
         d
     }
@@ -586,7 +585,7 @@ impl RequestList {
     /// Appends a store of `sectors` of `line` covering `bytes`.
     #[inline]
     pub fn push_store(&mut self, tick: u32, line: u64, sectors: u8, bytes: u128) {
-        let partial = if bytes == sector_bytes(sectors) {
+        let partial = if bytes == sector_byte_mask(sectors) {
             WHOLE_SECTORS
         } else {
             self.partial_bytes.push(bytes);
@@ -612,40 +611,13 @@ impl RequestList {
     #[inline]
     pub fn store_bytes(&self, r: &L2Request) -> u128 {
         match r.aux {
-            WHOLE_SECTORS => sector_bytes(r.sectors),
+            WHOLE_SECTORS => sector_byte_mask(r.sectors),
             i => self.partial_bytes[i as usize],
         }
     }
 }
 
-/// L2 counters under their Nsight Compute meaning.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct L2Counters {
-    /// Read sectors arriving from the SMs (near-partition lookups).
-    pub read_sectors: u64,
-    /// Of those (after rounding to the fill unit), sectors missing in the near partition.
-    pub read_lookup_miss_sectors: u64,
-    /// Write sectors arriving from the SMs.
-    pub write_sectors: u64,
-    /// Sectors crossing the fabric between the partitions.
-    pub fabric_sectors: u64,
-    /// Atomic (reduction) requests arriving from the SMs.
-    pub atomic_requests: u64,
-    /// Their sectors.
-    pub atomic_sectors: u64,
-}
-
-impl L2Counters {
-    /// Adds another shard's counters.
-    pub fn add(&mut self, o: &L2Counters) {
-        self.read_sectors += o.read_sectors;
-        self.read_lookup_miss_sectors += o.read_lookup_miss_sectors;
-        self.write_sectors += o.write_sectors;
-        self.fabric_sectors += o.fabric_sectors;
-        self.atomic_requests += o.atomic_requests;
-        self.atomic_sectors += o.atomic_sectors;
-    }
-}
+pub use crate::sim::counters::L2Counters;
 
 /// The L2 and the DRAM behind it, or one shard of them (the sets `s % shards == shard` of both
 /// partitions).
@@ -905,7 +877,7 @@ impl L2 {
             && !self.partial_bytes.is_empty()
             && let Some(bytes) = self.partial_bytes.get_mut(&line)
         {
-            *bytes &= !sector_bytes(sectors);
+            *bytes &= !sector_byte_mask(sectors);
             if *bytes == 0 {
                 self.partial_bytes.remove(&line);
             }
@@ -985,10 +957,10 @@ impl L2 {
         let partial = sectors & !full & !state.valid;
         if partial != 0 {
             let acc = self.partial_bytes.entry(line).or_insert(0);
-            *acc |= bytes & sector_bytes(partial);
+            *acc |= bytes & sector_byte_mask(partial);
             let completed = full_sectors(*acc) & partial;
             // A sector whose bytes have all been written by now is whole again.
-            *acc &= !sector_bytes(completed | full);
+            *acc &= !sector_byte_mask(completed | full);
             state.valid |= completed;
             if *acc == 0 {
                 self.partial_bytes.remove(&line);
@@ -996,7 +968,7 @@ impl L2 {
         } else if full != 0
             && let Some(acc) = self.partial_bytes.get_mut(&line)
         {
-            *acc &= !sector_bytes(full);
+            *acc &= !sector_byte_mask(full);
             if *acc == 0 {
                 self.partial_bytes.remove(&line);
             }
@@ -1033,7 +1005,7 @@ impl L2 {
 
 /// Byte mask of the given sectors of a line.
 #[inline]
-pub fn sector_bytes(sectors: u8) -> u128 {
+pub fn sector_byte_mask(sectors: u8) -> u128 {
     let mut m = 0u128;
     for s in 0..4 {
         if sectors >> s & 1 == 1 {
@@ -1071,14 +1043,14 @@ mod tests {
     fn a_request_list_keeps_byte_masks_only_for_stores_that_write_part_of_a_sector() {
         let mut list = RequestList::default();
         list.push(3, L2Op::Read, 7, 0b0011);
-        list.push_store(4, 7, 0b0101, sector_bytes(0b0101));
-        let ragged = sector_bytes(0b0001) | 0xFF << 32; // sector 0 whole, 8 bytes of sector 1
+        list.push_store(4, 7, 0b0101, sector_byte_mask(0b0101));
+        let ragged = sector_byte_mask(0b0001) | 0xFF << 32; // sector 0 whole, 8 bytes of sector 1
         list.push_store(5, 9, 0b0011, ragged);
         assert_eq!(list.partial_bytes, [ragged]);
         let [read, whole, part] = [list.requests[0], list.requests[1], list.requests[2]];
         assert_eq!((read.tick, read.line, read.aux), (3, 7, WHOLE_SECTORS));
         assert_eq!(whole.aux, WHOLE_SECTORS);
-        assert_eq!(list.store_bytes(&whole), sector_bytes(0b0101));
+        assert_eq!(list.store_bytes(&whole), sector_byte_mask(0b0101));
         assert_eq!((part.aux, list.store_bytes(&part)), (0, ragged));
         assert_eq!(std::mem::size_of::<L2Request>(), 16);
         list.clear();
@@ -1427,7 +1399,7 @@ mod tests {
     #[test]
     fn a_far_store_crosses_the_fabric_is_dirty_at_home_and_leaves_a_clean_copy_with_the_writer() {
         let mut l2 = small(32);
-        l2.write(0, 32, 0b0011, sector_bytes(0b0011));
+        l2.write(0, 32, 0b0011, sector_byte_mask(0b0011));
         assert_eq!(l2.counters.fabric_sectors, 2);
         let home = l2.parts[1].peek(32).unwrap();
         assert_eq!((home.valid, home.dirty), (0b0011, 0b0011));
@@ -1457,9 +1429,9 @@ mod tests {
         assert_eq!(l2.counters.fabric_sectors, 1);
         // SM 1, at home, stores another sector of it: one invalidation crosses, whichever
         // sectors the two stores wrote; a second home-side store sends none.
-        l2.write(1, 32, 0b0010, sector_bytes(0b0010));
+        l2.write(1, 32, 0b0010, sector_byte_mask(0b0010));
         assert_eq!(l2.counters.fabric_sectors, 2);
-        l2.write(1, 32, 0b0001, sector_bytes(0b0001));
+        l2.write(1, 32, 0b0001, sector_byte_mask(0b0001));
         assert_eq!(l2.counters.fabric_sectors, 2);
         // Two far stores in a row and home-side stores alone send none either.
         l2.write(0, 34, 0b0001, 0xFF);
@@ -1478,7 +1450,7 @@ mod tests {
         let mut l2 = small(32);
         l2.read(0, 32, 0b0001); // SM 0 reads a line homed in partition 1: a copy in partition 0
         assert_eq!(l2.parts[0].peek(32).map(|s| s.valid), Some(0b0001));
-        l2.write(1, 32, 0b0001, sector_bytes(0b0001)); // SM 1 writes it at home
+        l2.write(1, 32, 0b0001, sector_byte_mask(0b0001)); // SM 1 writes it at home
         assert_eq!(l2.parts[0].peek(32).map(|s| s.valid), Some(0));
         // SM 0 now misses its own partition and finds the line across the fabric.
         let dram = l2.dram.read_sectors;

@@ -16,9 +16,11 @@
 pub mod cache;
 pub mod coalesce;
 pub mod cost;
+pub mod counters;
 pub mod data_stage;
 pub mod dram;
 pub mod l2;
+pub mod queueing;
 pub mod sample;
 pub mod schedule;
 pub mod sm_stage;
@@ -27,8 +29,8 @@ use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::launch::stream::StreamTotals;
-use crate::sim::dram::DramCounters;
-use crate::sim::l2::{L2, L2Counters, L2Router, RequestList, ShardedL2};
+use crate::sim::l2::{L2, L2Router, RequestList, ShardedL2};
+use crate::sim::queueing::{TimeInputs, busy_seconds, busy_seconds_at};
 use crate::sim::schedule::{Issued, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
@@ -86,33 +88,7 @@ impl Default for SimOptions {
 /// (docs/performance.md), whatever exact runs use; its chunks end with each wave anyway.
 pub const SAMPLED_CHUNK_TICKS: u32 = 2048;
 
-/// Everything a simulation counted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// L1 counters summed over SMs.
-    pub l1: L1Counters,
-    /// L2 counters.
-    pub l2: L2Counters,
-    /// DRAM traffic during the kernel.
-    pub dram: DramCounters,
-    /// Dirty sectors left in L2 at kernel end.
-    pub dirty_at_end_sectors: u64,
-    /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
-    pub compulsory_dram_read_sectors: Option<u64>,
-    /// Ticks the launch took in the timing model.
-    pub ticks: u64,
-    /// Warp instructions issued.
-    pub warp_instructions: u64,
-    /// Lane accesses (thread accesses) simulated.
-    pub thread_accesses: u64,
-    /// Warps with at least one active lane.
-    pub active_warps: u64,
-    /// Warps launched (every block's, guarded-off ones too).
-    pub warps_launched: u64,
-    /// Rounds of loads the warps wait for, all warps together
-    /// ([`StreamTotals::load_rounds`]; the time model's delay).
-    pub load_rounds: u64,
-}
+pub use counters::Counts;
 
 /// Simulates `launch` on `hw`.
 pub fn simulate(launch: &Launch, hw: &HwConfig, opts: &SimOptions) -> Result<Counts> {
@@ -259,8 +235,6 @@ fn l2_counts(l2: &ShardedL2) -> Counts {
     }
 }
 
-/// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
-/// the L2, and each counted wave's traffic is tallied by label.
 /// The chance that the block after one dispatched to a GPC goes to another of its freed slots
 /// ([`Scheduler::gpc_chain`]): the GPC's block rate times `schedule.gpc_window_ns` (0 without
 /// one). The rate is the launch's blocks over its GPCs and its time, which the simulation has
@@ -287,18 +261,20 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
         .filter(|(_, t)| **t)
         .map(|(a, _)| a.bytes() as f64)
         .sum();
-    let inputs = crate::timing::TimeInputs {
+    let inputs = TimeInputs {
         dram_bytes: Some(footprint),
         active_warps: (active > 0).then_some(active as f64),
         rounds_per_warp: streams.rounds_per_warp(),
         ..Default::default()
     };
-    let seconds = crate::timing::busy_seconds(hw, launch, &inputs);
+    let seconds = busy_seconds(hw, launch, &inputs);
     let gpcs = hw.gpc_of_sms().into_iter().max().map_or(1, |g| g + 1);
     let blocks_per_ns = launch.total_blocks as f64 / gpcs as f64 / (seconds * 1e9);
     (blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32
 }
 
+/// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
+/// the L2, and each counted wave's traffic is tallied by label.
 fn pipeline(
     launch: &Launch,
     hw: &HwConfig,
@@ -308,12 +284,8 @@ fn pipeline(
 ) -> Result<(Counts, sample::WaveTallies, l2::RaceGaps, l2::MergeGaps)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
-    let mut sched = Scheduler::new(launch, hw.dispatch_order(), hw.schedule.warp_issue)?;
+    let mut sched = Scheduler::for_gpu(launch, hw)?;
     sched.tick_by_tick = opts.tick_by_tick;
-    sched.turn_skip = hw.schedule.turn_skip.unwrap_or(0.0) as f32;
-    sched.warp_drift = hw.schedule.warp_drift.unwrap_or(0.0) as f32;
-    sched.turnover_turns = hw.schedule.turnover_turns.unwrap_or(0);
-    sched.gpc_of_sm = hw.gpc_of_sms();
     sched.gpc_chain = gpc_chain_chance(launch, hw, sched.streams());
     let shards = if opts.serial_l2 { 1 } else { l2::SHARDS };
     let router = L2Router::new(hw, opts.infinite_l2, shards);
@@ -525,8 +497,7 @@ fn base_clock_ns_per_tick(launch: &Launch, hw: &HwConfig, counts: &Counts) -> Op
     if counts.ticks == 0 {
         return None;
     }
-    let inputs = crate::timing::traffic_inputs(counts);
-    let busy_s = crate::timing::busy_seconds_at(hw, launch, &inputs, hw.sm.base_clock_ghz);
+    let busy_s = busy_seconds_at(hw, launch, &counts.time_inputs(), hw.sm.base_clock_ghz);
     let ns_per_tick = busy_s * 1e9 / counts.ticks as f64;
     (ns_per_tick > 0.0).then_some(ns_per_tick)
 }

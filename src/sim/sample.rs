@@ -35,7 +35,8 @@
 
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
-use crate::sim::Counts;
+use crate::metrics::{COUNTERS, Counter, Sampling};
+use crate::sim::counters::{self, Counts};
 
 /// How a wave is simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,12 +234,24 @@ impl WavePlan {
     }
 }
 
-/// The counts the sampler extrapolates, as one vector: each additive field of [`Counts`], the
-/// L1's first, the ticks last.
-pub const FIELDS: usize = 28;
+/// The counts the sampler extrapolates, as one vector: each sampled counter of the table
+/// (`metrics::counter_table!`, in its order: the L1's first), then the compulsory volume and the
+/// ticks.
+pub const FIELDS: usize = counters::SAMPLED + 2;
 /// How many of [`FIELDS`] are the L1's (then come the L2's, the DRAM's, the compulsory volume
 /// and the ticks).
-pub const L1_FIELDS: usize = 18;
+pub const L1_FIELDS: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < COUNTERS.len() {
+        let c = &COUNTERS[i];
+        if matches!(c.level.as_bytes(), b"l1") && !matches!(c.sampling, Sampling::Derived) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
 /// The place of the ticks in [`FIELDS`].
 pub const TICKS_FIELD: usize = FIELDS - 1;
 
@@ -251,38 +264,59 @@ pub fn fields(c: &Counts) -> [u64; FIELDS] {
 }
 
 fn fields_mut<'a>(c: &'a mut Counts, compulsory: &'a mut u64) -> [&'a mut u64; FIELDS] {
-    let (l1, l2, d) = (&mut c.l1, &mut c.l2, &mut c.dram);
-    [
-        &mut l1.load_requests,
-        &mut l1.load_sectors,
-        &mut l1.load_miss_sectors,
-        &mut l1.store_requests,
-        &mut l1.store_sectors,
-        &mut l1.block_unique_load_sectors,
-        &mut l1.block_unique_load_lines,
-        &mut l1.load_miss_request_lines,
-        &mut l1.load_partial_lines,
-        &mut l1.data_passes,
-        &mut l1.atomic_requests,
-        &mut l1.atomic_sectors,
-        // Shared memory: requests, data-pipe wavefronts and bank conflicts of loads and stores.
-        &mut l1.shared_load_requests,
-        &mut l1.shared_store_requests,
-        &mut l1.shared_load_wavefronts,
-        &mut l1.shared_store_wavefronts,
-        &mut l1.shared_load_bank_conflicts,
-        &mut l1.shared_store_bank_conflicts,
-        &mut l2.read_sectors,
-        &mut l2.read_lookup_miss_sectors,
-        &mut l2.write_sectors,
-        &mut l2.fabric_sectors,
-        &mut l2.atomic_requests,
-        &mut l2.atomic_sectors,
-        &mut d.read_sectors,
-        &mut d.write_sectors,
-        compulsory,
-        &mut c.ticks,
-    ]
+    counters::fields_mut(c, compulsory)
+}
+
+/// The sampled counters of the table, in [`FIELDS`] order.
+fn sampled_counters() -> impl Iterator<Item = &'static Counter> {
+    COUNTERS
+        .iter()
+        .filter(|c| !matches!(c.sampling, Sampling::Derived))
+}
+
+/// The place in [`FIELDS`] of the sampled counter `field` of `level`.
+fn place(level: &str, field: &str) -> usize {
+    sampled_counters()
+        .position(|c| c.level == level && c.field == field)
+        .unwrap_or_else(|| panic!("{level}.{field} is a sampled counter"))
+}
+
+/// How many sampled counters are instruction counts, or (`with_addresses`) decided by the
+/// addresses alone (instruction counts included).
+const fn count_places(with_addresses: bool) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < COUNTERS.len() {
+        match COUNTERS[i].sampling {
+            Sampling::Instruction => n += 1,
+            Sampling::Address if with_addresses => n += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The places in [`FIELDS`] that [`count_places`] counts.
+const fn places<const N: usize>(with_addresses: bool) -> [usize; N] {
+    let mut out = [0; N];
+    let (mut n, mut place, mut i) = (0, 0, 0);
+    while i < COUNTERS.len() {
+        let picked = match COUNTERS[i].sampling {
+            Sampling::Instruction => true,
+            Sampling::Address => with_addresses,
+            _ => false,
+        };
+        if picked {
+            out[n] = place;
+            n += 1;
+        }
+        if !matches!(COUNTERS[i].sampling, Sampling::Derived) {
+            place += 1;
+        }
+        i += 1;
+    }
+    out
 }
 
 /// `c` with its additive fields replaced by `values`.
@@ -332,12 +366,12 @@ pub struct Estimate {
 }
 
 /// The places in [`FIELDS`] of the L1's counts that the lanes' addresses alone decide, whatever
-/// the schedule and the caches: requests and sectors of loads, stores and atomics, the blocks'
-/// distinct load sectors and lines, the data-stage passes, the shared-memory requests and
-/// wavefronts. A sampled simulation of the simple
+/// the schedule and the caches (the table's `address` and `instruction` rows): requests and
+/// sectors of loads, stores and atomics, the blocks' distinct load sectors and lines, the
+/// data-stage passes. A sampled simulation of the simple
 /// form counts them over every warp ([`crate::sim::sm_stage::instruction_counts`]) instead of
 /// estimating them.
-pub const ADDRESS_FIELDS: [usize; 15] = [0, 1, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 17];
+pub const ADDRESS_FIELDS: [usize; count_places(true)] = places(true);
 
 impl Estimate {
     /// Replaces the estimates of [`ADDRESS_FIELDS`] by the exact values in `exact`, intervals
@@ -347,19 +381,29 @@ impl Estimate {
         // Every store and atomic sector of the L1 goes on to the L2 (write-through, atomics
         // bypass it): the L2's write and atomic sectors are the L1's.
         let mut exact = *exact;
-        for (l2, l1) in [(20, 4), (23, 11)] {
-            exact[l2] = exact[l1];
+        let mirrors: Vec<(usize, usize)> = sampled_counters()
+            .enumerate()
+            .filter_map(|(f, c)| match c.sampling {
+                Sampling::Mirrors(of) => Some((f, place("l1", of))),
+                _ => None,
+            })
+            .collect();
+        for &(f, of) in &mirrors {
+            exact[f] = exact[of];
         }
-        for f in ADDRESS_FIELDS.into_iter().chain([20, 23]) {
+        for f in ADDRESS_FIELDS
+            .into_iter()
+            .chain(mirrors.iter().map(|m| m.0))
+        {
             (self.point[f], self.lo[f], self.hi[f]) = (exact[f], exact[f], exact[f]);
         }
         self
     }
 }
 
-/// The places in [`FIELDS`] of the L1's load, store and atomic requests and of the shared
-/// loads and stores: every warp instruction is one of them.
-const INSTRUCTION_FIELDS: [usize; 5] = [0, 3, 10, 12, 13];
+/// The places in [`FIELDS`] of the L1's load, store and atomic requests (the table's
+/// `instruction` rows): every warp instruction is one of them.
+const INSTRUCTION_FIELDS: [usize; count_places(false)] = places(false);
 
 /// The warp instructions a tally holds.
 fn instructions(t: &[u64; FIELDS]) -> f64 {

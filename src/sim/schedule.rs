@@ -17,7 +17,7 @@
 //! they touch, in parallel.
 
 use crate::error::Result;
-use crate::input::hw::WarpIssue;
+use crate::input::hw::{HwConfig, WarpIssue};
 use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::{WarpCursor, WarpStep};
@@ -295,6 +295,19 @@ pub struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
+    /// A scheduler for `launch` on `hw` with the first wave dispatched: its dispatch order, its
+    /// warp issue and the rest of its `[schedule]` (each setting off where the config has none;
+    /// the GPC chain chance, which needs the time model's view of the launch, is the caller's).
+    pub fn for_gpu(launch: &'a Launch, hw: &HwConfig) -> Result<Scheduler<'a>> {
+        let schedule = &hw.schedule;
+        let mut s = Scheduler::new(launch, hw.dispatch_order(), schedule.warp_issue)?;
+        s.turn_skip = schedule.turn_skip.unwrap_or(0.0) as f32;
+        s.warp_drift = schedule.warp_drift.unwrap_or(0.0) as f32;
+        s.turnover_turns = schedule.turnover_turns.unwrap_or(0);
+        s.gpc_of_sm = hw.gpc_of_sms();
+        Ok(s)
+    }
+
     /// A scheduler with the first wave dispatched.
     pub fn new(
         launch: &'a Launch,
@@ -1855,13 +1868,13 @@ body = [
         let l = launch_on(&hw, [256, 1, 1], [256, 256, 256]);
         // Both arrays once to or from DRAM, at the launch's active warps, through the time model.
         let footprint = 2.0 * 264.0 * 264.0 * 264.0 * 8.0;
-        let inputs = crate::timing::TimeInputs {
+        let inputs = crate::sim::queueing::TimeInputs {
             dram_bytes: Some(footprint),
             active_warps: Some(65536.0 * 8.0),
             rounds_per_warp: 1.0,
             ..Default::default()
         };
-        let busy_ns = crate::timing::busy_seconds(&hw, &l, &inputs) * 1e9;
+        let busy_ns = crate::sim::queueing::busy_seconds(&hw, &l, &inputs) * 1e9;
         let chance = gpc_chance(&l, &hw) as f64;
         assert!(
             (chance - 4.5 * 65536.0 / 8.0 / busy_ns).abs() < 1e-6,

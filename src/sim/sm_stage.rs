@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::input::expr::Compiled;
+use crate::input::hw::WARP_SIZE;
 use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
 use crate::launch::geometry::{WarpInfo, block_coords, thread_coords};
@@ -20,108 +21,7 @@ use crate::sim::data_stage;
 use crate::sim::l2::{L2Op, L2Router, RequestList};
 use crate::sim::schedule::{Issue, Issued};
 
-/// Counters of one SM's L1.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct L1Counters {
-    /// Warp-level global load instructions.
-    pub load_requests: u64,
-    /// Sectors those loads touch.
-    pub load_sectors: u64,
-    /// Load sectors that missed in L1.
-    pub load_miss_sectors: u64,
-    /// Warp-level global store instructions.
-    pub store_requests: u64,
-    /// Sectors written by stores.
-    pub store_sectors: u64,
-    /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1 volume).
-    pub block_unique_load_sectors: u64,
-    /// Sum over blocks of the distinct 128 B lines each block loads (what a block allocates in
-    /// L1).
-    pub block_unique_load_lines: u64,
-    /// Lines (128 B) of the load instructions that miss in L1 (at least one sector missing),
-    /// every line of such an instruction counted, present ones too.
-    pub load_miss_request_lines: u64,
-    /// Load lines with some sectors present in L1 and some missing, counted per instruction.
-    pub load_partial_lines: u64,
-    /// L1 data-stage passes of the loads and stores by the measured per-instruction rule
-    /// ([`data_stage::passes`]).
-    pub data_passes: u64,
-    /// Warp-level global atomic (reduction) instructions.
-    pub atomic_requests: u64,
-    /// Sectors of their L2 requests (`l1tex__t_sectors_pipe_lsu_mem_global_op_red`: a sector
-    /// hit by lanes on one address counts once per lane-round).
-    pub atomic_sectors: u64,
-    /// L1 data-stage wavefronts (`l1tex__data_pipe_lsu_wavefronts`): `data_passes` plus what
-    /// [`data_stage::extra_wavefronts`] adds for the launch and the shared wavefronts; set when
-    /// the simulation ends.
-    pub wavefronts: u64,
-    // Shared memory (`[[shared]]` arrays): never past the data pipe.
-    /// Warp-level shared load instructions (`LDS`).
-    pub shared_load_requests: u64,
-    /// Warp-level shared store instructions (`STS`).
-    pub shared_store_requests: u64,
-    /// Data-pipe wavefronts of the shared loads, by the bank rule
-    /// ([`data_stage::shared_wavefronts`]).
-    pub shared_load_wavefronts: u64,
-    /// Data-pipe wavefronts of the shared stores.
-    pub shared_store_wavefronts: u64,
-    /// Bank conflicts of the shared loads: their wavefronts beyond the conflict-free count.
-    pub shared_load_bank_conflicts: u64,
-    /// Bank conflicts of the shared stores.
-    pub shared_store_bank_conflicts: u64,
-}
-
-impl L1Counters {
-    /// These counters less `o` (counters taken earlier from the same SM).
-    pub fn minus(&self, o: &L1Counters) -> L1Counters {
-        L1Counters {
-            load_requests: self.load_requests - o.load_requests,
-            load_sectors: self.load_sectors - o.load_sectors,
-            load_miss_sectors: self.load_miss_sectors - o.load_miss_sectors,
-            store_requests: self.store_requests - o.store_requests,
-            store_sectors: self.store_sectors - o.store_sectors,
-            block_unique_load_sectors: self.block_unique_load_sectors - o.block_unique_load_sectors,
-            block_unique_load_lines: self.block_unique_load_lines - o.block_unique_load_lines,
-            load_miss_request_lines: self.load_miss_request_lines - o.load_miss_request_lines,
-            load_partial_lines: self.load_partial_lines - o.load_partial_lines,
-            data_passes: self.data_passes - o.data_passes,
-            atomic_requests: self.atomic_requests - o.atomic_requests,
-            atomic_sectors: self.atomic_sectors - o.atomic_sectors,
-            wavefronts: self.wavefronts - o.wavefronts,
-            shared_load_requests: self.shared_load_requests - o.shared_load_requests,
-            shared_store_requests: self.shared_store_requests - o.shared_store_requests,
-            shared_load_wavefronts: self.shared_load_wavefronts - o.shared_load_wavefronts,
-            shared_store_wavefronts: self.shared_store_wavefronts - o.shared_store_wavefronts,
-            shared_load_bank_conflicts: self.shared_load_bank_conflicts
-                - o.shared_load_bank_conflicts,
-            shared_store_bank_conflicts: self.shared_store_bank_conflicts
-                - o.shared_store_bank_conflicts,
-        }
-    }
-
-    /// Adds another SM's counters.
-    pub fn add(&mut self, o: &L1Counters) {
-        self.load_requests += o.load_requests;
-        self.load_sectors += o.load_sectors;
-        self.load_miss_sectors += o.load_miss_sectors;
-        self.store_requests += o.store_requests;
-        self.store_sectors += o.store_sectors;
-        self.block_unique_load_sectors += o.block_unique_load_sectors;
-        self.block_unique_load_lines += o.block_unique_load_lines;
-        self.load_miss_request_lines += o.load_miss_request_lines;
-        self.load_partial_lines += o.load_partial_lines;
-        self.data_passes += o.data_passes;
-        self.atomic_requests += o.atomic_requests;
-        self.atomic_sectors += o.atomic_sectors;
-        self.wavefronts += o.wavefronts;
-        self.shared_load_requests += o.shared_load_requests;
-        self.shared_store_requests += o.shared_store_requests;
-        self.shared_load_wavefronts += o.shared_load_wavefronts;
-        self.shared_store_wavefronts += o.shared_store_wavefronts;
-        self.shared_load_bank_conflicts += o.shared_load_bank_conflicts;
-        self.shared_store_bank_conflicts += o.shared_store_bank_conflicts;
-    }
-}
+pub use crate::sim::counters::L1Counters;
 
 /// The distinct sectors one block has loaded: an open-addressing table of line → sector mask,
 /// cheaper than a general hash map on this hot path and reused from block to block. An entry
@@ -303,10 +203,10 @@ impl AffineCoordinate {
             .collect::<Option<_>>()?;
         let existing = launch.threads_per_block as usize;
         let extremes = lanes
-            .chunks(32)
+            .chunks(WARP_SIZE)
             .enumerate()
             .map(|(w, warp)| {
-                let warp = &warp[..existing.saturating_sub(32 * w).min(32)];
+                let warp = &warp[..existing.saturating_sub(WARP_SIZE * w).min(WARP_SIZE)];
                 let lo = warp.iter().copied().min().unwrap_or(0);
                 let hi = warp.iter().copied().max().unwrap_or(0);
                 (lo, hi)
@@ -414,7 +314,7 @@ impl GenContext {
     pub fn new(launch: &Launch, line_patterns: bool) -> GenContext {
         let mut triples: Vec<[i64; 3]> = Vec::new();
         let mut lane_tables: Vec<Vec<i64>> = Vec::new();
-        let threads = launch.occupancy.warps_per_block * 32;
+        let threads = launch.occupancy.warps_per_block * WARP_SIZE as u32;
         let mut accesses = launch
             .program
             .flattened()
@@ -494,8 +394,8 @@ impl GenContext {
         let warps = launch.occupancy.warps_per_block as usize;
         let full_masks: Vec<u32> = (0..warps)
             .map(|w| {
-                let lanes = (launch.threads_per_block as usize - 32 * w).min(32);
-                if lanes == 32 {
+                let lanes = (launch.threads_per_block as usize - WARP_SIZE * w).min(WARP_SIZE);
+                if lanes == WARP_SIZE {
                     u32::MAX
                 } else {
                     (1u32 << lanes) - 1
@@ -508,7 +408,7 @@ impl GenContext {
                 (0..warps)
                     .map(|w| {
                         let lanes = full_masks[w].count_ones() as usize;
-                        let offsets = &table[32 * w..32 * w + lanes];
+                        let offsets = &table[WARP_SIZE * w..WARP_SIZE * w + lanes];
                         let lo = offsets.iter().copied().min().unwrap_or(0);
                         let hi = offsets.iter().copied().max().unwrap_or(0);
                         (lo, hi)
@@ -545,12 +445,13 @@ impl GenContext {
             a.full_warp_passes = Some(
                 (0..warps)
                     .map(|w| {
-                        let mut addrs = [0u64; 32];
+                        let mut addrs = [0u64; WARP_SIZE];
                         for (l, x) in addrs.iter_mut().enumerate() {
                             // Far from zero so negative offsets stay positive; a multiple of
                             // 128 keeps the bank of every word.
-                            *x = (1u64 << 40)
-                                .wrapping_add_signed(table.get(32 * w + l).copied().unwrap_or(0));
+                            *x = (1u64 << 40).wrapping_add_signed(
+                                table.get(WARP_SIZE * w + l).copied().unwrap_or(0),
+                            );
                         }
                         data_stage::passes(&addrs, full_masks[w], a.bytes).min(255) as u8
                     })
@@ -586,7 +487,7 @@ impl GenContext {
     /// The thread of lane `lane` of `issue`, as errors name it.
     fn thread_name(&self, a: &PreparedAccess, issue: &Issue, lane: u32) -> String {
         let b = block_coords(issue.block as u64, self.grid);
-        let t = thread_coords(issue.warp as u32 * 32 + lane, self.block);
+        let t = thread_coords(issue.warp as u32 * WARP_SIZE as u32 + lane, self.block);
         thread_name(t, b, &issue.iterations[..a.depth])
     }
 
@@ -642,7 +543,7 @@ fn check_coordinates(
             if f.warp_inside(c.extent, warp, b, &issue.iterations) {
                 continue;
             }
-            let lanes = &f.lanes[32 * warp..32 * warp + 32];
+            let lanes = &f.lanes[WARP_SIZE * warp..WARP_SIZE * warp + WARP_SIZE];
             let mut m = issue.mask;
             let mut exact = true;
             while m != 0 {
@@ -676,7 +577,7 @@ fn check_coordinates(
         while m != 0 {
             let lane = m.trailing_zeros();
             m &= m - 1;
-            let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
+            let t = thread_coords(issue.warp as u32 * WARP_SIZE as u32 + lane, cx.block);
             slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
             let value = c
                 .general
@@ -721,9 +622,10 @@ impl LinePatterns {
         let origin_line = (PATTERN_ORIGIN >> LINE_SHIFT) as u64;
         for c in classes {
             for (warp, &mask) in full_masks.iter().enumerate() {
-                let table = &lane_tables[c.lane_table][32 * warp..32 * warp + 32];
+                let table =
+                    &lane_tables[c.lane_table][WARP_SIZE * warp..WARP_SIZE * warp + WARP_SIZE];
                 for offset in 0..128 {
-                    let mut addrs = [0u64; 32];
+                    let mut addrs = [0u64; WARP_SIZE];
                     for (x, &t) in addrs.iter_mut().zip(table) {
                         *x = (PATTERN_ORIGIN + offset + t) as u64;
                     }
@@ -779,7 +681,7 @@ pub struct SmWorker {
     l1: Cache,
     caches_loads: bool,
     coalescer: Coalescer,
-    addrs: [u64; 32],
+    addrs: [u64; WARP_SIZE],
     /// Counters so far.
     pub counters: L1Counters,
     /// Requests to the L2 from the last chunk, in issue order, one list per L2 shard.
@@ -845,7 +747,7 @@ impl SmWorker {
             l1,
             caches_loads: hw.l1.caches_global_loads,
             coalescer: Coalescer::default(),
-            addrs: [0; 32],
+            addrs: [0; WARP_SIZE],
             counters: L1Counters::default(),
             out: vec![RequestList::default(); router.shards],
             router,
@@ -853,7 +755,7 @@ impl SmWorker {
             current: 0,
             track_compulsory,
             traffic: true,
-            misses: Vec::with_capacity(32),
+            misses: Vec::with_capacity(WARP_SIZE),
         }
     }
 
@@ -865,7 +767,7 @@ impl SmWorker {
             l1: Cache::infinite(),
             caches_loads: false,
             coalescer: Coalescer::default(),
-            addrs: [0; 32],
+            addrs: [0; WARP_SIZE],
             counters: L1Counters::default(),
             out: Vec::new(),
             router: L2Router::unsharded(),
@@ -1062,8 +964,8 @@ impl SmWorker {
         match &a.fast {
             Some(f) => {
                 let warp_base = f.warp_base(a, b, &issue.iterations);
-                let first = issue.warp as usize * 32;
-                let table = &cx.lane_tables[f.lane_table][first..first + 32];
+                let first = issue.warp as usize * WARP_SIZE;
+                let table = &cx.lane_tables[f.lane_table][first..first + WARP_SIZE];
                 let (lo, hi) = a.address_bounds();
                 let mut m = issue.mask;
                 while m != 0 {
@@ -1086,7 +988,7 @@ impl SmWorker {
                 while m != 0 {
                     let lane = m.trailing_zeros();
                     m &= m - 1;
-                    let t = thread_coords(issue.warp as u32 * 32 + lane, cx.block);
+                    let t = thread_coords(issue.warp as u32 * WARP_SIZE as u32 + lane, cx.block);
                     slots[SLOT_THREAD..SLOT_THREAD + 3].copy_from_slice(&t);
                     let idx = a
                         .general

@@ -1,7 +1,8 @@
-//! Evaluation, the hot path: the reference interpreter [`Expr::eval_with`], the checked
-//! arithmetic every evaluator shares, and the evaluation of compiled forms ([`Affine`],
+//! Evaluation, the hot path: the reference interpreter [`Expr::eval_with`] and the evaluation of
+//! compiled forms ([`Affine`],
 //! [`GeneralProgram`] on its small stack, [`Compiled`]).
 
+use super::arith::{abs, cdiv, neg};
 use super::lower::{Guard, Op};
 use super::{Affine, BinaryOp, Compiled, EvalError, Expr, Func, GeneralProgram, UnaryOp};
 
@@ -73,123 +74,6 @@ impl Expr {
                 }
             }
         }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Checked arithmetic shared by every evaluator
-// ---------------------------------------------------------------------------
-
-#[inline]
-pub(super) fn neg(a: i64) -> Result<i64, EvalError> {
-    a.checked_neg().ok_or(EvalError::Overflow)
-}
-
-#[inline]
-pub(super) fn abs(a: i64) -> Result<i64, EvalError> {
-    a.checked_abs().ok_or(EvalError::Overflow)
-}
-
-/// Floor division.
-#[inline]
-fn floor_div(a: i64, b: i64) -> Result<i64, EvalError> {
-    if b == 0 {
-        return Err(EvalError::DivisionByZero);
-    }
-    let q = a.checked_div(b).ok_or(EvalError::Overflow)?;
-    let r = a.wrapping_rem(b);
-    if r != 0 && ((r < 0) != (b < 0)) {
-        Ok(q - 1)
-    } else {
-        Ok(q)
-    }
-}
-
-/// Floor modulo: the result has the sign of the divisor.
-#[inline]
-fn floor_mod(a: i64, b: i64) -> Result<i64, EvalError> {
-    if b == 0 {
-        return Err(EvalError::DivisionByZero);
-    }
-    let r = a.wrapping_rem(b);
-    if r != 0 && ((r < 0) != (b < 0)) {
-        Ok(r + b)
-    } else {
-        Ok(r)
-    }
-}
-
-/// Ceiling division with a positive divisor.
-#[inline]
-fn cdiv(a: i64, b: i64) -> Result<i64, EvalError> {
-    if b <= 0 {
-        return Err(EvalError::CdivNonPositive);
-    }
-    let q = a / b;
-    if a % b > 0 { Ok(q + 1) } else { Ok(q) }
-}
-
-/// Strict (both operands always evaluated) binary operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Arith {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Min,
-    Max,
-    Cdiv,
-}
-
-impl Arith {
-    #[inline]
-    pub(super) fn apply(self, a: i64, b: i64) -> Result<i64, EvalError> {
-        match self {
-            Arith::Add => a.checked_add(b).ok_or(EvalError::Overflow),
-            Arith::Sub => a.checked_sub(b).ok_or(EvalError::Overflow),
-            Arith::Mul => a.checked_mul(b).ok_or(EvalError::Overflow),
-            Arith::Div => floor_div(a, b),
-            Arith::Rem => floor_mod(a, b),
-            Arith::Eq => Ok(i64::from(a == b)),
-            Arith::Ne => Ok(i64::from(a != b)),
-            Arith::Lt => Ok(i64::from(a < b)),
-            Arith::Le => Ok(i64::from(a <= b)),
-            Arith::Gt => Ok(i64::from(a > b)),
-            Arith::Ge => Ok(i64::from(a >= b)),
-            Arith::Min => Ok(a.min(b)),
-            Arith::Max => Ok(a.max(b)),
-            Arith::Cdiv => cdiv(a, b),
-        }
-    }
-
-    /// Never fails, whatever the operands.
-    pub(super) fn is_infallible(self) -> bool {
-        matches!(
-            self,
-            Arith::Eq
-                | Arith::Ne
-                | Arith::Lt
-                | Arith::Le
-                | Arith::Gt
-                | Arith::Ge
-                | Arith::Min
-                | Arith::Max
-        )
-    }
-
-    /// Always yields 0 or 1.
-    pub(super) fn is_boolean(self) -> bool {
-        matches!(
-            self,
-            Arith::Eq | Arith::Ne | Arith::Lt | Arith::Le | Arith::Gt | Arith::Ge
-        )
     }
 }
 

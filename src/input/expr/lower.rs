@@ -1,7 +1,7 @@
 //! Compilation: names resolved to constants, slots or inlined expressions, constants folded,
 //! then either the [`Affine`] form or a [`GeneralProgram`], a flat postfix bytecode.
 
-use super::eval::{Arith, abs, neg};
+use super::arith::{Arith, abs, neg};
 use super::{
     BinaryOp, EvalError, Expr, Func, MAX_COMPILE_DEPTH, MAX_COMPILE_NODES, MAX_INLINE_DEPTH,
     MAX_SLOTS, UnaryOp,

@@ -47,6 +47,7 @@
 //! original expression would overflow in an intermediate step that cancels
 //! out (e.g. `(x + 9223372036854775807) - x`).
 
+mod arith;
 mod eval;
 mod lower;
 mod parse;
@@ -54,7 +55,7 @@ mod parse;
 pub use lower::{Affine, Binding, Compiled, GeneralProgram, compile};
 pub use parse::parse;
 
-use eval::Arith;
+use arith::Arith;
 use std::fmt;
 use thiserror::Error;
 

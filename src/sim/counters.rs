@@ -1,0 +1,249 @@
+//! What a simulation counts ([`Counts`]) and the counter structs of the simulator, derived from the one table of counters
+//! (`metrics::counter_table!`): `L1Counters`, `L2Counters` and `DramCounters` with their `add`
+//! and `minus`, each counter's value in table order ([`values`], what the report reads) and the
+//! sampler's vector of fields ([`fields_mut`]). Nothing here names a counter: a new one is a row
+//! of the table.
+
+use crate::metrics::{COUNTERS, Sampling, counter_table};
+use crate::sim::queueing::TimeInputs;
+
+/// Everything a simulation counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// L1 counters summed over SMs.
+    pub l1: L1Counters,
+    /// L2 counters.
+    pub l2: L2Counters,
+    /// DRAM traffic during the kernel.
+    pub dram: DramCounters,
+    /// Dirty sectors left in L2 at kernel end.
+    pub dirty_at_end_sectors: u64,
+    /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
+    pub compulsory_dram_read_sectors: Option<u64>,
+    /// Ticks the launch took in the timing model.
+    pub ticks: u64,
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Lane accesses (thread accesses) simulated.
+    pub thread_accesses: u64,
+    /// Warps with at least one active lane.
+    pub active_warps: u64,
+    /// Warps launched (every block's, guarded-off ones too).
+    pub warps_launched: u64,
+    /// Rounds of loads the warps wait for, all warps together
+    /// ([`crate::launch::stream::StreamTotals::load_rounds`]; the time model's delay).
+    pub load_rounds: u64,
+}
+
+impl Counts {
+    /// What the time model needs from the counts, without the floating-point work (which needs
+    /// the kernel's description, not only its launch).
+    pub fn time_inputs(&self) -> TimeInputs {
+        use crate::metrics::sector_bytes;
+        TimeInputs {
+            dram_bytes: Some(sector_bytes(
+                self.dram.read_sectors + self.dram.write_sectors,
+            )),
+            l2_bytes: Some(sector_bytes(self.l2.read_sectors + self.l2.write_sectors)),
+            // a byte-based L1 limiter (`bandwidth.l1_gbs`) also moves one pass of the 128-byte
+            // data array per shared wavefront (shared memory and the L1 are one storage)
+            l1_bytes: Some(
+                sector_bytes(self.l1.load_sectors + self.l1.store_sectors)
+                    + ((self.l1.shared_load_wavefronts + self.l1.shared_store_wavefronts)
+                        * crate::metrics::LINE_BYTES) as f64,
+            ),
+            // shared wavefronts are in the total: they take the same data pipe
+            l1_wavefronts: Some(self.l1.wavefronts as f64),
+            active_warps: Some(self.active_warps as f64),
+            rounds_per_warp: self.rounds_per_warp(),
+            ..Default::default()
+        }
+    }
+
+    /// Mean rounds of loads of the active warps, at least one: each round is one more wait for
+    /// loads issued together (a loop whose body ends in a store: one per trip). Counted on the
+    /// warps' instruction streams ([`crate::launch::stream::StreamTotals`]), so a program gives the same however it is
+    /// written (loops, `if`s that always hold, or unrolled).
+    fn rounds_per_warp(&self) -> f64 {
+        if self.active_warps == 0 {
+            return 1.0;
+        }
+        (self.load_rounds as f64 / self.active_warps as f64).max(1.0)
+    }
+}
+
+/// The structs, `add`, `minus`, [`values`] and [`fields_mut`] from the table's rows.
+macro_rules! counter_structs {
+    ($($(#[$sdoc:meta])* $level:ident $Struct:ident {
+        $($(#[$doc:meta])* $field:ident : [$($metric:ident)?] $report:ident $sample:ident $(($of:ident))?;)*
+    })*) => {
+        $(
+            $(#[$sdoc])*
+            #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+            pub struct $Struct {
+                $($(#[$doc])* pub $field: u64,)*
+            }
+
+            impl $Struct {
+                /// Adds another SM's or shard's counters.
+                pub fn add(&mut self, o: &$Struct) {
+                    $(self.$field += o.$field;)*
+                }
+
+                /// These counters less `o` (counters taken earlier from the same SM or shard).
+                pub fn minus(&self, o: &$Struct) -> $Struct {
+                    $Struct {
+                        $($field: self.$field - o.$field,)*
+                    }
+                }
+            }
+        )*
+
+        /// Every counter's value in `c`, in table order ([`COUNTERS`]).
+        pub fn values(c: &Counts) -> [u64; COUNTERS.len()] {
+            [$($(c.$level.$field,)*)*]
+        }
+
+        /// The sampled counters of `c` ([`Sampling`] other than `Derived`) in table order, and
+        /// its ticks.
+        fn sampled_and_ticks(c: &mut Counts) -> (Vec<&mut u64>, &mut u64) {
+            let Counts { $($level,)* ticks, .. } = c;
+            let mut out = Vec::with_capacity(SAMPLED);
+            $($(push_sampled!(out, $level.$field, $sample);)*)*
+            (out, ticks)
+        }
+    };
+}
+
+/// Pushes `&mut place` onto `out` unless the counter is derived (not sampled).
+macro_rules! push_sampled {
+    ($out:ident, $place:expr, derived) => {};
+    ($out:ident, $place:expr, $sample:ident) => {
+        $out.push(&mut $place)
+    };
+}
+
+counter_table!(counter_structs);
+
+/// How many counters a sampled simulation samples (all but the derived ones).
+pub const SAMPLED: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < COUNTERS.len() {
+        if !matches!(COUNTERS[i].sampling, Sampling::Derived) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The sampler's vector of places in `c`: the sampled counters in table order, then the
+/// compulsory volume (`compulsory`, a stand-in for the optional count) and the ticks.
+pub fn fields_mut<'a, const N: usize>(
+    c: &'a mut Counts,
+    compulsory: &'a mut u64,
+) -> [&'a mut u64; N] {
+    let (mut all, ticks) = sampled_and_ticks(c);
+    all.push(compulsory);
+    all.push(ticks);
+    all.try_into()
+        .unwrap_or_else(|v: Vec<_>| panic!("{} sampled fields, not {N}", v.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::*;
+    use crate::sim::sample;
+
+    #[test]
+    fn the_table_reports_the_nsight_names_in_hierarchy_order() {
+        assert_eq!(
+            ALL,
+            [
+                L1_LD_REQUESTS,
+                L1_LD_SECTORS,
+                L1_LD_MISS,
+                L1_ST_SECTORS,
+                L2_READ,
+                L2_WRITE,
+                L2_READ_MISS,
+                L2_FABRIC,
+                DRAM_READ,
+                DRAM_WRITE,
+            ]
+        );
+        assert_eq!(
+            ATOMIC,
+            [L1_RED_REQUESTS, L1_RED_SECTORS, L2_RED_REQUESTS, L2_RED]
+        );
+    }
+
+    #[test]
+    fn values_and_the_sampled_fields_follow_the_table() {
+        let mut c = Counts::default();
+        let mut compulsory = 0;
+        let places: [&mut u64; sample::FIELDS] = fields_mut(&mut c, &mut compulsory);
+        for (i, p) in places.into_iter().enumerate() {
+            *p = i as u64 + 1;
+        }
+        // Eighteen L1 counters (twelve of global accesses, six of shared memory; wavefronts is
+        // derived, not sampled), six L2, two DRAM, then the compulsory volume and the ticks.
+        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (28, 18));
+        assert_eq!((c.l1.load_requests, c.l1.atomic_sectors), (1, 12));
+        assert_eq!(
+            (c.l1.shared_load_requests, c.l1.shared_store_bank_conflicts),
+            (13, 18)
+        );
+        assert_eq!(c.l1.wavefronts, 0);
+        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (19, 20));
+        assert_eq!(
+            (c.l2.read_lookup_miss_sectors, c.l2.atomic_sectors),
+            (21, 24)
+        );
+        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (25, 26));
+        assert_eq!((compulsory, c.ticks), (27, 28));
+        c.l1.wavefronts = 99;
+        let by_name = |level: &str, field: &str| {
+            let at = COUNTERS
+                .iter()
+                .position(|k| k.level == level && k.field == field)
+                .unwrap();
+            values(&c)[at]
+        };
+        assert_eq!(by_name("l1", "store_sectors"), 5);
+        assert_eq!(by_name("l1", "wavefronts"), 99);
+        assert_eq!(by_name("l2", "fabric_sectors"), 22);
+        assert_eq!(by_name("dram", "write_sectors"), 26);
+        // The places the sampler treats apart: what the addresses decide, the instructions (the
+        // shared ones too).
+        assert_eq!(
+            sample::ADDRESS_FIELDS,
+            [0, 1, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+        );
+    }
+
+    #[test]
+    fn add_and_minus_cover_every_field() {
+        let mut a = L1Counters {
+            load_requests: 3,
+            wavefronts: 7,
+            ..L1Counters::default()
+        };
+        let b = L1Counters {
+            load_requests: 2,
+            data_passes: 5,
+            ..L1Counters::default()
+        };
+        a.add(&b);
+        assert_eq!((a.load_requests, a.data_passes, a.wavefronts), (5, 5, 7));
+        assert_eq!(a.minus(&b).load_requests, 3);
+        let mut d = DramCounters {
+            read_sectors: 1,
+            write_sectors: 2,
+        };
+        d.add(&d.clone());
+        assert_eq!((d.read_sectors, d.write_sectors), (2, 4));
+    }
+}

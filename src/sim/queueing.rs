@@ -1,0 +1,236 @@
+//! The per-SM queueing model: traffic volumes and the launch's shape → how long the SMs are busy.
+//!
+//! It sits in the simulator's layer because the simulator needs it mid-run (the chance that a
+//! block keeps to its GPC, [`super::gpc_chain_chance`], and the length of a tick at the base
+//! clock); the time model ([`crate::timing`]) builds its estimate on it. It takes plain volumes
+//! ([`TimeInputs`]), so simulations ([`super::Counts::time_inputs`]) and closed-form models
+//! (`models::PredictedVolumes::time_inputs`) feed it alike.
+//!
+//! Each level (DRAM, L2, L1, floating point) has a bandwidth; alone, the busiest one would set the
+//! pace (the per-limiter times). But an SM reaches those bandwidths only with enough warps waiting
+//! on memory, so the time comes from a closed queueing model per SM, solved exactly by
+//! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
+//! delay (the loaded memory latency of their dependent rounds of loads, `[timing]`
+//! `loaded_latency_factor` × the measured `dram_latency_cycles`)
+//! and one queue per level, whose service demand is the warp's share of that level's traffic at
+//! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
+//! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
+//! slot until its last warp ends, and every block that finishes idles its share of the SM while
+//! its slot turns over: `[timing] block_turnover_cycles` × rounds × (1 / blocks per SM)² per block
+//! (large blocks lose more). A fixed launch overhead is added. Details and the measurements
+//! behind the constants: `docs/model.md`.
+//!
+//! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
+//! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
+//! their rates scale with the clock the kernel runs at (boost by default; Nsight Compute measures
+//! at the base clock); the measured DRAM and L2 bandwidths are used as they are. The L1 limiter
+//! counts wavefronts at one per SM per cycle when the config gives no L1 bandwidth, else bytes
+//! over `l1_gbs` (the Kepler configs carry Su et al.'s measured on-SMX bandwidth).
+
+use crate::input::hw::HwConfig;
+use crate::launch::Launch;
+
+/// The volumes a time estimate starts from; `None` where unknown (that limiter is skipped).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TimeInputs {
+    /// Bytes read from and written to DRAM.
+    pub dram_bytes: Option<f64>,
+    /// Bytes moved between L1 and L2 (both directions).
+    pub l2_bytes: Option<f64>,
+    /// Bytes moved between registers and L1 (both directions).
+    pub l1_bytes: Option<f64>,
+    /// L1 data-stage wavefronts (cycles of one SM's L1), summed over SMs.
+    pub l1_wavefronts: Option<f64>,
+    /// Floating-point operations.
+    pub flops: Option<f64>,
+    /// Warps with at least one active lane over the whole launch; every warp of every block when
+    /// `None`.
+    pub active_warps: Option<f64>,
+    /// Dependent rounds of memory accesses per warp (loop trips; one without a loop; values
+    /// below one count as one).
+    pub rounds_per_warp: f64,
+}
+
+/// Every limiter's name, in report order.
+pub const LIMITERS: [&str; 4] = ["dram", "l2", "l1", "fp"];
+
+/// One limiter's time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimiterTime {
+    /// `dram`, `l2`, `l1` or `fp`.
+    pub name: &'static str,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+/// Throughput (jobs per cycle) of a closed queueing network by exact mean-value analysis:
+/// `customers` jobs cycle through a pure delay of `delay` cycles and through queueing stations
+/// with service demands `demands` (cycles per job at each). A fractional customer count is
+/// interpolated linearly between its neighbours. One customer gives 1 / (delay + Σ demands);
+/// many tend to 1 / max(demands).
+pub fn mva_throughput(customers: f64, delay: f64, demands: &[f64]) -> f64 {
+    let customers = customers.max(1.0);
+    let whole = customers.floor() as u64;
+    let mut queue = vec![0.0; demands.len()];
+    let mut x_prev = 0.0;
+    let mut x = 0.0;
+    for n in 1..=whole + 1 {
+        let residence: Vec<f64> = demands
+            .iter()
+            .zip(&queue)
+            .map(|(d, q)| d * (1.0 + q))
+            .collect();
+        x_prev = x;
+        x = n as f64 / (delay + residence.iter().sum::<f64>());
+        for (q, r) in queue.iter_mut().zip(&residence) {
+            *q = x * r;
+        }
+    }
+    // x is the throughput at whole + 1 customers, x_prev at whole.
+    x_prev + (x - x_prev) * (customers - whole as f64)
+}
+
+/// What the queueing model works out from the volumes alone (no kernel needed).
+pub(crate) struct Queueing {
+    pub(crate) clock: f64,
+    pub(crate) limiters: Vec<LimiterTime>,
+    pub(crate) bandwidth_bound_s: f64,
+    pub(crate) utilisation: Vec<f64>,
+    pub(crate) resident_warps: f64,
+    pub(crate) effective_warps: f64,
+    pub(crate) block_turnover_s: f64,
+    pub(crate) delay: f64,
+    pub(crate) predicted_s: f64,
+}
+
+/// The seconds the SMs are busy with `launch` by the queueing model (the predicted time less
+/// the launch overhead), at the boost clock.
+pub fn busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
+    busy_seconds_at(hw, launch, inputs, None)
+}
+
+/// [`busy_seconds`] at `clock_ghz` (the config's boost clock when `None`).
+pub fn busy_seconds_at(
+    hw: &HwConfig,
+    launch: &Launch,
+    inputs: &TimeInputs,
+    clock_ghz: Option<f64>,
+) -> f64 {
+    queueing(hw, launch, inputs, clock_ghz).predicted_s - hw.timing.launch_overhead_us * 1e-6
+}
+
+/// The limiters and the per-SM queueing model (the time model's [`crate::timing::estimate`]
+/// adds what needs the kernel).
+pub(crate) fn queueing(
+    hw: &HwConfig,
+    launch: &Launch,
+    inputs: &TimeInputs,
+    clock_ghz: Option<f64>,
+) -> Queueing {
+    let clock = clock_ghz.unwrap_or(hw.sm.clock_ghz);
+    let clock_scale = clock / hw.sm.clock_ghz;
+    let mut limiters = Vec::new();
+    let dram_gbs = hw.bandwidth.dram_gbs.unwrap_or(hw.dram.bandwidth_gbs);
+    if let Some(b) = inputs.dram_bytes {
+        limiters.push(LimiterTime {
+            name: "dram",
+            seconds: b / (dram_gbs * 1e9),
+        });
+    }
+    // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
+    // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock).
+    if let (Some(b), Some(gbs)) = (inputs.l2_bytes, hw.bandwidth.l2_gbs) {
+        limiters.push(LimiterTime {
+            name: "l2",
+            seconds: b / (gbs * 1e9),
+        });
+    }
+    match (hw.bandwidth.l1_gbs, inputs.l1_bytes, inputs.l1_wavefronts) {
+        (Some(gbs), Some(b), _) => limiters.push(LimiterTime {
+            name: "l1",
+            seconds: b / (gbs * clock_scale * 1e9),
+        }),
+        (None, _, Some(w)) => limiters.push(LimiterTime {
+            name: "l1",
+            seconds: w / (hw.sm.count as f64 * clock * 1e9),
+        }),
+        _ => {}
+    }
+    let double = launch.arrays.iter().any(|a| a.element_bytes == 8);
+    let peak = if double {
+        hw.bandwidth.fp64_gflops
+    } else {
+        hw.bandwidth.fp32_gflops
+    };
+    if let (Some(f), Some(g)) = (inputs.flops, peak) {
+        limiters.push(LimiterTime {
+            name: "fp",
+            seconds: f / (g * clock_scale * 1e9),
+        });
+    }
+    let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);
+
+    // The per-SM queueing model, in cycles of the SM clock.
+    let sms = hw.sm.count as f64;
+    let cycles_per_s = clock * 1e9;
+    let warps_per_block = launch.occupancy.warps_per_block as f64;
+    let all_warps = launch.total_blocks as f64 * warps_per_block;
+    let warps = inputs.active_warps.unwrap_or(all_warps).max(1.0);
+    let active_per_block = warps / launch.total_blocks.max(1) as f64;
+    let resident_warps = launch.occupancy.blocks_per_sm as f64 * active_per_block;
+    let warps_per_sm = warps / sms;
+    let effective_warps = resident_warps.max(1.0).min(warps_per_sm.max(1.0));
+    // A level moving B bytes at bandwidth W serves one warp's share of B at W / SMs per SM.
+    let demands: Vec<f64> = limiters
+        .iter()
+        .map(|l| l.seconds * sms / warps * cycles_per_s)
+        .collect();
+    let delay = hw.timing.warp_latency_cycles() * inputs.rounds_per_warp.max(1.0);
+    let throughput = mva_throughput(effective_warps, delay, &demands);
+    let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
+    let blocks_per_sm = launch.total_blocks as f64 / sms;
+    let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
+    let block_turnover_s =
+        hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_per_sm
+            / (slots * slots)
+            / cycles_per_s;
+    let predicted_s = warps_per_sm / throughput / cycles_per_s
+        + block_turnover_s
+        + hw.timing.launch_overhead_us * 1e-6;
+    Queueing {
+        clock,
+        limiters,
+        bandwidth_bound_s,
+        utilisation,
+        resident_warps,
+        effective_warps,
+        block_turnover_s,
+        delay,
+        predicted_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mva_with_one_customer_is_the_sum_of_delay_and_demands() {
+        // 1 / (1000 + 10 + 30) jobs per cycle.
+        let x = mva_throughput(1.0, 1000.0, &[10.0, 30.0]);
+        assert!((x - 1.0 / 1040.0).abs() < 1e-15);
+        // Two customers by hand: R(2) = 10 (1 + 10/1040) + 30 (1 + 30/1040); X = 2 / (1000 + R).
+        let r2 = 10.0 * (1.0 + 10.0 / 1040.0) + 30.0 * (1.0 + 30.0 / 1040.0);
+        assert!((mva_throughput(2.0, 1000.0, &[10.0, 30.0]) - 2.0 / (1000.0 + r2)).abs() < 1e-15);
+        // Halfway between one and two customers.
+        let half = mva_throughput(1.5, 1000.0, &[10.0, 30.0]);
+        assert!((half - (1.0 / 1040.0 + 2.0 / (1000.0 + r2)) / 2.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn mva_with_many_customers_tends_to_the_largest_demand() {
+        let x = mva_throughput(2000.0, 1000.0, &[10.0, 30.0]);
+        assert!((x - 1.0 / 30.0).abs() < 1e-6 / 30.0, "{x}");
+        assert!(x <= 1.0 / 30.0);
+    }
+}
