@@ -1669,8 +1669,8 @@ pub fn lift_entry(
             ends_run: false,
         });
     }
-    // The compiled code's issue order and runs, where every access is one SASS instruction
-    // (ptxas may duplicate or merge some: then PTX order, with a warning). Accesses move only
+    // The compiled code's issue order and runs, where the SASS issues the PTX's accesses (ptxas
+    // may merge some or make new ones: then PTX order, with a warning). Accesses move only
     // within their stretch of straight-line code or loop body.
     let mut order_warning = None;
     if let Some(order) = options
@@ -1702,7 +1702,7 @@ pub fn lift_entry(
             }
             None => {
                 order_warning = Some(format!(
-                    "{source}: the compiled code of {kernel_name} does not issue each access of the PTX once: its accesses go in PTX order with unbounded runs"
+                    "{source}: the compiled code of {kernel_name} does not issue the accesses of the PTX one for one: its accesses go in PTX order with unbounded runs"
                 ));
             }
         }
@@ -2310,18 +2310,18 @@ fn emit_steps(
 }
 
 /// Where each access (by PTX line) stands in the compiled code's issue order, when the two
-/// match one to one: each line issued once, and nothing issued that the PTX does not access.
+/// cover the same accesses: every PTX access issued, and nothing issued that the PTX does not
+/// access. Where ptxas copies an access (unrolling a loop further), its first copy's place
+/// stands for all: the order within one iteration of the PTX's body.
 fn issue_positions(lines: &[usize], order: &[super::sass::Issued]) -> Option<Vec<usize>> {
     let mut at: HashMap<usize, usize> = HashMap::new();
     for (p, issued) in order.iter().enumerate() {
-        if at.insert(issued.line, p).is_some() {
-            return None;
-        }
+        at.entry(issued.line).or_insert(p);
     }
     let positions: Option<Vec<usize>> = lines.iter().map(|l| at.get(l).copied()).collect();
     let positions = positions?;
     let distinct: BTreeSet<usize> = positions.iter().copied().collect();
-    (distinct.len() == lines.len() && lines.len() == order.len()).then_some(positions)
+    (distinct.len() == lines.len() && at.len() == lines.len()).then_some(positions)
 }
 
 /// `s` as a TOML basic string.
