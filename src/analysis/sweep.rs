@@ -946,18 +946,18 @@ pub fn level_volumes(report: &Report, bound: &Bound) -> Result<[LevelVolumes; 2]
     let blocks = launch.total_blocks.max(1) as f64;
     let per_sm = launch.occupancy.blocks_per_sm as f64;
     let l1 = LevelVolumes {
-        up: c.l1.load_sectors as f64 * metrics::SECTOR_BYTES as f64,
-        comp: c.l1.block_unique_load_sectors as f64 * metrics::SECTOR_BYTES as f64,
-        down: c.l1.load_miss_sectors as f64 * metrics::SECTOR_BYTES as f64,
+        up: metrics::sector_bytes(c.l1.load_sectors),
+        comp: metrics::sector_bytes(c.l1.block_unique_load_sectors),
+        down: metrics::sector_bytes(c.l1.load_miss_sectors),
         alloc: per_sm * c.l1.block_unique_load_lines as f64 / blocks * hw.l1.line_bytes as f64,
         cache: launch.l1_bytes(hw) as f64,
     };
     let wave_blocks = launch.occupancy.blocks_per_sm as u64 * hw.sm.count as u64;
     let wave = ernst2023::wave_metrics(launch, wave_blocks, hw.l2.line_bytes as u64, None)?;
     let l2 = LevelVolumes {
-        up: c.l2.read_sectors as f64 * metrics::SECTOR_BYTES as f64,
-        comp: c.compulsory_dram_read_sectors.unwrap_or(0) as f64 * metrics::SECTOR_BYTES as f64,
-        down: c.dram.read_sectors as f64 * metrics::SECTOR_BYTES as f64,
+        up: metrics::sector_bytes(c.l2.read_sectors),
+        comp: metrics::sector_bytes(c.compulsory_dram_read_sectors.unwrap_or(0)),
+        down: metrics::sector_bytes(c.dram.read_sectors),
         alloc: wave.load_bytes + wave.store_bytes,
         cache: hw.l2.size_bytes as f64 / hw.l2.partitions.max(1) as f64,
     };
@@ -980,7 +980,7 @@ fn su_ratios(
 ) -> Vec<(&'static str, Option<f64>)> {
     let get = |k: &str| fields.and_then(|f| f.get(k)).and_then(Value::as_f64);
     let per = |metric: &str, count: &str, net: &str| -> Option<f64> {
-        let bytes = report.metric(metric)? as f64 * metrics::SECTOR_BYTES as f64;
+        let bytes = metrics::sector_bytes(report.metric(metric)?);
         Some(bytes / get("value_bytes")? / get(count)? / get(net)? - 1.0)
     };
     vec![
