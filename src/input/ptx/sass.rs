@@ -1,5 +1,5 @@
-//! The order in which the compiled code issues a kernel's global memory instructions, and where
-//! its warps wait: read off the SASS that ptxas makes of the PTX, so that a lifted kernel's loads
+//! The order in which the compiled code issues a kernel's memory instructions and barriers, and
+//! where its warps wait: read off the SASS that ptxas makes of the PTX, so that a lifted kernel's loads
 //! go in the order and runs the hardware issues them (docs/trace-format.md, "Load order and
 //! runs"), not in PTX order. ptxas hoists and regroups loads, and on deep or narrow blocks that
 //! decides how much reuse the L1 keeps: lifted in PTX order with one unbounded run, star4 at
@@ -7,9 +7,10 @@
 //!
 //! Each instruction of the PTX is tagged with its own line number (`.loc`), ptxas compiles with
 //! `-lineinfo`, and `nvdisasm -g` prints every SASS instruction under the PTX line it came from,
-//! so each `LDG`/`STG`/`RED`/`ATOMG`/`LDS`/`STS`/`BAR.SYNC` names its PTX access exactly. A run of loads ends where an
-//! instruction reads a register a load of the run writes, or at a branch, barrier or exit (the
-//! rule of `validation/sass_runs.py`, measured in docs/model.md, "Schedule").
+//! so each `LDG`/`STG`/`RED`/`ATOMG`/`LDS`/`STS`/`BAR.SYNC` names its PTX access exactly. A run
+//! of loads ends where an instruction reads a register a load of the run writes, or at a branch,
+//! barrier or exit (the rule of `validation/sass_runs.py`, measured in docs/model.md,
+//! "Schedule").
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,7 +25,8 @@ pub struct Issued {
     pub ends_run: bool,
 }
 
-/// The global memory instructions of every function, by (mangled) entry name, in issue order.
+/// The memory instructions and barriers of every function, by (mangled) entry name, in issue
+/// order.
 pub type IssueOrder = HashMap<String, Vec<Issued>>;
 
 /// The PTX with a `.loc` before every instruction giving its own line number (existing `.file`
@@ -36,7 +38,7 @@ pub fn annotate(ptx: &str) -> String {
     for (i, line) in ptx.lines().enumerate() {
         let s = line.trim();
         if s.starts_with(".loc") || s.starts_with(".file") {
-            out.push('\n'); // keeps the line numbers of what follows
+            out.push('\n'); // dropped: ptxas would read their lines instead of ours
             continue;
         }
         if depth > 0 && is_instruction(s) {
