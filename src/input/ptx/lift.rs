@@ -1962,27 +1962,15 @@ pub fn lift_entry(
         }
         let mut highest: Vec<Poly> = Vec::new();
         for r in resolved.iter().filter(|r| &r.array == array) {
-            let mut top = r.index.clone();
-            let mut ok = true;
-            // a loop variable at its last value (indices grow with it)
-            for l in r.loops.iter().rev().map(|&i| &lifter.loops[i]) {
-                ok &= top.terms.iter().all(|(m, c)| !m.contains(&l.var) || *c > 0);
-                let last = l
-                    .last
-                    .parse::<i64>()
-                    .map_or_else(|_| Poly::atom(l.last.clone()), Poly::constant);
-                top = top.substitute(&l.var, &last).unwrap_or_default();
-            }
+            let (mut top, mut ok) = at_last_iteration(&r.index, &r.loops, &lifter.loops);
             for (d, g) in index_names.iter().enumerate() {
                 if !top.atoms().contains(g.as_str()) {
                     continue;
                 }
-                ok &= top.terms.iter().all(|(m, c)| !m.contains(g) || *c > 0);
                 match &bounds[d] {
                     Some(b) => {
-                        top = top
-                            .substitute(g, &b.sub(&Poly::constant(1)).unwrap_or_default())
-                            .unwrap_or_default();
+                        let last = b.sub(&Poly::constant(1)).unwrap_or_default();
+                        ok &= at_largest(&mut top, g, &last);
                     }
                     None => ok = false,
                 }
@@ -2001,21 +1989,7 @@ pub fn lift_entry(
             }
             highest.push(top);
         }
-        highest.sort();
-        highest.dedup();
-        // drop a bound another one dominates (their difference has no negative coefficient)
-        let kept: Vec<&Poly> = highest
-            .iter()
-            .filter(|p| {
-                !highest
-                    .iter()
-                    .any(|q| q != *p && q.sub(p).is_some_and(|d| d.terms.values().all(|c| *c >= 0)))
-            })
-            .collect();
-        let extent = kept.iter().skip(1).fold(kept[0].to_expr(), |acc, p| {
-            format!("max({acc}, {})", p.to_expr())
-        });
-        arrays.push((array.clone(), *bytes, extent));
+        arrays.push((array.clone(), *bytes, largest(highest)));
     }
     // Emit the trace.
     let mut t = String::new();
@@ -2078,23 +2052,12 @@ pub fn lift_entry(
         } else {
             let mut highest: Vec<Poly> = Vec::new();
             for r in resolved.iter().filter(|r| &r.array == name) {
-                let mut top = r.index.clone();
-                let mut ok = true;
-                for l in r.loops.iter().rev().map(|&i| &lifter.loops[i]) {
-                    ok &= top.terms.iter().all(|(m, c)| !m.contains(&l.var) || *c > 0);
-                    let last = l
-                        .last
-                        .parse::<i64>()
-                        .map_or_else(|_| Poly::atom(l.last.clone()), Poly::constant);
-                    top = top.substitute(&l.var, &last).unwrap_or_default();
-                }
+                let (mut top, mut ok) = at_last_iteration(&r.index, &r.loops, &lifter.loops);
                 for dim in DIMS {
-                    let t = format!("threadIdx.{dim}");
-                    ok &= top.terms.iter().all(|(m, c)| !m.contains(&t) || *c > 0);
                     let last = Poly::atom(format!("blockDim.{dim}"))
                         .sub(&Poly::constant(1))
                         .unwrap_or_default();
-                    top = top.substitute(&t, &last).unwrap_or_default();
+                    ok &= at_largest(&mut top, &format!("threadIdx.{dim}"), &last);
                 }
                 let width = i64::from(r.bytes / bytes).max(1);
                 top = top.add(&Poly::constant(width)).unwrap_or_default();
@@ -2112,19 +2075,7 @@ pub fn lift_entry(
                 }
                 highest.push(top);
             }
-            highest.sort();
-            highest.dedup();
-            let kept: Vec<&Poly> = highest
-                .iter()
-                .filter(|p| {
-                    !highest.iter().any(|q| {
-                        q != *p && q.sub(p).is_some_and(|d| d.terms.values().all(|c| *c >= 0))
-                    })
-                })
-                .collect();
-            kept.iter().skip(1).fold(kept[0].to_expr(), |acc, p| {
-                format!("max({acc}, {})", p.to_expr())
-            })
+            largest(highest)
         };
         let _ = writeln!(
             t,
@@ -2307,6 +2258,50 @@ fn emit_steps(
         i = j;
     }
     Ok(())
+}
+
+/// `index` with the variables of `loops` (indices into `all`, outermost first) at their last
+/// values, and whether it grows with each of them (else its largest value is not there).
+fn at_last_iteration(index: &Poly, loops: &[usize], all: &[FoundLoop]) -> (Poly, bool) {
+    let mut top = index.clone();
+    let mut ok = true;
+    for l in loops.iter().rev().map(|&i| &all[i]) {
+        let last = l
+            .last
+            .parse::<i64>()
+            .map_or_else(|_| Poly::atom(l.last.clone()), Poly::constant);
+        ok &= at_largest(&mut top, &l.var, &last);
+    }
+    (top, ok)
+}
+
+/// Puts `last`, the largest value of `atom`, into `top`; whether `top` grows with `atom` (every
+/// term holding it has a positive coefficient), so that this is where `top` is largest.
+fn at_largest(top: &mut Poly, atom: &str, last: &Poly) -> bool {
+    let grows = top
+        .terms
+        .iter()
+        .all(|(m, c)| !m.iter().any(|a| a == atom) || *c > 0);
+    *top = top.substitute(atom, last).unwrap_or_default();
+    grows
+}
+
+/// The largest of several bounds as a trace expression: a bound another one dominates (their
+/// difference has no negative coefficient) dropped, the rest joined by `max(…)`.
+fn largest(mut highest: Vec<Poly>) -> String {
+    highest.sort();
+    highest.dedup();
+    let kept: Vec<&Poly> = highest
+        .iter()
+        .filter(|p| {
+            !highest
+                .iter()
+                .any(|q| q != *p && q.sub(p).is_some_and(|d| d.terms.values().all(|c| *c >= 0)))
+        })
+        .collect();
+    kept.iter().skip(1).fold(kept[0].to_expr(), |acc, p| {
+        format!("max({acc}, {})", p.to_expr())
+    })
 }
 
 /// Where each access (by PTX line) stands in the compiled code's issue order, when the two
