@@ -80,6 +80,9 @@ macro_rules! counter_table {
                 store_requests: [] none instruction;
                 /// Sectors written by stores.
                 store_sectors: [L1_ST_SECTORS] all address;
+                /// Of those, sectors a store request writes only in part (fewer than its 32
+                /// bytes): the L2 takes them far more slowly than whole ones (the time model).
+                store_partial_sectors: [] none address;
                 /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1
                 /// volume).
                 block_unique_load_sectors: [] none address;

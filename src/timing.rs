@@ -322,8 +322,10 @@ mod tests {
         hw.sm.count = 1;
         hw.timing.dram_latency_cycles = latency;
         hw.timing.loaded_latency_factor = 1.0;
+        hw.timing.latency_per_load_factor = 0.0;
         hw.timing.block_turnover_cycles = 0.0;
         hw.timing.launch_overhead_us = 0.0;
+        hw.timing.block_launch_ns = None;
         hw.bandwidth.l2_gbs = None;
         l.total_blocks = 64;
         l.occupancy.warps_per_block = 1;
@@ -381,13 +383,103 @@ mod tests {
         hw.timing.block_turnover_cycles = 1000.0;
         let some = estimate(&hw, &k, &l, &inputs, Some(1.0));
         // star1's default 32x8x4 blocks at 256^3: 8 x 32 x 64 = 16384 blocks, 2 per SM on 132
-        // SMs: 16384 / 132 blocks per SM, each costing 1000 / 2^2 cycles at 1 GHz.
+        // SMs: 16384 / 132 blocks per SM, of which all but the first wave's 2 take over a slot,
+        // each costing 1000 / 2^2 cycles at 1 GHz.
         assert_eq!(l.total_blocks, 16384);
         assert_eq!(l.occupancy.blocks_per_sm, 2);
-        let expected = 1000.0 * 16384.0 / 132.0 / 4.0 * 1e-9;
+        let expected = 1000.0 * (16384.0 / 132.0 - 2.0) / 4.0 * 1e-9;
         assert!((some.block_turnover_s - expected).abs() < 1e-15);
         assert!((some.predicted_s - none.predicted_s - expected).abs() < 1e-12);
         assert_eq!(none.block_turnover_s, 0.0);
+    }
+
+    #[test]
+    fn a_launch_of_one_wave_turns_no_block_over() {
+        let (mut hw, k, mut l) = setup("h200", "star1");
+        hw.timing.block_turnover_cycles = 1000.0;
+        let inputs = TimeInputs {
+            dram_bytes: Some(1e8),
+            ..Default::default()
+        };
+        // 264 blocks fill the 132 SMs' 2 slots each once: none waits for a slot.
+        l.total_blocks = 264;
+        assert_eq!(
+            estimate(&hw, &k, &l, &inputs, Some(1.0)).block_turnover_s,
+            0.0
+        );
+        // 396: one block per SM takes over a slot, at 1000 / 2^2 cycles.
+        l.total_blocks = 396;
+        let t = estimate(&hw, &k, &l, &inputs, Some(1.0));
+        assert!(
+            (t.block_turnover_s - 250e-9).abs() < 1e-18,
+            "{}",
+            t.block_turnover_s
+        );
+    }
+
+    #[test]
+    fn each_load_of_a_round_lengthens_the_delay() {
+        let (hw, k, l) = setup("h200", "star1");
+        let delay = |loads: Option<f64>, rounds: f64| {
+            let inputs = TimeInputs {
+                dram_bytes: Some(1e8),
+                rounds_per_warp: rounds,
+                loads_per_round: loads,
+                ..Default::default()
+            };
+            estimate(&hw, &k, &l, &inputs, None).delay_cycles
+        };
+        // (1.25 + 0.2 x loads) idle DRAM latencies of 535 cycles per round.
+        assert!((delay(Some(5.0), 1.0) - 2.25 * 535.0).abs() < 1e-9);
+        assert!((delay(Some(5.0), 3.0) - 3.0 * 2.25 * 535.0).abs() < 1e-9);
+        // Unknown: the program's loads as one round (star1: 7 loads).
+        assert!((delay(None, 1.0) - (1.25 + 0.2 * 7.0) * 535.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn many_small_blocks_go_at_the_dispatchers_pace() {
+        // 2^21 blocks at 0.61 ns each: 1.279 ms whatever the clock, the H200's measured pace
+        // (jacobi2d_f32 8192^2 in 32x1 blocks: 1288 us, tests/data/h200/families/).
+        let (hw, k, mut l) = setup("h200", "copy");
+        // One-warp blocks, 32 of them on each SM.
+        l.total_blocks = 1 << 21;
+        l.occupancy.warps_per_block = 1;
+        l.occupancy.blocks_per_sm = 32;
+        let inputs = TimeInputs {
+            dram_bytes: Some(5e8),
+            active_warps: Some((1 << 21) as f64),
+            ..Default::default()
+        };
+        for clock in [1.5, 1.98] {
+            let t = estimate(&hw, &k, &l, &inputs, Some(clock));
+            let launch = t.limiters.iter().find(|x| x.name == "launch").unwrap();
+            assert!((launch.seconds - 2097152.0 * 0.61e-9).abs() < 1e-12);
+            assert_eq!(t.limiter, "launch");
+            assert!(t.predicted_s >= launch.seconds);
+        }
+        // A config without a measured pace has no such limiter.
+        let v100 = HwConfig::load("v100").unwrap();
+        let t = estimate(&v100, &k, &l, &inputs, None);
+        assert!(t.limiters.iter().all(|x| x.name != "launch"));
+    }
+
+    #[test]
+    fn partly_written_sectors_cost_the_l2_at_their_own_rate() {
+        let (hw, k, l) = setup("h200", "copy");
+        let l2 = |partial: Option<f64>| {
+            let inputs = TimeInputs {
+                l2_bytes: Some(32.0 * 1e6),
+                l2_partial_write_sectors: partial,
+                ..Default::default()
+            };
+            let t = estimate(&hw, &k, &l, &inputs, None);
+            t.limiters.iter().find(|x| x.name == "l2").unwrap().seconds
+        };
+        // 1e6 whole sectors at 10 TB/s: 3.2 us; the same sectors all partly written, at 69 per
+        // ns: 14.5 us (validation/store_patterns.cu).
+        assert!((l2(None) - 3.2e-6).abs() < 1e-15);
+        assert!((l2(Some(0.0)) - 3.2e-6).abs() < 1e-15);
+        assert!((l2(Some(1e6)) - 1e6 / 69.0 * 1e-9).abs() < 1e-15);
     }
 
     #[test]

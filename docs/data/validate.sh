@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the reports and figures of docs/validation.md (about an hour on two cores, 15 minutes
-# on 16: each GPU's set holds 36 full star4 launches). Run from the repository root.
+# on 16: each GPU's set holds 36 full star4 launches; the GPU host did the sets of 2026-11-29 in 12). Run from the repository root.
 set -euo pipefail
 G="cargo run --release --quiet --"
 D=docs/data
@@ -17,6 +17,19 @@ $G validate --measured tests/data/h100/pitch/ncu.csv --manifest tests/data/h100/
     --hw h100-sxm --format json --out $D/validation-h100-pitch.json
 $G validate --measured tests/data/h100/narrow/ncu.csv --manifest tests/data/h100/narrow/manifest.toml \
     --hw h100-sxm --format json --out $D/validation-h100-narrow.json
+# The time model's kernel families (issue 53): lifted from validation/families.cu (needs nvcc:
+# scripts/install-nvcc.sh), star1-zloop with few blocks per SM, the H100's new kernels and the H200's
+# shared-memory kernels on their traces.
+$G validate --measured tests/data/h200/families/ncu.csv --manifest tests/data/h200/families/manifest.toml \
+    --hw h200 --format json --out $D/validation-h200-families.json
+$G validate --measured tests/data/h200/zloop_fewblocks/ncu.csv --manifest tests/data/h200/zloop_fewblocks/manifest.toml \
+    --hw h200 --format json --out $D/validation-h200-zloop-fewblocks.json
+$G validate --measured tests/data/h100/new_kernels/ncu.csv --manifest tests/data/h100/new_kernels/manifest.toml \
+    --hw h100-sxm --format json --out $D/validation-h100-new-kernels.json
+for s in transpose stencil; do
+    $G validate --measured tests/data/h200/shared/${s}_ncu.csv --manifest tests/data/h200/shared/${s}_manifest.toml \
+        --hw h200 --format json --out $D/validation-h200-$([ $s = stencil ] && echo shared-stencil || echo transpose).json
+done
 for gpu in h200 h100; do
     $G plot validation --input $D/validation-$gpu.json --size 1800x1350 --out $I/validation-$gpu.png
     $G plot validation --input $D/validation-$gpu.json --size 1400x650 \

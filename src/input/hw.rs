@@ -531,6 +531,11 @@ pub struct BandwidthConfig {
     /// Peak single-precision rate (GFLOP/s).
     #[serde(default)]
     pub fp32_gflops: Option<f64>,
+    /// Partially written sectors the L2 takes from the SMs per nanosecond (a store request
+    /// whose sector is not written whole costs the L2 slice far more than a full one; measured:
+    /// `validation/store_patterns.cu`). None: such sectors cost what full ones do.
+    #[serde(default)]
+    pub l2_partial_write_sectors_per_ns: Option<f64>,
 }
 
 /// Constants of the time model's per-SM queueing model (`src/timing.rs`, `docs/model.md`).
@@ -540,16 +545,25 @@ pub struct TimingConfig {
     /// Idle latency of a load served by DRAM, in SM cycles at the base clock (a pointer chase;
     /// measured on the H100 and H200 by `validation/latency.cu`).
     pub dram_latency_cycles: f64,
-    /// How many idle DRAM latencies a warp waits per dependent round of loads under load: the
-    /// delay of the closed queueing model is this × `dram_latency_cycles` × rounds (fitted, the
-    /// same for every GPU).
+    /// How many idle DRAM latencies a warp waits per dependent round of loads under load, before
+    /// what each load of the round adds (`latency_per_load_factor`): the delay of the closed
+    /// queueing model is (this + `latency_per_load_factor` × loads per round) ×
+    /// `dram_latency_cycles` × rounds (fitted, the same for every GPU).
     pub loaded_latency_factor: f64,
+    /// Idle DRAM latencies each load instruction of a round adds to the round's delay (its
+    /// issue, and the later return of a longer round; fitted with `loaded_latency_factor`).
+    pub latency_per_load_factor: f64,
     /// SM cycles a finishing block costs, scaled by the square of its share of the SM's block
     /// slots and by its warps' rounds of loads: while a block's last warps finish and the next
     /// block starts, its share of the SM idles for a time that grows with the block (fitted).
     pub block_turnover_cycles: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     pub launch_overhead_us: f64,
+    /// Nanoseconds the GPU's block dispatcher takes per block, whatever the block's size and the
+    /// SM clock (measured: empty blocks, `validation/launch_overhead.cu` and
+    /// `validation/store_patterns.sh`): the time model's `launch` limiter. None: not measured,
+    /// no such limiter.
+    pub block_launch_ns: Option<f64>,
 }
 
 impl TimingConfig {
@@ -571,12 +585,22 @@ impl TimingConfig {
         if !ok(self.launch_overhead_us) {
             return Err("timing.launch_overhead_us must be a number >= 0".into());
         }
+        if !ok(self.latency_per_load_factor) {
+            return Err("timing.latency_per_load_factor must be a number >= 0".into());
+        }
+        if let Some(ns) = self.block_launch_ns
+            && !(ok(ns) && ns > 0.0)
+        {
+            return Err("timing.block_launch_ns must be a positive number".into());
+        }
         Ok(())
     }
 
-    /// Cycles a warp waits per dependent round of loads: the queueing model's delay.
-    pub fn warp_latency_cycles(&self) -> f64 {
-        self.loaded_latency_factor * self.dram_latency_cycles
+    /// Cycles a warp waits per dependent round of `loads_per_round` loads: the queueing model's
+    /// delay per round.
+    pub fn round_latency_cycles(&self, loads_per_round: f64) -> f64 {
+        (self.loaded_latency_factor + self.latency_per_load_factor * loads_per_round)
+            * self.dram_latency_cycles
     }
 }
 
@@ -585,9 +609,11 @@ impl Default for TimingConfig {
         // The H100/H200 values, documented as the defaults in the configs that lack [timing].
         TimingConfig {
             dram_latency_cycles: 550.0,
-            loaded_latency_factor: 2.75,
+            loaded_latency_factor: 1.25,
+            latency_per_load_factor: 0.2,
             block_turnover_cycles: 1500.0,
             launch_overhead_us: 2.5,
+            block_launch_ns: None,
         }
     }
 }
@@ -685,6 +711,13 @@ impl HwConfig {
     /// granularity, in that order (the first problem is the error).
     fn check(&self) -> std::result::Result<(), String> {
         self.timing.check()?;
+        if let Some(rate) = self.bandwidth.l2_partial_write_sectors_per_ns
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(
+                "bandwidth.l2_partial_write_sectors_per_ns must be a positive number".into(),
+            );
+        }
         check_sm(&self.sm)?;
         check_cache(
             "l1",
@@ -1656,17 +1689,35 @@ mod tests {
                 "launch_overhead_us = -1 ",
                 "timing.launch_overhead_us",
             ),
+            (
+                "block_launch_ns = 0.61 ",
+                "block_launch_ns = 0 ",
+                "timing.block_launch_ns",
+            ),
+            (
+                "latency_per_load_factor = 0.2 ",
+                "latency_per_load_factor = -0.2 ",
+                "timing.latency_per_load_factor",
+            ),
+            (
+                "l2_partial_write_sectors_per_ns = 69 ",
+                "l2_partial_write_sectors_per_ns = 0 ",
+                "bandwidth.l2_partial_write_sectors_per_ns",
+            ),
         ] {
             assert!(h200.contains(from), "{from}");
             let err = HwConfig::parse(&h200.replace(from, to), "bad.toml").unwrap_err();
             assert!(err.message.contains(says), "{}", err.message);
         }
         let hw = HwConfig::parse(h200, "h200.toml").unwrap();
-        assert!((hw.timing.warp_latency_cycles() - 2.75 * 535.0).abs() < 1e-9);
-        // The V100 config has no [timing]: the documented defaults.
+        // A round of 5 loads: (1.25 + 0.2 * 5) idle DRAM latencies.
+        assert!((hw.timing.round_latency_cycles(5.0) - 2.25 * 535.0).abs() < 1e-9);
+        assert_eq!(hw.timing.block_launch_ns, Some(0.61));
+        // The V100 config has no [timing]: the documented defaults, and no launch limiter.
         let v100 = HwConfig::load("v100").unwrap();
         assert_eq!(v100.timing, TimingConfig::default());
-        assert_eq!(v100.timing.warp_latency_cycles(), 2.75 * 550.0);
+        assert_eq!(v100.timing.round_latency_cycles(0.0), 1.25 * 550.0);
+        assert_eq!(v100.timing.block_launch_ns, None);
     }
 
     #[test]

@@ -553,6 +553,9 @@ pub struct Launch {
     pub shared_bytes_per_block: u32,
     /// Most loads a warp issues back to back ([`Kernel::loads_per_run`]; `u32::MAX`: no limit).
     pub loads_per_run: u32,
+    /// Barriers (`{ sync = true }`) a thread passes ([`barriers_per_thread`]); each is one more
+    /// round of waiting for the time model.
+    pub barriers_per_thread: u64,
 }
 
 impl Launch {
@@ -648,6 +651,7 @@ impl Launch {
         let arrays = scope.array_layouts(kernel, hw.dram.allocation_granularity_bytes)?;
         let lattice_updates = scope.lattice_updates(kernel)?;
         let program = compile_program(kernel, &params, &arrays, &shared_arrays, block, grid)?;
+        let barriers_per_thread = barriers_per_thread(&kernel.body, &scope);
 
         Ok(Launch {
             kernel: kernel.name.clone(),
@@ -666,8 +670,31 @@ impl Launch {
             registers_per_thread,
             shared_bytes_per_block,
             loads_per_run: kernel.loads_per_run.unwrap_or(u32::MAX),
+            barriers_per_thread,
         })
     }
+}
+
+/// The barriers a thread of the launch passes: each `sync` step once, times the trip count of
+/// the loops around it where that is a constant of the launch (a count that depends on the
+/// thread counts one trip), every `if` taken. Barriers are where a block's warps wait for
+/// their slowest one: the time model counts one more round of waiting for each.
+fn barriers_per_thread(body: &[Step], scope: &ConstScope) -> u64 {
+    body.iter()
+        .map(|step| match step {
+            Step::Sync(_) => 1,
+            Step::Access(_) => 0,
+            Step::If(i) => barriers_per_thread(&i.body, scope),
+            Step::Loop(l) => {
+                let inner = barriers_per_thread(&l.body, scope);
+                if inner == 0 {
+                    return 0;
+                }
+                let trips = l.count.eval_with(&|name: &str| scope.get(name));
+                inner * trips.map_or(1, |t| t.max(0) as u64)
+            }
+        })
+        .sum()
 }
 
 /// How many `blockIdx` components the thread section of `kernel` names (its lets, guard, loops

@@ -30,8 +30,9 @@ pub struct StreamTotals {
     /// instruction; every instruction is a turn where warps do not issue runs of loads.
     pub turns: u64,
     /// Rounds of loads: maximal runs of loads between other instructions (a store or atomic
-    /// uses what was loaded, so the warp waits for them there). Marks and `loads_per_run` do
-    /// not split a round: the time model's delay was fitted counting rounds so.
+    /// uses what was loaded, so the warp waits for them there), and one more for each barrier
+    /// the warp passes ([`Launch::barriers_per_thread`]). Marks and `loads_per_run` do not split
+    /// a round: the time model's delay was fitted counting rounds so.
     pub load_rounds: u64,
 }
 
@@ -55,6 +56,8 @@ impl StreamTotals {
             }
             lo = hi;
         }
+        // After a barrier a warp waits for its block's slowest warp: a round of its own.
+        totals.load_rounds += launch.barriers_per_thread * totals.active_warps;
         Ok(totals)
     }
 
@@ -405,6 +408,22 @@ body = [{body}]
         let l = one_warp(S, "");
         assert_eq!(counted(&l, true), (1, 1, 0));
         assert_eq!(totals(&l, true).rounds_per_warp(), 1.0);
+    }
+
+    #[test]
+    fn every_barrier_a_warp_passes_is_one_more_round() {
+        // A tile's phases: a run of loads, a barrier, a store; then a loop of 3 trips with a
+        // barrier each: 1 + 1 + 3 rounds.
+        let body = format!(
+            "{L}, {L}, {{ sync = true }}, {S}, \
+             {{ loop = \"k\", count = \"3\", body = [{{ sync = true }}, {S}] }}"
+        );
+        let l = one_warp(&body, "");
+        assert_eq!(l.barriers_per_thread, 4);
+        assert_eq!(counted(&l, true).2, 5);
+        // A barrier in a loop whose count depends on the thread counts one trip.
+        let body = format!("{{ loop = \"k\", count = \"t\", body = [{{ sync = true }}, {S}] }}");
+        assert_eq!(one_warp(&body, "").barriers_per_thread, 1);
     }
 
     #[test]

@@ -216,6 +216,9 @@ impl PredictedVolumes {
             flops: None,
             active_warps: None,
             rounds_per_warp: 1.0,
+            // the time model counts the program's loads as one round
+            loads_per_round: None,
+            l2_partial_write_sectors: None,
         }
     }
 

@@ -10,15 +10,18 @@
 //! pace (the per-limiter times). But an SM reaches those bandwidths only with enough warps waiting
 //! on memory, so the time comes from a closed queueing model per SM, solved exactly by
 //! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
-//! delay (the loaded memory latency of their dependent rounds of loads, `[timing]`
-//! `loaded_latency_factor` × the measured `dram_latency_cycles`)
+//! delay (the loaded memory latency of their dependent rounds of loads: (`[timing]`
+//! `loaded_latency_factor` + `latency_per_load_factor` × loads per round) × the measured
+//! `dram_latency_cycles` per round)
 //! and one queue per level, whose service demand is the warp's share of that level's traffic at
 //! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
 //! slot until its last warp ends, and every block that finishes idles its share of the SM while
 //! its slot turns over: `[timing] block_turnover_cycles` × rounds × (1 / blocks per SM)² per block
-//! (large blocks lose more). A fixed launch overhead is added. Details and the measurements
-//! behind the constants: `docs/model.md`.
+//! that takes over a slot (large blocks lose more; the first wave's blocks start together). The
+//! block dispatcher is one more station (`launch`: `[timing] block_launch_ns` per block, for the
+//! whole GPU), and partly written sectors cost the L2 at their own rate. A fixed launch overhead
+//! is added. Details and the measurements behind the constants: `docs/model.md`.
 //!
 //! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
 //! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
@@ -28,7 +31,9 @@
 //! over `l1_gbs` (the Kepler configs carry Su et al.'s measured on-SMX bandwidth).
 
 use crate::input::hw::HwConfig;
+use crate::input::trace::AccessKind;
 use crate::launch::Launch;
+use crate::metrics::SECTOR_BYTES;
 
 /// The volumes a time estimate starts from; `None` where unknown (that limiter is skipped).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -49,15 +54,23 @@ pub struct TimeInputs {
     /// Dependent rounds of memory accesses per warp (loop trips; one without a loop; values
     /// below one count as one).
     pub rounds_per_warp: f64,
+    /// Global load instructions per warp and round (each lengthens the round's delay,
+    /// `[timing] latency_per_load_factor`); when unknown, the program's load instructions over
+    /// its rounds (each access once).
+    pub loads_per_round: Option<f64>,
+    /// Sectors the stores write only in part: the L2 takes them at
+    /// `[bandwidth] l2_partial_write_sectors_per_ns` instead of its byte rate.
+    pub l2_partial_write_sectors: Option<f64>,
 }
 
-/// Every limiter's name, in report order.
-pub const LIMITERS: [&str; 4] = ["dram", "l2", "l1", "fp"];
+/// Every limiter's name, in report order: the memory levels, the floating-point units, and the
+/// block dispatcher (`launch`: blocks at `[timing] block_launch_ns` each).
+pub const LIMITERS: [&str; 5] = ["dram", "l2", "l1", "fp", "launch"];
 
 /// One limiter's time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimiterTime {
-    /// `dram`, `l2`, `l1` or `fp`.
+    /// `dram`, `l2`, `l1`, `fp` or `launch`.
     pub name: &'static str,
     /// Seconds.
     pub seconds: f64,
@@ -139,10 +152,21 @@ pub(crate) fn queueing(
     }
     // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
     // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock).
+    // A partly written sector occupies its L2 slice far longer than a whole one moved at the
+    // byte rate (validation/store_patterns.cu): such sectors are charged at their own rate.
     if let (Some(b), Some(gbs)) = (inputs.l2_bytes, hw.bandwidth.l2_gbs) {
+        let (partial, partial_s) = match (
+            inputs.l2_partial_write_sectors,
+            hw.bandwidth.l2_partial_write_sectors_per_ns,
+        ) {
+            (Some(sectors), Some(per_ns)) => {
+                (sectors * SECTOR_BYTES as f64, sectors / per_ns * 1e-9)
+            }
+            _ => (0.0, 0.0),
+        };
         limiters.push(LimiterTime {
             name: "l2",
-            seconds: b / (gbs * 1e9),
+            seconds: (b - partial).max(0.0) / (gbs * 1e9) + partial_s,
         });
     }
     match (hw.bandwidth.l1_gbs, inputs.l1_bytes, inputs.l1_wavefronts) {
@@ -168,6 +192,15 @@ pub(crate) fn queueing(
             seconds: f / (g * clock_scale * 1e9),
         });
     }
+    // The dispatcher hands out blocks one at a time for the whole GPU, at a rate that does not
+    // follow the SM clock (empty blocks, tests/data/h200/store_patterns/launch_*.csv): launches
+    // of many small blocks go at its pace.
+    if let Some(ns) = hw.timing.block_launch_ns {
+        limiters.push(LimiterTime {
+            name: "launch",
+            seconds: launch.total_blocks as f64 * ns * 1e-9,
+        });
+    }
     let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);
 
     // The per-SM queueing model, in cycles of the SM clock.
@@ -185,13 +218,22 @@ pub(crate) fn queueing(
         .iter()
         .map(|l| l.seconds * sms / warps * cycles_per_s)
         .collect();
-    let delay = hw.timing.warp_latency_cycles() * inputs.rounds_per_warp.max(1.0);
+    let rounds = inputs.rounds_per_warp.max(1.0);
+    let loads_per_round = inputs.loads_per_round.unwrap_or_else(|| {
+        let loads = (launch.program.accesses.iter())
+            .filter(|a| a.kind == AccessKind::Load)
+            .count();
+        loads as f64 / rounds
+    });
+    let delay = hw.timing.round_latency_cycles(loads_per_round) * rounds;
     let throughput = mva_throughput(effective_warps, delay, &demands);
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
-    let blocks_per_sm = launch.total_blocks as f64 / sms;
+    // Only a block that takes over a slot another block left waits for it: the first wave's
+    // blocks start together (a launch of at most one wave turns nothing over).
     let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
+    let blocks_turning_over = (launch.total_blocks as f64 / sms - slots).max(0.0);
     let block_turnover_s =
-        hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_per_sm
+        hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_turning_over
             / (slots * slots)
             / cycles_per_s;
     let predicted_s = warps_per_sm / throughput / cycles_per_s

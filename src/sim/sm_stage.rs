@@ -1082,6 +1082,7 @@ impl SmWorker {
         c.store_requests += 1;
         for r in &self.coalescer.lines {
             c.store_sectors += r.sectors.count_ones() as u64;
+            c.store_partial_sectors += (r.sectors & !r.full_sectors()).count_ones() as u64;
             if !self.traffic {
                 continue;
             }

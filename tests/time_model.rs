@@ -1,0 +1,164 @@
+//! The time model's hardware rules against the measurements that settle them (issue 53): the
+//! block dispatcher's pace (empty blocks at two clocks), the L2's rate for partly written sectors
+//! (validation/store_patterns.cu), and the counts the simulator feeds them (partly written
+//! sectors, block counts) on the measured kernel families of tests/data/h200/.
+
+use gputraffic::Bound;
+use gputraffic::input::hw::HwConfig;
+use gputraffic::input::trace::Kernel;
+use gputraffic::launch::LaunchRequest;
+use gputraffic::sim::{Counts, SimOptions};
+use std::collections::BTreeMap;
+
+/// `ncu --csv --print-units base` export → per launch ID, metric → value (the program's own
+/// lines before the header are skipped).
+fn ncu(path: &str) -> BTreeMap<u32, BTreeMap<String, f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let start = text.find("\"ID\"").expect("an ncu header");
+    let mut rows = csv::Reader::from_reader(&text.as_bytes()[start..]);
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (id, name, value) = (col("ID"), col("Metric Name"), col("Metric Value"));
+    let mut out: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
+    for r in rows.records() {
+        let r = r.unwrap();
+        if let Ok(v) = r[value].replace(',', "").parse::<f64>() {
+            out.entry(r[id].parse().unwrap())
+                .or_default()
+                .insert(r[name].to_string(), v);
+        }
+    }
+    out
+}
+
+/// The launch lines of a launches file (comments and blank lines left out), split in words.
+fn launches(path: &str) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn the_dispatcher_hands_out_a_block_every_0_61_ns_at_either_clock() {
+    // empty_blocks: 16896 and 135168 blocks of 32 threads; the slope is the dispatcher's pace.
+    let dir = "tests/data/h200/store_patterns";
+    let blocks: Vec<f64> = launches(&format!("{dir}/launch.txt"))
+        .iter()
+        .map(|l| l[1].parse().unwrap())
+        .collect();
+    let hw = HwConfig::load("h200").unwrap();
+    let pace = hw.timing.block_launch_ns.unwrap();
+    for clock in ["base", "boost"] {
+        let m = ncu(&format!("{dir}/launch_{clock}.csv"));
+        let ns = |i: u32| m[&i]["gpu__time_duration.sum"];
+        let slope = (ns(1) - ns(0)) / (blocks[1] - blocks[0]);
+        assert!(
+            (slope / pace - 1.0).abs() < 0.03,
+            "{clock}: {slope} ns per block"
+        );
+        // 128- and 512-thread blocks go at the same pace (1024-thread ones are slower: each SM
+        // then takes one block at a time).
+        for i in [2, 3] {
+            assert!((ns(i) / ns(1) - 1.0).abs() < 0.01, "{clock} {i}");
+        }
+        let clock_hz = m[&1]["sm__cycles_elapsed.avg.per_second"];
+        let expected = if clock == "base" { 1.5e9 } else { 1.98e9 };
+        assert!(
+            (clock_hz / expected - 1.0).abs() < 0.01,
+            "{clock}: {clock_hz}"
+        );
+    }
+    // The kernels of one-warp blocks run at that pace: jacobi2d_f32, jacobi2d_f64,
+    // transpose_f32 on 8192^2 in 32x1 blocks (2^21 blocks) and triad_f32 on 2^25 (2^20 blocks).
+    let m = ncu("tests/data/h200/families/ncu.csv");
+    let lines = launches("tests/data/h200/families/launches.txt");
+    let mut checked = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if l[4] != "32" || l[5] != "1" {
+            continue;
+        }
+        let blocks = match l[0].as_str() {
+            "triad_f32" | "triad_f64" => l[1].parse::<f64>().unwrap() / 32.0,
+            "jacobi2d_f32" | "jacobi2d_f64" | "transpose_f32" => 8192.0 * 8192.0 / 32.0,
+            _ => continue,
+        };
+        let ns = m[&(i as u32)]["gpu__time_duration.sum"];
+        assert!(
+            (ns / (blocks * pace) - 1.0).abs() < 0.02,
+            "{l:?}: {ns} ns for {blocks} blocks"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+}
+
+#[test]
+fn the_l2_takes_69_partly_written_sectors_per_ns_whatever_their_bytes() {
+    let dir = "tests/data/h200/store_patterns";
+    let m = ncu(&format!("{dir}/ncu.csv"));
+    let lines = launches(&format!("{dir}/launches.txt"));
+    let hw = HwConfig::load("h200").unwrap();
+    let rate = hw.bandwidth.l2_partial_write_sectors_per_ns.unwrap();
+    let mut checked = 0;
+    for (i, l) in lines.iter().enumerate() {
+        // 32 lines per warp instruction: every sector is a lane's 4 or 16 bytes, never whole.
+        if !l[0].starts_with("store") || l[1] != "32" {
+            continue;
+        }
+        let r = &m[&(i as u32)];
+        let sectors = r["lts__t_sectors_srcunit_tex_op_write.sum"];
+        let lines_written: f64 = l[2].parse().unwrap();
+        let bytes_per_lane = if l[0] == "store_f4" { 16.0 } else { 4.0 };
+        assert_eq!(sectors, lines_written * 128.0 / bytes_per_lane, "{l:?}");
+        let per_ns = sectors / r["gpu__time_duration.sum"];
+        assert!((per_ns / rate - 1.0).abs() < 0.02, "{l:?}: {per_ns}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+    // Whole sectors to 16 lines per instruction (two float4 lanes each) go at DRAM speed: at
+    // least 129 line writes per ns, so the rate is one of partly written sectors, not of lines.
+    let i = lines
+        .iter()
+        .position(|l| l[0] == "store_f4" && l[1] == "16")
+        .unwrap();
+    let r = &m[&(i as u32)];
+    let line_writes = 2097152.0 * 8.0 / 32.0 * 16.0;
+    assert!(line_writes / r["gpu__time_duration.sum"] > 1.8 * rate);
+}
+
+fn simulate(trace: &str, block: [u32; 3], set: &[(&str, i64)]) -> Counts {
+    let text = std::fs::read_to_string(format!("traces/{trace}.toml")).unwrap();
+    let k = Kernel::parse(&text, "test.toml").unwrap();
+    let req = LaunchRequest {
+        block: Some(block),
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..Default::default()
+    };
+    let b = Bound::new(k, "h200", &req).unwrap();
+    gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+}
+
+#[test]
+fn a_transposes_stores_are_partly_written_sectors_and_a_copys_are_whole() {
+    let set = [("nx", 256), ("ny", 256)];
+    // 32-wide blocks: each lane's 4 bytes land in a line of their own.
+    let c = simulate("transpose-naive", [32, 8, 1], &set);
+    assert_eq!(c.l1.store_sectors, 256 * 256);
+    assert_eq!(c.l1.store_partial_sectors, c.l1.store_sectors);
+    // 8x32 blocks: 8 lines of 4 consecutive floats, 16 of a sector's 32 bytes.
+    let c = simulate("transpose-naive", [8, 32, 1], &set);
+    assert_eq!(c.l1.store_sectors, 256 * 256 / 4);
+    assert_eq!(c.l1.store_partial_sectors, c.l1.store_sectors);
+    // A copy's warps write whole lines.
+    let c = simulate("copy", [32, 8, 1], &[("nx", 64), ("ny", 64), ("nz", 8)]);
+    assert!(c.l1.store_sectors > 0);
+    assert_eq!(c.l1.store_partial_sectors, 0);
+    // The time model reads them.
+    let inputs = c.time_inputs();
+    assert_eq!(inputs.l2_partial_write_sectors, Some(0.0));
+    let loads = c.l1.load_requests as f64 / c.active_warps as f64;
+    assert_eq!(inputs.loads_per_round, Some(loads));
+}
