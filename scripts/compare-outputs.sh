@@ -56,36 +56,57 @@ variant() {
         "$work/base.toml" >"$out"
 }
 
+# Every policy the config enum names (`Replacement` in src/input/hw.rs; serde takes its
+# variants' names in lowercase), so that a new policy is compared without editing this script.
+policies=$(awk '/^pub enum Replacement \{/ { inside = 1; next }
+    inside && /^\}/ { exit }
+    inside && /^    [A-Z][A-Za-z]*,$/ { sub(/^ +/, ""); sub(/,$/, ""); print tolower($0) }' src/input/hw.rs)
+if [[ $(echo "$policies" | wc -w) -lt 2 ]]; then
+    echo "compare-outputs.sh: no replacement policies found in src/input/hw.rs" >&2
+    exit 2
+fi
+
 mkdir -p "$work/hw"
 cp hw-configs/h200.toml "$work/base.toml"
 l1_line='replacement = "plru"              # 66-77'
 l2_line='replacement = "lru"               # [ways]'
 l2_ways='ways = 16                         # [ways]'
 l1_indexing='set_indexing = "xor-fold"'
-for p in lru fifo random srrip; do
-    variant "$l1_line" "replacement = \"$p\"" "$work/hw/l1-$p.toml"
+# The shipped h200 has a tree-PLRU L1 and an LRU L2.
+for p in $policies; do
+    if [[ $p != plru ]]; then
+        variant "$l1_line" "replacement = \"$p\"" "$work/hw/l1-$p.toml"
+    fi
+    if [[ $p != lru ]]; then
+        variant "$l2_line" "replacement = \"$p\"" "$work/hw/l2-$p.toml"
+    fi
 done
-for p in plru fifo random srrip; do
-    variant "$l2_line" "replacement = \"$p\"" "$work/hw/l2-$p.toml"
-done
+# The near-line limit is allowed under these two (Replacement::allows_local_ways).
 for p in lru plru; do
     variant "$l2_line" "replacement = \"$p\"
 local_ways = 11" "$work/hw/l2-$p-local-ways.toml"
 done
-for p in lru fifo srrip random; do
+# 12 ways, not a power of two: LRU by stamps (tree-PLRU refuses it).
+for p in $policies; do
+    if [[ $p == plru ]]; then
+        continue
+    fi
     variant "$l2_ways" "ways = 12" "$work/twelve.toml"
     cp "$work/base.toml" "$work/base.bak"
     cp "$work/twelve.toml" "$work/base.toml"
     variant "$l2_line" "replacement = \"$p\"" "$work/hw/l2-12way-$p.toml"
     cp "$work/base.bak" "$work/base.toml"
 done
-# The measured L1 index: 512 sets of 4 LRU ways (an LRU order word) under the capacity limit.
-variant "$l1_line" 'replacement = "lru"' "$work/l1-lru.toml"
+# The measured L1 index, 512 sets of 4 ways, under each policy: the cache holds fewer lines
+# than its ways, so its capacity limit evicts too (Cache::with_capacity_lines).
 cp "$work/base.toml" "$work/base.bak"
-cp "$work/l1-lru.toml" "$work/base.toml"
 variant "ways = 16                         # 124 sets" "ways = 4" "$work/l1-4.toml"
 cp "$work/l1-4.toml" "$work/base.toml"
-variant "$l1_indexing" 'set_indexing = "xor-matrix"' "$work/hw/l1-xor-matrix-lru.toml"
+variant "$l1_indexing" 'set_indexing = "xor-matrix"' "$work/l1-matrix.toml"
+cp "$work/l1-matrix.toml" "$work/base.toml"
+for p in $policies; do
+    variant "$l1_line" "replacement = \"$p\"" "$work/hw/l1-xor-matrix-$p.toml"
+done
 cp "$work/base.bak" "$work/base.toml"
 
 # One line per run: a name for it, then the gputraffic arguments.

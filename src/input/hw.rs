@@ -199,7 +199,7 @@ impl Replacement {
 
     /// Whether the split L2's limit on near-side lines (`l2.local_ways`) may be used with the
     /// policy: the two it was built and measured with, where the limit's recency follows the
-    /// policy's own (LRU) or stands in for it (tree-PLRU).
+    /// policy's own (LRU) or stands in for it (tree-PLRU). `check` names them in its error.
     pub fn allows_local_ways(self) -> bool {
         match self {
             Replacement::Lru | Replacement::Plru => true,
@@ -1714,6 +1714,28 @@ mod tests {
         let err = HwConfig::parse(&plru, "bad.toml").unwrap_err();
         assert!(err.message.contains("l2.replacement"), "{}", err.message);
         assert!(err.message.contains("power of two"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_near_side_way_limit_takes_lru_and_tree_plru_and_refuses_the_others() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        for policy in ["lru", "plru", "fifo", "random", "srrip"] {
+            let text = with_l2_policy(h200, policy).replace(
+                &format!("replacement = \"{policy}\" # [ways]"),
+                &format!("local_ways = 11\nreplacement = \"{policy}\" # [ways]"),
+            );
+            assert!(text.contains("local_ways = 11"));
+            match HwConfig::parse(&text, "h200.toml") {
+                Ok(hw) => {
+                    assert!(["lru", "plru"].contains(&policy), "{policy} was accepted");
+                    assert_eq!(hw.l2.local_ways, Some(11));
+                }
+                Err(err) => {
+                    assert!(!["lru", "plru"].contains(&policy), "{policy}: {err}");
+                    assert!(err.message.contains("l2.local_ways needs"), "{}", err.message);
+                }
+            }
+        }
     }
 
     #[test]

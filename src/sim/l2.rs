@@ -32,8 +32,8 @@ use crate::input::hw::HwConfig;
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Evicted, Geometry, SetIndexer};
 use crate::sim::coalesce::full_sectors;
-use crate::sim::replacement::ReplacementState;
 use crate::sim::dram::{CompulsoryLog, CompulsoryTracker, DramCounters};
+use crate::sim::replacement::ReplacementState;
 use hashbrown::HashMap;
 
 /// Shards the L2 is split into for the parallel replay (when its replacement keeps the sets

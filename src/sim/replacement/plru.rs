@@ -50,7 +50,11 @@ impl PlruPath {
 impl Plru {
     /// An empty cache of `sets` sets of `ways` ways (a power of two, at most 32).
     pub fn new(sets: usize, ways: usize) -> Plru {
-        debug_assert!(crate::input::hw::Replacement::Plru.check_ways(ways as u32).is_ok());
+        debug_assert!(
+            crate::input::hw::Replacement::Plru
+                .check_ways(ways as u32)
+                .is_ok()
+        );
         Plru {
             tree: vec![0; sets],
             paths: (0..ways).map(|w| PlruPath::to_way(w, ways)).collect(),
