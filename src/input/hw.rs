@@ -1732,7 +1732,11 @@ mod tests {
                 }
                 Err(err) => {
                     assert!(!["lru", "plru"].contains(&policy), "{policy}: {err}");
-                    assert!(err.message.contains("l2.local_ways needs"), "{}", err.message);
+                    assert!(
+                        err.message.contains("l2.local_ways needs"),
+                        "{}",
+                        err.message
+                    );
                 }
             }
         }
