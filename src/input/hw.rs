@@ -180,6 +180,34 @@ pub enum Replacement {
     Srrip,
 }
 
+/// What the configuration needs to know of each policy (its state and hooks are in
+/// `src/sim/replacement/`, one module per policy, which rely on these checks).
+impl Replacement {
+    /// Whether the policy runs on sets of `ways` ways: `Err` says what it needs.
+    pub fn check_ways(self, ways: u32) -> std::result::Result<(), String> {
+        match self {
+            Replacement::Plru if !ways.is_power_of_two() || ways > 32 => Err(format!(
+                "needs a power of two of at most 32 ways (got {ways})"
+            )),
+            Replacement::Lru
+            | Replacement::Fifo
+            | Replacement::Random
+            | Replacement::Plru
+            | Replacement::Srrip => Ok(()),
+        }
+    }
+
+    /// Whether the split L2's limit on near-side lines (`l2.local_ways`) may be used with the
+    /// policy: the two it was built and measured with, where the limit's recency follows the
+    /// policy's own (LRU) or stands in for it (tree-PLRU). `check` names them in its error.
+    pub fn allows_local_ways(self) -> bool {
+        match self {
+            Replacement::Lru | Replacement::Plru => true,
+            Replacement::Fifo | Replacement::Random | Replacement::Srrip => false,
+        }
+    }
+}
+
 /// How a line address selects its set.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -796,7 +824,7 @@ impl HwConfig {
                     l2.ways
                 ));
             }
-            if !matches!(l2.replacement, Replacement::Lru | Replacement::Plru) {
+            if !l2.replacement.allows_local_ways() {
                 return Err("l2.local_ways needs l2.replacement = \"lru\" or \"plru\"".into());
             }
         }
@@ -872,17 +900,17 @@ impl HwConfig {
         ])
     }
 
-    /// Tree PLRU needs a power of two of at most 32 ways, in either cache.
+    /// Each cache's way count suits its replacement policy ([`Replacement::check_ways`]).
     fn check_replacement(&self) -> std::result::Result<(), String> {
         for (level, ways, policy) in [
             ("l1", self.l1.ways, self.l1.replacement),
             ("l2", self.l2.ways, self.l2.replacement),
         ] {
-            if policy == Replacement::Plru && (!ways.is_power_of_two() || ways > 32) {
-                return Err(format!(
-                    "{level}.replacement = \"plru\" needs a power of two of at most 32 ways (got {ways})"
-                ));
-            }
+            // serde's name of a policy is its variant's, lowercased.
+            let name = format!("{policy:?}").to_lowercase();
+            policy
+                .check_ways(ways)
+                .map_err(|why| format!("{level}.replacement = \"{name}\" {why}"))?;
         }
         Ok(())
     }
@@ -1737,6 +1765,32 @@ mod tests {
         let err = HwConfig::parse(&plru, "bad.toml").unwrap_err();
         assert!(err.message.contains("l2.replacement"), "{}", err.message);
         assert!(err.message.contains("power of two"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_near_side_way_limit_takes_lru_and_tree_plru_and_refuses_the_others() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        for policy in ["lru", "plru", "fifo", "random", "srrip"] {
+            let text = with_l2_policy(h200, policy).replace(
+                &format!("replacement = \"{policy}\" # [ways]"),
+                &format!("local_ways = 11\nreplacement = \"{policy}\" # [ways]"),
+            );
+            assert!(text.contains("local_ways = 11"));
+            match HwConfig::parse(&text, "h200.toml") {
+                Ok(hw) => {
+                    assert!(["lru", "plru"].contains(&policy), "{policy} was accepted");
+                    assert_eq!(hw.l2.local_ways, Some(11));
+                }
+                Err(err) => {
+                    assert!(!["lru", "plru"].contains(&policy), "{policy}: {err}");
+                    assert!(
+                        err.message.contains("l2.local_ways needs"),
+                        "{}",
+                        err.message
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -28,15 +28,16 @@
 //! the simulation, once it knows how long a tick lasts, takes the reads that came within the
 //! first one's latency out of the L2's reads ([`merged_reads`]).
 
-use crate::input::hw::{HwConfig, Replacement};
+use crate::input::hw::HwConfig;
 use crate::metrics::LINE_SHIFT;
 use crate::sim::cache::{Cache, Evicted, Geometry, SetIndexer};
 use crate::sim::coalesce::full_sectors;
 use crate::sim::dram::{CompulsoryLog, CompulsoryTracker, DramCounters};
+use crate::sim::replacement::ReplacementState;
 use hashbrown::HashMap;
 
-/// Shards the L2 is split into for the parallel replay (when its replacement allows: random
-/// replacement draws from one generator per cache, which couples the sets).
+/// Shards the L2 is split into for the parallel replay (when its replacement keeps the sets
+/// independent: [`ReplacementState::sets_are_independent`]).
 pub const SHARDS: usize = 32;
 
 /// The longest gap, in ticks, between a far miss and the home side's read (or a home-side miss
@@ -363,12 +364,12 @@ impl L2Router {
     }
 
     /// The router for `hw`'s L2 (`infinite`: partitions that never evict), `shards` at most;
-    /// one shard where the replacement is random.
+    /// one shard where the replacement couples the sets.
     pub fn new(hw: &HwConfig, infinite: bool, shards: usize) -> L2Router {
         let c = &hw.l2;
         let geometry = partition_geometry(hw);
         // A power of two, so that shard and local set are a mask and a shift.
-        let shards = if c.replacement == Replacement::Random {
+        let shards = if !ReplacementState::sets_are_independent(c.replacement) {
             1
         } else {
             let most = shards.clamp(1, geometry.sets.max(1));

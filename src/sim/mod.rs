@@ -21,6 +21,7 @@ pub mod data_stage;
 pub mod dram;
 pub mod l2;
 pub mod queueing;
+pub mod replacement;
 pub mod sample;
 pub mod schedule;
 pub mod sm_stage;
