@@ -41,7 +41,10 @@ pub enum Index {
     XorFold,
     /// Bit i of the set is the parity of `line & masks[i]`; bits from `hashed_from` up add a
     /// pseudo-random value.
-    XorMatrix { masks: Vec<u64>, hashed_from: Option<u32> },
+    XorMatrix {
+        masks: Vec<u64>,
+        hashed_from: Option<u32>,
+    },
     /// Runs of `sets` partition-local lines (the pair bit left out) each fill every set once, in
     /// a permuted order shifted per run.
     Balanced { pair_bit: Option<u32> },
@@ -319,6 +322,10 @@ impl Cache {
 
     /// Every line held.
     pub fn lines(&self) -> impl Iterator<Item = &Line> {
-        self.sets.iter().flatten().filter(|w| w.tag.is_some()).map(|w| &w.line)
+        self.sets
+            .iter()
+            .flatten()
+            .filter(|w| w.tag.is_some())
+            .map(|w| &w.line)
     }
 }

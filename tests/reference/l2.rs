@@ -59,8 +59,8 @@ pub struct ReferenceL2 {
     fill_sectors: u32,
     /// Bytes written so far of sectors dirty but not wholly written, by line.
     partial: HashMap<u64, u128>,
-    /// Compulsory tracking: fill units read once (by line, a bit per sector of the unit's
-    /// first sector) and sectors wholly written before any read.
+    /// Compulsory tracking, by line: the fill units fetched (all their sectors' bits set) and
+    /// the sectors wholly written by a store.
     units_read: HashMap<u64, u8>,
     written_whole: HashMap<u64, u8>,
     /// Compulsory DRAM read sectors.
@@ -107,20 +107,21 @@ impl ReferenceL2 {
         ((line << 7) & self.home_mask).count_ones() as usize % 2
     }
 
-    /// `sectors` rounded out to whole fill units.
-    fn fill_units(&self, sectors: u8) -> u8 {
-        round_to_units(self.fill_sectors, sectors)
-    }
-
-    /// The compulsory reads of a read (or atomic) of `sectors` of `line`: the first read of a
-    /// fill unit fetches its sectors not wholly written before.
+    /// The compulsory reads of a read (or atomic) of `sectors` of `line`: a fill unit is fetched
+    /// by the first read that wants one of its sectors not wholly written before (a read of
+    /// written sectors only needs no DRAM), and brings its sectors that were not.
     fn compulsory_read(&mut self, line: u64, sectors: u8) {
-        let units = self.fill_units(sectors);
-        let read = self.units_read.entry(line).or_default();
-        let fresh = units & !*read;
-        *read |= units;
+        let unit = self.fill_sectors as u8;
         let written = self.written_whole.get(&line).copied().unwrap_or(0);
-        self.compulsory_reads += (fresh & !written).count_ones() as u64;
+        let fetched = self.units_read.entry(line).or_default();
+        for first in (0..4).step_by(unit as usize) {
+            let mask = (((1u16 << unit) - 1) as u8) << first;
+            let wanted = sectors & mask;
+            if wanted != 0 && *fetched & mask == 0 && wanted & !written != 0 {
+                *fetched |= mask;
+                self.compulsory_reads += (mask & !written).count_ones() as u64;
+            }
+        }
     }
 
     /// Counts a DRAM read of `sectors` of `line`; their partial bytes are whole again.

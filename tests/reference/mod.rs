@@ -133,7 +133,12 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     let order = hw.dispatch_order();
     for _ in 0..per_sm {
         for &sm in &order {
-            dispatch(launch, &mut sms[sm as usize], &mut next_block, &mut mem.counts)?;
+            dispatch(
+                launch,
+                &mut sms[sm as usize],
+                &mut next_block,
+                &mut mem.counts,
+            )?;
         }
     }
     // Slots freed and waiting for their SM to come back: (tick it comes back, free order, SM).
@@ -297,7 +302,8 @@ fn pass_up_turns(sm: &mut Sm, turn_skip: f32, warp_drift: f32) {
         let (block, warp) = (w.block as u64, w.warp as u64);
         let draw = unit((block << 32) ^ (warp << 16) ^ w.turns as u64);
         let warp_unit = unit((block << 20) ^ warp ^ 0x5eed);
-        if draw >= turn_skip + warp_drift || draw >= turn_skip * unit(block) + warp_drift * warp_unit
+        if draw >= turn_skip + warp_drift
+            || draw >= turn_skip * unit(block) + warp_drift * warp_unit
         {
             return;
         }
@@ -508,9 +514,9 @@ fn shared_cost(addrs: &[Option<u64>; 32], bytes: u32, store: bool) -> (u64, u64)
         (first..=last.min(first + 3)).collect()
     };
     let depth = |lanes: &[Option<u64>]| bank_depth(lanes.iter().flatten().copied(), words);
-    let quads_two_addresses = addrs.chunks(4).all(|q| {
-        q.iter().flatten().collect::<BTreeSet<_>>().len() <= 2
-    });
+    let quads_two_addresses = addrs
+        .chunks(4)
+        .all(|q| q.iter().flatten().collect::<BTreeSet<_>>().len() <= 2);
     let pairs = !store && phase < 32 && quads_two_addresses;
     let phases: Vec<&[Option<u64>]> = addrs.chunks(phase).collect();
     let (mut wavefronts, mut conflicts) = (0, 0);
