@@ -470,10 +470,10 @@ const CASES: u32 = 1000;
 /// Random small kernels (guards, loops with lane-dependent counts and early exits, `if`s,
 /// atomics, partial and vector accesses, shared accesses, load runs) on random small GPUs (1–6
 /// SMs, tiny L1s and L2s, every replacement policy and set indexing, one or two L2 partitions,
-/// fill units of 1–4 sectors, near-way limits, turn skip, warp drift, turnover): every counter
-/// of production equals the reference's, or both fail. The cases must bind and simulate (at
-/// least 90%), and each counter must be nonzero in some of them, so that the comparison is not
-/// of zeros.
+/// fill units of 1–4 sectors, near-way limits, turn skip, warp drift, turnover), production
+/// running in chunks of 1 to 4096 ticks: every counter of production equals the reference's,
+/// or both fail. The cases must bind and simulate (at least 90%), and each counter must be
+/// nonzero in some of them, so that the comparison is not of zeros.
 #[test]
 fn random_small_kernels_count_as_the_reference_counts() {
     use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
@@ -494,13 +494,14 @@ fn random_small_kernels_count_as_the_reference_counts() {
             prop::sample::select(vec![4u32, 8]),
         ),
         prop::sample::select(vec![0u32, 1, 2, 5]),
+        prop::sample::select(vec![1u32, 7, 64, 4096]),
     );
     // (cases simulated, cases where both failed, cases where each counter is nonzero)
     let seen = RefCell::new((0u32, 0u32, vec![0u32; COUNTERS.len()]));
     let mut runner = TestRunner::new(config);
     let result = runner.run(
         &strategy,
-        |(steps, g, n, block, elements, loads_per_run)| {
+        |(steps, g, n, block, elements, loads_per_run, chunk_ticks)| {
             let text = kernel_text(&steps, n, block, [elements.0, elements.1], loads_per_run);
             let kernel =
                 Kernel::parse(&text, "random.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -509,7 +510,12 @@ fn random_small_kernels_count_as_the_reference_counts() {
             let Ok(launch) = Launch::new(&kernel, &hw, &LaunchRequest::default()) else {
                 return Ok(());
             };
-            let production = simulate(&launch, &hw, &SimOptions::default());
+            // Chunks as short as a tick: runs of loads and the L2's replay cut anywhere.
+            let options = SimOptions {
+                chunk_ticks,
+                ..SimOptions::default()
+            };
+            let production = simulate(&launch, &hw, &options);
             let slow = reference::simulate(&launch, &hw);
             let diff = match (&production, &slow) {
                 (Ok(p), Ok(r)) => differences(p, r),
