@@ -1,9 +1,9 @@
 //! Differential tests: the production pipeline (`gputraffic::sim::simulate`) against the
 //! reference simulator of `tests/reference/` (tick by tick, lane by lane, one request at a
 //! time, plain caches), every counter equal. The timing-dependent corrections (the L2
-//! coalescer's merges, the far-read races) and the dispatcher's GPC chain are switched off in
-//! the config given to both (`without_timing_corrections`); what the reference covers and leaves
-//! out is in docs/testing.md.
+//! coalescer's merges, the far-read races) are switched off in the config given to both
+//! (`without_timing_corrections`); what the reference covers and leaves out is in
+//! docs/testing.md.
 //!
 //! `random_small_kernels_count_as_the_reference_counts` runs in CI; the shipped traces on every
 //! shipped GPU are opt-in: `cargo test --release --test differential -- --ignored`.
@@ -18,12 +18,11 @@ use gputraffic::sim::counters::values;
 use gputraffic::sim::{Counts, SimOptions, simulate};
 use proptest::prelude::*;
 
-/// `hw` with the timing-dependent corrections off: no L2 coalescer, no far-read races, no GPC
-/// chain (the reference has none of them).
+/// `hw` with the timing-dependent corrections off: no L2 coalescer, no far-read races (the
+/// reference has neither).
 fn without_timing_corrections(mut hw: HwConfig) -> HwConfig {
     hw.l2.coalescer_survival.clear();
     hw.l2.far_read_extra_ns = None;
-    hw.schedule.gpc_window_ns = None;
     hw
 }
 
@@ -331,6 +330,7 @@ struct Gpu {
     home_bit: (u32, u32),
     local_ways: Option<u32>,
     schedule: (bool, usize, u32, bool),
+    chain: usize,
 }
 
 const POLICIES: [Replacement; 5] = [
@@ -362,9 +362,10 @@ fn gpu() -> impl Strategy<Value = Gpu> {
         (7..12u32, 1..4u32),
         prop::option::weighted(0.3, 1..4u32),
         (any::<bool>(), 0..3usize, 0..3u32, prop::bool::weighted(0.2)),
+        0..3usize,
     )
         .prop_map(
-            |((sms, gpcs, max_blocks), l1, l2, home_bit, local_ways, schedule)| Gpu {
+            |((sms, gpcs, max_blocks), l1, l2, home_bit, local_ways, schedule, chain)| Gpu {
                 sms,
                 gpcs,
                 max_blocks,
@@ -373,6 +374,7 @@ fn gpu() -> impl Strategy<Value = Gpu> {
                 home_bit,
                 local_ways,
                 schedule,
+                chain,
             },
         )
 }
@@ -395,6 +397,8 @@ fn hw_of(g: &Gpu) -> HwConfig {
     s.turn_skip = [None, Some(0.02), Some(0.3)][skip];
     s.turnover_turns = (turnover > 0).then_some(turnover);
     s.warp_drift = drift.then_some(0.2);
+    // The GPC chain: none, the shipped window, or one wide enough to chain nearly every block.
+    s.gpc_window_ns = [None, Some(4.5), Some(1e6)][g.chain];
     let (sets, ways, policy, indexing, cached) = g.l1;
     let l1 = &mut hw.l1;
     l1.driver_carveouts.clear();
@@ -470,7 +474,7 @@ const CASES: u32 = 1000;
 /// Random small kernels (guards, loops with lane-dependent counts and early exits, `if`s,
 /// atomics, partial and vector accesses, shared accesses, load runs) on random small GPUs (1–6
 /// SMs, tiny L1s and L2s, every replacement policy and set indexing, one or two L2 partitions,
-/// fill units of 1–4 sectors, near-way limits, turn skip, warp drift, turnover), production
+/// fill units of 1–4 sectors, near-way limits, turn skip, warp drift, turnover, GPC chain), production
 /// running in chunks of 1 to 4096 ticks: every counter of production equals the reference's,
 /// or both fail. The cases must bind and simulate (at least 90%), and each counter must be
 /// nonzero in some of them, so that the comparison is not of zeros.
@@ -616,8 +620,8 @@ const SMALL: [(&str, i64); 11] = [
     ("passes", 2),
 ];
 
-/// Every shipped trace at a small size on every shipped GPU (timing-dependent corrections and
-/// the GPC chain off): production counts what the reference counts. Opt-in, as it takes
+/// Every shipped trace at a small size on every shipped GPU (timing-dependent corrections off,
+/// the GPC chain on where the GPU has it): production counts what the reference counts. Opt-in, as it takes
 /// minutes: `cargo test --release --test differential -- --ignored --nocapture`.
 #[test]
 #[ignore]

@@ -8,21 +8,22 @@
 //! in global order: tick, then SM) through the L2 partitions and DRAM, all plain
 //! set-associative caches ([`cache`], [`l2`]). None of production's run-length issue, line
 //! patterns, block footprint tables, shards, chunks or sampling is here, and nothing of
-//! `gputraffic::sim` is used but the [`Counts`] struct the results are written into.
+//! `gputraffic::sim` is used but the [`Counts`] struct the results are written into and the GPC
+//! chain's chance.
 //!
 //! Shared with production: the parsed trace and hw config, the bound launch ([`Launch`]: its
 //! arrays, occupancy, L1 size, compiled index expressions and predicates), the warp walker
-//! [`WarpCursor`] (the SIMT control flow of `launch::control`) and the launch's instruction
-//! stream totals (`launch::stream`, for the turnover's mean turn). Restated here from
-//! docs/model.md: the set index functions, the replacement policies, the schedule's hashes
-//! (`free_order`, the turn skip's draws), the coalescer, the data-stage and shared-memory bank
-//! rules and every L1, L2 and DRAM rule.
+//! [`WarpCursor`] (the SIMT control flow of `launch::control`), the launch's instruction stream
+//! totals (`launch::stream`, for the turnover's mean turn) and the chance of the dispatcher's GPC
+//! chain (`sim::gpc_chain_chance`, a time-model estimate made before the simulation; the chain
+//! itself is the reference's). Restated here from docs/model.md: the set index functions, the
+//! replacement policies, the schedule's hashes (`free_order`, the turn skip's draws), the
+//! coalescer, the data-stage and shared-memory bank rules and every L1, L2 and DRAM rule.
 //!
 //! Not covered (the differential tests switch them off in production's config, or do not
 //! generate them): the L2 coalescer's merges and the far-read races (timing-dependent
-//! corrections applied after the simulation), the dispatcher's GPC chain (its chance comes from
-//! the time model), an `xor-matrix` L1 whose tags hold more than its data (`evict_anywhere`),
-//! infinite caches and sampled simulation.
+//! corrections applied after the simulation), an `xor-matrix` L1 whose tags hold more than its
+//! data (`evict_anywhere`), infinite caches and sampled simulation.
 
 pub mod cache;
 pub mod l2;
@@ -80,6 +81,13 @@ struct Memory {
     footprints: HashMap<u32, HashSet<(u64, u8)>>,
 }
 
+/// Which freed slot of the GPC the dispatcher's chain takes. docs/model.md says the next in line
+/// (the slot that would take the next block anyway); production takes the last in line (the
+/// least of the scheduler's `Reverse` heap entries is its greatest slot), a known disagreement
+/// whose fix changes the validated counts (docs/testing.md, "What it found"). Flip to `false`
+/// with the production fix.
+const CHAIN_TAKES_LAST_IN_LINE: bool = true;
+
 /// A 64-bit mix of `key` (the schedule's hash).
 fn mix(key: u64) -> u64 {
     let h = key.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -99,10 +107,6 @@ fn free_order(block: u32) -> u32 {
 /// Simulates `launch` on `hw` the slow, simple way. Panics on a configuration it does not
 /// cover (see the module's documentation).
 pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
-    assert!(
-        hw.schedule.gpc_window_ns.unwrap_or(0.0) <= 0.0,
-        "the reference has no GPC chain"
-    );
     assert!(
         hw.l2.coalescer_survival.is_empty() && hw.l2.far_read_extra_ns.unwrap_or(0.0) <= 0.0,
         "the reference has no timing-dependent L2 corrections"
@@ -141,7 +145,13 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
             )?;
         }
     }
-    // Slots freed and waiting for their SM to come back: (tick it comes back, free order, SM).
+    // The dispatcher's chance to keep to the GPC of the last block: a time-model estimate of
+    // the launch, taken from production as an input (the chain itself is the reference's).
+    let chain =
+        gputraffic::sim::gpc_chain_chance(launch, hw, &StreamTotals::of_launch(launch, burst)?);
+    let gpc = hw.gpc_of_sms();
+    // Slots freed and waiting for their SM to come back: (tick it comes back, free order, SM,
+    // ticks it sits out).
     let mut waiting: BTreeSet<(u64, u32, usize, u64)> = BTreeSet::new();
     let mut tick = 0u64;
     loop {
@@ -155,7 +165,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
             if turn_skip > 0.0 || warp_drift > 0.0 {
                 pass_up_turns(sm, turn_skip, warp_drift);
             }
-            let finished = issue(launch, hw, burst, sm, id, &mut mem)?;
+            let finished = issue(launch, burst, sm, id, &mut mem)?;
             sm.clock = tick + 1;
             if let Some((block, warps)) = finished {
                 let pause = warps as u64 * turnover_ticks;
@@ -169,7 +179,25 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
                 break;
             }
             waiting.remove(&first);
-            dispatch(launch, &mut sms[first.2], &mut next_block, &mut mem.counts)?;
+            let (ready, mut sm) = (first.0, first.2);
+            // With the chance drawn from the block it took, the next block goes to the slot next
+            // in line among those another SM of the same GPC has freed by now.
+            while let Some(b) = dispatch(launch, &mut sms[sm], &mut next_block, &mut mem.counts)? {
+                if chain <= 0.0 || unit(b as u64 ^ 0xC4A1_9E57) >= chain {
+                    break;
+                }
+                let mut eligible = (waiting.iter())
+                    .filter(|w| w.2 != sm && gpc[w.2] == gpc[sm] && w.0 <= ready + w.3);
+                let same_gpc = if CHAIN_TAKES_LAST_IN_LINE {
+                    eligible.next_back()
+                } else {
+                    eligible.next()
+                }
+                .copied();
+                let Some(next) = same_gpc else { break };
+                waiting.remove(&next);
+                sm = next.2;
+            }
         }
         tick += 1;
     }
@@ -230,13 +258,13 @@ fn l1_cache(hw: &HwConfig, bytes: u64) -> Cache {
 }
 
 /// Puts the next block that has a live warp on `sm` (blocks whose warps issue nothing finish
-/// at once). Nothing when every block is dispatched.
+/// at once) and returns it; `None` when every block is dispatched.
 fn dispatch<'a>(
     launch: &'a Launch,
     sm: &mut Sm<'a>,
     next_block: &mut u64,
     counts: &mut Counts,
-) -> Result<()> {
+) -> Result<Option<u32>> {
     while *next_block < launch.total_blocks {
         let block = *next_block as u32;
         *next_block += 1;
@@ -260,10 +288,10 @@ fn dispatch<'a>(
         }
         if warps > 0 {
             sm.live.insert(block, (warps, warps));
-            return Ok(());
+            return Ok(Some(block));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The lanes of warp `w` of `block` that exist and pass the guard.
@@ -315,7 +343,6 @@ fn pass_up_turns(sm: &mut Sm, turn_skip: f32, warp_drift: f32) {
 /// returns the block (and the warps it brought) when that was its last instruction.
 fn issue(
     launch: &Launch,
-    hw: &HwConfig,
     burst: bool,
     sm: &mut Sm,
     id: usize,
@@ -351,7 +378,7 @@ fn issue(
             }
         }
     }
-    memory(launch, hw, sm.l1.as_mut(), id, block, warp, &step, mem)?;
+    memory(launch, sm.l1.as_mut(), id, block, warp, &step, mem)?;
     if following.is_none() {
         let live = sm.live.get_mut(&block).expect("a resident block");
         live.0 -= 1;
@@ -546,10 +573,8 @@ fn shared_cost(addrs: &[Option<u64>; 32], bytes: u32, store: bool) -> (u64, u64)
 }
 
 /// One warp instruction through the SM's L1 and on to the L2.
-#[allow(clippy::too_many_arguments)]
 fn memory(
     launch: &Launch,
-    hw: &HwConfig,
     l1: Option<&mut Cache>,
     sm: usize,
     block: u32,
@@ -631,6 +656,5 @@ fn memory(
             }
         }
     }
-    let _ = hw;
     Ok(())
 }
