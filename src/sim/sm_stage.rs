@@ -289,7 +289,8 @@ impl FastIndex {
 #[derive(Debug)]
 pub struct GenContext {
     accesses: Vec<PreparedAccess>,
-    /// Per distinct (threadIdx) coefficient triple: byte offset of each thread of the block.
+    /// Per distinct (threadIdx coefficient triple, element size): byte offset of each thread of
+    /// the block.
     lane_tables: Vec<Vec<i64>>,
     /// Lanes of each warp of the block that exist (the last warp may be partial).
     full_masks: Vec<u32>,
@@ -312,7 +313,10 @@ impl GenContext {
     /// Prepares the launch's accesses: affine indices get per-lane offset tables and, with
     /// `line_patterns`, full warps of them their coalesced lines (`LinePatterns`).
     pub fn new(launch: &Launch, line_patterns: bool) -> GenContext {
-        let mut triples: Vec<[i64; 3]> = Vec::new();
+        // A lane table holds byte offsets: one per (threadIdx coefficients, element size), as
+        // two accesses with the same coefficients on arrays of other element sizes move their
+        // lanes by other numbers of bytes.
+        let mut triples: Vec<([i64; 3], i64)> = Vec::new();
         let mut lane_tables: Vec<Vec<i64>> = Vec::new();
         let threads = launch.occupancy.warps_per_block * WARP_SIZE as u32;
         let mut accesses = launch
@@ -328,10 +332,10 @@ impl GenContext {
                         f.coef[SLOT_THREAD + 1],
                         f.coef[SLOT_THREAD + 2],
                     ];
-                    let lane_table = match triples.iter().position(|x| *x == t) {
+                    let lane_table = match triples.iter().position(|x| *x == (t, elem)) {
                         Some(i) => i,
                         None => {
-                            triples.push(t);
+                            triples.push((t, elem));
                             lane_tables.push(
                                 (0..threads)
                                     .map(|tid| {
