@@ -613,6 +613,11 @@ fn memory(
             // Write-through, never allocating, leaving the L1's lines as they are.
             for r in coalesce(&addrs, a.bytes) {
                 c.store_sectors += r.sectors.count_ones() as u64;
+                // a sector is written whole when its 32 bits of the byte mask are all set
+                let whole = (0..4)
+                    .filter(|s| (r.bytes >> (32 * s)) as u32 == u32::MAX)
+                    .fold(0u8, |m, s| m | 1 << s);
+                c.store_partial_sectors += (r.sectors & !whole).count_ones() as u64;
                 mem.l2.write(sm, r.line, r.sectors, r.bytes);
             }
         }
