@@ -457,10 +457,15 @@ struct RankArgs {
     /// config), where the kernel could not run.
     #[arg(long)]
     exceed_memory: bool,
+    /// Simulate every shape exactly. Without it, every shape is screened (a sampled simulation
+    /// of a few waves) and only those that may be the fastest are simulated exactly.
+    #[arg(long)]
+    exact: bool,
 }
 
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
+    let mode = gputraffic::request::rank_mode(a.launch.sample, a.exact)?;
     let spec = launch_spec(&a.launch, None, "rank")?;
     // The memory and the cost up front, from the launch with the trace's own block: the shapes
     // share its arrays, and their thread accesses differ only by lanes outside the guard.
@@ -488,20 +493,15 @@ fn rank(a: &RankArgs) -> Result<String> {
         }
     }
     let bar = progress_bar("shapes");
-    let sample = a.launch.sample.then(SampleOptions::default);
     let ranking = on_threads(a.launch.threads, || {
-        spec.rank(&a.blocks, sample, a.exceed_memory, &follow(&bar, "shapes"))
+        spec.rank(&a.blocks, mode, a.exceed_memory, &follow(&bar, "shapes"))
     })?;
     bar.finish_and_clear();
     for s in &ranking.skipped {
         eprintln!("note: skipped {s}");
     }
-    if let Some(first) = ranking.not_sampled.first() {
-        eprintln!(
-            "note: --sample: {} of {} shapes simulated exactly, too short to sample (the first, {first})",
-            ranking.not_sampled.len(),
-            ranking.shapes.len()
-        );
+    if let Some(note) = ranking.note() {
+        eprintln!("note: {note}");
     }
     let shapes = ranking.shapes;
     Ok(match a.format {
