@@ -136,8 +136,9 @@ pub struct Ranking {
 }
 
 impl Ranking {
-    /// The one-line note on how the shapes were simulated: for a race, how many shapes were
-    /// confirmed exactly; with `--sample`, how many were too short to sample. `None` otherwise.
+    /// The one-line note on how the shapes were simulated: for a race that screened shapes, how
+    /// many were confirmed exactly; with `--sample`, how many were too short to sample. `None`
+    /// otherwise.
     pub fn note(&self) -> Option<String> {
         let n = self.shapes.len();
         if let Some(first) = self.not_sampled.first() {
@@ -146,7 +147,9 @@ impl Ranking {
                 self.not_sampled.len()
             ));
         }
-        if !self.raced {
+        // Nothing screened (not raced, or every launch too short): every shape is exact, as
+        // with --exact, and there is nothing to say.
+        if !self.raced || self.screened == 0 {
             return None;
         }
         let exact = self.shapes.iter().filter(|s| s.simulated == EXACT).count();

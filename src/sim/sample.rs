@@ -70,10 +70,11 @@ pub struct SampleOptions {
     pub seed: u64,
     /// Let the scheduler jump over skipped waves (else it runs through them).
     pub jump: bool,
-    /// Screen rather than sample ([`WavePlan::plan`]): the head, then every stratum's counted
-    /// waves back to back right after it, the rest skipped, no tail. The cheapest estimate (no
-    /// warm-ups: the head warms the first counted wave, each counted wave the next), biased
-    /// towards the launch's start; `rank` screens block shapes with it.
+    /// Screen rather than sample ([`WavePlan::plan`]): the head (until the L2 has turned over
+    /// once), then every stratum's counted waves back to back right after it, the rest skipped,
+    /// no tail. The cheapest estimate (no warm-ups: the head warms the first counted wave, each
+    /// counted wave the next), biased towards the launch's start; `rank` screens block shapes
+    /// with it.
     pub screen: bool,
 }
 
@@ -163,7 +164,7 @@ impl WavePlan {
         // The first label the scheduler can see is the one after the first wave's dispatch.
         let first = b.min(launch.total_blocks) / b;
         if o.screen {
-            return WavePlan::screen(b, last, first, warmup, counted, strata, o);
+            return WavePlan::screen(b, last, first, turnover, counted, strata, o);
         }
         // The head runs until the L2 has filled once: before then nothing is written back, and a
         // first stratum that extrapolated its steady write-backs over those waves would count
@@ -219,19 +220,21 @@ impl WavePlan {
     }
 
     /// The screening plan ([`SampleOptions::screen`]): the head runs until the L2 has turned
-    /// over and a layer of blocks has passed (a warm-up's length, so the first counted wave sees
-    /// the caches as a sampled wave would), then `strata` runs of `counted` waves back to back;
-    /// the rest is skipped. Each run stands for an equal share of the interior, as a stratum.
+    /// over once, then `strata` runs of `counted` waves back to back; the rest is skipped. Each
+    /// run stands for an equal share of the interior, as a stratum. Unlike a sampled wave's
+    /// warm-up, the head need not last a layer of blocks: where a layer takes longer than the L2
+    /// takes to turn over, the reuse from one layer to the next misses in the L2 anyway, as in
+    /// the first layer.
     fn screen(
         b: u64,
         last: u64,
         first: u64,
-        warmup: u64,
+        turnover: u64,
         counted: u64,
         strata: u64,
         o: &SampleOptions,
     ) -> std::result::Result<WavePlan, String> {
-        let lo = first + warmup.max(o.head_waves as u64);
+        let lo = first + (turnover + 1).max(o.head_waves as u64);
         let hi = last + 1;
         let interior = hi.saturating_sub(lo);
         // Screening pays only where most of the launch is left out.
