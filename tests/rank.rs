@@ -90,7 +90,12 @@ fn the_race_picks_the_exact_first_shape_and_drops_only_slower_shapes() {
     // A confirmed shape's figures are the exact ones, interval of zero width.
     for s in &confirmed {
         let e = exact_of(&block(s));
-        for key in ["predicted_s", "dram_bytes_per_lup", "l2_bytes_per_lup", "lups_per_s"] {
+        for key in [
+            "predicted_s",
+            "dram_bytes_per_lup",
+            "l2_bytes_per_lup",
+            "lups_per_s",
+        ] {
             assert_eq!(s[key], e[key], "{key} of {}", block(s));
         }
         assert_eq!(s["predicted_lo_s"], s["predicted_s"]);
@@ -131,7 +136,11 @@ fn the_race_picks_the_exact_first_shape_and_drops_only_slower_shapes() {
         assert!(lo > first, "{}: {lo} below the first's {first}", block(s));
         let e = num(exact_of(&block(s)), "predicted_s");
         assert!(e >= first, "{}", block(s));
-        assert!(lo <= e && e <= hi, "{}: exact {e} outside [{lo}, {hi}]", block(s));
+        assert!(
+            lo <= e && e <= hi,
+            "{}: exact {e} outside [{lo}, {hi}]",
+            block(s)
+        );
     }
 }
 
@@ -183,7 +192,10 @@ fn the_table_marks_each_shape_and_gives_screened_intervals() {
     ]);
     assert_eq!(code, 0, "{err}");
     let header = out.lines().next().unwrap();
-    assert!(header.contains("simulated") && header.contains("interval us"), "{out}");
+    assert!(
+        header.contains("simulated") && header.contains("interval us"),
+        "{out}"
+    );
     let rows: Vec<&str> = out.lines().skip(1).collect();
     assert_eq!(rows.len(), 8);
     assert!(rows[0].split_whitespace().nth(2) == Some(EXACT), "{out}");

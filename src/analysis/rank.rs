@@ -174,6 +174,7 @@ impl Ranking {
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
 /// anything is simulated. `progress(done, total)` is called after each simulation (screens
 /// and confirmations together; the total grows when the confirmations are known).
+#[allow(clippy::too_many_arguments)]
 pub fn rank(
     kernel: &Kernel,
     hw: &HwConfig,
@@ -221,7 +222,7 @@ pub fn rank(
     let run = |b: &Bound, sample: Option<SampleOptions>| {
         let opts = SimOptions {
             sample,
-            ..opts.clone()
+            ..*opts
         };
         let r = b.simulate(&opts, clock_ghz);
         tick();
