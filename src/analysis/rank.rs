@@ -220,10 +220,7 @@ pub fn rank(
     };
     progress(0, bound.len());
     let run = |b: &Bound, sample: Option<SampleOptions>| {
-        let opts = SimOptions {
-            sample,
-            ..*opts
-        };
+        let opts = SimOptions { sample, ..*opts };
         let r = b.simulate(&opts, clock_ghz);
         tick();
         r
