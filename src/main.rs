@@ -500,7 +500,7 @@ fn rank(a: &RankArgs) -> Result<String> {
             threads,
             &SampleOptions::screening(),
         )?;
-        let racing = mode == rank::RankMode::Screen && screens.sampled.is_some();
+        let racing = mode == rank::RankMode::Screen && n > 1 && screens.sampled.is_some();
         let c = if racing {
             screens
         } else {

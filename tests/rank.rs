@@ -250,3 +250,34 @@ fn a_screening_plan_counts_the_head_and_the_waves_right_after_it() {
     let sampled = WavePlan::plan(&b.launch, &b.hw, &SampleOptions::default()).unwrap();
     assert!(sampled.detailed() > 2 * plan.detailed());
 }
+
+#[test]
+fn a_lone_shape_is_simulated_exactly_without_a_race() {
+    let args = [
+        "rank",
+        "--kernel",
+        "star4",
+        "--hw",
+        HW,
+        "--domain",
+        "128x128x256",
+        "--blocks",
+        "32x8x4",
+        "--format",
+        "csv",
+    ];
+    let (code, default, err) = gputraffic(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    let (code, exact, _) = gputraffic(&[&args[..], &["--exact"]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(default, exact);
+    assert!(
+        default
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("1,32,8,4,exact,"),
+        "{default}"
+    );
+}

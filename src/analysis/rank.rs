@@ -207,6 +207,11 @@ pub fn rank(
             ),
         ));
     }
+    // One shape is the fastest without a race: simulate it exactly.
+    let mode = match mode {
+        RankMode::Screen if bound.len() == 1 => RankMode::Exact,
+        m => m,
+    };
     let first_pass = match mode {
         RankMode::Screen => Some(SampleOptions::screening()),
         RankMode::Exact => None,
