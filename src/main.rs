@@ -196,6 +196,7 @@ fn rank_flags(a: clap::Arg) -> clap::Arg {
     match a.get_id().as_str() {
         "kernel" => require(a),
         "set" => kernel_parameter(a),
+        "sample" => sample_shapes(a),
         _ => a,
     }
 }
@@ -248,6 +249,15 @@ fn sample_rows(a: clap::Arg) -> clap::Arg {
         "Sample the interior waves of long launches instead of simulating every one: counts \
          become estimates, and every row gains `sampled` and a 95% interval per metric \
          (METRIC_ci95_lo, METRIC_ci95_hi; see simulate --sample)",
+    )
+}
+
+/// `--sample` of rank: every shape sampled, none confirmed.
+fn sample_shapes(a: clap::Arg) -> clap::Arg {
+    a.help(
+        "Simulate every shape sampled (see simulate --sample) and rank them by the estimates, \
+         with 95% intervals, confirming none (by default shapes are screened and the contenders \
+         simulated exactly)",
     )
 }
 
@@ -457,10 +467,15 @@ struct RankArgs {
     /// config), where the kernel could not run.
     #[arg(long)]
     exceed_memory: bool,
+    /// Simulate every shape exactly. Without it, every shape is screened (a sampled simulation
+    /// of a few waves) and only those that may be the fastest are simulated exactly.
+    #[arg(long)]
+    exact: bool,
 }
 
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
+    let mode = gputraffic::request::rank_mode(a.launch.sample, a.exact)?;
     let spec = launch_spec(&a.launch, None, "rank")?;
     // The memory and the cost up front, from the launch with the trace's own block: the shapes
     // share its arrays, and their thread accesses differ only by lanes outside the guard.
@@ -477,31 +492,40 @@ fn rank(a: &RankArgs) -> Result<String> {
             .unwrap_or_else(rayon::current_num_threads)
             .max(1);
         let n = shapes.len();
-        let c = estimate_cost(bound, threads)?.times(n);
-        let what = if n > 1 {
-            format!("{n} shapes, ")
+        // A race costs its screens (the confirmations come on top: a few exact runs); where the
+        // launch is too short to screen, the shapes run exactly, as with --exact.
+        let screens = gputraffic::sim::cost::estimate(
+            &bound.launch,
+            &bound.hw,
+            threads,
+            &SampleOptions::screening(),
+        )?;
+        let racing = mode == rank::RankMode::Screen && n > 1 && screens.sampled.is_some();
+        let c = if racing {
+            screens
         } else {
-            String::new()
+            estimate_cost(bound, threads)?
+        }
+        .times(n);
+        let what = match (n, racing) {
+            (_, true) => format!("{n} shapes screened (then the contenders exactly), "),
+            (1, false) => String::new(),
+            (_, false) => format!("{n} shapes, "),
         };
-        if let Some(line) = cost_line(c, threads, a.launch.sample, &what) {
+        if let Some(line) = cost_line(c, threads, a.launch.sample || racing, &what) {
             eprintln!("{line}");
         }
     }
     let bar = progress_bar("shapes");
-    let sample = a.launch.sample.then(SampleOptions::default);
     let ranking = on_threads(a.launch.threads, || {
-        spec.rank(&a.blocks, sample, a.exceed_memory, &follow(&bar, "shapes"))
+        spec.rank(&a.blocks, mode, a.exceed_memory, &follow(&bar, "shapes"))
     })?;
     bar.finish_and_clear();
     for s in &ranking.skipped {
         eprintln!("note: skipped {s}");
     }
-    if let Some(first) = ranking.not_sampled.first() {
-        eprintln!(
-            "note: --sample: {} of {} shapes simulated exactly, too short to sample (the first, {first})",
-            ranking.not_sampled.len(),
-            ranking.shapes.len()
-        );
+    if let Some(note) = ranking.note() {
+        eprintln!("note: {note}");
     }
     let shapes = ranking.shapes;
     Ok(match a.format {

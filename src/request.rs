@@ -17,7 +17,6 @@ use crate::launch::geometry::expand_blocks;
 use crate::launch::{self, LaunchRequest};
 use crate::models::{self, ModelInfo};
 use crate::report::Format;
-use crate::sim::sample::SampleOptions;
 use crate::{Bound, report, sim, timing};
 use std::collections::BTreeMap;
 
@@ -117,14 +116,14 @@ impl LaunchSpec {
     }
 
     /// Simulates the kernel with each of `blocks` (shapes `AxBxC` or named sets, see
-    /// [`expand_blocks`]) in place of the spec's block shape (sampled with `sample` when given;
-    /// arrays larger than the GPU's memory an error unless `exceed_memory`), and ranks them
-    /// fastest first.
+    /// [`expand_blocks`]) in place of the spec's block shape, as `mode` says (screened and
+    /// confirmed, exactly, or sampled; see [`rank::rank`]; arrays larger than the GPU's memory an
+    /// error unless `exceed_memory`), and ranks them fastest first.
     /// `progress(done, total)` is called after each simulation.
     pub fn rank(
         &self,
         blocks: &[String],
-        sample: Option<SampleOptions>,
+        mode: rank::RankMode,
         exceed_memory: bool,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<rank::Ranking> {
@@ -133,11 +132,10 @@ impl LaunchSpec {
         let clock = timing::clock_choice(&self.clock, &hw)?;
         let opts = sim::SimOptions {
             compulsory: false,
-            sample,
             exceed_memory,
             ..sim::SimOptions::default()
         };
-        rank::rank(&kernel, &hw, &blocks, &req, clock, &opts, progress)
+        rank::rank(&kernel, &hw, &blocks, &req, clock, mode, &opts, progress)
     }
 
     /// The kernel, the GPU, the launch request without a block shape, and the model constants.
@@ -337,6 +335,23 @@ pub fn listing() -> String {
         s += &format!("  {name:<22} {summary}\n");
     }
     s
+}
+
+/// How `rank` simulates its shapes, from its `--sample` and `--exact` (Python's `sample=` and
+/// `exact=`): a race of screens and exact confirmations when neither is given; the two together
+/// are refused.
+pub fn rank_mode(sample: bool, exact: bool) -> Result<rank::RankMode> {
+    match (sample, exact) {
+        (false, false) => Ok(rank::RankMode::Screen),
+        (false, true) => Ok(rank::RankMode::Exact),
+        (true, false) => Ok(rank::RankMode::Sampled(
+            crate::sim::sample::SampleOptions::default(),
+        )),
+        (true, true) => Err(Error::new(
+            "--exact",
+            "--exact simulates every shape exactly and --sample every shape sampled: give one",
+        )),
+    }
 }
 
 /// `--block XxYxZ`, checked against CUDA's per-side limits (the GPU's thread limit is checked

@@ -11,7 +11,9 @@ use gputraffic::input::kernel_source::{KernelLanguage, lift_text};
 use gputraffic::input::trace;
 use gputraffic::models;
 use gputraffic::report::Format;
-use gputraffic::request::{KernelSource, LaunchSpec, LiftSettings, on_threads, sweep_kernel};
+use gputraffic::request::{
+    KernelSource, LaunchSpec, LiftSettings, on_threads, rank_mode, sweep_kernel,
+};
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
 use pyo3::exceptions::PyValueError;
@@ -331,9 +333,12 @@ fn predict(
     .map_err(value_error)
 }
 
-/// `gputraffic rank --format json`: returns (JSON text, shapes skipped with the reason).
+/// `gputraffic rank --format json`: returns (JSON text, shapes skipped with the reason). By
+/// default shapes are screened and the contenders confirmed exactly; `exact` simulates every
+/// shape exactly, `sample` every shape sampled (not both).
 #[pyfunction]
-#[pyo3(signature = (kernel, blocks, hw, domain, set, clock, threads, sample))]
+#[pyo3(signature = (kernel, blocks, hw, domain, set, clock, threads, sample, exact))]
+#[allow(clippy::too_many_arguments)]
 fn rank(
     py: Python<'_>,
     kernel: &Bound<'_, PyAny>,
@@ -344,7 +349,9 @@ fn rank(
     clock: String,
     threads: Option<usize>,
     sample: bool,
+    exact: bool,
 ) -> PyResult<(String, Vec<String>)> {
+    let mode = rank_mode(sample, exact).map_err(value_error)?;
     let spec = LaunchSpec {
         kernel: kernel_source(py, kernel, std::slice::from_ref(&hw), &set)?,
         hw,
@@ -354,8 +361,7 @@ fn rank(
         clock,
     };
     py.detach(|| {
-        let sample = sample.then(SampleOptions::default);
-        let ranking = on_threads(threads, || spec.rank(&blocks, sample, false, &|_, _| {}))?;
+        let ranking = on_threads(threads, || spec.rank(&blocks, mode, false, &|_, _| {}))?;
         let json = serde_json::to_string(&ranking.shapes).expect("JSON of plain values");
         Ok((json, ranking.skipped))
     })

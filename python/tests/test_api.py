@@ -177,6 +177,25 @@ def test_rank_returns_the_cli_json():
     assert times == sorted(times)
 
 
+def test_rank_races_by_default_and_exact_simulates_every_shape():
+    hw = str(REPO / "tests" / "data" / "hw" / "sampling-small.toml")
+    blocks = "32x8x4,16x16x4,256x1x4"
+    py = gputraffic.rank("star4", blocks, hw=hw, domain=(128, 128, 256))
+    shell = cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks, "--domain",
+                     "128x128x256", "--format", "json")
+    assert py == shell
+    assert py[0]["simulated"] == "exact"
+    exact = gputraffic.rank("star4", blocks, hw=hw, domain=(128, 128, 256), exact=True)
+    assert exact == cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks,
+                             "--domain", "128x128x256", "--format", "json", "--exact")
+    assert all(s["simulated"] == "exact" for s in exact)
+    assert py[0] == exact[0]
+    with pytest.raises(ValueError) as e:
+        gputraffic.rank("star1", "32x4x2", exact=True, sample=True)
+    assert str(e.value) == cli_error("rank", "--kernel", "star1", "--blocks", "32x4x2",
+                                     "--exact", "--sample")
+
+
 def test_rank_warns_about_shapes_of_named_sets_that_cannot_launch():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

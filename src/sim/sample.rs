@@ -70,6 +70,12 @@ pub struct SampleOptions {
     pub seed: u64,
     /// Let the scheduler jump over skipped waves (else it runs through them).
     pub jump: bool,
+    /// Screen rather than sample ([`WavePlan::plan`]): the head (until the L2 has turned over
+    /// once), then every stratum's counted waves back to back right after it, the rest skipped,
+    /// no tail. The cheapest estimate (no warm-ups: the head warms the first counted wave, each
+    /// counted wave the next), biased towards the launch's start; `rank` screens block shapes
+    /// with it.
+    pub screen: bool,
 }
 
 impl Default for SampleOptions {
@@ -83,6 +89,21 @@ impl Default for SampleOptions {
             tail_waves: 2,
             seed: 0x5eed_9e37_79b9_7f4a,
             jump: true,
+            screen: false,
+        }
+    }
+}
+
+impl SampleOptions {
+    /// What `rank` screens block shapes with: two strata of two counted waves right after the
+    /// head ([`SampleOptions::screen`]).
+    pub fn screening() -> SampleOptions {
+        SampleOptions {
+            min_strata: 2,
+            max_strata: 2,
+            counted_waves: 2,
+            screen: true,
+            ..SampleOptions::default()
         }
     }
 }
@@ -142,6 +163,9 @@ impl WavePlan {
         let strata = budget.clamp(o.min_strata.max(2) as u64, o.max_strata.max(2) as u64);
         // The first label the scheduler can see is the one after the first wave's dispatch.
         let first = b.min(launch.total_blocks) / b;
+        if o.screen {
+            return WavePlan::screen(b, last, first, turnover, counted, strata, o);
+        }
         // The head runs until the L2 has filled once: before then nothing is written back, and a
         // first stratum that extrapolated its steady write-backs over those waves would count
         // them (2.4% of the DRAM writes of star4 640x512x512, 16x4x4 blocks, on the h200).
@@ -191,6 +215,53 @@ impl WavePlan {
             interior: (lo, hi),
             strata: plan_strata,
             warmup_waves: warmup,
+            jump: o.jump,
+        })
+    }
+
+    /// The screening plan ([`SampleOptions::screen`]): the head runs until the L2 has turned
+    /// over once, then `strata` runs of `counted` waves back to back; the rest is skipped. Each
+    /// run stands for an equal share of the interior, as a stratum. Unlike a sampled wave's
+    /// warm-up, the head need not last a layer of blocks: where a layer takes longer than the L2
+    /// takes to turn over, the reuse from one layer to the next misses in the L2 anyway, as in
+    /// the first layer.
+    fn screen(
+        b: u64,
+        last: u64,
+        first: u64,
+        turnover: u64,
+        counted: u64,
+        strata: u64,
+        o: &SampleOptions,
+    ) -> std::result::Result<WavePlan, String> {
+        let lo = first + (turnover + 1).max(o.head_waves as u64);
+        let hi = last + 1;
+        let interior = hi.saturating_sub(lo);
+        // Screening pays only where most of the launch is left out.
+        let needed = strata * counted * 4;
+        if interior < needed {
+            return Err(format!(
+                "too short to screen: {interior} waves after the {} of the head, screening needs at least {needed}",
+                lo - first
+            ));
+        }
+        let mut modes = vec![WaveMode::Skip; last as usize + 1];
+        for m in modes.iter_mut().take((lo + strata * counted) as usize) {
+            *m = WaveMode::Count;
+        }
+        let plan_strata = (0..strata)
+            .map(|s| {
+                let range = (lo + interior * s / strata, lo + interior * (s + 1) / strata);
+                let start = lo + s * counted;
+                (range, (start..start + counted).collect())
+            })
+            .collect();
+        Ok(WavePlan {
+            blocks_per_wave: b,
+            modes,
+            interior: (lo, hi),
+            strata: plan_strata,
+            warmup_waves: 0,
             jump: o.jump,
         })
     }

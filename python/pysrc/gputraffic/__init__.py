@@ -178,13 +178,18 @@ def rank(
     clock: Union[str, float] = "boost",
     threads: Optional[int] = None,
     sample: bool = False,
+    exact: bool = False,
 ) -> List[Dict[str, Any]]:
-    """Simulates each block shape and lists them fastest first: ``gputraffic rank --format json``.
+    """Ranks block shapes fastest first: ``gputraffic rank --format json``.
 
     blocks: shapes (``"32x8x4"`` or tuples) and named sets (``"all-1024"``, ``"ernst-512"``,
     ``"tabik-2d"``); a single string may list several, comma-separated. Shapes of named sets
-    that cannot launch are left out with a ``UserWarning``. ``sample=True`` samples the waves
-    of long launches (see :func:`simulate`).
+    that cannot launch are left out with a ``UserWarning``. By default every shape is screened
+    (a sampled simulation of a few waves) and those that may be the fastest are simulated
+    exactly; they come first, ``"simulated": "exact"``, the others after with
+    ``"simulated": "screened"`` and their estimate's interval (``predicted_lo_s``,
+    ``predicted_hi_s``). ``exact=True`` simulates every shape exactly; ``sample=True`` every
+    shape sampled (see :func:`simulate`), confirming none.
     """
     text, skipped = _native.rank(
         _kernel(kernel),
@@ -195,6 +200,7 @@ def rank(
         str(clock),
         threads,
         sample,
+        exact,
     )
     _warn([f"skipped {s}" for s in skipped])
     return json.loads(text)

@@ -90,6 +90,7 @@ def rank(
     clock: str,
     threads: Optional[int],
     sample: bool,
+    exact: bool,
 ) -> Tuple[str, List[str]]: ...
 def sweep(
     kernel: Union[str, Kernel],
