@@ -81,13 +81,6 @@ struct Memory {
     footprints: HashMap<u32, HashSet<(u64, u8)>>,
 }
 
-/// Which freed slot of the GPC the dispatcher's chain takes. docs/model.md says the next in line
-/// (the slot that would take the next block anyway); production takes the last in line (the
-/// least of the scheduler's `Reverse` heap entries is its greatest slot), a known disagreement
-/// whose fix changes the validated counts (docs/testing.md, "What it found"). Flip to `false`
-/// with the production fix.
-const CHAIN_TAKES_LAST_IN_LINE: bool = true;
-
 /// A 64-bit mix of `key` (the schedule's hash).
 fn mix(key: u64) -> u64 {
     let h = key.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -180,20 +173,16 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
             }
             waiting.remove(&first);
             let (ready, mut sm) = (first.0, first.2);
-            // With the chance drawn from the block it took, the next block goes to the slot next
-            // in line among those another SM of the same GPC has freed by now.
+            // With the chance drawn from the block it took, the next block goes to the slot last
+            // in line among those another SM of the same GPC has freed by now (docs/model.md,
+            // "Schedule": the rule `gpc_window_ns` was fitted with).
             while let Some(b) = dispatch(launch, &mut sms[sm], &mut next_block, &mut mem.counts)? {
                 if chain <= 0.0 || unit(b as u64 ^ 0xC4A1_9E57) >= chain {
                     break;
                 }
-                let mut eligible = (waiting.iter())
-                    .filter(|w| w.2 != sm && gpc[w.2] == gpc[sm] && w.0 <= ready + w.3);
-                let same_gpc = if CHAIN_TAKES_LAST_IN_LINE {
-                    eligible.next_back()
-                } else {
-                    eligible.next()
-                }
-                .copied();
+                let same_gpc = (waiting.iter())
+                    .rfind(|w| w.2 != sm && gpc[w.2] == gpc[sm] && w.0 <= ready + w.3)
+                    .copied();
                 let Some(next) = same_gpc else { break };
                 waiting.remove(&next);
                 sm = next.2;
