@@ -4,31 +4,17 @@
 //! sectors, block counts) on the measured kernel families of tests/data/h200/.
 
 use gputraffic::Bound;
+use gputraffic::analysis::measured;
 use gputraffic::input::hw::HwConfig;
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::{Counts, SimOptions};
 use std::collections::BTreeMap;
+use std::path::Path;
 
-/// `ncu --csv --print-units base` export → per launch ID, metric → value (the program's own
-/// lines before the header are skipped).
-fn ncu(path: &str) -> BTreeMap<u32, BTreeMap<String, f64>> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let start = text.find("\"ID\"").expect("an ncu header");
-    let mut rows = csv::Reader::from_reader(&text.as_bytes()[start..]);
-    let header = rows.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let (id, name, value) = (col("ID"), col("Metric Name"), col("Metric Value"));
-    let mut out: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
-    for r in rows.records() {
-        let r = r.unwrap();
-        if let Ok(v) = r[value].replace(',', "").parse::<f64>() {
-            out.entry(r[id].parse().unwrap())
-                .or_default()
-                .insert(r[name].to_string(), v);
-        }
-    }
-    out
+/// The counters of every launch of an Nsight Compute export, in launch-ID order.
+fn ncu(path: &str) -> Vec<BTreeMap<String, f64>> {
+    measured::ncu_counters(Path::new(path)).unwrap()
 }
 
 /// The launch lines of a launches file (comments and blank lines left out), split in words.
@@ -53,7 +39,7 @@ fn the_dispatcher_hands_out_a_block_every_0_61_ns_at_either_clock() {
     let pace = hw.timing.block_launch_ns.unwrap();
     for clock in ["base", "boost"] {
         let m = ncu(&format!("{dir}/launch_{clock}.csv"));
-        let ns = |i: u32| m[&i]["gpu__time_duration.sum"];
+        let ns = |i: usize| m[i]["gpu__time_duration.sum"];
         let slope = (ns(1) - ns(0)) / (blocks[1] - blocks[0]);
         assert!(
             (slope / pace - 1.0).abs() < 0.03,
@@ -64,7 +50,7 @@ fn the_dispatcher_hands_out_a_block_every_0_61_ns_at_either_clock() {
         for i in [2, 3] {
             assert!((ns(i) / ns(1) - 1.0).abs() < 0.01, "{clock} {i}");
         }
-        let clock_hz = m[&1]["sm__cycles_elapsed.avg.per_second"];
+        let clock_hz = m[1]["sm__cycles_elapsed.avg.per_second"];
         let expected = if clock == "base" { 1.5e9 } else { 1.98e9 };
         assert!(
             (clock_hz / expected - 1.0).abs() < 0.01,
@@ -85,7 +71,7 @@ fn the_dispatcher_hands_out_a_block_every_0_61_ns_at_either_clock() {
             "jacobi2d_f32" | "jacobi2d_f64" | "transpose_f32" => 8192.0 * 8192.0 / 32.0,
             _ => continue,
         };
-        let ns = m[&(i as u32)]["gpu__time_duration.sum"];
+        let ns = m[i]["gpu__time_duration.sum"];
         assert!(
             (ns / (blocks * pace) - 1.0).abs() < 0.02,
             "{l:?}: {ns} ns for {blocks} blocks"
@@ -108,7 +94,7 @@ fn the_l2_takes_69_partly_written_sectors_per_ns_whatever_their_bytes() {
         if !l[0].starts_with("store") || l[1] != "32" {
             continue;
         }
-        let r = &m[&(i as u32)];
+        let r = &m[i];
         let sectors = r["lts__t_sectors_srcunit_tex_op_write.sum"];
         let lines_written: f64 = l[2].parse().unwrap();
         let bytes_per_lane = if l[0] == "store_f4" { 16.0 } else { 4.0 };
@@ -124,7 +110,7 @@ fn the_l2_takes_69_partly_written_sectors_per_ns_whatever_their_bytes() {
         .iter()
         .position(|l| l[0] == "store_f4" && l[1] == "16")
         .unwrap();
-    let r = &m[&(i as u32)];
+    let r = &m[i];
     let line_writes = 2097152.0 * 8.0 / 32.0 * 16.0;
     assert!(line_writes / r["gpu__time_duration.sum"] > 1.8 * rate);
 }

@@ -40,6 +40,7 @@ impl Counts {
     /// the kernel's description, not only its launch).
     pub fn time_inputs(&self) -> TimeInputs {
         use crate::metrics::sector_bytes;
+        let rounds_per_warp = self.rounds_per_warp();
         TimeInputs {
             dram_bytes: Some(sector_bytes(
                 self.dram.read_sectors + self.dram.write_sectors,
@@ -55,11 +56,9 @@ impl Counts {
             // shared wavefronts are in the total: they take the same data pipe
             l1_wavefronts: Some(self.l1.wavefronts as f64),
             active_warps: Some(self.active_warps as f64),
-            rounds_per_warp: self.rounds_per_warp(),
+            rounds_per_warp,
             loads_per_round: Some(
-                self.l1.load_requests as f64
-                    / self.active_warps.max(1) as f64
-                    / self.rounds_per_warp(),
+                self.l1.load_requests as f64 / self.active_warps.max(1) as f64 / rounds_per_warp,
             ),
             l2_partial_write_sectors: Some(self.l1.store_partial_sectors as f64),
             ..Default::default()
