@@ -91,7 +91,7 @@ impl Bound {
                 None,
             ),
         };
-        let inputs = timing::inputs_from_counts(&counts, &self.kernel, &self.launch);
+        let inputs = timing::inputs_from_counts(&counts, &self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
         let mut report = report::Report::new(&self.launch, &self.hw, counts).with_time(time);
         match (sampled, &opts.sample) {
@@ -124,7 +124,7 @@ impl Bound {
         let mut prediction = (model.predict)(&input)?;
         prediction.warnings = warnings;
         let mut inputs = prediction.volumes.time_inputs();
-        inputs.flops = timing::launch_flops(&self.kernel, &self.launch);
+        inputs.flops = timing::launch_flops(&self.launch);
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
         Ok((prediction, time))
     }

@@ -9,7 +9,7 @@
 //! behind the constants: `docs/model.md`.
 
 use crate::input::hw::{HwConfig, check_clock_ghz};
-use crate::input::trace::Kernel;
+use crate::input::trace::{FpOps, Kernel};
 use crate::launch::Launch;
 use crate::sim::Counts;
 use crate::sim::queueing::queueing;
@@ -206,11 +206,12 @@ pub fn clock_choice(clock: &str, hw: &HwConfig) -> crate::Result<Option<f64>> {
     }
 }
 
-/// Floating-point operations of the launch, if the trace gives its flops per update.
-pub fn launch_flops(kernel: &Kernel, launch: &Launch) -> Option<f64> {
-    kernel
+/// Floating-point operations of the launch by precision, if the trace gives its flops per
+/// update.
+pub fn launch_flops(launch: &Launch) -> Option<FpOps> {
+    launch
         .flops_per_update
-        .map(|f| f * launch.lattice_updates as f64)
+        .map(|per_update| per_update.scaled(launch.lattice_updates as f64))
 }
 
 /// Estimates the time of `launch` from `inputs` at `clock_ghz` (the config's boost clock when
@@ -266,9 +267,9 @@ pub fn estimate(
 
 /// Time inputs from simulated counts: their traffic ([`Counts::time_inputs`]) and the launch's
 /// floating-point work.
-pub fn inputs_from_counts(counts: &Counts, kernel: &Kernel, launch: &Launch) -> TimeInputs {
+pub fn inputs_from_counts(counts: &Counts, launch: &Launch) -> TimeInputs {
     TimeInputs {
-        flops: launch_flops(kernel, launch),
+        flops: launch_flops(launch),
         ..counts.time_inputs()
     }
 }

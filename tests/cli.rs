@@ -1692,3 +1692,68 @@ fn sweep_lifts_with_the_lift_options_for_one_architecture() {
         &["--kernel: 'star1' is a trace: --entry"],
     );
 }
+
+#[test]
+fn flops_given_per_precision_each_take_their_pipe() {
+    // star1 with 6 single- and 2·P = 8 double-precision operations per update: the fp time is
+    // the sum of each pipe's share (64³ points; H200 peaks 66908 and 33454 GFLOP/s at the
+    // boost clock, here at the base clock 1.5 of 1.98 GHz)
+    let dir = common::scratch("flops-split");
+    let text = std::fs::read_to_string("traces/star1.toml").unwrap();
+    assert!(text.contains("\nflops_per_update = 8\n"));
+    let split = |value: &str| {
+        text.replace(
+            "\nflops_per_update = 8\n",
+            &format!("\nflops_per_update = {value}\n"),
+        )
+    };
+    let path = dir.join("split.toml");
+    std::fs::write(&path, split(r#"{ fp32 = 6, fp64 = "2 * P" }"#)).unwrap();
+    let (code, out, err) = gputraffic(&[
+        "simulate",
+        "--kernel",
+        path.to_str().unwrap(),
+        "--hw",
+        "h200",
+        "--domain",
+        "64x64x64",
+        "--clock",
+        "base",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let fp = 262144.0 * (6.0 / 66908e9 + 8.0 / 33454e9) / (1.5 / 1.98);
+    let fp_s = v["time"]["fp_s"].as_f64().unwrap();
+    assert!((fp_s - fp).abs() < 1e-15, "{fp_s} vs {fp}");
+    for (name, value, expected) in [
+        (
+            "key",
+            "{ fp16 = 4 }",
+            "has no key 'fp16' (it takes fp32 and fp64)",
+        ),
+        (
+            "negative",
+            "{ fp32 = -1 }",
+            "fp32 must be a non-negative integer",
+        ),
+        ("unknown", r#"{ fp64 = "2 * Q" }"#, "unknown variable 'Q'"),
+        ("type", r#""8""#, "must be a non-negative number or a table"),
+    ] {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, split(value)).unwrap();
+        let p = path.to_str().unwrap();
+        let line = text
+            .lines()
+            .position(|l| l == "flops_per_update = 8")
+            .unwrap()
+            + 1;
+        common::rejects(
+            &[
+                "simulate", "--kernel", p, "--hw", "h200", "--domain", "64x64x64",
+            ],
+            &[p, &format!("line {line}"), expected],
+        );
+    }
+}

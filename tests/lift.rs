@@ -245,7 +245,11 @@ fn lifted_star1_reads_the_hand_derived_indices() {
     ));
     assert!(k.toml.contains("lattice_updates = \"nx * ny * nz\"\n"));
     // 0.5 * in[c] + 0.1 * (six adds): five adds, one mul, one FMA (two) = 8, the trace's figure
-    assert_eq!(k.kernel.flops_per_update, Some(8.0));
+    assert!(
+        (k.toml).contains("flops_per_update = { fp32 = 0, fp64 = 8 }\n"),
+        "{}",
+        k.toml
+    );
     assert_eq!(
         k.kernel.params.keys().collect::<Vec<_>>(),
         ["nx", "ny", "nz", "pitch", "plane"]
@@ -1322,4 +1326,135 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
             "{block:?} {n:?}"
         );
     }
+}
+
+/// The launch's floating-point operations per update of `entry` in `file` lifted with
+/// `extents`, bound on the h200 with `set`, and the lift's warnings.
+fn lifted_flops(
+    file: &str,
+    entry: &str,
+    extents: &[(&str, &str)],
+    set: &[(&str, i64)],
+) -> (Option<gputraffic::input::trace::FpOps>, Vec<String>) {
+    let options = LiftOptions {
+        entry: Some(entry.into()),
+        registers: Some(32),
+        extents: extents
+            .iter()
+            .map(|(n, e)| (n.to_string(), e.to_string()))
+            .collect(),
+        issue_order: ptx_order(),
+        ..Default::default()
+    };
+    let lifted = lift_file(file, &options).unwrap();
+    let req = LaunchRequest {
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..Default::default()
+    };
+    let b = Bound::new(lifted.kernel, "h200", &req).unwrap();
+    (b.launch.flops_per_update, lifted.warnings)
+}
+
+#[test]
+fn flops_are_counted_per_precision_with_an_fma_as_two() {
+    use gputraffic::input::trace::FpOps;
+    // star<1> on doubles: five adds, one mul, one FMA = 8 double-precision operations
+    let (star1, _) = lifted_flops(
+        STENCILS,
+        "star<1>",
+        &[],
+        &[("pitch", 264), ("plane", 264 * 264)],
+    );
+    assert_eq!(
+        star1,
+        Some(FpOps {
+            fp32: 0.0,
+            fp64: 8.0
+        })
+    );
+    // `four`: s += in[i + k * n] over a #pragma unroll 1 loop of 4 trips, on floats
+    let (four, warnings) = lifted_flops("tests/data/ptx/loops.ptx", "four", &[], &[("n", 1000)]);
+    assert_eq!(
+        four,
+        Some(FpOps {
+            fp32: 4.0,
+            fp64: 0.0
+        })
+    );
+    assert!(
+        warnings.iter().all(|w| !w.contains("floating-point")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn flops_in_loops_of_a_runtime_trip_count_follow_the_count() {
+    use gputraffic::input::trace::FpOps;
+    // `unrolled`: n float adds, as nvcc's loop of n / 4 trips of four and its remainder loop of
+    // n % 4 trips, each entered only where its count is not 0
+    for n in [0, 1, 3, 4, 7, 10, 33] {
+        let (flops, _) = lifted_flops(
+            "tests/data/ptx/control.ptx",
+            "unrolled",
+            &[("in", "(n + 1) * nx")],
+            &[("n", n)],
+        );
+        assert_eq!(
+            flops,
+            Some(FpOps {
+                fp32: n as f64,
+                fp64: 0.0
+            }),
+            "n = {n}"
+        );
+    }
+}
+
+#[test]
+fn flops_in_a_loop_whose_trips_depend_on_the_block_are_left_out_with_a_warning() {
+    // star1_zloop: each block runs min(cz, nz - blockIdx.z * cz) planes
+    let lift = lift_with(
+        STENCILS,
+        "star1_zloop",
+        34,
+        [
+            "cdiv(nx, blockDim.x)",
+            "cdiv(ny, blockDim.y)",
+            "cdiv(nz, cz)",
+        ],
+        "nx * ny * nz",
+        &[("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")],
+    );
+    assert!(!lift.toml.contains("flops_per_update"), "{}", lift.toml);
+    assert!(
+        lift.warnings.iter().any(|w| w.starts_with(
+            "tests/data/ptx/stencils.ptx: line 276: the trip count of this loop is not a constant of the launch"
+        ) && w.contains("thread.flops_per_update")),
+        "{:?}",
+        lift.warnings
+    );
+}
+
+#[test]
+fn flops_are_not_written_when_the_updates_are_given() {
+    // per thread, they are not per update once --updates says a thread updates several points
+    let options = LiftOptions {
+        entry: Some("star7_coarse_yz".into()),
+        registers: Some(32),
+        updates: Some("nx * ny * nz".into()),
+        extents: ["in", "out"]
+            .map(|a| (a.to_string(), "(nx + 2) * (ny + 2) * (nz + 2)".to_string()))
+            .to_vec(),
+        issue_order: ptx_order(),
+        ..Default::default()
+    };
+    let lift = lift_file(NEW_KERNELS, &options).unwrap();
+    assert!(!lift.toml.contains("flops_per_update"), "{}", lift.toml);
+    assert!(
+        lift.warnings
+            .iter()
+            .any(|w| w.contains("not written with --updates")),
+        "{:?}",
+        lift.warnings
+    );
 }

@@ -259,7 +259,7 @@ pub fn rank(
             }
             (_, Some(s)) => {
                 let at = |c: &crate::sim::counters::Counts| {
-                    let inputs = timing::inputs_from_counts(c, &b.kernel, &b.launch);
+                    let inputs = timing::inputs_from_counts(c, &b.launch);
                     timing::estimate(&b.hw, &b.kernel, &b.launch, &inputs, clock_ghz).predicted_s
                 };
                 let (lo, hi) = (at(&s.lo), at(&s.hi));

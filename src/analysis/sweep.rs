@@ -378,7 +378,7 @@ impl Sweep {
     fn empty_report(p: &Planned) -> Report {
         let b = &p.bound;
         let counts = Counts::default();
-        let inputs = timing::inputs_from_counts(&counts, &b.kernel, &b.launch);
+        let inputs = timing::inputs_from_counts(&counts, &b.launch);
         let time = timing::estimate(&b.hw, &b.kernel, &b.launch, &inputs, p.clock);
         Report::new(&b.launch, &b.hw, counts).with_time(time)
     }

@@ -46,11 +46,46 @@ pub struct Kernel {
     pub lattice_updates: Expr,
     /// Floating-point operations per lattice update (for the time model's compute limiter);
     /// `None` when the trace does not say.
-    pub flops_per_update: Option<f64>,
+    pub flops_per_update: Option<FlopsPerUpdate>,
     /// The accesses, in program order.
     pub body: Vec<Step>,
     /// Where the parts evaluated at binding stand in the file (the steps carry their own).
     pub at: Positions,
+}
+
+/// `thread.flops_per_update`: floating-point operations per lattice update (an FMA is two).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlopsPerUpdate {
+    /// One number (`flops_per_update = 8`): double precision when an array of the launch has
+    /// 8-byte elements, else single precision.
+    Unsplit(f64),
+    /// Per precision (`flops_per_update = { fp32 = 6, fp64 = "2 * m" }`), as the lifter
+    /// counts them: integers or expressions of the parameters, evaluated when bound.
+    Split {
+        /// Single-precision operations.
+        fp32: Expr,
+        /// Double-precision operations.
+        fp64: Expr,
+    },
+}
+
+/// Floating-point operations by precision.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FpOps {
+    /// Single-precision operations.
+    pub fp32: f64,
+    /// Double-precision operations.
+    pub fp64: f64,
+}
+
+impl FpOps {
+    /// Both counts times `k`.
+    pub fn scaled(self, k: f64) -> FpOps {
+        FpOps {
+            fp32: self.fp32 * k,
+            fp64: self.fp64 * k,
+        }
+    }
 }
 
 /// Where the expressions of a kernel evaluated when it is bound stand in its file, so that
@@ -70,6 +105,8 @@ pub struct Positions {
     pub guard: Position,
     /// `thread.lattice_updates`.
     pub lattice_updates: Position,
+    /// `thread.flops_per_update`.
+    pub flops_per_update: Position,
     /// Per array, each of its `dims`.
     pub dims: Vec<Vec<Position>>,
     /// Per shared array, each of its `dims`.
@@ -246,7 +283,7 @@ struct RawThread {
     guard: Option<Spanned<String>>,
     lattice_updates: Spanned<String>,
     #[serde(default)]
-    flops_per_update: Option<Spanned<f64>>,
+    flops_per_update: Option<Spanned<toml::Value>>,
     body: Vec<Spanned<RawStep>>,
 }
 
@@ -405,16 +442,15 @@ impl Kernel {
         check_shared_names(&cx, &shared, &param_names)?;
         check_launch_names(&cx, &arrays, &launch, &raw.launch, &param_names)?;
         let flops_per_update = match &t.flops_per_update {
-            Some(f) if !(f.get_ref().is_finite() && *f.get_ref() >= 0.0) => {
-                return Err(cx.err_at(
-                    f.span().start,
-                    format!(
-                        "thread.flops_per_update must be a non-negative number, got {}",
-                        f.get_ref()
-                    ),
-                ));
+            Some(f) => {
+                let flops = parse_flops(f.get_ref()).map_err(|m| cx.err_at(f.span().start, m))?;
+                if let FlopsPerUpdate::Split { fp32, fp64 } = &flops {
+                    for e in [fp32, fp64] {
+                        check_names(&cx, f.span().start, e, &param_names)?;
+                    }
+                }
+                Some(flops)
             }
-            Some(f) => Some(*f.get_ref()),
             None => None,
         };
         let declared = Declared {
@@ -476,6 +512,7 @@ fn positions(cx: &Ctx, raw: &RawKernel) -> Positions {
         shared_bytes_per_block: at(l.shared_bytes_per_block.as_ref().map(|v| v.span())),
         guard: at(t.guard.as_ref().map(|g| g.span())),
         lattice_updates: at(Some(t.lattice_updates.span())),
+        flops_per_update: at(t.flops_per_update.as_ref().map(|f| f.span())),
         dims: (raw.arrays.iter())
             .map(|a| a.dims.iter().map(|d| at(Some(d.span()))).collect())
             .collect(),
@@ -1212,4 +1249,37 @@ pub fn load(name_or_path: &str) -> Result<Kernel> {
             names.join(", ")
         ),
     ))
+}
+
+/// `thread.flops_per_update`: a non-negative number, or a table of `fp32` and `fp64` counts
+/// (integers, or expressions of the parameters as strings).
+fn parse_flops(v: &toml::Value) -> std::result::Result<FlopsPerUpdate, String> {
+    match v {
+        toml::Value::Integer(i) if *i >= 0 => Ok(FlopsPerUpdate::Unsplit(*i as f64)),
+        toml::Value::Float(f) if f.is_finite() && *f >= 0.0 => Ok(FlopsPerUpdate::Unsplit(*f)),
+        toml::Value::Table(t) => {
+            let count = |key: &str| match t.get(key) {
+                None => Ok(Expr::Num(0)),
+                Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Expr::Num(*i)),
+                Some(toml::Value::String(text)) => expr::parse(text).map_err(|e| {
+                    format!("thread.flops_per_update.{key} \"{text}\": {}", e.message)
+                }),
+                Some(other) => Err(format!(
+                    "thread.flops_per_update.{key} must be a non-negative integer or an expression of the parameters, got {other}"
+                )),
+            };
+            if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "fp32" | "fp64")) {
+                return Err(format!(
+                    "thread.flops_per_update has no key '{k}' (it takes fp32 and fp64)"
+                ));
+            }
+            Ok(FlopsPerUpdate::Split {
+                fp32: count("fp32")?,
+                fp64: count("fp64")?,
+            })
+        }
+        other => Err(format!(
+            "thread.flops_per_update must be a non-negative number or a table {{ fp32 = N, fp64 = N }}, got {other}"
+        )),
+    }
 }

@@ -14,7 +14,7 @@ pub mod stream;
 use crate::error::{Error, Position, Result};
 use crate::input::expr::{self, Affine, BinaryOp, Binding, Compiled, Expr, MAX_SLOTS};
 use crate::input::hw::HwConfig;
-use crate::input::trace::{AccessKind, Kernel, MAX_LOOP_DEPTH, Step};
+use crate::input::trace::{AccessKind, FlopsPerUpdate, FpOps, Kernel, MAX_LOOP_DEPTH, Step};
 use std::collections::BTreeMap;
 
 /// Slot of `threadIdx.x` (y and z follow).
@@ -553,6 +553,10 @@ pub struct Launch {
     pub shared_bytes_per_block: u32,
     /// Most loads a warp issues back to back ([`Kernel::loads_per_run`]; `u32::MAX`: no limit).
     pub loads_per_run: u32,
+    /// Floating-point operations per lattice update by precision (`thread.flops_per_update`
+    /// evaluated; one number is double precision when an array has 8-byte elements); `None`
+    /// when the trace does not say.
+    pub flops_per_update: Option<FpOps>,
     /// Barriers (`{ sync = true }`) a thread passes ([`barriers_per_thread`]); each is one more
     /// round of waiting for the time model.
     pub barriers_per_thread: u64,
@@ -650,6 +654,7 @@ impl Launch {
             .map_err(|m| Error::new(src, m))?;
         let arrays = scope.array_layouts(kernel, hw.dram.allocation_granularity_bytes)?;
         let lattice_updates = scope.lattice_updates(kernel)?;
+        let flops_per_update = scope.flops_per_update(kernel, &arrays)?;
         let program = compile_program(kernel, &params, &arrays, &shared_arrays, block, grid)?;
         let barriers_per_thread = barriers_per_thread(&kernel.body, &scope);
 
@@ -665,6 +670,7 @@ impl Launch {
             arrays,
             shared_arrays,
             lattice_updates,
+            flops_per_update,
             program,
             block_index_components: block_index_components(kernel),
             registers_per_thread,
@@ -978,6 +984,40 @@ impl ConstScope<'_> {
             ));
         }
         Ok((registers as u32, shared as u32))
+    }
+
+    /// `thread.flops_per_update` by precision, each count non-negative.
+    fn flops_per_update(&self, kernel: &Kernel, arrays: &[ArrayLayout]) -> Result<Option<FpOps>> {
+        let at = kernel.at.flops_per_update;
+        Ok(match &kernel.flops_per_update {
+            None => None,
+            Some(FlopsPerUpdate::Unsplit(n)) if arrays.iter().any(|a| a.element_bytes == 8) => {
+                Some(FpOps {
+                    fp32: 0.0,
+                    fp64: *n,
+                })
+            }
+            Some(FlopsPerUpdate::Unsplit(n)) => Some(FpOps {
+                fp32: *n,
+                fp64: 0.0,
+            }),
+            Some(FlopsPerUpdate::Split { fp32, fp64 }) => {
+                let count = |e: &Expr, key: &str| -> Result<f64> {
+                    let what = format!("thread.flops_per_update.{key}");
+                    match self.eval(e, at, &what)? {
+                        n if n < 0 => Err(Error::new(
+                            self.src,
+                            format!("{at}: {what} = {n} must not be negative"),
+                        )),
+                        n => Ok(n as f64),
+                    }
+                };
+                Some(FpOps {
+                    fp32: count(fp32, "fp32")?,
+                    fp64: count(fp64, "fp64")?,
+                })
+            }
+        })
     }
 
     /// The launch's lattice updates, positive.

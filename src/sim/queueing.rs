@@ -31,7 +31,7 @@
 //! over `l1_gbs` (the Kepler configs carry Su et al.'s measured on-SMX bandwidth).
 
 use crate::input::hw::HwConfig;
-use crate::input::trace::AccessKind;
+use crate::input::trace::{AccessKind, FpOps};
 use crate::launch::Launch;
 use crate::metrics::SECTOR_BYTES;
 
@@ -46,8 +46,8 @@ pub struct TimeInputs {
     pub l1_bytes: Option<f64>,
     /// L1 data-stage wavefronts (cycles of one SM's L1), summed over SMs.
     pub l1_wavefronts: Option<f64>,
-    /// Floating-point operations.
-    pub flops: Option<f64>,
+    /// Floating-point operations by precision.
+    pub flops: Option<FpOps>,
     /// Warps with at least one active lane over the whole launch; every warp of every block when
     /// `None`.
     pub active_warps: Option<f64>,
@@ -180,17 +180,23 @@ pub(crate) fn queueing(
         }),
         _ => {}
     }
-    let double = launch.arrays.iter().any(|a| a.element_bytes == 8);
-    let peak = if double {
-        hw.bandwidth.fp64_gflops
-    } else {
-        hw.bandwidth.fp32_gflops
-    };
-    if let (Some(f), Some(g)) = (inputs.flops, peak) {
-        limiters.push(LimiterTime {
-            name: "fp",
-            seconds: f / (g * clock_scale * 1e9),
-        });
+    // The FP32 and FP64 pipes take the warps' instructions in turn: their times add. A
+    // precision the config gives no peak for leaves the limiter out.
+    if let Some(ops) = inputs.flops {
+        let pipe = |n: f64, peak: Option<f64>| match peak {
+            _ if n == 0.0 => Some(0.0),
+            Some(g) => Some(n / (g * clock_scale * 1e9)),
+            None => None,
+        };
+        if let (Some(single), Some(double)) = (
+            pipe(ops.fp32, hw.bandwidth.fp32_gflops),
+            pipe(ops.fp64, hw.bandwidth.fp64_gflops),
+        ) {
+            limiters.push(LimiterTime {
+                name: "fp",
+                seconds: single + double,
+            });
+        }
     }
     // The dispatcher hands out blocks one at a time for the whole GPU, at a rate that does not
     // follow the SM clock (empty blocks, tests/data/h200/store_patterns/launch_*.csv): launches

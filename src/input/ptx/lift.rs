@@ -64,6 +64,15 @@ struct FoundLoop {
     trips: String,
 }
 
+/// A floating-point instruction of the entry: its operations (an FMA is two), its precision
+/// and the loops it is in (indices into `Lifter::loops`), whose trips multiply it.
+#[derive(Debug, Clone)]
+struct FlopSite {
+    ops: u64,
+    double: bool,
+    loops: Vec<usize>,
+}
+
 /// How the atoms of opaque branch conditions begin (`⟨?0⟩`).
 const OPAQUE: &str = "\u{27e8}?";
 
@@ -93,6 +102,58 @@ pub struct LiftedText {
 /// Names of the thread-index dimensions.
 const DIMS: [&str; 3] = ["x", "y", "z"];
 
+/// A thread's floating-point operations, single and double precision, each a number or an
+/// expression of the parameters: each instruction's operations times the trips of the loops
+/// around it (`loop_trips`: each loop's trips where its header is reached, 0 where it is
+/// skipped, and its header line). `Err` with the header line of a loop around a
+/// floating-point instruction whose trips are not a constant of the launch (they depend on the
+/// thread, the block or an outer loop).
+fn flops_per_thread(
+    sites: &[FlopSite],
+    loop_trips: &[(String, usize)],
+    params: &HashMap<String, String>,
+) -> std::result::Result<[String; 2], usize> {
+    // operations by precision and by the trip counts that multiply them
+    let mut terms: [BTreeMap<Vec<&str>, i64>; 2] = Default::default();
+    for site in sites {
+        let mut ops = site.ops as i64;
+        let mut factors = Vec::new();
+        for &l in &site.loops {
+            let (trips, line) = (loop_trips[l].0.as_str(), loop_trips[l].1);
+            let parsed = crate::input::expr::parse(trips).map_err(|_| line)?;
+            if let crate::input::expr::Expr::Num(n) = parsed {
+                ops = ops.saturating_mul(n.max(0));
+            } else if (parsed.variables().iter()).all(|v| params.values().any(|p| p == v)) {
+                factors.push(trips);
+            } else {
+                return Err(line);
+            }
+        }
+        factors.sort_unstable();
+        *terms[site.double as usize].entry(factors).or_default() += ops;
+    }
+    Ok(terms.map(|t| {
+        let parts: Vec<String> = (t.iter().filter(|(_, ops)| **ops != 0))
+            .map(|(factors, ops)| {
+                let factors: Vec<String> = factors.iter().map(|f| format!("({f})")).collect();
+                if *ops == 1 && !factors.is_empty() {
+                    factors.join(" * ")
+                } else {
+                    std::iter::once(ops.to_string())
+                        .chain(factors)
+                        .collect::<Vec<_>>()
+                        .join(" * ")
+                }
+            })
+            .collect();
+        match parts.as_slice() {
+            [] => "0".to_string(),
+            [one] if one.parse::<i64>().is_ok() => one.clone(),
+            _ => toml_string(&parts.join(" + ")),
+        }
+    }))
+}
+
 /// Bytes of one element of a PTX type suffix (`f64` → 8).
 fn type_bytes(t: &str) -> Option<u32> {
     let bits: u32 = t.get(1..)?.parse().ok()?;
@@ -111,7 +172,8 @@ struct Lifter<'a> {
     index_names: [String; 3],
     accesses: Vec<FoundAccess>,
     warnings: Vec<String>,
-    flops: u64,
+    /// The floating-point instructions, each with its operations and the loops it is in.
+    flops: Vec<FlopSite>,
     /// The counted loops, in program order.
     loops: Vec<FoundLoop>,
     /// The loops whose bodies are being evaluated, outermost first.
@@ -505,7 +567,7 @@ impl<'a> Lifter<'a> {
         }
         let kept = (
             self.accesses.len(),
-            self.flops,
+            self.flops.len(),
             self.warnings.len(),
             self.loops.len(),
         );
@@ -515,7 +577,7 @@ impl<'a> Lifter<'a> {
         self.loop_stack.pop();
         let probed = probed?;
         self.accesses.truncate(kept.0);
-        self.flops = kept.1;
+        self.flops.truncate(kept.1);
         self.warnings.truncate(kept.2);
         self.loops.truncate(kept.3);
         // the trip counts of this loop and the loops inside it: a step must not use them
@@ -981,7 +1043,11 @@ impl<'a> Lifter<'a> {
             )
         {
             if ty == "f32" || ty == "f64" {
-                self.flops += if matches!(op, "fma" | "mad") { 2 } else { 1 };
+                self.flops.push(FlopSite {
+                    ops: if matches!(op, "fma" | "mad") { 2 } else { 1 },
+                    double: ty == "f64",
+                    loops: self.loop_stack.clone(),
+                });
             }
             let v = Val::Unknown(format!(
                 "a floating-point value (line {line}) is used in an address or condition"
@@ -1527,7 +1593,7 @@ pub fn lift_entry(
         index_names: index_names.clone(),
         accesses: Vec::new(),
         warnings: Vec::new(),
-        flops: 0,
+        flops: Vec::new(),
         loops: Vec::new(),
         loop_stack: Vec::new(),
         labels: HashMap::new(),
@@ -1746,6 +1812,8 @@ pub fn lift_entry(
     let mut trip_lets = Vec::new();
     // the count each loop step is written with (its trips, unparenthesised)
     let mut loop_counts = Vec::new();
+    // each loop's trips where its header is reached, 0 where it is skipped (for the flops)
+    let mut loop_trips = Vec::new();
     for l in &lifter.loops {
         let mut known = guard.clone();
         for &o in &l.outer {
@@ -1765,6 +1833,7 @@ pub fn lift_entry(
         } else {
             l.count.clone()
         };
+        loop_trips.push((e.clone(), l.line));
         let plain = e.parse::<i64>().is_ok()
             || e.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
@@ -2029,7 +2098,7 @@ pub fn lift_entry(
     }
     if !unset.is_empty() {
         warnings.push(format!(
-            "{source}: parameters {} have no value and default to 0: set them with --set NAME=VALUE",
+            "{source}: parameters {} have no value and default to 0: set them with --set NAME=VALUE (params={{\"NAME\": VALUE}} in Python)",
             unset.join(", ")
         ));
     }
@@ -2139,9 +2208,23 @@ pub fn lift_entry(
         let _ = writeln!(t, "guard = {}", toml_string(&g.join(" && ")));
     }
     let _ = writeln!(t, "lattice_updates = {}", toml_string(&lattice_updates));
-    if options.updates.is_none() && lifter.loops.is_empty() {
-        let _ = writeln!(t, "# floating-point operations in the PTX (an FMA is two)");
-        let _ = writeln!(t, "flops_per_update = {}", lifter.flops);
+    match flops_per_thread(&lifter.flops, &loop_trips, &lifter.param_names) {
+        Ok(_) if options.updates.is_some() => warnings.push(format!(
+            "{source}: the floating-point operations are not written with --updates (they are counted per thread): the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
+        )),
+        Ok([single, double]) => {
+            let _ = writeln!(
+                t,
+                "# floating-point operations per thread in the PTX (an FMA is two), loops times their trips"
+            );
+            let _ = writeln!(
+                t,
+                "flops_per_update = {{ fp32 = {single}, fp64 = {double} }}"
+            );
+        }
+        Err(line) => warnings.push(format!(
+            "{source}: line {line}: the trip count of this loop is not a constant of the launch (it depends on the thread, the block or an outer loop), so the floating-point operations in it are not counted: the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
+        )),
     }
     let _ = writeln!(t, "body = [");
     let all: Vec<&Resolved> = resolved.iter().collect();
