@@ -373,12 +373,7 @@ pub fn rank(
             .cmp(&(b.simulated == SCREENED))
             .then(a.predicted_s.total_cmp(&b.predicted_s))
     });
-    let fastest = shapes.first().map_or(1.0, |s| s.predicted_s);
-    for (i, s) in shapes.iter_mut().enumerate() {
-        s.rank = i + 1;
-        s.relative = s.predicted_s / fastest;
-        s.tie = i > 0 && s.relative <= 1.0 + TIE_MARGIN;
-    }
+    number(&mut shapes);
     let (_, first) = &bound[0];
     let time = first_time(&first_reports);
     let context = RankContext {
@@ -409,6 +404,17 @@ pub fn rank(
         raced: mode == RankMode::Screen,
         screens,
     })
+}
+
+/// Numbers `shapes` (in ranking order): each one's rank, its time relative to the first's, and
+/// whether it ties with the first (within [`TIE_MARGIN`]).
+fn number(shapes: &mut [RankedShape]) {
+    let fastest = shapes.first().map_or(1.0, |s| s.predicted_s);
+    for (i, s) in shapes.iter_mut().enumerate() {
+        s.rank = i + 1;
+        s.relative = s.predicted_s / fastest;
+        s.tie = i > 0 && s.relative <= 1.0 + TIE_MARGIN;
+    }
 }
 
 /// The time estimate of the first report (every shape's is at the same clock).
@@ -451,14 +457,23 @@ impl Ranking {
     pub fn to_table(&self) -> String {
         let by_bytes = self.context.l1_limiter_counts == "bytes";
         let l1_header = if by_bytes { "L1 B/LUP" } else { "L1 wf/LUP" };
+        // The interval column only where some shape has an interval.
+        let with_intervals = self.shapes.iter().any(|r| r.simulated != EXACT);
+        let interval_of = |text: &str| {
+            if with_intervals {
+                format!(" {text:>19}")
+            } else {
+                String::new()
+            }
+        };
         let mut s = self.header() + "\n";
         s += &format!(
-            "{:>4}  {:<14} {:<9} {:>12} {:>19} {:>8} {:<7} {:>9} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10} {:>6} {:>6}\n",
+            "{:>4}  {:<14} {:<9} {:>12}{} {:>8} {:<7} {:>9} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10} {:>6} {:>6}\n",
             "rank",
             "block",
             "simulated",
             "predicted us",
-            "interval us",
+            interval_of("interval us"),
             "x best ",
             "limiter",
             "bound us",
@@ -488,12 +503,12 @@ impl Ranking {
                 r.l1_wavefronts_per_lup
             };
             s += &format!(
-                "{:>4}  {:<14} {:<9} {:>12.3} {:>19} {:>8} {:<7} {:>9.3} {:>10.3} {:>11.3} {:>11.3} {:>10.2} {:>10.2} {:>10.3} {:>6} {:>6.2}\n",
+                "{:>4}  {:<14} {:<9} {:>12.3}{} {:>8} {:<7} {:>9.3} {:>10.3} {:>11.3} {:>11.3} {:>10.2} {:>10.2} {:>10.3} {:>6} {:>6.2}\n",
                 r.rank,
                 block_name(r.block),
                 r.simulated,
                 r.predicted_s * 1e6,
-                interval,
+                interval_of(&interval),
                 relative,
                 r.limiter,
                 r.bandwidth_bound_s * 1e6,
@@ -572,5 +587,132 @@ impl Ranking {
             skipped: &self.skipped,
         })
         .expect("JSON of plain values")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ranking of shapes predicted at `micros` µs (in that order), each the sum of its terms.
+    fn ranking(micros: &[f64]) -> Ranking {
+        let mut shapes: Vec<RankedShape> = micros
+            .iter()
+            .enumerate()
+            .map(|(i, &us)| RankedShape {
+                rank: 0,
+                block: [32, 1 << i, 1],
+                simulated: EXACT,
+                predicted_s: us * 1e-6,
+                predicted_lo_s: us * 1e-6,
+                predicted_hi_s: us * 1e-6,
+                relative: 0.0,
+                tie: false,
+                limiter: "l1",
+                bandwidth_bound_s: (us - 3.0) * 1e-6,
+                bound_by: Some("l1"),
+                latency_s: 1e-6,
+                block_turnover_s: 0.5e-6,
+                launch_overhead_s: 1.5e-6,
+                lups_per_s: 1e9,
+                dram_bytes_per_lup: 16.0,
+                l2_bytes_per_lup: 40.0,
+                l1_bytes_per_lup: 64.0,
+                l1_wavefronts_per_lup: 2.5,
+                blocks_per_sm: 8,
+                occupancy: 1.0,
+            })
+            .collect();
+        number(&mut shapes);
+        Ranking {
+            context: RankContext {
+                kernel: "star1".into(),
+                hw: "h200".into(),
+                domain: Some([64, 64, 32]),
+                clock_ghz: 1.5,
+                clock: Clock::Base,
+                mode: "exact",
+                l1_limiter_counts: "wavefronts",
+                tie_margin: TIE_MARGIN,
+            },
+            shapes,
+            skipped: vec![],
+            not_sampled: vec![],
+            screened: 0,
+            confirmed: 0,
+            raced: false,
+            screens: vec![],
+        }
+    }
+
+    #[test]
+    fn the_tie_mark_is_on_exactly_the_shapes_within_the_margin_of_the_first() {
+        // 100 µs first; 104.9 and 105 within 5%; 105.2 and 130 beyond.
+        let r = ranking(&[100.0, 104.9, 105.0, 105.2, 130.0]);
+        let ties: Vec<bool> = r.shapes.iter().map(|s| s.tie).collect();
+        assert_eq!(ties, [false, true, true, false, false]);
+        assert_eq!(
+            r.shapes.iter().map(|s| s.rank).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        let table = r.to_table();
+        let rows: Vec<&str> = table.lines().skip(2).take(5).collect();
+        for (row, tie) in rows.iter().zip(&ties) {
+            // The mark follows the `x best` figure, and nothing else in a row has it.
+            assert_eq!(row.contains(TIE_MARK), *tie, "{row}");
+        }
+        assert!(rows[1].contains("1.049~"), "{}", rows[1]);
+        assert!(table.contains("~ a tie: within 5% of the best"), "{table}");
+        // No tie, no legend.
+        assert!(!ranking(&[100.0, 110.0]).to_table().contains("a tie"));
+    }
+
+    #[test]
+    fn the_table_names_its_context_and_shows_what_the_l1_limiter_counts() {
+        let mut r = ranking(&[100.0, 120.0]);
+        let table = r.to_table();
+        let first = table.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "kernel star1 on h200, domain 64x64x32, clock 1.50 GHz (base, the clock Nsight Compute locks; --clock boost for the boost clock); 2 shapes, fastest first"
+        );
+        assert!(table.lines().nth(1).unwrap().contains("L1 wf/LUP"));
+        // The row: 97 µs bound + 1 latency + 0.5 turnover + 1.5 overhead = 100, 2.5 wavefronts.
+        let row = table.lines().nth(2).unwrap();
+        for part in ["100.000", "97.000", "1.000", "0.500", "1.500", "2.500"] {
+            assert!(row.contains(part), "{part} in {row}");
+        }
+        r.context.l1_limiter_counts = "bytes";
+        let table = r.to_table();
+        assert!(table.lines().nth(1).unwrap().contains("L1 B/LUP"));
+        assert!(table.lines().nth(2).unwrap().contains("64.000"));
+    }
+
+    #[test]
+    fn json_and_csv_carry_the_context_and_each_shape_its_rank() {
+        let r = ranking(&[100.0, 103.0]);
+        let v = r.to_json();
+        assert_eq!(v["kernel"], "star1");
+        assert_eq!(v["hw"], "h200");
+        assert_eq!(v["domain"], serde_json::json!([64, 64, 32]));
+        assert_eq!(
+            (v["clock_ghz"].as_f64(), v["clock"].as_str()),
+            (Some(1.5), Some("base"))
+        );
+        assert_eq!(v["mode"], "exact");
+        assert_eq!(v["tie_margin"], TIE_MARGIN);
+        assert_eq!(v["shapes"][1]["rank"], 2);
+        assert_eq!(v["shapes"][1]["tie"], true);
+        assert_eq!(v["shapes"][1]["bound_by"], "l1");
+        let csv = r.to_csv();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let row: Vec<&str> = csv.lines().nth(2).unwrap().split(',').collect();
+        assert_eq!(header.len(), row.len());
+        let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(
+            (col("rank"), col("tie"), col("clock_ghz"), col("clock")),
+            ("2", "true", "1.5", "base")
+        );
+        assert_eq!(col("latency_s"), "0.000001");
     }
 }
