@@ -54,8 +54,8 @@ impl Bound {
         Ok(Bound { kernel, hw, launch })
     }
 
-    /// Simulates the launch; the report includes the time model at `clock_ghz` (boost when
-    /// `None`). Arrays larger than the GPU's memory are an error unless
+    /// Simulates the launch; the report includes the time model at `clock_ghz` (the base clock
+    /// when `None`, [`timing::default_clock_ghz`]). Arrays larger than the GPU's memory are an error unless
     /// [`sim::SimOptions::exceed_memory`].
     pub fn simulate(
         &self,
@@ -130,7 +130,7 @@ impl Bound {
     }
 }
 
-/// Loads, binds and simulates: the whole of `gputraffic simulate` (time model at the boost clock).
+/// Loads, binds and simulates: the whole of `gputraffic simulate` (time model at the base clock).
 pub fn run(
     kernel: &str,
     hw: &str,

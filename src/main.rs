@@ -151,8 +151,9 @@ struct LaunchArgs {
     /// (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Clock for the time model: boost, base (Nsight Compute's default), or a value in GHz.
-    #[arg(long, default_value = "boost")]
+    /// Clock for the time model: base (the default: the clock Nsight Compute locks, the
+    /// config's one clock where it gives no base clock), boost, or a value in GHz.
+    #[arg(long, default_value = "base")]
     clock: String,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
@@ -305,7 +306,7 @@ impl LaunchArgs {
             "--updates" => self.lift.updates.is_some(),
             "--domain" => self.domain.is_some(),
             "--set" => !self.set.is_empty(),
-            "--clock" => self.clock != "boost",
+            "--clock" => self.clock != "base",
             "--threads" => self.threads.is_some(),
             "--sample" => self.sample,
             _ => false,
@@ -365,6 +366,9 @@ struct SimulateArgs {
     /// config), where the kernel could not run.
     #[arg(long)]
     exceed_memory: bool,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -471,10 +475,16 @@ struct RankArgs {
     /// of a few waves) and only those that may be the fastest are simulated exactly.
     #[arg(long)]
     exact: bool,
+    /// Write the ranking to this file instead of stdout.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 fn rank(a: &RankArgs) -> Result<String> {
     use gputraffic::analysis::rank;
+    if let Some(out) = &a.out {
+        gputraffic::error::check_writable(out)?;
+    }
     let mode = gputraffic::request::rank_mode(a.launch.sample, a.exact)?;
     let spec = launch_spec(&a.launch, None, "rank")?;
     // The memory and the cost up front, from the launch with the trace's own block: the shapes
@@ -527,15 +537,15 @@ fn rank(a: &RankArgs) -> Result<String> {
     if let Some(note) = ranking.note() {
         eprintln!("note: {note}");
     }
-    let shapes = ranking.shapes;
-    Ok(match a.format {
-        Format::Table => rank::to_table(&shapes),
-        Format::Csv => rank::to_csv(&shapes),
+    let text = match a.format {
+        Format::Table => ranking.to_table(),
+        Format::Csv => ranking.to_csv(),
         Format::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&shapes).expect("JSON of plain values")
+            serde_json::to_string_pretty(&ranking.to_json()).expect("JSON of plain values")
         ),
-    })
+    };
+    write_or_print(a.out.as_deref(), text)
 }
 
 fn sweep(a: &SweepArgs) -> Result<String> {
@@ -854,6 +864,9 @@ fn launch_spec(a: &LaunchArgs, block: Option<String>, command: &str) -> Result<L
 
 fn simulate(a: &SimulateArgs) -> Result<String> {
     let l = &a.launch.launch;
+    if let Some(out) = &a.out {
+        gputraffic::error::check_writable(out)?;
+    }
     let simulation =
         launch_spec(l, a.launch.block.clone(), "simulate")?.simulation(a.compare.as_deref())?;
     for w in simulation.warnings() {
@@ -888,7 +901,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
     if let Some(why) = &report.sample_fallback {
         eprintln!("note: --sample: {why}; simulated exactly");
     }
-    Ok(report.render(a.launch.format))
+    write_or_print(a.out.as_deref(), report.render(a.launch.format))
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {

@@ -29,8 +29,13 @@ pub const L1_LD_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.su
 pub const L1_LD_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
 /// Global load sectors missing in L1.
 pub const L1_LD_MISS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum";
+/// Warp-level global store instructions.
+pub const L1_ST_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
 /// Sectors written by global stores.
 pub const L1_ST_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+/// L1 data-stage wavefronts (cycles of the L1 data pipeline, global and shared accesses): what
+/// the time model's L1 limiter counts.
+pub const L1_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
 /// Read sectors arriving at L2 from the SMs.
 pub const L2_READ: &str = "lts__t_sectors_srcunit_tex_op_read.sum";
 /// Write sectors arriving at L2 from the SMs.
@@ -77,7 +82,7 @@ macro_rules! counter_table {
                 /// Load sectors that missed in L1.
                 load_miss_sectors: [L1_LD_MISS] all extrapolated;
                 /// Warp-level global store instructions.
-                store_requests: [] none instruction;
+                store_requests: [L1_ST_REQUESTS] all instruction;
                 /// Sectors written by stores.
                 store_sectors: [L1_ST_SECTORS] all address;
                 /// Of those, sectors a store request writes only in part (fewer than its 32
@@ -118,10 +123,10 @@ macro_rules! counter_table {
                 shared_load_bank_conflicts: [SHARED_LD_BANK_CONFLICTS] shared address;
                 /// Bank conflicts of the shared stores.
                 shared_store_bank_conflicts: [SHARED_ST_BANK_CONFLICTS] shared address;
-                /// L1 data-stage wavefronts (`l1tex__data_pipe_lsu_wavefronts`): `data_passes`
-                /// plus what `sim::data_stage::extra_wavefronts` adds for the launch and the shared
-                /// wavefronts; set when the simulation ends.
-                wavefronts: [] none derived;
+                /// L1 data-stage wavefronts, what the time model's L1 limiter counts:
+                /// `data_passes` plus what `sim::data_stage::extra_wavefronts` adds for the
+                /// launch and the shared wavefronts; set when the simulation ends.
+                wavefronts: [L1_WAVEFRONTS] all derived;
             }
             /// L2 counters under their Nsight Compute meaning.
             l2 L2Counters {
@@ -316,16 +321,16 @@ pub const SHARED: [&str; count_reported(Reported::Shared)] = reported_names(Repo
 /// Whether `metric` counts requests, instructions or wavefronts, not sectors: it has no byte
 /// volume.
 pub fn is_request_count(metric: &str) -> bool {
-    metric.contains("__t_requests_") || SHARED.contains(&metric)
+    metric.contains("__t_requests_") || metric == L1_WAVEFRONTS || SHARED.contains(&metric)
 }
 
 /// Every counter the simulator produces or estimates, the names a measured file is read for:
-/// [`ALL`], [`ATOMIC`], [`SHARED`], [`L1_WAVEFRONTS`] and [`DURATION`].
+/// [`ALL`] (the L1 wavefronts among them), [`ATOMIC`], [`SHARED`] and [`DURATION`].
 pub fn modelled() -> impl Iterator<Item = &'static str> {
     ALL.into_iter()
         .chain(ATOMIC)
         .chain(SHARED)
-        .chain([L1_WAVEFRONTS, DURATION])
+        .chain([DURATION])
 }
 
 /// Whether a column name has the form of an Nsight Compute metric (`unit__counter.rollup`):
@@ -421,8 +426,6 @@ pub fn misspelt_metric(name: &str) -> Option<&'static str> {
         .map(|(_, m)| m)
 }
 
-/// L1 data-stage wavefronts (cycles of the L1 data pipeline).
-pub const L1_WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
 /// Kernel duration in nanoseconds.
 pub const DURATION: &str = "gpu__time_duration.sum";
 
@@ -502,7 +505,6 @@ mod tests {
             "dram__sectors_read.avg",
             "lts__t_requests_srcunit_tex_op_read.sum",
             "lts__t_sectors_srcunit_tex_op_red_lookup_miss.sum",
-            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
             "l1tex__t_sectors_pipe_lsu_mem_global_op_st_lookup_miss.sum",
             "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",

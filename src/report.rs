@@ -349,10 +349,6 @@ impl Report {
                 v.map_or(String::new(), |v| v.to_string()),
             ));
         }
-        cols.push((
-            "l1_wavefronts".into(),
-            self.counts.l1.wavefronts.to_string(),
-        ));
         if let Some(t) = &self.time {
             for name in crate::timing::LIMITERS {
                 let seconds = t.limiters.iter().find(|l| l.name == name);
@@ -366,9 +362,20 @@ impl Report {
                 "time_bandwidth_bound_s".into(),
                 t.bandwidth_bound_s.to_string(),
             ));
+            cols.push(("time_latency_s".into(), t.latency_s.to_string()));
+            cols.push((
+                "time_block_turnover_s".into(),
+                t.block_turnover_s.to_string(),
+            ));
+            cols.push((
+                "time_launch_overhead_s".into(),
+                t.launch_overhead_s.to_string(),
+            ));
             cols.push(("time_limiter".into(), t.limiter.to_string()));
             cols.push(("time_adjusted_s".into(), t.time_adjusted_s.to_string()));
             cols.push(("lups_per_s".into(), t.lups_per_s.to_string()));
+            cols.push(("clock_ghz".into(), t.clock_ghz.to_string()));
+            cols.push(("clock".into(), t.clock.name().to_string()));
         }
         if let Some(c) = &self.comparison {
             cols.push(("model".into(), c.prediction.model.to_string()));
@@ -596,7 +603,6 @@ struct SimulationJson<'a> {
     thread_accesses: u64,
     warps_launched: u64,
     active_warps: u64,
-    l1_wavefronts: u64,
     l1_data_passes: u64,
     l1_load_miss_request_lines: u64,
     l1_load_partial_lines: u64,
@@ -635,7 +641,6 @@ impl Serialize for Report {
                 thread_accesses: c.thread_accesses,
                 warps_launched: c.warps_launched,
                 active_warps: c.active_warps,
-                l1_wavefronts: c.l1.wavefronts,
                 l1_data_passes: c.l1.data_passes,
                 l1_load_miss_request_lines: c.l1.load_miss_request_lines,
                 l1_load_partial_lines: c.l1.load_partial_lines,
@@ -684,10 +689,11 @@ where
     }
 }
 
-/// A time estimate as aligned text.
+/// A time estimate as aligned text: the clock, every limiter, and the predicted time as the sum
+/// of its terms ([`TimeEstimate::terms`]).
 pub fn time_table(t: &TimeEstimate, title: &str) -> String {
     use std::fmt::Write;
-    let mut s = format!("{title}, clock {:.2} GHz\n", t.clock_ghz);
+    let mut s = format!("{title}, {}\n", t.clock_text());
     if t.limiters.is_empty() {
         s.push_str("  no limiter: the volumes, or the bandwidths the config gives, do not overlap");
         return s;
@@ -706,10 +712,10 @@ pub fn time_table(t: &TimeEstimate, title: &str) -> String {
             u * 100.0
         );
     }
+    let _ = writeln!(s, "  {}", time_sum(t));
     let _ = writeln!(
         s,
-        "  predicted {:.3} us ({}), {:.3} GLUP/s; {:.1} resident warps per SM, {:.1} effective",
-        t.predicted_s * 1e6,
+        "  limiter {}, {:.3} GLUP/s; {:.1} resident warps per SM, {:.1} effective",
         t.limiter,
         t.lups_per_s / 1e9,
         t.resident_warps,
@@ -717,13 +723,30 @@ pub fn time_table(t: &TimeEstimate, title: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "  bandwidth bound {:.3} us; Su et al. (18) adjusted {:.3} us ({} waves, occupancy efficiency {:.2})",
-        t.bandwidth_bound_s * 1e6,
+        "  Su et al. (18) adjusted {:.3} us ({} waves, occupancy efficiency {:.2})",
         t.time_adjusted_s * 1e6,
         t.waves,
         t.occupancy_efficiency
     );
     s.trim_end().to_string()
+}
+
+/// The predicted time as the sum of its terms, in µs: `predicted 12.345 us = 10.000 bandwidth
+/// bound (dram) + 2.000 latency + 0.345 block turnover + 0.000 launch overhead`.
+pub fn time_sum(t: &TimeEstimate) -> String {
+    let terms: Vec<String> = t
+        .terms()
+        .iter()
+        .map(|(name, seconds)| match (*name, t.bound_by()) {
+            ("bandwidth bound", Some(by)) => format!("{:.3} {name} ({by})", seconds * 1e6),
+            _ => format!("{:.3} {name}", seconds * 1e6),
+        })
+        .collect();
+    format!(
+        "predicted {:.3} us = {}",
+        t.predicted_s * 1e6,
+        terms.join(" + ")
+    )
 }
 
 /// One CSV field, quoted when it must be.

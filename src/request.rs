@@ -35,7 +35,7 @@ pub struct LaunchSpec {
     pub domain: Option<String>,
     /// `NAME=VALUE` settings of kernel parameters and model constants.
     pub set: Vec<String>,
-    /// Clock of the time model: `boost`, `base` or GHz.
+    /// Clock of the time model: `base` (the default), `boost` or GHz.
     pub clock: String,
 }
 
@@ -47,7 +47,7 @@ pub struct Prepared {
     pub bound: Bound,
     /// The settings that were constants of the model rather than kernel parameters.
     pub model_params: BTreeMap<String, f64>,
-    /// Clock in GHz; `None` is the boost clock.
+    /// Clock in GHz; `None` is the default, the base clock ([`timing::default_clock_ghz`]).
     pub clock: Option<f64>,
 }
 
@@ -411,7 +411,10 @@ mod tests {
         let p = spec("star1").prepare(Some(&models::su2015::MODEL)).unwrap();
         assert_eq!(p.bound.launch.block, [32, 4, 2]);
         assert_eq!(p.model_params.get("delta"), Some(&0.5));
-        assert_eq!(p.clock, p.bound.hw.sm.base_clock_ghz);
+        // `base` is the default: the time model at the H200's base clock.
+        assert_eq!(p.clock, None);
+        let (_, time) = p.predict(&models::su2015::MODEL).unwrap();
+        assert_eq!((time.clock_ghz, time.clock), (1.5, timing::Clock::Base));
     }
 
     #[test]

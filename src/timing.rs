@@ -19,13 +19,16 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
 /// A time estimate. Serialised as one flat object: `predicted_s`, `limiter`, each limiter's
-/// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `resident_warps`,
-/// `effective_warps`, `block_turnover_s`, `delay_cycles`, `time_adjusted_s`, `lups_per_s`, `waves`, `occupancy_efficiency`,
-/// `clock_ghz`.
+/// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `latency_s`, `block_turnover_s`,
+/// `launch_overhead_s` (the four terms of `predicted_s`, [`TimeEstimate::terms`]),
+/// `resident_warps`, `effective_warps`, `delay_cycles`, `time_adjusted_s`, `lups_per_s`,
+/// `waves`, `occupancy_efficiency`, `clock_ghz` and `clock` (which clock, [`Clock`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeEstimate {
     /// Clock assumed (GHz).
     pub clock_ghz: f64,
+    /// Which clock `clock_ghz` is.
+    pub clock: Clock,
     /// Every limiter the inputs and the config allow: its time at full bandwidth.
     pub limiters: Vec<LimiterTime>,
     /// The predicted kernel duration (seconds): the queueing model plus the launch overhead.
@@ -41,8 +44,14 @@ pub struct TimeEstimate {
     pub resident_warps: f64,
     /// Of those, the warps the queueing model runs (at most the warps an SM has in all).
     pub effective_warps: f64,
+    /// The queueing model's time beyond the bandwidth bound: memory latency the resident warps
+    /// do not hide (seconds; part of `predicted_s`).
+    pub latency_s: f64,
     /// Time the SMs lose to blocks turning over in their slots (seconds; part of `predicted_s`).
     pub block_turnover_s: f64,
+    /// The fixed cost of a launch, `[timing] launch_overhead_us` (seconds; part of
+    /// `predicted_s`).
+    pub launch_overhead_s: f64,
     /// The queueing model's delay: cycles a warp waits on latency per pass through the network
     /// (`loaded_latency_factor` × `dram_latency_cycles` × rounds of loads).
     pub delay_cycles: f64,
@@ -57,6 +66,36 @@ pub struct TimeEstimate {
 }
 
 impl TimeEstimate {
+    /// The four terms `predicted_s` is the sum of, as the model composes it (`docs/model.md`,
+    /// "Time"): the bandwidth bound (the largest limiter's time at full bandwidth), the latency
+    /// the resident warps do not hide (the queueing model's time beyond the bound), the block
+    /// turnover and the launch overhead.
+    pub fn terms(&self) -> [(&'static str, f64); 4] {
+        [
+            ("bandwidth bound", self.bandwidth_bound_s),
+            ("latency", self.latency_s),
+            ("block turnover", self.block_turnover_s),
+            ("launch overhead", self.launch_overhead_s),
+        ]
+    }
+
+    /// The limiter whose time is the bandwidth bound (the largest), if any.
+    pub fn bound_by(&self) -> Option<&'static str> {
+        (self.limiters.iter())
+            .filter(|l| l.seconds == self.bandwidth_bound_s)
+            .map(|l| l.name)
+            .next()
+    }
+
+    /// The clock for people: `clock 1.50 GHz (base, the clock Nsight Compute locks; …)`.
+    pub fn clock_text(&self) -> String {
+        format!(
+            "clock {:.2} GHz ({})",
+            self.clock_ghz,
+            self.clock.describe()
+        )
+    }
+
     /// The estimate as JSON fields (see its [`Serialize`] impl).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a time estimate is strings and numbers")
@@ -87,13 +126,17 @@ impl TimeEstimate {
                 utilisation.push(num(&format!("{name}_utilisation"))?);
             }
         }
+        let clock = Clock::from_name(o.get("clock")?.as_str()?)?;
         Some(TimeEstimate {
             clock_ghz: num("clock_ghz")?,
+            clock,
             limiters,
             predicted_s: num("predicted_s")?,
             limiter,
             utilisation,
             bandwidth_bound_s: num("bandwidth_bound_s")?,
+            latency_s: num("latency_s")?,
+            launch_overhead_s: num("launch_overhead_s")?,
             resident_warps: num("resident_warps")?,
             effective_warps: num("effective_warps")?,
             block_turnover_s: num("block_turnover_s")?,
@@ -115,15 +158,18 @@ struct TimeJson<'a> {
     #[serde(flatten)]
     limiters: LimiterKeys<'a>,
     bandwidth_bound_s: f64,
+    latency_s: f64,
+    block_turnover_s: f64,
+    launch_overhead_s: f64,
     resident_warps: f64,
     effective_warps: f64,
-    block_turnover_s: f64,
     delay_cycles: f64,
     time_adjusted_s: f64,
     lups_per_s: f64,
     waves: u64,
     occupancy_efficiency: f64,
     clock_ghz: f64,
+    clock: &'a str,
 }
 
 /// Every limiter's time and utilisation as `<name>_s` and `<name>_utilisation`, in `limiters`
@@ -149,15 +195,18 @@ impl Serialize for TimeEstimate {
             limiter: self.limiter,
             limiters: LimiterKeys(self),
             bandwidth_bound_s: self.bandwidth_bound_s,
+            latency_s: self.latency_s,
+            block_turnover_s: self.block_turnover_s,
+            launch_overhead_s: self.launch_overhead_s,
             resident_warps: self.resident_warps,
             effective_warps: self.effective_warps,
-            block_turnover_s: self.block_turnover_s,
             delay_cycles: self.delay_cycles,
             time_adjusted_s: self.time_adjusted_s,
             lups_per_s: self.lups_per_s,
             waves: self.waves,
             occupancy_efficiency: self.occupancy_efficiency,
             clock_ghz: self.clock_ghz,
+            clock: self.clock.name(),
         }
         .serialize(serializer)
     }
@@ -183,24 +232,89 @@ pub fn max_occupancy(hw: &HwConfig, kernel: &Kernel, launch: &Launch) -> f64 {
         .fold(launch.occupancy.occupancy, f64::max)
 }
 
-/// The clock in GHz for `--clock` (`boost`, `base` or a number of GHz), or `None` for the
-/// config's boost clock.
+/// Which clock a time estimate is at. The default is the base clock: Nsight Compute locks the
+/// clock to base (`--clock-control base`), so that is the clock of the measured times the model
+/// is validated against and the one a user compares with (`docs/model.md`, "Time").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The config's `sm.base_clock_ghz` (the default).
+    Base,
+    /// The config's `sm.clock_ghz`, the boost clock (`--clock boost`).
+    Boost,
+    /// The config's one clock, `sm.clock_ghz`: it gives no base clock (the default there).
+    Only,
+    /// A clock given in GHz (`--clock 1.2`) that is neither of the config's.
+    Given,
+}
+
+impl Clock {
+    /// Every clock with its name in JSON and CSV.
+    const NAMES: [(Clock, &'static str); 4] = [
+        (Clock::Base, "base"),
+        (Clock::Boost, "boost"),
+        (Clock::Only, "only"),
+        (Clock::Given, "given"),
+    ];
+
+    /// The name in JSON and CSV: `base`, `boost`, `only` or `given`.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(c, _)| *c == self)
+            .map_or("given", |(_, n)| n)
+    }
+
+    /// The clock named `name` ([`Clock::name`]).
+    pub fn from_name(name: &str) -> Option<Clock> {
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(c, _)| *c)
+    }
+
+    /// Which of `hw`'s clocks `ghz` is.
+    pub fn of(ghz: f64, hw: &HwConfig) -> Clock {
+        match hw.sm.base_clock_ghz {
+            Some(base) if ghz == base => Clock::Base,
+            Some(_) if ghz == hw.sm.clock_ghz => Clock::Boost,
+            None if ghz == hw.sm.clock_ghz => Clock::Only,
+            _ => Clock::Given,
+        }
+    }
+
+    /// What the clock is, for people: `base, the clock Nsight Compute locks; --clock boost for
+    /// the boost clock`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Clock::Base => {
+                "base, the clock Nsight Compute locks; --clock boost for the boost clock"
+            }
+            Clock::Boost => "boost; Nsight Compute measures at the base clock, --clock base",
+            Clock::Only => "the config's one clock, sm.clock_ghz: it gives no base clock",
+            Clock::Given => "--clock",
+        }
+    }
+}
+
+/// The clock in GHz the time model runs at by default: the config's base clock, or its one
+/// clock where it gives no base clock ([`Clock`]).
+pub fn default_clock_ghz(hw: &HwConfig) -> f64 {
+    hw.sm.base_clock_ghz.unwrap_or(hw.sm.clock_ghz)
+}
+
+/// The clock in GHz for `--clock` (`base`, `boost` or a number of GHz), or `None` for the
+/// default, [`default_clock_ghz`] (`base`).
 pub fn clock_choice(clock: &str, hw: &HwConfig) -> crate::Result<Option<f64>> {
     match clock {
-        "boost" => Ok(None),
-        "base" => hw.sm.base_clock_ghz.map(Some).ok_or_else(|| {
-            crate::Error::new(
-                "--clock",
-                format!("hw config '{}' has no sm.base_clock_ghz", hw.name),
-            )
-        }),
+        "base" => Ok(None),
+        "boost" => Ok(Some(hw.sm.clock_ghz)),
         ghz => match ghz.parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => check_clock_ghz(v)
                 .map(|()| Some(v))
                 .map_err(|m| crate::Error::new("--clock", m)),
             _ => Err(crate::Error::new(
                 "--clock",
-                format!("'{ghz}' is neither boost, base nor a positive number of GHz"),
+                format!("'{ghz}' is neither base, boost nor a positive number of GHz"),
             )),
         },
     }
@@ -214,8 +328,8 @@ pub fn launch_flops(launch: &Launch) -> Option<FpOps> {
         .map(|per_update| per_update.scaled(launch.lattice_updates as f64))
 }
 
-/// Estimates the time of `launch` from `inputs` at `clock_ghz` (the config's boost clock when
-/// `None`).
+/// Estimates the time of `launch` from `inputs` at `clock_ghz` ([`default_clock_ghz`], the base
+/// clock, when `None`).
 pub fn estimate(
     hw: &HwConfig,
     kernel: &Kernel,
@@ -223,7 +337,8 @@ pub fn estimate(
     inputs: &TimeInputs,
     clock_ghz: Option<f64>,
 ) -> TimeEstimate {
-    let q = queueing(hw, launch, inputs, clock_ghz);
+    let clock_ghz = clock_ghz.unwrap_or_else(|| default_clock_ghz(hw));
+    let q = queueing(hw, launch, inputs, Some(clock_ghz));
     let busiest = q.utilisation.iter().enumerate().fold(
         None,
         |best: Option<(usize, f64)>, (i, &u)| match best {
@@ -249,11 +364,14 @@ pub fn estimate(
     let lups_per_s = launch.lattice_updates as f64 / q.predicted_s;
     TimeEstimate {
         clock_ghz: q.clock,
+        clock: Clock::of(q.clock, hw),
         limiters: q.limiters,
         predicted_s: q.predicted_s,
         limiter,
         utilisation: q.utilisation,
         bandwidth_bound_s: q.bandwidth_bound_s,
+        latency_s: q.busy_s - q.bandwidth_bound_s,
+        launch_overhead_s: hw.timing.launch_overhead_us * 1e-6,
         resident_warps: q.resident_warps,
         effective_warps: q.effective_warps,
         block_turnover_s: q.block_turnover_s,
@@ -499,6 +617,87 @@ mod tests {
         );
         assert!((t.bandwidth_bound_s - 1.0).abs() < 1e-12);
         assert_eq!(t.limiters[0].name, "l1");
+    }
+
+    /// `t`'s terms add up to its predicted time (to rounding).
+    fn assert_terms_compose(t: &TimeEstimate) {
+        let sum: f64 = t.terms().iter().map(|(_, s)| s).sum();
+        assert!(
+            (sum - t.predicted_s).abs() <= 1e-12 * t.predicted_s,
+            "{:?} sum to {sum}, predicted {}",
+            t.terms(),
+            t.predicted_s
+        );
+        assert!(t.terms().iter().all(|(_, s)| *s >= 0.0), "{:?}", t.terms());
+    }
+
+    #[test]
+    fn the_predicted_time_is_the_sum_of_its_terms() {
+        // Latency-bound, one warp per SM: the bound is the 10-cycle transfers, the latency the
+        // 64 × 1000 cycles of waiting (the config's turnover and overhead set to 0).
+        let t = one_sm_copy(1, 1000.0);
+        assert_terms_compose(&t);
+        assert!((t.bandwidth_bound_s - 640e-9).abs() < 1e-18);
+        assert!((t.latency_s - 64000e-9).abs() < 1e-15, "{}", t.latency_s);
+        assert_eq!((t.block_turnover_s, t.launch_overhead_s), (0.0, 0.0));
+        assert_eq!(t.bound_by(), Some("dram"));
+        // Bandwidth-bound: next to no latency left.
+        let t = one_sm_copy(64, 100.0);
+        assert_terms_compose(&t);
+        assert!(t.latency_s < 1e-6 * t.predicted_s, "{}", t.latency_s);
+        // A real launch with every term: the H200's turnover and launch overhead.
+        let (hw, k, l) = setup("h200", "star1");
+        let t = estimate(
+            &hw,
+            &k,
+            &l,
+            &TimeInputs {
+                dram_bytes: Some(1e7),
+                l2_bytes: Some(3e7),
+                l1_wavefronts: Some(1e7),
+                ..Default::default()
+            },
+            None,
+        );
+        assert_terms_compose(&t);
+        assert_eq!(t.launch_overhead_s, hw.timing.launch_overhead_us * 1e-6);
+        assert!(t.block_turnover_s > 0.0 && t.latency_s > 0.0);
+        // The JSON carries the terms and reads back.
+        let back = TimeEstimate::from_json(&t.to_json()).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn the_time_model_defaults_to_the_base_clock_and_names_its_clock() {
+        let (hw, k, l) = setup("h200", "star1");
+        let inputs = TimeInputs {
+            l1_wavefronts: Some(1e9),
+            ..Default::default()
+        };
+        let at = |clock: &str| {
+            let ghz = clock_choice(clock, &hw).unwrap();
+            estimate(&hw, &k, &l, &inputs, ghz)
+        };
+        // The H200: base 1.50 GHz (what Nsight Compute locks), boost 1.98.
+        let base = at("base");
+        assert_eq!((base.clock_ghz, base.clock), (1.5, Clock::Base));
+        assert_eq!(estimate(&hw, &k, &l, &inputs, None), base);
+        let boost = at("boost");
+        assert_eq!((boost.clock_ghz, boost.clock), (1.98, Clock::Boost));
+        assert_eq!(at("1.5").clock, Clock::Base);
+        assert_eq!((at("1.2").clock_ghz, at("1.2").clock), (1.2, Clock::Given));
+        // The L1 limiter's wavefronts go at one per SM per cycle: 1.98 / 1.5 times as long.
+        let l1 = |t: &TimeEstimate| t.limiters.iter().find(|x| x.name == "l1").unwrap().seconds;
+        assert!((l1(&base) / l1(&boost) - 1.98 / 1.5).abs() < 1e-12);
+        assert!(base.clock_text().starts_with("clock 1.50 GHz (base, "));
+        // A config with one clock (no base_clock_ghz): that clock, named so.
+        let k20 = HwConfig::load("k20").unwrap();
+        let l20 = Launch::new(&k, &k20, &LaunchRequest::default()).unwrap();
+        let t = estimate(&k20, &k, &l20, &inputs, clock_choice("base", &k20).unwrap());
+        assert_eq!((t.clock_ghz, t.clock), (0.706, Clock::Only));
+        for c in [Clock::Base, Clock::Boost, Clock::Only, Clock::Given] {
+            assert_eq!(Clock::from_name(c.name()), Some(c));
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The output formats that scripts, `plot` and `fit` read, pinned byte for byte: `simulate` as
-//! JSON, CSV and table, `validate --format json`, a sweep file (header and rows), `list`. A change
+//! JSON, CSV and table, `rank` as table and JSON, `validate --format json`, a sweep file (header
+//! and rows), `list`. A change
 //! to any of them shows up here as a snapshot diff to review (`cargo insta review`).
 
 mod common;
@@ -99,6 +100,36 @@ fn sweep_file() {
         out.to_str().unwrap(),
     ]);
     insta::assert_snapshot!(std::fs::read_to_string(&out).unwrap());
+}
+
+/// `rank` of four star1 shapes on a small domain, every shape exact.
+fn rank(format: &str) -> String {
+    stdout_of(&[
+        "rank",
+        "--kernel",
+        "star1",
+        "--hw",
+        "h200",
+        "--blocks",
+        "32x4x2,64x2x1,32x8x1,256x1x1",
+        "--domain",
+        "64x48x40",
+        "--exact",
+        "--threads",
+        "2",
+        "--format",
+        format,
+    ])
+}
+
+#[test]
+fn rank_table() {
+    insta::assert_snapshot!(rank("table"));
+}
+
+#[test]
+fn rank_json() {
+    insta::assert_snapshot!(rank("json"));
 }
 
 #[test]

@@ -11,7 +11,7 @@ kernel = gputraffic.Kernel(gputraffic.show("star4"))
 domain = (64, 64, 32) if "--quick" in sys.argv else (256, 128, 64)
 ranking = gputraffic.rank(kernel, "all-256", hw="h200", domain=domain)
 print(f"{'block':<10} {'time_us':>8} {'relative':>8} {'limiter':>8} {'DRAM_B/LUP':>10}")
-for s in ranking[:8]:
+for s in ranking["shapes"][:8]:
     block = "x".join(map(str, s["block"]))
     print(f"{block:<10} {s['predicted_s'] * 1e6:8.1f} {s['relative']:8.2f} "
           f"{s['limiter']:>8} {s['dram_bytes_per_lup']:10.2f}")

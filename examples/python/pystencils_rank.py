@@ -15,5 +15,5 @@ cuda = "#include <cstdint>\n" + code.replace("FUNC_PREFIX", "__global__").replac
 
 kernel = gputraffic.Kernel.from_cuda(cuda, entry="star7", source="pystencils star7")
 print("fastest block shapes of 256 threads for", kernel.name, "on the H200:")
-for s in gputraffic.rank(kernel, "all-256", hw="h200")[:5]:
+for s in gputraffic.rank(kernel, "all-256", hw="h200")["shapes"][:5]:
     print(s["block"], f"{s['predicted_s'] * 1e6:.1f} us, {s['dram_bytes_per_lup']:.2f} DRAM B/LUP")

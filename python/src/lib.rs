@@ -362,7 +362,7 @@ fn rank(
     };
     py.detach(|| {
         let ranking = on_threads(threads, || spec.rank(&blocks, mode, false, &|_, _| {}))?;
-        let json = serde_json::to_string(&ranking.shapes).expect("JSON of plain values");
+        let json = serde_json::to_string(&ranking.to_json()).expect("JSON of plain values");
         Ok((json, ranking.skipped))
     })
     .map_err(value_error)

@@ -172,8 +172,9 @@ def test_rank_returns_the_cli_json():
         "512x512", "--format", "json",
     )
     assert py == shell
-    assert len(py) == 3
-    times = [s["predicted_s"] for s in py]
+    assert (py["kernel"], py["hw"], py["clock"]) == ("jacobi2d", "h200", "base")
+    assert [s["rank"] for s in py["shapes"]] == [1, 2, 3]
+    times = [s["predicted_s"] for s in py["shapes"]]
     assert times == sorted(times)
 
 
@@ -184,12 +185,13 @@ def test_rank_races_by_default_and_exact_simulates_every_shape():
     shell = cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks, "--domain",
                      "128x128x256", "--format", "json")
     assert py == shell
-    assert py[0]["simulated"] == "exact"
+    assert py["shapes"][0]["simulated"] == "exact"
     exact = gputraffic.rank("star4", blocks, hw=hw, domain=(128, 128, 256), exact=True)
     assert exact == cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks,
                              "--domain", "128x128x256", "--format", "json", "--exact")
-    assert all(s["simulated"] == "exact" for s in exact)
-    assert py[0] == exact[0]
+    assert all(s["simulated"] == "exact" for s in exact["shapes"])
+    assert exact["mode"] == "exact"
+    assert py["shapes"][0] == exact["shapes"][0]
     with pytest.raises(ValueError) as e:
         gputraffic.rank("star1", "32x4x2", exact=True, sample=True)
     assert str(e.value) == cli_error("rank", "--kernel", "star1", "--blocks", "32x4x2",
@@ -207,7 +209,7 @@ def test_rank_warns_about_shapes_of_named_sets_that_cannot_launch():
     notes = [line[len("note: "):] for line in err.splitlines()]
     assert [str(w.message) for w in caught] == notes
     assert any(n.startswith("skipped 256x1x1:") for n in notes)
-    assert all(s["block"] != [256, 1, 1] for s in py)
+    assert all(s["block"] != [256, 1, 1] for s in py["shapes"])
     # A set that cannot exist at all is an error, not a skip.
     with pytest.raises(ValueError) as e:
         gputraffic.rank("star1", "all-2048", domain=(64, 64, 32))
@@ -424,7 +426,7 @@ def test_a_lifted_kernel_is_usable_wherever_a_kernel_is():
         extents=STENCIL_EXTENTS, params=stencil_layout(64, 32),
     )
     ranked = gputraffic.rank(kernel, ["32x4x2", "64x2x1"], domain=(64, 32, 16))
-    assert sorted(r["block"] for r in ranked) == [[32, 4, 2], [64, 2, 1]]
+    assert sorted(r["block"] for r in ranked["shapes"]) == [[32, 4, 2], [64, 2, 1]]
     rows = gputraffic.sweep(kernel, "32x4x2", domains=[(64, 32, 16)], models="none")
     assert len(rows) == 1 and rows[0]["kernel"] == "copy"
     predicted = gputraffic.predict(kernel, "ernst2023", domain=(64, 32, 16))

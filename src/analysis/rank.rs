@@ -18,7 +18,7 @@ use crate::metrics;
 use crate::report::Report;
 use crate::sim::SimOptions;
 use crate::sim::sample::SampleOptions;
-use crate::timing;
+use crate::timing::{self, Clock};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -46,9 +46,19 @@ pub const SCREENED: &str = "screened";
 /// See [`EXACT`].
 pub const SAMPLED: &str = "sampled";
 
-/// One block shape's simulation, as `rank` lists it.
+/// The model's measured error on time: a shape whose predicted time lies within a factor of
+/// 1 + `TIE_MARGIN` of the best one's is a tie, since the measurements would not tell them apart.
+/// The median |time error| against Nsight Compute is 4.4 % on the H200 dev set and 4.8 % on the
+/// H100 set (docs/model.md, "Time"; docs/validation.md), rounded up.
+pub const TIE_MARGIN: f64 = 0.05;
+
+/// One block shape's simulation, as `rank` lists it. Its predicted time is the sum of
+/// `bandwidth_bound_s`, `latency_s`, `block_turnover_s` and `launch_overhead_s`
+/// ([`TimeEstimate::terms`](crate::timing::TimeEstimate::terms)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankedShape {
+    /// Place in the ranking, 1 for the first.
+    pub rank: usize,
     /// Block shape.
     pub block: [u32; 3],
     /// How its figures were obtained: [`EXACT`] (confirmed), [`SCREENED`] or [`SAMPLED`].
@@ -61,10 +71,23 @@ pub struct RankedShape {
     pub predicted_lo_s: f64,
     /// Upper end of the interval.
     pub predicted_hi_s: f64,
-    /// What sets the pace (`dram`, `l2`, `l1`, `fp` or `latency`).
-    pub limiter: &'static str,
     /// Predicted time over the first shape's (1 for the first).
     pub relative: f64,
+    /// Whether a shape after the first is predicted within [`TIE_MARGIN`] of it: a tie.
+    pub tie: bool,
+    /// What sets the pace (`dram`, `l2`, `l1`, `fp`, `launch` or `latency`).
+    pub limiter: &'static str,
+    /// The bandwidth bound: the largest limiter's time at full bandwidth (seconds).
+    pub bandwidth_bound_s: f64,
+    /// The limiter whose time that is.
+    pub bound_by: Option<&'static str>,
+    /// Memory latency the resident warps do not hide: the queueing model's time beyond the
+    /// bound (seconds).
+    pub latency_s: f64,
+    /// Time lost to blocks turning over in their slots (seconds).
+    pub block_turnover_s: f64,
+    /// The launch's fixed cost (seconds).
+    pub launch_overhead_s: f64,
     /// Lattice updates per second.
     pub lups_per_s: f64,
     /// DRAM bytes (read + written) per lattice update.
@@ -73,6 +96,9 @@ pub struct RankedShape {
     pub l2_bytes_per_lup: f64,
     /// Bytes between registers and L1 (loaded + stored sectors) per lattice update.
     pub l1_bytes_per_lup: f64,
+    /// L1 data-pipe wavefronts per lattice update (`l1tex__data_pipe_lsu_wavefronts.sum`),
+    /// what the L1 limiter counts on GPUs without a measured L1 bandwidth.
+    pub l1_wavefronts_per_lup: f64,
     /// Resident blocks per SM.
     pub blocks_per_sm: u32,
     /// Resident warps over the maximum.
@@ -96,26 +122,64 @@ impl RankedShape {
         };
         let t = r.time.as_ref().expect("simulate adds the time model");
         RankedShape {
+            rank: 0,
             block,
             simulated,
             predicted_s: t.predicted_s,
             predicted_lo_s: interval.0,
             predicted_hi_s: interval.1,
-            limiter: t.limiter,
             relative: 1.0,
+            tie: false,
+            limiter: t.limiter,
+            bandwidth_bound_s: t.bandwidth_bound_s,
+            bound_by: t.bound_by(),
+            latency_s: t.latency_s,
+            block_turnover_s: t.block_turnover_s,
+            launch_overhead_s: t.launch_overhead_s,
             lups_per_s: t.lups_per_s,
             dram_bytes_per_lup: per_lup(&[metrics::DRAM_READ, metrics::DRAM_WRITE]),
             l2_bytes_per_lup: per_lup(&[metrics::L2_READ, metrics::L2_WRITE]),
             l1_bytes_per_lup: per_lup(&[metrics::L1_LD_SECTORS, metrics::L1_ST_SECTORS]),
+            l1_wavefronts_per_lup: r.counts.l1.wavefronts as f64 / r.lattice_updates as f64,
             blocks_per_sm: r.launch.blocks_per_sm,
             occupancy: r.launch.occupancy,
         }
     }
 }
 
+/// What a ranking is of: the kernel, GPU, domain and clock its shapes share, and how they were
+/// simulated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankContext {
+    /// Kernel name.
+    pub kernel: String,
+    /// GPU name.
+    pub hw: String,
+    /// `nx, ny, nz`, if the kernel has them.
+    pub domain: Option<[i64; 3]>,
+    /// The time model's clock (GHz).
+    pub clock_ghz: f64,
+    /// Which clock that is (`base`, `boost`, `only`, `given`: [`Clock`]).
+    #[serde(serialize_with = "clock_name")]
+    pub clock: Clock,
+    /// How the shapes were simulated: `screen` (the race), `exact` or `sampled`.
+    pub mode: &'static str,
+    /// What the L1 limiter counts on this GPU: `wavefronts` (one per SM per cycle) or `bytes`
+    /// (over the config's measured `l1_gbs`).
+    pub l1_limiter_counts: &'static str,
+    /// [`TIE_MARGIN`].
+    pub tie_margin: f64,
+}
+
+fn clock_name<S: serde::Serializer>(c: &Clock, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(c.name())
+}
+
 /// A ranking: the shapes fastest first, and the shapes of named sets that cannot launch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ranking {
+    /// The kernel, GPU, domain and clock.
+    pub context: RankContext,
     /// The shapes: those simulated exactly first, by their exact predicted time, then the
     /// screened ones by their estimates (ties in the order given).
     pub shapes: Vec<RankedShape>,
@@ -169,7 +233,7 @@ impl Ranking {
 
 /// Simulates `kernel` on `hw` with each of `blocks` (the rest of the launch from `base`), in
 /// parallel, as `mode` says (each with `opts`, whose own sampling is ignored), the time model
-/// at `clock_ghz` (boost when `None`), and ranks them. `blocks` pairs
+/// at `clock_ghz` (the base clock when `None`), and ranks them. `blocks` pairs
 /// each shape with whether it came from a named set (as [`crate::launch::geometry::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
 /// anything is simulated. `progress(done, total)` is called after each simulation (screens
@@ -230,7 +294,7 @@ pub fn rank(
         tick();
         r
     };
-    let first: Vec<Report> = bound
+    let first_reports: Vec<Report> = bound
         .par_iter()
         .with_max_len(1)
         .map(|(_, b)| run(b, first_pass))
@@ -238,7 +302,7 @@ pub fn rank(
     let mut not_sampled = Vec::new();
     let mut shapes = Vec::with_capacity(bound.len());
     let mut screened = Vec::new();
-    for (i, ((block, b), r)) in bound.iter().zip(&first).enumerate() {
+    for (i, ((block, b), r)) in bound.iter().zip(&first_reports).enumerate() {
         let name = format!("{}x{}x{}", block[0], block[1], block[2]);
         let t = r
             .time
@@ -309,11 +373,29 @@ pub fn rank(
             .cmp(&(b.simulated == SCREENED))
             .then(a.predicted_s.total_cmp(&b.predicted_s))
     });
-    let fastest = shapes.first().map_or(1.0, |s| s.predicted_s);
-    for s in &mut shapes {
-        s.relative = s.predicted_s / fastest;
-    }
+    number(&mut shapes);
+    let (_, first) = &bound[0];
+    let time = first_time(&first_reports);
+    let context = RankContext {
+        kernel: first.launch.kernel.clone(),
+        hw: hw.name.clone(),
+        domain: first.launch.domain(),
+        clock_ghz: time.clock_ghz,
+        clock: time.clock,
+        mode: match mode {
+            RankMode::Screen => "screen",
+            RankMode::Exact => "exact",
+            RankMode::Sampled(_) => "sampled",
+        },
+        l1_limiter_counts: if hw.bandwidth.l1_gbs.is_some() {
+            "bytes"
+        } else {
+            "wavefronts"
+        },
+        tie_margin: TIE_MARGIN,
+    };
     Ok(Ranking {
+        context,
         shapes,
         skipped,
         not_sampled,
@@ -324,78 +406,313 @@ pub fn rank(
     })
 }
 
-/// The ranking as aligned text, one shape per line: `simulated` says how each shape's figures
-/// were obtained, and `interval us` gives a screened or sampled time's interval.
-pub fn to_table(shapes: &[RankedShape]) -> String {
-    let mut s = format!(
-        "{:>4}  {:<14} {:<9} {:>12} {:>19} {:>7} {:<8} {:>10} {:>10} {:>10} {:>6} {:>6}\n",
-        "rank",
-        "block",
-        "simulated",
-        "predicted us",
-        "interval us",
-        "x best",
-        "limiter",
-        "DRAM B/LUP",
-        "L2 B/LUP",
-        "L1 B/LUP",
-        "blk/SM",
-        "occup."
-    );
-    for (i, r) in shapes.iter().enumerate() {
-        let interval = if r.simulated == EXACT {
-            String::new()
-        } else {
-            format!(
-                "{:.3}–{:.3}",
-                r.predicted_lo_s * 1e6,
-                r.predicted_hi_s * 1e6
-            )
-        };
-        s += &format!(
-            "{:>4}  {:<14} {:<9} {:>12.3} {:>19} {:>7.3} {:<8} {:>10.2} {:>10.2} {:>10.2} {:>6} {:>6.2}\n",
-            i + 1,
-            format!("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
-            r.simulated,
-            r.predicted_s * 1e6,
-            interval,
-            r.relative,
-            r.limiter,
-            r.dram_bytes_per_lup,
-            r.l2_bytes_per_lup,
-            r.l1_bytes_per_lup,
-            r.blocks_per_sm,
-            r.occupancy
-        );
+/// Numbers `shapes` (in ranking order): each one's rank, its time relative to the first's, and
+/// whether it ties with the first (within [`TIE_MARGIN`]).
+fn number(shapes: &mut [RankedShape]) {
+    let fastest = shapes.first().map_or(1.0, |s| s.predicted_s);
+    for (i, s) in shapes.iter_mut().enumerate() {
+        s.rank = i + 1;
+        s.relative = s.predicted_s / fastest;
+        s.tie = i > 0 && s.relative <= 1.0 + TIE_MARGIN;
     }
-    s
 }
 
-/// The ranking as CSV: a header and one row per shape, in ranking order.
-pub fn to_csv(shapes: &[RankedShape]) -> String {
-    let mut s = String::from(
-        "rank,block_x,block_y,block_z,simulated,predicted_s,predicted_lo_s,predicted_hi_s,relative,limiter,lups_per_s,dram_bytes_per_lup,l2_bytes_per_lup,l1_bytes_per_lup,blocks_per_sm,occupancy\n",
-    );
-    for (i, r) in shapes.iter().enumerate() {
-        s += &format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            i + 1,
-            r.block[0],
-            r.block[1],
-            r.block[2],
-            r.simulated,
-            r.predicted_s,
-            r.predicted_lo_s,
-            r.predicted_hi_s,
-            r.relative,
-            r.limiter,
-            r.lups_per_s,
-            r.dram_bytes_per_lup,
-            r.l2_bytes_per_lup,
-            r.l1_bytes_per_lup,
-            r.blocks_per_sm,
-            r.occupancy
-        );
+/// The time estimate of the first report (every shape's is at the same clock).
+fn first_time(reports: &[Report]) -> &timing::TimeEstimate {
+    reports[0]
+        .time
+        .as_ref()
+        .expect("simulate adds the time model")
+}
+
+/// `AxBxC`.
+fn block_name(b: [u32; 3]) -> String {
+    format!("{}x{}x{}", b[0], b[1], b[2])
+}
+
+/// The mark of a tie in the table.
+const TIE_MARK: &str = "~";
+
+impl Ranking {
+    /// The header line of the table: kernel, GPU, domain, clock and the number of shapes.
+    pub fn header(&self) -> String {
+        let c = &self.context;
+        let domain = c.domain.map_or(String::new(), |d| {
+            format!(", domain {}x{}x{}", d[0], d[1], d[2])
+        });
+        let clock = format!("clock {:.2} GHz ({})", c.clock_ghz, c.clock.describe());
+        format!(
+            "kernel {} on {}{domain}, {clock}; {} shapes, fastest first",
+            c.kernel,
+            c.hw,
+            self.shapes.len()
+        )
     }
-    s
+
+    /// The ranking as aligned text: the header line, one shape per line, and the legend.
+    /// `simulated` says how each shape's figures were obtained, `interval us` gives a screened
+    /// or sampled time's interval; the predicted time is the sum of the four columns after the
+    /// limiter. The L1 column is what the L1 limiter counts on this GPU: wavefronts, or bytes
+    /// where the config has a measured L1 bandwidth.
+    pub fn to_table(&self) -> String {
+        let by_bytes = self.context.l1_limiter_counts == "bytes";
+        let l1_header = if by_bytes { "L1 B/LUP" } else { "L1 wf/LUP" };
+        // The interval column only where some shape has an interval.
+        let with_intervals = self.shapes.iter().any(|r| r.simulated != EXACT);
+        let interval_of = |text: &str| {
+            if with_intervals {
+                format!(" {text:>19}")
+            } else {
+                String::new()
+            }
+        };
+        let mut s = self.header() + "\n";
+        s += &format!(
+            "{:>4}  {:<14} {:<9} {:>12}{} {:>8} {:<7} {:>9} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10} {:>6} {:>6}\n",
+            "rank",
+            "block",
+            "simulated",
+            "predicted us",
+            interval_of("interval us"),
+            "x best ",
+            "limiter",
+            "bound us",
+            "latency us",
+            "turnover us",
+            "overhead us",
+            "DRAM B/LUP",
+            "L2 B/LUP",
+            l1_header,
+            "blk/SM",
+            "occup."
+        );
+        for r in &self.shapes {
+            let interval = if r.simulated == EXACT {
+                String::new()
+            } else {
+                format!(
+                    "{:.3}–{:.3}",
+                    r.predicted_lo_s * 1e6,
+                    r.predicted_hi_s * 1e6
+                )
+            };
+            let relative = format!("{:.3}{}", r.relative, if r.tie { TIE_MARK } else { " " });
+            let l1 = if by_bytes {
+                r.l1_bytes_per_lup
+            } else {
+                r.l1_wavefronts_per_lup
+            };
+            s += &format!(
+                "{:>4}  {:<14} {:<9} {:>12.3}{} {:>8} {:<7} {:>9.3} {:>10.3} {:>11.3} {:>11.3} {:>10.2} {:>10.2} {:>10.3} {:>6} {:>6.2}\n",
+                r.rank,
+                block_name(r.block),
+                r.simulated,
+                r.predicted_s * 1e6,
+                interval_of(&interval),
+                relative,
+                r.limiter,
+                r.bandwidth_bound_s * 1e6,
+                r.latency_s * 1e6,
+                r.block_turnover_s * 1e6,
+                r.launch_overhead_s * 1e6,
+                r.dram_bytes_per_lup,
+                r.l2_bytes_per_lup,
+                l1,
+                r.blocks_per_sm,
+                r.occupancy
+            );
+        }
+        s += "predicted = bound (the slowest level at full bandwidth) + latency (not hidden by the resident warps) + turnover (blocks taking over slots) + overhead (the launch's)\n";
+        if self.shapes.iter().any(|r| r.tie) {
+            s += &format!(
+                "{TIE_MARK} a tie: within {:.0}% of the best, the time model's median error against Nsight Compute (docs/validation.md)\n",
+                TIE_MARGIN * 100.0
+            );
+        }
+        s
+    }
+
+    /// The ranking as CSV: a header and one row per shape, in ranking order; the clock in every
+    /// row.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from(
+            "rank,block_x,block_y,block_z,simulated,predicted_s,predicted_lo_s,predicted_hi_s,relative,tie,limiter,bandwidth_bound_s,bound_by,latency_s,block_turnover_s,launch_overhead_s,lups_per_s,dram_bytes_per_lup,l2_bytes_per_lup,l1_bytes_per_lup,l1_wavefronts_per_lup,blocks_per_sm,occupancy,clock_ghz,clock\n",
+        );
+        for r in &self.shapes {
+            s += &format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                r.rank,
+                r.block[0],
+                r.block[1],
+                r.block[2],
+                r.simulated,
+                r.predicted_s,
+                r.predicted_lo_s,
+                r.predicted_hi_s,
+                r.relative,
+                r.tie,
+                r.limiter,
+                r.bandwidth_bound_s,
+                r.bound_by.unwrap_or(""),
+                r.latency_s,
+                r.block_turnover_s,
+                r.launch_overhead_s,
+                r.lups_per_s,
+                r.dram_bytes_per_lup,
+                r.l2_bytes_per_lup,
+                r.l1_bytes_per_lup,
+                r.l1_wavefronts_per_lup,
+                r.blocks_per_sm,
+                r.occupancy,
+                self.context.clock_ghz,
+                self.context.clock.name()
+            );
+        }
+        s
+    }
+
+    /// The ranking as one JSON object: the context's fields ([`RankContext`]), then `shapes`
+    /// (fastest first, each with its `rank`) and `skipped`.
+    pub fn to_json(&self) -> serde_json::Value {
+        #[derive(Serialize)]
+        struct RankingJson<'a> {
+            #[serde(flatten)]
+            context: &'a RankContext,
+            shapes: &'a [RankedShape],
+            skipped: &'a [String],
+        }
+        serde_json::to_value(RankingJson {
+            context: &self.context,
+            shapes: &self.shapes,
+            skipped: &self.skipped,
+        })
+        .expect("JSON of plain values")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ranking of shapes predicted at `micros` µs (in that order), each the sum of its terms.
+    fn ranking(micros: &[f64]) -> Ranking {
+        let mut shapes: Vec<RankedShape> = micros
+            .iter()
+            .enumerate()
+            .map(|(i, &us)| RankedShape {
+                rank: 0,
+                block: [32, 1 << i, 1],
+                simulated: EXACT,
+                predicted_s: us * 1e-6,
+                predicted_lo_s: us * 1e-6,
+                predicted_hi_s: us * 1e-6,
+                relative: 0.0,
+                tie: false,
+                limiter: "l1",
+                bandwidth_bound_s: (us - 3.0) * 1e-6,
+                bound_by: Some("l1"),
+                latency_s: 1e-6,
+                block_turnover_s: 0.5e-6,
+                launch_overhead_s: 1.5e-6,
+                lups_per_s: 1e9,
+                dram_bytes_per_lup: 16.0,
+                l2_bytes_per_lup: 40.0,
+                l1_bytes_per_lup: 64.0,
+                l1_wavefronts_per_lup: 2.5,
+                blocks_per_sm: 8,
+                occupancy: 1.0,
+            })
+            .collect();
+        number(&mut shapes);
+        Ranking {
+            context: RankContext {
+                kernel: "star1".into(),
+                hw: "h200".into(),
+                domain: Some([64, 64, 32]),
+                clock_ghz: 1.5,
+                clock: Clock::Base,
+                mode: "exact",
+                l1_limiter_counts: "wavefronts",
+                tie_margin: TIE_MARGIN,
+            },
+            shapes,
+            skipped: vec![],
+            not_sampled: vec![],
+            screened: 0,
+            confirmed: 0,
+            raced: false,
+            screens: vec![],
+        }
+    }
+
+    #[test]
+    fn the_tie_mark_is_on_exactly_the_shapes_within_the_margin_of_the_first() {
+        // 100 µs first; 104.9 and 105 within 5%; 105.2 and 130 beyond.
+        let r = ranking(&[100.0, 104.9, 105.0, 105.2, 130.0]);
+        let ties: Vec<bool> = r.shapes.iter().map(|s| s.tie).collect();
+        assert_eq!(ties, [false, true, true, false, false]);
+        assert_eq!(
+            r.shapes.iter().map(|s| s.rank).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        let table = r.to_table();
+        let rows: Vec<&str> = table.lines().skip(2).take(5).collect();
+        for (row, tie) in rows.iter().zip(&ties) {
+            // The mark follows the `x best` figure, and nothing else in a row has it.
+            assert_eq!(row.contains(TIE_MARK), *tie, "{row}");
+        }
+        assert!(rows[1].contains("1.049~"), "{}", rows[1]);
+        assert!(table.contains("~ a tie: within 5% of the best"), "{table}");
+        // No tie, no legend.
+        assert!(!ranking(&[100.0, 110.0]).to_table().contains("a tie"));
+    }
+
+    #[test]
+    fn the_table_names_its_context_and_shows_what_the_l1_limiter_counts() {
+        let mut r = ranking(&[100.0, 120.0]);
+        let table = r.to_table();
+        let first = table.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "kernel star1 on h200, domain 64x64x32, clock 1.50 GHz (base, the clock Nsight Compute locks; --clock boost for the boost clock); 2 shapes, fastest first"
+        );
+        assert!(table.lines().nth(1).unwrap().contains("L1 wf/LUP"));
+        // The row: 97 µs bound + 1 latency + 0.5 turnover + 1.5 overhead = 100, 2.5 wavefronts.
+        let row = table.lines().nth(2).unwrap();
+        for part in ["100.000", "97.000", "1.000", "0.500", "1.500", "2.500"] {
+            assert!(row.contains(part), "{part} in {row}");
+        }
+        r.context.l1_limiter_counts = "bytes";
+        let table = r.to_table();
+        assert!(table.lines().nth(1).unwrap().contains("L1 B/LUP"));
+        assert!(table.lines().nth(2).unwrap().contains("64.000"));
+    }
+
+    #[test]
+    fn json_and_csv_carry_the_context_and_each_shape_its_rank() {
+        let r = ranking(&[100.0, 103.0]);
+        let v = r.to_json();
+        assert_eq!(v["kernel"], "star1");
+        assert_eq!(v["hw"], "h200");
+        assert_eq!(v["domain"], serde_json::json!([64, 64, 32]));
+        assert_eq!(
+            (v["clock_ghz"].as_f64(), v["clock"].as_str()),
+            (Some(1.5), Some("base"))
+        );
+        assert_eq!(v["mode"], "exact");
+        assert_eq!(v["tie_margin"], TIE_MARGIN);
+        assert_eq!(v["shapes"][1]["rank"], 2);
+        assert_eq!(v["shapes"][1]["tie"], true);
+        assert_eq!(v["shapes"][1]["bound_by"], "l1");
+        let csv = r.to_csv();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let row: Vec<&str> = csv.lines().nth(2).unwrap().split(',').collect();
+        assert_eq!(header.len(), row.len());
+        let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(
+            (col("rank"), col("tie"), col("clock_ghz"), col("clock")),
+            ("2", "true", "1.5", "base")
+        );
+        assert_eq!(col("latency_s"), "0.000001");
+    }
 }

@@ -446,7 +446,6 @@ fn simulated_values(report: &crate::report::Report) -> Vec<(&'static str, f64)> 
         .into_iter()
         .map(|(m, v)| (m, v as f64))
         .collect();
-    simulated.push((metrics::L1_WAVEFRONTS, report.counts.l1.wavefronts as f64));
     if let Some(t) = &report.time {
         // Against the time model at the base clock: Nsight Compute locks clocks to base.
         simulated.push((metrics::DURATION, t.predicted_s * 1e9));

@@ -25,10 +25,11 @@
 //!
 //! Bandwidths come from the hardware config's `[bandwidth]` (measured values where there are
 //! some; the DRAM peak of `[dram]` otherwise). The L1 and the FP units run at the SM clock, so
-//! their rates scale with the clock the kernel runs at (boost by default; Nsight Compute measures
-//! at the base clock); the measured DRAM and L2 bandwidths are used as they are. The L1 limiter
-//! counts wavefronts at one per SM per cycle when the config gives no L1 bandwidth, else bytes
-//! over `l1_gbs` (the Kepler configs carry Su et al.'s measured on-SMX bandwidth).
+//! their rates scale with the clock the kernel runs at (the time model's default is the base
+//! clock, which Nsight Compute locks; [`busy_seconds`] is at the boost clock); the measured DRAM
+//! and L2 bandwidths are used as they are. The L1 limiter counts wavefronts at one per SM per
+//! cycle when the config gives no L1 bandwidth, else bytes over `l1_gbs` (the Kepler configs
+//! carry Su et al.'s measured on-SMX bandwidth).
 
 use crate::input::hw::HwConfig;
 use crate::input::trace::{AccessKind, FpOps};
@@ -113,6 +114,8 @@ pub(crate) struct Queueing {
     pub(crate) effective_warps: f64,
     pub(crate) block_turnover_s: f64,
     pub(crate) delay: f64,
+    /// The queueing network's time, without the block turnover and the launch overhead.
+    pub(crate) busy_s: f64,
     pub(crate) predicted_s: f64,
 }
 
@@ -242,9 +245,8 @@ pub(crate) fn queueing(
         hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_turning_over
             / (slots * slots)
             / cycles_per_s;
-    let predicted_s = warps_per_sm / throughput / cycles_per_s
-        + block_turnover_s
-        + hw.timing.launch_overhead_us * 1e-6;
+    let busy_s = warps_per_sm / throughput / cycles_per_s;
+    let predicted_s = busy_s + block_turnover_s + hw.timing.launch_overhead_us * 1e-6;
     Queueing {
         clock,
         limiters,
@@ -254,6 +256,7 @@ pub(crate) fn queueing(
         effective_warps,
         block_turnover_s,
         delay,
+        busy_s,
         predicted_s,
     }
 }

@@ -11,11 +11,11 @@ default settings), or a :class:`Kernel`: parsed from trace text, or lifted from 
 PTX text with options, as ``gputraffic simulate --kernel FILE.cu --entry NAME`` lifts a file:
 
 >>> k = gputraffic.Kernel.from_cuda(open("my_stencil.cu").read(), entry="my_kernel")
->>> gputraffic.rank(k, "all-256", domain=(512, 512, 512))[0]["block"]
+>>> gputraffic.rank(k, "all-256", domain=(512, 512, 512))["shapes"][0]["block"]
 
 Every function returns what the command line prints with ``--format json``, parsed: ``simulate``
 the object of ``gputraffic simulate --format json``, ``predict`` that of ``gputraffic predict``,
-``rank`` the list of ``gputraffic rank``, ``sweep`` the rows of a ``.jsonl`` sweep. Bad input
+``rank`` the object of ``gputraffic rank``, ``sweep`` the rows of a ``.jsonl`` sweep. Bad input
 raises ``ValueError`` carrying the command line's one-line message. The simulation runs with the
 GIL released, so other Python threads go on meanwhile.
 """
@@ -101,7 +101,7 @@ def simulate(
     params: Optional[Mapping[str, Value]] = None,
     *,
     compare: Optional[str] = None,
-    clock: Union[str, float] = "boost",
+    clock: Union[str, float] = "base",
     threads: Optional[int] = None,
     infinite_l1: bool = False,
     infinite_l2: bool = False,
@@ -117,7 +117,8 @@ def simulate(
     domain: ``"512x512x256"``, ``(512, 512, 256)``, or fewer sizes for 1-D / 2-D kernels.
     params: kernel parameters and, with ``compare``, model constants: ``{"r": 2}``.
     compare: also evaluate this model (see :func:`list_models`) beside the simulation.
-    clock: ``"boost"``, ``"base"`` or GHz for the time model.
+    clock: ``"base"`` (the default: the clock Nsight Compute locks, or the config's one clock where
+    it gives no base clock), ``"boost"`` or GHz for the time model.
     threads: worker threads (default all cores); results never depend on it.
     sample: simulate a stratified sample of a long launch's waves and extrapolate; the result
     then has ``metrics_ci95`` (a 95% interval per metric) and ``simulation["sampled"]``.
@@ -148,7 +149,7 @@ def predict(
     domain: Optional[Dims] = None,
     params: Optional[Mapping[str, Value]] = None,
     *,
-    clock: Union[str, float] = "boost",
+    clock: Union[str, float] = "base",
 ) -> Dict[str, Any]:
     """Evaluates a closed-form model on one launch: ``gputraffic predict --format json``, parsed.
 
@@ -175,12 +176,15 @@ def rank(
     domain: Optional[Dims] = None,
     params: Optional[Mapping[str, Value]] = None,
     *,
-    clock: Union[str, float] = "boost",
+    clock: Union[str, float] = "base",
     threads: Optional[int] = None,
     sample: bool = False,
     exact: bool = False,
-) -> List[Dict[str, Any]]:
-    """Ranks block shapes fastest first: ``gputraffic rank --format json``.
+) -> Dict[str, Any]:
+    """Ranks block shapes fastest first: ``gputraffic rank --format json``, parsed: the kernel,
+    GPU, domain and clock (``clock_ghz``, ``clock``), and ``shapes``, each with its ``rank``, its
+    predicted time and the terms it is the sum of, and ``tie`` when within ``tie_margin`` of the
+    first.
 
     blocks: shapes (``"32x8x4"`` or tuples) and named sets (``"all-1024"``, ``"ernst-512"``,
     ``"tabik-2d"``); a single string may list several, comma-separated. Shapes of named sets
@@ -216,7 +220,7 @@ def sweep(
     l1_scale: Sequence[float] = (),
     l2_scale: Sequence[float] = (),
     models: Union[str, Sequence[str]] = "all",
-    clock: Union[str, float] = "boost",
+    clock: Union[str, float] = "base",
     threads: Optional[int] = None,
     sample: bool = False,
     as_dataframe: bool = False,
