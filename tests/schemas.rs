@@ -244,6 +244,9 @@ fn wrong_traces_and_configurations_fail() {
     assert_invalid(&hw, &no_sms, "no SM count");
 }
 
+/// Whether a simulate output shows what a case is for.
+type Shows = dyn Fn(&Value) -> bool;
+
 /// `simulate --format json` with `extra` arguments, parsed.
 fn simulate_json(extra: &[&str]) -> Value {
     let args = [&["simulate", "--format", "json", "--threads", "2"], extra].concat();
@@ -257,7 +260,7 @@ fn simulate_outputs_validate() {
     let schema = validator("simulate");
     let star1 = simulate_json(&["--kernel", "star1", "--domain", "64x48x40"]);
     assert_valid(&schema, &star1, "star1");
-    let cases: [(&str, &[&str], &dyn Fn(&Value) -> bool); 5] = [
+    let cases: [(&str, &[&str], &Shows); 5] = [
         ("atomics", &["--kernel", "histogram"], &|v| {
             v["metrics"]["lts__t_sectors_srcunit_tex_op_red.sum"].as_u64() > Some(0)
         }),
@@ -416,4 +419,89 @@ fn a_validate_output_validates() {
     let mut launches = report;
     launches["launches"] = json!("six");
     assert_invalid(&schema, &launches, "launches as a string");
+}
+
+/// The names the schemas offer for a configuration's enumerated keys, each accepted by the
+/// parser in the shipped H200 configuration.
+#[test]
+fn the_config_schemas_names_are_the_parsers() {
+    let schema = schema_json("hw-config");
+    let (text, _) = toml_as_json(Path::new("hw-configs/h200.toml"));
+    let names = |pointer: &str| -> Vec<String> {
+        schema
+            .pointer(pointer)
+            .and_then(|e| e.as_array())
+            .unwrap_or_else(|| panic!("{pointer}"))
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let cases = [
+        ("l2", "replacement", "/$defs/replacement/enum"),
+        ("l1", "replacement", "/$defs/replacement/enum"),
+        (
+            "l2",
+            "set_indexing",
+            "/properties/l2/properties/set_indexing/enum",
+        ),
+        (
+            "l1",
+            "set_indexing",
+            "/properties/l1/properties/set_indexing/enum",
+        ),
+        (
+            "schedule",
+            "warp_issue",
+            "/properties/schedule/properties/warp_issue/enum",
+        ),
+    ];
+    for (table, key, pointer) in cases {
+        let offered = names(pointer);
+        assert!(offered.len() >= 2, "{pointer}");
+        for name in offered {
+            let mut doc: toml::Table = toml::from_str(&text).unwrap();
+            doc[table]
+                .as_table_mut()
+                .unwrap()
+                .insert(key.to_string(), toml::Value::String(name.clone()));
+            let changed = toml::to_string(&doc).unwrap();
+            if let Err(e) = gputraffic::input::hw::HwConfig::parse(&changed, "h200") {
+                panic!("{table}.{key} = \"{name}\" is in the schema, but: {e}");
+            }
+        }
+    }
+}
+
+/// Every key the trace and configuration schemas describe is in their docs' tables.
+#[test]
+fn the_docs_list_every_key_of_the_schemas() {
+    fn keys(schema: &Value, out: &mut Vec<String>) {
+        match schema {
+            Value::Object(map) => {
+                if let Some(Value::Object(props)) = map.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                map.values().for_each(|v| keys(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    for (name, doc) in [
+        ("hw-config", "docs/hw-config.md"),
+        ("trace", "docs/trace-format.md"),
+    ] {
+        let text = std::fs::read_to_string(doc).unwrap();
+        let mut all = Vec::new();
+        keys(&schema_json(name), &mut all);
+        assert!(all.len() > 20, "{name}");
+        for key in all {
+            assert!(
+                text.contains(&format!("`{key}`"))
+                    || text.contains(&format!("`[{key}]`"))
+                    || text.contains(&format!("`[[{key}]]`")),
+                "{doc} does not list {name}'s key {key}"
+            );
+        }
+    }
 }
