@@ -43,12 +43,14 @@ enum Command {
     /// Simulate one kernel launch and report the traffic at every level.
     Simulate(SimulateArgs),
     /// Print a shell completion script: `gputraffic completions bash > /etc/bash_completion.d/gputraffic`.
+    /// It offers the shipped kernel and GPU names for --kernel and --hw, besides file names.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff): `gputraffic man > gputraffic.1; man ./gputraffic.1`.
-    Man,
+    /// Print a manual page (roff): the overview, or a command's page with every option, the exit
+    /// status and examples: `gputraffic man rank > gputraffic-rank.1; man ./gputraffic-rank.1`.
+    Man(ManArgs),
     /// Evaluate a closed-form model from the literature on one kernel launch.
     Predict(PredictArgs),
     /// Simulate many configurations (block shapes, domains, parameters, GPUs, cache sizes) into
@@ -918,20 +920,361 @@ fn predict(a: &PredictArgs) -> Result<String> {
     Ok(prediction.render(a.launch.format))
 }
 
-/// The completion script for `shell`.
-fn completions(shell: clap_complete::Shell) -> String {
-    let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "gputraffic", &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+/// `gputraffic man`: which page, or every page into a folder.
+#[derive(clap::Args)]
+struct ManArgs {
+    /// The command whose page to print, e.g. rank (default: the overview page, gputraffic(1)).
+    #[arg(value_name = "COMMAND")]
+    command: Option<String>,
+    /// Write every page into this folder instead: gputraffic.1 and gputraffic-COMMAND.1 for
+    /// each command (for `man -M`, or to install under share/man/man1).
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    dir: Option<std::path::PathBuf>,
 }
 
-/// The manual page.
-fn man() -> Result<String> {
+/// The exit status of every command, for the manual pages (`main` returns them).
+const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success: the output is complete."),
+    (
+        "2",
+        "Bad input (a malformed or unknown file, kernel, GPU or option, impossible geometry, \
+         a launch that cannot run) or a run that failed: one line on standard error naming the \
+         file (and line) or the option and the problem, and nothing on standard output or in \
+         --out. Command-line syntax errors also exit with 2.",
+    ),
+];
+
+/// Example command lines of each command for its manual page, with what each does. They run
+/// as written from the repository's root, in this order (`tests/cli.rs` runs them all but the
+/// two that need nvcc or measured counters).
+const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "simulate",
+        &[
+            (
+                "gputraffic simulate --kernel star1 --domain 128x128x128 --block 32x8x1",
+                "Simulate the shipped 7-point star on a 128x128x128 domain with 32x8x1 blocks on the default GPU (h200): the traffic at every level and the predicted time, as a table.",
+            ),
+            (
+                "gputraffic simulate --kernel star4 --hw h100-sxm --domain 128x128x128 --format json",
+                "The same report as JSON (schemas/simulate.schema.json describes it).",
+            ),
+            (
+                "gputraffic simulate --kernel star1 --domain 128x128x128 --compare su2015",
+                "Show Su et al.'s model beside the simulation.",
+            ),
+        ],
+    ),
+    (
+        "predict",
+        &[(
+            "gputraffic predict --kernel su-7pt-1 --model su2015 --hw k20",
+            "Evaluate Su et al.'s closed-form model of the su-7pt-1 kernel on a K20.",
+        )],
+    ),
+    (
+        "rank",
+        &[(
+            "gputraffic rank --kernel star1 --domain 64x64x64 --blocks 32x8x1,32x4x2,64x4x1",
+            "Rank three block shapes of 256 threads by predicted time, fastest first (all-256: every power-of-two shape).",
+        )],
+    ),
+    (
+        "sweep",
+        &[
+            (
+                "gputraffic sweep --kernel star1 --blocks 32x4x2,64x4x1 --domains 64x64x64 --l2-scale 0.01,0.02,0.05,0.1,1 --out sweep.csv",
+                "Simulate two shapes at five L2 sizes into sweep.csv, a row per configuration with the metrics, derived quantities and every model's prediction.",
+            ),
+            (
+                "gputraffic sweep --kernel star1 --blocks 32x4x1,64x2x1,16x8x1 --domains 64x64x64 --shard 1/2 --out shard1.csv",
+                "Run the first half of a sweep (e.g. one task of a Slurm array)...",
+            ),
+            (
+                "gputraffic sweep --kernel star1 --blocks 32x4x1,64x2x1,16x8x1 --domains 64x64x64 --shard 2/2 --out shard2.csv",
+                "... and the second half.",
+            ),
+        ],
+    ),
+    (
+        "merge",
+        &[(
+            "gputraffic merge shard1.csv shard2.csv --out merged.csv",
+            "Join the shards of a sweep into the file the unsharded sweep writes.",
+        )],
+    ),
+    (
+        "fit",
+        &[(
+            "gputraffic fit --model gompertz --input sweep.csv --x l2_oversubscription --y l2_redundant_hit_rate --bound a=0..1 --out fit.json",
+            "Fit a Gompertz curve of the L2's hit rate on redundant loads over its oversubscription.",
+        )],
+    ),
+    (
+        "plot",
+        &[(
+            "gputraffic plot hit-rate --input sweep.csv --fit fit.json --out hit-rate.png",
+            "Draw the sweep's points and the fitted curve.",
+        )],
+    ),
+    (
+        "validate",
+        &[(
+            "gputraffic validate --measured ncu.csv --manifest manifest.toml --hw h200 --format json --out report.json",
+            "Simulate the launches measured by validation/measure.sh (an Nsight Compute export and its manifest) and compare every counter (schemas/validate.schema.json describes the JSON; docs/validation.md).",
+        )],
+    ),
+    (
+        "list",
+        &[("gputraffic list", "The shipped kernels, GPUs and models.")],
+    ),
+    (
+        "show",
+        &[(
+            "gputraffic show h200 > my-gpu.toml",
+            "Start a configuration of your own from the H200's.",
+        )],
+    ),
+    (
+        "lift",
+        &[
+            (
+                "gputraffic lift tests/data/ptx/stencils.ptx --entry copy > copy.toml",
+                "Write the trace of the kernel copy of a PTX file.",
+            ),
+            (
+                "gputraffic lift star.cu --entry 'star<1>' --hw h100-sxm > star1.toml",
+                "Compile a CUDA kernel with nvcc for the H100 and write its trace (docs/cuda.md).",
+            ),
+        ],
+    ),
+    (
+        "completions",
+        &[(
+            "gputraffic completions bash > gputraffic.bash",
+            "A bash completion script: source it, or install it as /usr/share/bash-completion/completions/gputraffic.",
+        )],
+    ),
+    (
+        "man",
+        &[
+            (
+                "gputraffic man rank > gputraffic-rank.1",
+                "The page of rank; read it with man ./gputraffic-rank.1.",
+            ),
+            (
+                "gputraffic man --dir man1",
+                "Write every page into man1/ (then man -M . gputraffic-simulate).",
+            ),
+        ],
+    ),
+];
+
+/// The command line with its subcommands built, as the manual pages and completions show it.
+fn built_cli() -> clap::Command {
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    cli
+}
+
+/// `text` with roff's special characters escaped, for a line of running text.
+fn roff_text(text: &str) -> String {
+    let text = text.replace('\\', "\\e").replace('-', "\\-");
+    match text.starts_with(['.', '\'']) {
+        true => format!("\\&{text}"),
+        false => text,
+    }
+}
+
+/// The manual page of `cmd` (a subcommand of [`built_cli`], or the whole command line): clap's
+/// sections from the one definition of every flag, then the exit status, examples and where to
+/// read on.
+fn man_page(cmd: &clap::Command, examples: &[(&str, &str)], see_also: &[String]) -> Result<String> {
+    let page = clap_mangen::Man::new(cmd.clone())
+        .source(format!("gputraffic {VERSION}"))
+        .manual("gputraffic manual");
     let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut out)
-        .map_err(|e| Error::new("man", e.to_string()))?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    let io = |e: std::io::Error| Error::new("man", e.to_string());
+    page.render_title(&mut out).map_err(io)?;
+    page.render_name_section(&mut out).map_err(io)?;
+    page.render_synopsis_section(&mut out).map_err(io)?;
+    page.render_description_section(&mut out).map_err(io)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        page.render_options_section(&mut out).map_err(io)?;
+    }
+    if cmd.has_subcommands() {
+        page.render_subcommands_section(&mut out).map_err(io)?;
+    }
+    // Each section rendered alone starts with clap_mangen's prologue (the quote string); once
+    // is enough.
+    let prologue = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+    let text = String::from_utf8_lossy(&out);
+    let mut roff = prologue.to_string();
+    roff.push_str(&text.replace(prologue, ""));
+    roff.push_str(".SH \"EXIT STATUS\"\n");
+    for (code, meaning) in EXIT_STATUS {
+        roff.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(meaning)));
+    }
+    if !examples.is_empty() {
+        roff.push_str(".SH EXAMPLES\n");
+        for (line, what) in examples {
+            roff.push_str(&format!(
+                ".PP\n{}\n.PP\n.RS 4\n.nf\n\\fB{}\\fR\n.fi\n.RE\n",
+                roff_text(what),
+                roff_text(line)
+            ));
+        }
+    }
+    roff.push_str(".SH \"SEE ALSO\"\n");
+    roff.push_str(&roff_text(&see_also.join(", ")));
+    roff.push('\n');
+    roff.push_str(&format!(".SH VERSION\n{}\n", roff_text(VERSION)));
+    Ok(roff)
+}
+
+/// Every manual page: (file name, roff), the overview `gputraffic.1` first, then one page per
+/// command in the order of `gputraffic --help`.
+fn man_pages() -> Result<Vec<(String, String)>> {
+    let cli = built_cli();
+    let page_of = |name: &str| format!("gputraffic-{name}(1)");
+    let commands: Vec<&clap::Command> = cli.get_subcommands().collect();
+    let mut see_also = vec![
+        "docs/trace-format.md".to_string(),
+        "docs/hw-config.md".to_string(),
+        "the JSON Schemas in schemas/".to_string(),
+    ];
+    see_also.extend(commands.iter().map(|c| page_of(c.get_name())));
+    let tour: Vec<(&str, &str)> = EXAMPLES
+        .iter()
+        .filter(|(c, _)| ["simulate", "rank", "sweep"].contains(c))
+        .map(|(_, e)| e[0])
+        .collect();
+    let mut pages = vec![(
+        "gputraffic.1".to_string(),
+        man_page(&cli, &tour, &see_also)?,
+    )];
+    for c in commands {
+        let examples = EXAMPLES
+            .iter()
+            .find(|(name, _)| *name == c.get_name())
+            .map_or(&[][..], |(_, e)| e);
+        let see_also = vec!["gputraffic(1)".to_string()];
+        pages.push((
+            format!("gputraffic-{}.1", c.get_name()),
+            man_page(c, examples, &see_also)?,
+        ));
+    }
+    Ok(pages)
+}
+
+/// `gputraffic man`: the overview page, one command's page, or every page written into `--dir`.
+fn man(a: &ManArgs) -> Result<String> {
+    let pages = man_pages()?;
+    if let Some(dir) = &a.dir {
+        for (file, roff) in &pages {
+            gputraffic::error::write_file_atomically(&dir.join(file), roff.as_bytes())?;
+        }
+        eprintln!("{}: {} manual pages", dir.display(), pages.len());
+        return Ok(String::new());
+    }
+    let file = match &a.command {
+        None => "gputraffic.1".to_string(),
+        Some(c) => format!("gputraffic-{c}.1"),
+    };
+    match pages.into_iter().find(|(f, _)| *f == file) {
+        Some((_, roff)) => Ok(roff),
+        None => {
+            let command = a.command.as_deref().unwrap_or_default();
+            let cli = built_cli();
+            let names = cli.get_subcommands().map(|c| c.get_name());
+            Err(Error::new(
+                "man",
+                format!(
+                    "'{command}' is no command{}",
+                    gputraffic::input::did_you_mean(command, names)
+                ),
+            ))
+        }
+    }
+}
+
+/// The command line as the completion scripts offer it: only the visible flags (clap_complete
+/// offers hidden ones too), with the shipped kernel names for `--kernel`, the shipped GPU names
+/// for `--hw`, both for `show`, and the commands for `man`.
+fn completion_view(cmd: &clap::Command) -> clap::Command {
+    let kernels = || gputraffic::input::trace::SHIPPED.iter().map(|(n, _)| *n);
+    let gpus = || gputraffic::input::hw::SHIPPED.iter().map(|(n, _)| *n);
+    let offer = |arg: clap::Arg, names: Vec<&'static str>| {
+        arg.value_parser(clap::builder::PossibleValuesParser::new(names))
+    };
+    // A fresh command holds the visible arguments only; the name is leaked once per command,
+    // as clap takes names as &'static str.
+    let name: &'static str = Box::leak(cmd.get_name().to_string().into_boxed_str());
+    let mut view = clap::Command::new(name);
+    if let Some(about) = cmd.get_about() {
+        view = view.about(about.clone());
+    }
+    if cmd.get_version().is_some() {
+        view = view.version(VERSION);
+    }
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        let arg = arg.clone();
+        view = view.arg(match (name, arg.get_id().as_str()) {
+            (_, "kernel") => offer(arg, kernels().collect()),
+            (_, "hw") => offer(arg, gpus().collect()),
+            ("show", "name") => offer(arg, kernels().chain(gpus()).collect()),
+            ("man", "command") => offer(arg, EXAMPLES.iter().map(|(c, _)| *c).collect()),
+            _ => arg,
+        });
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        view = view.subcommand(completion_view(sub));
+    }
+    view
+}
+
+/// The completion script for `shell`: [`completion_view`]'s, where a shell allows it with file
+/// names offered beside the shipped names of `--kernel` and `--hw`.
+fn completions(shell: clap_complete::Shell) -> String {
+    let mut out = Vec::new();
+    let mut view = completion_view(&Cli::command());
+    clap_complete::generate(shell, &mut view, "gputraffic", &mut out);
+    let mut script = String::from_utf8_lossy(&out).into_owned();
+    let kernels: Vec<&str> = gputraffic::input::trace::SHIPPED
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    let gpus: Vec<&str> = gputraffic::input::hw::SHIPPED
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    for (names, what) in [(kernels.join(" "), "kernel"), (gpus.join(" "), "GPU")] {
+        script = match shell {
+            clap_complete::Shell::Bash => script.replace(
+                &format!("compgen -W \"{names}\" -- \"${{cur}}\"))"),
+                &format!("compgen -W \"{names}\" -- \"${{cur}}\") $(compgen -f -- \"${{cur}}\"))"),
+            ),
+            clap_complete::Shell::Zsh => script.replace(
+                &format!(":({names})'"),
+                // _arguments splits a spec at colons (the alternatives' own are escaped) and passes
+                // options to an action unless it starts with a space.
+                &format!(
+                    ": _alternative \"shipped\\:shipped {what}\\:({names})\" \"files\\:file\\:_files\"'"
+                ),
+            ),
+            _ => script,
+        };
+    }
+    if shell == clap_complete::Shell::Fish {
+        // -F: file names as well as the listed ones.
+        let files_too = |line: &str| match line.contains(" -l kernel ") || line.contains(" -l hw ")
+        {
+            true => line.replacen(" -r -f -a ", " -r -F -a ", 1),
+            false => line.to_string(),
+        };
+        script = script.lines().map(files_too).collect::<Vec<_>>().join("\n") + "\n";
+    }
+    script
 }
 
 #[derive(clap::Args)]
@@ -1214,7 +1557,7 @@ fn main() -> ExitCode {
         Command::Lift(a) => lift(a),
         Command::List => Ok(gputraffic::request::listing()),
         Command::Completions { shell } => Ok(completions(*shell)),
-        Command::Man => man(),
+        Command::Man(a) => man(a),
     };
     match result {
         Ok(out) => {

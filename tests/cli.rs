@@ -1078,6 +1078,323 @@ fn completions_man_page_and_version() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// The commands `gputraffic --help` lists, but help.
+fn commands() -> Vec<String> {
+    let (code, help, _) = gputraffic(&["--help"]);
+    assert_eq!(code, 0);
+    let listed = help
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("Options:")
+        .next()
+        .unwrap();
+    let names: Vec<String> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(names.len() >= 13, "{names:?}");
+    names
+}
+
+/// A roff page as plain text: `\-` as `-`, fonts dropped.
+fn unroff(page: &str) -> String {
+    page.replace("\\-", "-")
+        .replace("\\fB", "")
+        .replace("\\fI", "")
+        .replace("\\fR", "")
+}
+
+/// The long flags of a command's `--help`, read off its option lines.
+fn visible_flags(command: &str) -> Vec<String> {
+    let (code, help, err) = gputraffic(&[command, "--help"]);
+    assert_eq!(code, 0, "{command}: {err}");
+    help.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        .filter_map(|l| {
+            let flag = l
+                .split([' ', ',', '=', '<'])
+                .find(|w| w.starts_with("--"))?;
+            Some(flag.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_command_has_a_manual_page_with_every_visible_flag_exit_status_and_examples() {
+    let (code, overview, _) = gputraffic(&["man"]);
+    assert_eq!(code, 0);
+    let overview = unroff(&overview);
+    assert!(overview.contains(".SH \"EXIT STATUS\""), "{overview}");
+    let commands = commands();
+    for command in &commands {
+        assert!(
+            overview.contains(&format!("gputraffic-{command}(1)")),
+            "the overview does not point to {command}'s page"
+        );
+        let (code, page, err) = gputraffic(&["man", command]);
+        assert_eq!(code, 0, "{command}: {err}");
+        assert!(page.starts_with(".ie"), "{command}: {page}");
+        let page = unroff(&page);
+        assert!(
+            page.contains(&format!(".TH gputraffic-{command} 1")),
+            "{command}: {page}"
+        );
+        let flags = visible_flags(command);
+        for flag in &flags {
+            assert!(
+                page.contains(flag.as_str()),
+                "{command}'s page lacks {flag}"
+            );
+        }
+        let exit = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+        assert!(
+            exit.contains(".TP\n0\n") && exit.contains(".TP\n2\n"),
+            "{command}: {exit}"
+        );
+        let examples = page.split(".SH EXAMPLES").nth(1).unwrap();
+        assert!(
+            examples.contains(&format!(".nf\ngputraffic {command}")),
+            "{command} has no example of its own"
+        );
+    }
+    // The flags of the whole launch, where they apply; none of the hidden ones.
+    assert!(visible_flags("simulate").len() > 20);
+    let simulate = unroff(&gputraffic(&["man", "simulate"]).1);
+    for hidden in ["--reference-l2", "--lane-by-lane", "--tick-by-tick"] {
+        assert!(!simulate.contains(hidden), "simulate's page shows {hidden}");
+    }
+    let predict = unroff(&gputraffic(&["man", "predict"]).1);
+    assert!(!predict.contains("--threads") && !predict.contains("--sample"));
+    let validate = unroff(&gputraffic(&["man", "validate"]).1);
+    assert!(!validate.contains("--kernel") && validate.contains("--measured"));
+
+    // --dir writes the same pages, the overview and one per command.
+    let dir = common::scratch("man-dir");
+    let (code, stdout, stderr) = gputraffic(&["man", "--dir", dir.join("man1").to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "");
+    let written = std::fs::read_dir(dir.join("man1")).unwrap().count();
+    assert_eq!(written, commands.len() + 1);
+    let rank = std::fs::read_to_string(dir.join("man1/gputraffic-rank.1")).unwrap();
+    assert_eq!(rank, gputraffic(&["man", "rank"]).1);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    rejects(
+        &["man", "simlate"],
+        &["man: 'simlate' is no command (did you mean simulate?)"],
+    );
+}
+
+/// The roff pages render without a warning where groff is installed.
+#[test]
+fn manual_pages_render_cleanly_with_groff() {
+    if std::process::Command::new("groff")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("groff is not installed: skipped");
+        return;
+    }
+    for command in ["", "simulate", "rank", "man"] {
+        let args: Vec<&str> = ["man", command]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        let page = gputraffic(&args).1;
+        let mut groff = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        groff
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        let out = groff.wait_with_output().unwrap();
+        let warnings = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && warnings.is_empty(),
+            "man {command}: {warnings}"
+        );
+    }
+}
+
+/// Every example of every manual page runs as written, in a fresh folder that sees the
+/// repository's tests/ (their outputs feed the later ones: the sweep the fit, the fit the plot),
+/// but the two that need nvcc or measured counters.
+#[test]
+fn the_manual_pages_examples_run() {
+    let needs_more = [
+        "gputraffic lift star.cu",
+        "gputraffic validate --measured ncu.csv",
+    ];
+    let dir = common::scratch("man-examples");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::os::unix::fs::symlink(repo.join("tests"), dir.join("tests")).unwrap();
+    let mut skipped = Vec::new();
+    let mut ran = 0;
+    for command in commands() {
+        let page = unroff(&gputraffic(&["man", &command]).1);
+        for block in page.split(".nf\n").skip(1) {
+            let line = block.lines().next().unwrap().replace("\\e", "\\");
+            if let Some(s) = needs_more.iter().find(|s| line.starts_with(*s)) {
+                skipped.push(*s);
+                continue;
+            }
+            let (command_line, to_file) = match line.split_once(" > ") {
+                Some((c, f)) => (c.to_string(), Some(f.to_string())),
+                None => (line.clone(), None),
+            };
+            let words: Vec<&str> = command_line.split_whitespace().collect();
+            assert_eq!(words[0], "gputraffic");
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+                .args(&words[1..])
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{line}: {stderr}");
+            match to_file {
+                Some(f) => std::fs::write(dir.join(f), &out.stdout).unwrap(),
+                None => assert!(
+                    !out.stdout.is_empty()
+                        || command_line.contains("--out")
+                        || command_line.contains("--dir"),
+                    "{line} printed nothing"
+                ),
+            }
+            ran += 1;
+        }
+    }
+    skipped.sort();
+    assert_eq!(skipped, needs_more, "an example to skip is gone");
+    assert!(ran >= 15, "{ran}");
+    for made in [
+        "sweep.csv",
+        "merged.csv",
+        "fit.json",
+        "hit-rate.png",
+        "copy.toml",
+        "my-gpu.toml",
+    ] {
+        assert!(dir.join(made).exists(), "no {made}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn completions_offer_the_shipped_names_and_file_names_but_no_hidden_flag() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, script, stderr) = gputraffic(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {stderr}");
+        for name in [
+            "star1",
+            "transpose-tiled",
+            "su-7pt-1",
+            "h200",
+            "k20-rodc",
+            "a100-40gb",
+        ] {
+            assert!(script.contains(name), "{shell} does not offer {name}");
+        }
+        for hidden in ["reference-l2", "lane-by-lane", "tick-by-tick"] {
+            assert!(!script.contains(hidden), "{shell} offers --{hidden}");
+        }
+    }
+    let bash = gputraffic(&["completions", "bash"]).1;
+    // --kernel and --hw: the names, then the file names.
+    let kernel = bash
+        .split("--kernel)\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    assert!(
+        kernel.contains("compgen -W \"box27 ") && kernel.contains("$(compgen -f -- \"${cur}\")"),
+        "{kernel}"
+    );
+    let hw = bash
+        .split("--hw)\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    assert!(
+        hw.contains("h200") && hw.contains("$(compgen -f -- \"${cur}\")"),
+        "{hw}"
+    );
+    // Hidden per command: validate takes its launches from its input, predict simulates nothing.
+    let opts = |command: &str| {
+        let section = bash
+            .split(&format!("gputraffic__subcmd__{command})\n"))
+            .nth(1)
+            .unwrap();
+        section.lines().next().unwrap().to_string()
+    };
+    assert!(opts("validate").contains("--measured") && !opts("validate").contains("--kernel"));
+    assert!(opts("predict").contains("--model") && !opts("predict").contains("--threads"));
+    // What bash offers, asked as it asks: after --kernel tr, the shipped names and a file of
+    // that prefix; after --, simulate's visible flags.
+    let dir = common::scratch("bash-completion");
+    std::fs::write(dir.join("trace-of-mine.toml"), "").unwrap();
+    std::fs::write(dir.join("gputraffic.bash"), &bash).unwrap();
+    let offer = |words: &str| {
+        let script = format!(
+            "source gputraffic.bash; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             _gputraffic gputraffic \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut offered: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        offered.sort();
+        offered
+    };
+    assert_eq!(
+        offer("gputraffic simulate --kernel tr"),
+        ["trace-of-mine.toml", "transpose-naive", "transpose-tiled"]
+    );
+    assert_eq!(offer("gputraffic rank --hw k2"), ["k20", "k20-rodc"]);
+    let flags = offer("gputraffic simulate --");
+    assert!(flags.contains(&"--kernel".to_string()) && flags.contains(&"--compare".to_string()));
+    for hidden in ["--reference-l2", "--lane-by-lane", "--tick-by-tick"] {
+        assert!(!flags.iter().any(|f| f == hidden), "{flags:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let zsh = gputraffic(&["completions", "zsh"]).1;
+    assert!(
+        zsh.contains(":KERNEL: _alternative \"shipped\\:shipped kernel\\:(box27 ")
+            && zsh.contains("\"files\\:file\\:_files\"'"),
+        "zsh offers no file names beside the kernels"
+    );
+    let fish = gputraffic(&["completions", "fish"]).1;
+    let kernel = fish.lines().find(|l| l.contains(" -l kernel ")).unwrap();
+    assert!(kernel.contains(" -r -F -a \"box27"), "{kernel}");
+}
+
 /// Every command that writes a file creates the folders it goes in.
 #[test]
 fn out_creates_missing_folders() {
