@@ -876,10 +876,7 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         ..SimOptions::default()
     };
     if a.by_array && l.sample {
-        return Err(Error::new(
-            "--by-array",
-            gputraffic::sim::BY_ARRAY_SAMPLED,
-        ));
+        return Err(Error::new("--by-array", gputraffic::sim::BY_ARRAY_SAMPLED));
     }
     let bound = &simulation.prepared.bound;
     // Before the cost line: a launch that could not run is one line of error.

@@ -95,10 +95,20 @@ fn assert_sums(r: &Report, what: &str) -> Vec<(String, Vec<(&'static str, u64)>)
 /// The launches the sums are checked on: shipped traces on a GPU with one L2 partition and a
 /// small L2 (evictions, write-backs, partial sectors read back), on the A100 and on the H200 (a
 /// split L2 with far reads, races and the request coalescer).
-fn cases() -> Vec<(&'static str, &'static str, [u32; 3], Vec<(&'static str, i64)>)> {
+fn cases() -> Vec<(
+    &'static str,
+    &'static str,
+    [u32; 3],
+    Vec<(&'static str, i64)>,
+)> {
     let cube = |n| vec![("nx", n), ("ny", n), ("nz", n)];
     vec![
-        ("star4", "h200", [32, 8, 4], vec![("nx", 128), ("ny", 128), ("nz", 64)]),
+        (
+            "star4",
+            "h200",
+            [32, 8, 4],
+            vec![("nx", 128), ("ny", 128), ("nz", 64)],
+        ),
         ("star4", SMALL_L2, [32, 4, 2], cube(48)),
         ("copy", SMALL_L2, [32, 8, 4], cube(64)),
         ("copy", "h200", [32, 8, 4], cube(64)),
@@ -106,10 +116,30 @@ fn cases() -> Vec<(&'static str, &'static str, [u32; 3], Vec<(&'static str, i64)
         ("histogram", SMALL_L2, [256, 1, 1], vec![("n", 1 << 20)]),
         // Partial sectors read back from DRAM when their lines are evicted (buffers of 8 and 1.3
         // times the L2).
-        ("partial-store", SMALL_L2, [256, 1, 1], vec![("buffer_bytes", 4 << 20)]),
-        ("partial-store", "h200", [256, 1, 1], vec![("buffer_bytes", 80 << 20)]),
-        ("jacobi2d-shared", "a100-40gb", [32, 8, 1], vec![("nx", 512), ("ny", 512)]),
-        ("transpose-naive", SMALL_L2, [32, 8, 1], vec![("nx", 512), ("ny", 512)]),
+        (
+            "partial-store",
+            SMALL_L2,
+            [256, 1, 1],
+            vec![("buffer_bytes", 4 << 20)],
+        ),
+        (
+            "partial-store",
+            "h200",
+            [256, 1, 1],
+            vec![("buffer_bytes", 80 << 20)],
+        ),
+        (
+            "jacobi2d-shared",
+            "a100-40gb",
+            [32, 8, 1],
+            vec![("nx", 512), ("ny", 512)],
+        ),
+        (
+            "transpose-naive",
+            SMALL_L2,
+            [32, 8, 1],
+            vec![("nx", 512), ("ny", 512)],
+        ),
         ("tabik-7fdd", "h200", [32, 8, 1], cube(96)),
         ("ernst-lbm-d3q15", "a100-40gb", [32, 4, 1], cube(32)),
     ]
@@ -133,11 +163,24 @@ fn the_arrays_add_up_to_the_totals_and_counting_them_changes_no_total() {
 fn the_split_l2_s_corrections_and_the_write_backs_are_exercised() {
     // The sums above would hold trivially if nothing were corrected or written back; these
     // launches do both.
-    let r = run(&bound("star4", "h200", [32, 8, 4], &[("nx", 128), ("ny", 128), ("nz", 64)]), by_array());
+    let r = run(
+        &bound(
+            "star4",
+            "h200",
+            [32, 8, 4],
+            &[("nx", 128), ("ny", 128), ("nz", 64)],
+        ),
+        by_array(),
+    );
     let c = &r.counts;
     assert!(c.l2.fabric_sectors > 0 && c.l2.read_lookup_miss_sectors > 0);
     let r = run(
-        &bound("copy", SMALL_L2, [32, 8, 4], &[("nx", 64), ("ny", 64), ("nz", 64)]),
+        &bound(
+            "copy",
+            SMALL_L2,
+            [32, 8, 4],
+            &[("nx", 64), ("ny", 64), ("nz", 64)],
+        ),
         by_array(),
     );
     assert!(r.counts.dram.write_sectors > 0);
@@ -149,7 +192,12 @@ fn a_copy_s_counts_per_array_are_the_hand_counted_ones() {
     // sector), so every warp's 32 points are 8 whole sectors: 64^3 * 8 / 32 = 65536 sectors
     // loaded from `in` and as many stored to `out`, one request per warp (64^3 / 32 = 8192).
     let n = 64i64;
-    let b = bound("copy", SMALL_L2, [32, 8, 4], &[("nx", n), ("ny", n), ("nz", n)]);
+    let b = bound(
+        "copy",
+        SMALL_L2,
+        [32, 8, 4],
+        &[("nx", n), ("ny", n), ("nz", n)],
+    );
     let r = run(&b, by_array());
     let rows = assert_sums(&r, "copy");
     let get = |array: &str, metric: &str| {
@@ -171,22 +219,38 @@ fn a_copy_s_counts_per_array_are_the_hand_counted_ones() {
     assert!(get("in", DRAM_READ) >= sectors);
     // The 512 KB L2 turns over four times: `out`'s dirty lines are written back when reads of
     // `in` evict them, and the write-backs are `out`'s, not `in`'s.
-    assert!(get("out", DRAM_WRITE) > sectors / 2, "{}", get("out", DRAM_WRITE));
+    assert!(
+        get("out", DRAM_WRITE) > sectors / 2,
+        "{}",
+        get("out", DRAM_WRITE)
+    );
     assert_eq!(get("in", DRAM_WRITE), 0);
     // Per access: the load is `in`'s, the store `out`'s.
     let accesses = &r.counts.by_array.as_ref().unwrap().accesses;
     assert_eq!(accesses.len(), 2);
     assert_eq!(
-        (accesses[0].kind, accesses[0].array.as_str(), accesses[0].index.as_str()),
+        (
+            accesses[0].kind,
+            accesses[0].array.as_str(),
+            accesses[0].index.as_str()
+        ),
         ("load", "in", "c")
     );
     assert_eq!(accesses[0].l1.load_sectors, sectors);
-    assert_eq!((accesses[1].kind, accesses[1].l1.store_sectors), ("store", sectors));
+    assert_eq!(
+        (accesses[1].kind, accesses[1].l1.store_sectors),
+        ("store", sectors)
+    );
 }
 
 #[test]
 fn the_counts_per_array_are_the_same_on_any_thread_count_and_with_the_serial_l2() {
-    let b = bound("star4", "h200", [32, 8, 4], &[("nx", 128), ("ny", 128), ("nz", 64)]);
+    let b = bound(
+        "star4",
+        "h200",
+        [32, 8, 4],
+        &[("nx", 128), ("ny", 128), ("nz", 64)],
+    );
     let on = |threads, opts| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -234,15 +298,24 @@ fn the_json_s_arrays_add_up_to_its_metrics_and_appear_only_when_asked() {
     let by = &json["by_array"];
     let arrays = by["arrays"].as_array().unwrap();
     assert_eq!(
-        arrays.iter().map(|a| a["array"].as_str().unwrap()).collect::<Vec<_>>(),
+        arrays
+            .iter()
+            .map(|a| a["array"].as_str().unwrap())
+            .collect::<Vec<_>>(),
         ["in", "out"]
     );
     let metrics = json["metrics"].as_object().unwrap();
     for (name, total) in metrics {
-        let sum: u64 = arrays.iter().map(|a| a["metrics"][name].as_u64().unwrap()).sum();
+        let sum: u64 = arrays
+            .iter()
+            .map(|a| a["metrics"][name].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, total.as_u64().unwrap(), "{name}");
         if let Some(blup) = json["bytes_per_lup"][name].as_f64() {
-            let sum: f64 = arrays.iter().map(|a| a["bytes_per_lup"][name].as_f64().unwrap()).sum();
+            let sum: f64 = arrays
+                .iter()
+                .map(|a| a["bytes_per_lup"][name].as_f64().unwrap())
+                .sum();
             assert!((sum - blup).abs() < 1e-9, "{name}: {sum} vs {blup}");
         }
     }
@@ -257,9 +330,18 @@ fn the_json_s_arrays_add_up_to_its_metrics_and_appear_only_when_asked() {
     assert_eq!(accesses[0]["index"], "c + 1");
     let loads: u64 = accesses
         .iter()
-        .map(|a| a["metrics"][gputraffic::metrics::L1_LD_SECTORS].as_u64().unwrap())
+        .map(|a| {
+            a["metrics"][gputraffic::metrics::L1_LD_SECTORS]
+                .as_u64()
+                .unwrap()
+        })
         .sum();
-    assert_eq!(loads, metrics[gputraffic::metrics::L1_LD_SECTORS].as_u64().unwrap());
+    assert_eq!(
+        loads,
+        metrics[gputraffic::metrics::L1_LD_SECTORS]
+            .as_u64()
+            .unwrap()
+    );
 }
 
 #[test]
@@ -277,13 +359,23 @@ fn the_csv_gains_columns_per_array_and_access_only_when_asked() {
     assert!(plain.iter().all(|(k, _)| !k.starts_with("array.")));
     // The plain columns come first, unchanged; the new ones follow.
     assert_eq!(with[..plain.len()], plain[..]);
-    let value = |k: &str| with.iter().find(|(c, _)| c == k).unwrap().1.parse::<u64>().unwrap();
+    let value = |k: &str| {
+        with.iter()
+            .find(|(c, _)| c == k)
+            .unwrap()
+            .1
+            .parse::<u64>()
+            .unwrap()
+    };
     use gputraffic::metrics::DRAM_READ;
     assert_eq!(
         value(&format!("array.in.{DRAM_READ}")) + value(&format!("array.out.{DRAM_READ}")),
         value(DRAM_READ)
     );
-    assert!(with.iter().any(|(k, _)| k == "access.25.l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"));
+    assert!(
+        with.iter()
+            .any(|(k, _)| k == "access.25.l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+    );
 }
 
 #[test]

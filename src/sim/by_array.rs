@@ -181,10 +181,8 @@ pub fn apportion(total: i64, shares: &[f64]) -> Vec<i64> {
     out
 }
 
-/// The per-array result of a run: the L1's counters per access (`by_access`, in flattened
-/// access order) summed by array, and the L2's per array (`l2`), with the corrections of
-/// the L2 read misses (`miss_change`: each array's share, adding up to `miss_total`) and reads
-/// (`read_change`, `read_total`) applied.
+/// What the L2 adds to its totals once it knows how long a tick lasts, and each array's share:
+/// the near misses of the split L2's races and the reads the request coalescer merges (negative).
 pub struct Corrections {
     /// Each array's share of the races' change to the near misses.
     pub miss_shares: Vec<f64>,
@@ -221,7 +219,9 @@ pub fn assemble(
         let (l2c, dram) = l2.counts[i];
         c.l2 = l2c;
         c.dram = dram;
-        c.l2.read_lookup_miss_sectors = c.l2.read_lookup_miss_sectors.saturating_add_signed(misses[i]);
+        c.l2.read_lookup_miss_sectors =
+            c.l2.read_lookup_miss_sectors
+                .saturating_add_signed(misses[i]);
         c.l2.read_sectors = c.l2.read_sectors.saturating_add_signed(reads[i]);
     }
     let accesses = steps
