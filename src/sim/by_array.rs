@@ -7,15 +7,15 @@
 //! lasts (near misses of the split L2's races, reads the coalescer merges) is worked out per array
 //! from each array's own logged gaps, and rounded so that the arrays add up to the total.
 //!
-//! Everything here is off unless asked for ([`crate::sim::SimOptions::by_array`]): the counting
-//! stages then take a branch per warp instruction and per L2 request, nothing more.
+//! Off unless asked for ([`crate::sim::SimOptions::by_array`]); off, it costs the counting stages
+//! one branch per warp instruction and one per L2 request.
 
 use crate::launch::Launch;
 use crate::metrics::LINE_SHIFT;
 use crate::sim::counters::{Counts, DramCounters, L1Counters, L2Counters};
 use crate::sim::l2::{MergeGaps, RaceGaps};
 
-/// What one array or one access of the trace cost, and the totals they add up to.
+/// What each array and each access of the trace cost (the arrays add up to the launch's totals).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ByArray {
     /// Per global array, in the trace's order: its name and its counts (the L1's, the L2's and
