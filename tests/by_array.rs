@@ -92,15 +92,18 @@ fn assert_sums(r: &Report, what: &str) -> Vec<(String, Vec<(&'static str, u64)>)
     rows
 }
 
-/// The launches the sums are checked on: shipped traces on a GPU with one L2 partition and a
-/// small L2 (evictions, write-backs, partial sectors read back), on the A100 and on the H200 (a
-/// split L2 with far reads, races and the request coalescer).
-fn cases() -> Vec<(
+/// A launch: kernel, GPU, block and parameters.
+type Case = (
     &'static str,
     &'static str,
     [u32; 3],
     Vec<(&'static str, i64)>,
-)> {
+);
+
+/// The launches the sums are checked on: shipped traces on a GPU with one L2 partition and a
+/// small L2 (evictions, write-backs, partial sectors read back), on the A100 and on the H200 (a
+/// split L2 with far reads, races and the request coalescer).
+fn cases() -> Vec<Case> {
     let cube = |n| vec![("nx", n), ("ny", n), ("nz", n)];
     vec![
         (
