@@ -504,10 +504,8 @@ fn pipeline(
         by_array: None,
     };
     let tally = l2.by_array().map(|t| {
-        let mut by_access = Vec::new();
-        for w in &workers {
-            let mine = w.by_access.as_deref().unwrap_or_default();
-            by_access.resize(mine.len(), L1Counters::default());
+        let mut by_access = vec![L1Counters::default(); launch.program.flattened().len()];
+        for mine in workers.iter().filter_map(|w| w.by_access.as_deref()) {
             for (sum, c) in by_access.iter_mut().zip(mine) {
                 sum.add(c);
             }
