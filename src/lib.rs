@@ -75,6 +75,9 @@ impl Bound {
         if !opts.exceed_memory {
             self.launch.check_memory(&self.hw)?;
         }
+        if opts.by_array && opts.sample.is_some() {
+            return Err(Error::new("--by-array", sim::BY_ARRAY_SAMPLED));
+        }
         let sampled = match &opts.sample {
             Some(sampling) => {
                 sim::simulate_sampled(&self.launch, &self.hw, opts, sampling, progress)?

@@ -371,6 +371,10 @@ struct SimulateArgs {
     /// Write the report to this file instead of stdout.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Also report the traffic of every array at every level, and each access's in the L1
+    /// (counted exactly, adding up to the totals; not with --sample).
+    #[arg(long)]
+    by_array: bool,
 }
 
 #[derive(clap::Args)]
@@ -883,8 +887,12 @@ fn simulate(a: &SimulateArgs) -> Result<String> {
         tick_by_tick: a.tick_by_tick,
         sample: l.sample.then(SampleOptions::default),
         exceed_memory: a.exceed_memory,
+        by_array: a.by_array,
         ..SimOptions::default()
     };
+    if a.by_array && l.sample {
+        return Err(Error::new("--by-array", gputraffic::sim::BY_ARRAY_SAMPLED));
+    }
     let bound = &simulation.prepared.bound;
     // Before the cost line: a launch that could not run is one line of error.
     if !a.exceed_memory {

@@ -1,6 +1,8 @@
 //! Reports: simulated counts under their Nsight Compute metric names, bytes per lattice update,
 //! hit rates and the launch, printed as a table, one JSON object, or CSV.
 
+pub mod by_array;
+
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::metrics::{self, sector_bytes};
@@ -55,7 +57,8 @@ pub struct LaunchSummary {
 /// A finished simulation, ready to print. Serialised as `simulate --format json`'s object:
 /// `kernel`, `hw`, `block`, `grid`, `domain`, `params`, `lattice_updates`, `launch`,
 /// `metrics`, `bytes_per_lup`, `hit_rates`, `dirty_at_end_sectors`, `compulsory`,
-/// `simulation`, `time` and `compare` (`null` when absent).
+/// `simulation`, `time` and `compare` (`null` when absent), and with `--by-array` `by_array`
+/// ([`by_array::json`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// Kernel name.
@@ -394,6 +397,9 @@ impl Report {
                 c.predicted_time.predicted_s.to_string(),
             ));
         }
+        if let Some(b) = &self.counts.by_array {
+            cols.extend(by_array::columns(self, b));
+        }
         cols
     }
 
@@ -493,6 +499,9 @@ impl Report {
                 );
             }
         }
+        if let Some(b) = &self.counts.by_array {
+            let _ = write!(s, "\n{}", by_array::table(self, b));
+        }
         if let Some(t) = &self.time {
             let _ = writeln!(s, "\n{}", time_table(t, "time model (simulated volumes)"));
         }
@@ -573,6 +582,8 @@ struct ReportJson<'a> {
     simulation: SimulationJson<'a>,
     time: Option<&'a TimeEstimate>,
     compare: Option<&'a Comparison>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    by_array: Option<by_array::ByArrayJson>,
 }
 
 /// Each compulsory volume of [`Report::compulsory`] in sectors, followed by its bytes per
@@ -657,6 +668,7 @@ impl Serialize for Report {
             },
             time: self.time.as_ref(),
             compare: self.comparison.as_ref(),
+            by_array: c.by_array.as_ref().map(|b| by_array::json(self, b)),
         }
         .serialize(serializer)
     }

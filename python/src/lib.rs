@@ -262,7 +262,7 @@ fn kernel_source(
 
 /// `gputraffic simulate --format json`: returns (JSON text, model warnings).
 #[pyfunction]
-#[pyo3(signature = (kernel, hw, block, domain, set, clock, compare, threads, infinite_l1, infinite_l2, compulsory, sample))]
+#[pyo3(signature = (kernel, hw, block, domain, set, clock, compare, threads, infinite_l1, infinite_l2, compulsory, sample, by_array))]
 fn simulate(
     py: Python<'_>,
     kernel: &Bound<'_, PyAny>,
@@ -277,6 +277,7 @@ fn simulate(
     infinite_l2: bool,
     compulsory: bool,
     sample: bool,
+    by_array: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let spec = LaunchSpec {
         kernel: kernel_source(py, kernel, std::slice::from_ref(&hw), &set)?,
@@ -291,6 +292,7 @@ fn simulate(
         infinite_l2,
         compulsory,
         sample: sample.then(SampleOptions::default),
+        by_array,
         ..SimOptions::default()
     };
     py.detach(|| {

@@ -109,6 +109,19 @@ def test_a_sampled_simulation_carries_intervals_like_the_cli():
     assert exact["simulation"]["ticks"] == py["simulation"]["ticks"]
 
 
+def test_by_array_returns_the_cli_json_and_refuses_sampling_like_the_cli():
+    args = ["--kernel", "copy", "--hw", "h200", "--block", "32x8x4", "--domain", "64x64x64"]
+    py = gputraffic.simulate("copy", block=(32, 8, 4), domain=(64, 64, 64), by_array=True)
+    assert py == cli_json("simulate", *args, "--by-array", "--format", "json")
+    assert [a["array"] for a in py["by_array"]["arrays"]] == ["in", "out"]
+    plain = gputraffic.simulate("copy", block=(32, 8, 4), domain=(64, 64, 64))
+    assert "by_array" not in plain
+    with pytest.raises(ValueError) as e:
+        gputraffic.simulate("copy", block=(32, 8, 4), domain=(64, 64, 64), by_array=True,
+                            sample=True)
+    assert str(e.value) == cli_error("simulate", *args, "--by-array", "--sample")
+
+
 def test_results_do_not_depend_on_the_thread_count():
     args = dict(hw="h200", block=(32, 8, 1), domain=(128, 64, 32))
     assert gputraffic.simulate("box27", threads=1, **args) == gputraffic.simulate(

@@ -33,6 +33,8 @@ pub struct Counts {
     /// Rounds of loads the warps wait for, all warps together
     /// ([`crate::launch::stream::StreamTotals::load_rounds`]; the time model's delay).
     pub load_rounds: u64,
+    /// The traffic per array and per access, when asked for ([`crate::sim::SimOptions::by_array`]).
+    pub by_array: Option<Box<crate::sim::by_array::ByArray>>,
 }
 
 impl Counts {

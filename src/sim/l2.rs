@@ -30,6 +30,7 @@
 
 use crate::input::hw::HwConfig;
 use crate::metrics::LINE_SHIFT;
+use crate::sim::by_array::{ArrayOfLine, L2Tally};
 use crate::sim::cache::{Cache, Evicted, Geometry, SetIndexer};
 use crate::sim::coalesce::full_sectors;
 use crate::sim::dram::{CompulsoryLog, CompulsoryTracker, DramCounters};
@@ -452,6 +453,9 @@ impl ShardedL2 {
         let mut gaps = MergeGaps::default();
         for s in &self.shards {
             gaps.add(&s.merge_gaps);
+            for g in s.by_array.iter().flat_map(|t| &t.merge_gaps) {
+                gaps.add(g);
+            }
         }
         gaps
     }
@@ -461,8 +465,21 @@ impl ShardedL2 {
         let mut gaps = RaceGaps::default();
         for s in &self.shards {
             gaps.add(&s.race_gaps);
+            for g in s.by_array.iter().flat_map(|t| &t.race_gaps) {
+                gaps.add(g);
+            }
         }
         gaps
+    }
+
+    /// The shards' per-array tallies added up (`None` unless counted: [`L2::tally_arrays`]).
+    pub fn by_array(&self) -> Option<L2Tally> {
+        let mut tallies = self.shards.iter().filter_map(|s| s.by_array.as_deref());
+        let mut sum = tallies.next()?.clone();
+        for t in tallies {
+            sum.add(t);
+        }
+        Some(sum)
     }
 
     /// Settles what the shards logged for the compulsory tracker (after each replay).
@@ -652,6 +669,8 @@ pub struct L2 {
     pub dram: DramCounters,
     /// What this shard sent the compulsory tracker since it last settled, when tracked.
     pub compulsory: Option<CompulsoryLog>,
+    /// With `--by-array`: the counts, gaps and write-backs per array.
+    pub by_array: Option<Box<L2Tally>>,
 }
 
 impl L2 {
@@ -702,6 +721,7 @@ impl L2 {
             counters: L2Counters::default(),
             dram: DramCounters::default(),
             compulsory,
+            by_array: None,
         }
     }
 
@@ -733,9 +753,51 @@ impl L2 {
         self.home_misses.forget_before(tick);
     }
 
+    /// Counts from now on per array of `arrays` too ([`L2::by_array`]).
+    pub fn tally_arrays(&mut self, arrays: ArrayOfLine) {
+        self.by_array = Some(Box::new(L2Tally::new(
+            arrays,
+            &self.race_gaps,
+            &self.merge_gaps,
+        )));
+    }
+
     /// Handles request `r` of `list`, from SM `sm`.
     #[inline]
     pub fn request(&mut self, sm: usize, r: &L2Request, list: &RequestList) {
+        if self.by_array.is_some() {
+            self.request_tallied(sm, r, list);
+        } else {
+            self.serve(sm, r, list);
+        }
+    }
+
+    /// [`L2::serve`], giving what it counted to the array of the request's line: the gaps it
+    /// logs go straight to the array's own, the counters it changes by their difference, less
+    /// the write-backs (which [`L2::evict`] gives to the evicted line's array).
+    fn request_tallied(&mut self, sm: usize, r: &L2Request, list: &RequestList) {
+        let Some(t) = &mut self.by_array else {
+            return;
+        };
+        let array = t.arrays.array(r.line as u64);
+        t.evicted = DramCounters::default();
+        std::mem::swap(&mut self.race_gaps, &mut t.race_gaps[array]);
+        std::mem::swap(&mut self.merge_gaps, &mut t.merge_gaps[array]);
+        let (counters, dram) = (self.counters, self.dram);
+        self.serve(sm, r, list);
+        let Some(t) = &mut self.by_array else {
+            return;
+        };
+        std::mem::swap(&mut self.race_gaps, &mut t.race_gaps[array]);
+        std::mem::swap(&mut self.merge_gaps, &mut t.merge_gaps[array]);
+        let (l2, d) = &mut t.counts[array];
+        l2.add(&self.counters.minus(&counters));
+        d.add(&self.dram.minus(&dram).minus(&t.evicted));
+    }
+
+    /// Serves request `r` of `list`, from SM `sm`.
+    #[inline]
+    fn serve(&mut self, sm: usize, r: &L2Request, list: &RequestList) {
         let line = r.line as u64;
         self.now = self.chunk_tick + r.tick as u64;
         match r.op {
@@ -989,6 +1051,13 @@ impl L2 {
         let partial = dirty & !ev.state.valid;
         self.dram.write_sectors += dirty.count_ones() as u64;
         self.dram.read_sectors += partial.count_ones() as u64;
+        if let Some(t) = &mut self.by_array {
+            t.evicted(
+                ev.line,
+                dirty.count_ones() as u64,
+                partial.count_ones() as u64,
+            );
+        }
         if partial != 0 {
             self.partial_bytes.remove(&ev.line);
         }

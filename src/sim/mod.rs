@@ -13,6 +13,7 @@
 //! waves reach the SMs' stage and the L2, the scheduler jumps over most of the others, and the
 //! counted ones are tallied wave by wave for the extrapolation.
 
+pub mod by_array;
 pub mod cache;
 pub mod coalesce;
 pub mod cost;
@@ -64,6 +65,9 @@ pub struct SimOptions {
     /// Simulate even when the arrays exceed the GPU's memory ([`Launch::check_memory`]; the
     /// simulation itself never checks it, [`crate::Bound::simulate`] does).
     pub exceed_memory: bool,
+    /// Count the traffic per array and per access of the trace too ([`by_array`]; exact runs
+    /// only).
+    pub by_array: bool,
 }
 
 impl Default for SimOptions {
@@ -78,6 +82,7 @@ impl Default for SimOptions {
             tick_by_tick: false,
             sample: None,
             exceed_memory: false,
+            by_array: false,
         }
     }
 }
@@ -104,15 +109,41 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Counts> {
-    let (mut counts, _, gaps, merges) = pipeline(launch, hw, opts, None, progress)?;
-    counts.l2.read_lookup_miss_sectors = add_sectors(
-        counts.l2.read_lookup_miss_sectors,
-        far_read_races(launch, hw, &counts, &gaps),
-    );
-    counts.l2.read_sectors = add_sectors(
-        counts.l2.read_sectors,
-        -coalesced_reads(launch, hw, &counts, &merges),
-    );
+    let (mut counts, _, gaps, merges, tally) = pipeline(launch, hw, opts, None, progress)?;
+    let tally = tally.as_ref();
+    // Each array's share of a correction is the correction of its own gaps (both are linear in
+    // the gaps, so the shares add up to the whole before rounding).
+    let miss_shares = tally.map(|(_, t)| {
+        (t.race_gaps.iter())
+            .map(|g| far_read_races(launch, hw, &counts, g))
+            .collect()
+    });
+    let misses = counts.l2.read_lookup_miss_sectors;
+    counts.l2.read_lookup_miss_sectors =
+        add_sectors(misses, far_read_races(launch, hw, &counts, &gaps));
+    let read_shares = tally.map(|(_, t)| {
+        (t.merge_gaps.iter())
+            .map(|g| -coalesced_reads(launch, hw, &counts, g))
+            .collect()
+    });
+    let reads = counts.l2.read_sectors;
+    counts.l2.read_sectors = add_sectors(reads, -coalesced_reads(launch, hw, &counts, &merges));
+    if let (Some((by_access, t)), Some(miss_shares), Some(read_shares)) =
+        (tally, miss_shares, read_shares)
+    {
+        let corrections = by_array::Corrections {
+            miss_shares,
+            miss_total: counts.l2.read_lookup_miss_sectors as i64 - misses as i64,
+            read_shares,
+            read_total: counts.l2.read_sectors as i64 - reads as i64,
+        };
+        counts.by_array = Some(Box::new(by_array::assemble(
+            launch,
+            by_access,
+            t,
+            &corrections,
+        )));
+    }
     Ok(counts)
 }
 
@@ -150,10 +181,13 @@ pub fn simulate_sampled(
     sampling: &sample::SampleOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Option<SampledCounts>> {
+    if opts.by_array {
+        return Err(crate::error::Error::new("--by-array", BY_ARRAY_SAMPLED));
+    }
     let Some(plan) = sample::WavePlan::new(launch, hw, sampling) else {
         return Ok(None);
     };
-    let (counts, tallies, gaps, merges) = pipeline(launch, hw, opts, Some(&plan), progress)?;
+    let (counts, tallies, gaps, merges, _) = pipeline(launch, hw, opts, Some(&plan), progress)?;
     let mut e = sample::estimate(&plan, &tallies, counts.warp_instructions);
     // What the addresses alone decide is counted over every warp, not estimated: a wave's
     // labels cut warps' programs anywhere, so its share of loads and stores is not the
@@ -201,6 +235,11 @@ pub fn simulate_sampled(
         exact_l1_instruction_counts: exact_l1.is_some(),
     }))
 }
+
+/// Why per-array counts and sampling do not go together.
+pub const BY_ARRAY_SAMPLED: &str = "cannot be combined with --sample: a sampled simulation \
+     estimates its totals from a sample of waves, and counts per array would not add up to them; \
+     simulate exactly (drop --sample)";
 
 /// L1 data-stage wavefronts: the passes of global accesses, the shared accesses' wavefronts
 /// (the hardware's total counts both) and what the launch adds ([`data_stage`]).
@@ -274,6 +313,10 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
     (blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32
 }
 
+/// What the pipeline counted per access of the trace (the L1's) and per array (the L2's), with
+/// `--by-array`.
+type PipelineTally = Option<(Vec<L1Counters>, by_array::L2Tally)>;
+
 /// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
 /// the L2, and each counted wave's traffic is tallied by label.
 fn pipeline(
@@ -282,7 +325,13 @@ fn pipeline(
     opts: &SimOptions,
     plan: Option<&sample::WavePlan>,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Counts, sample::WaveTallies, l2::RaceGaps, l2::MergeGaps)> {
+) -> Result<(
+    Counts,
+    sample::WaveTallies,
+    l2::RaceGaps,
+    l2::MergeGaps,
+    PipelineTally,
+)> {
     let n = hw.sm.count as usize;
     let cx = GenContext::new(launch, !opts.lane_by_lane);
     let mut sched = Scheduler::for_gpu(launch, hw)?;
@@ -305,6 +354,16 @@ fn pipeline(
         (lo, hi)
     });
     let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
+    if opts.by_array {
+        let accesses = launch.program.flattened().len();
+        for w in &mut workers {
+            w.by_access = Some(vec![L1Counters::default(); accesses]);
+        }
+        let arrays = by_array::ArrayOfLine::new(launch);
+        for shard in &mut l2.shards {
+            shard.tally_arrays(arrays.clone());
+        }
+    }
     // Three stages overlap: while the SMs work on chunk i, the L2 replays chunk i-1 and the
     // scheduler prepares chunk i+1.
     let mut issues: Vec<Vec<Issued>> = vec![Vec::new(); n];
@@ -442,8 +501,18 @@ fn pipeline(
         active_warps,
         warps_launched,
         load_rounds: sched.streams().load_rounds,
+        by_array: None,
     };
-    Ok((counts, tallies, l2.race_gaps(), l2.merge_gaps()))
+    let tally = l2.by_array().map(|t| {
+        let mut by_access = vec![L1Counters::default(); launch.program.flattened().len()];
+        for mine in workers.iter().filter_map(|w| w.by_access.as_deref()) {
+            for (sum, c) in by_access.iter_mut().zip(mine) {
+                sum.add(c);
+            }
+        }
+        (by_access, t)
+    });
+    Ok((counts, tallies, l2.race_gaps(), l2.merge_gaps(), tally))
 }
 
 /// The change to the near-partition misses that the races of the home side's reads with far

@@ -701,6 +701,8 @@ pub struct SmWorker {
     traffic: bool,
     /// The lines and sectors the load at hand missed.
     misses: Vec<(u64, u8)>,
+    /// With `--by-array`: the counters of each access of the trace (flattened order).
+    pub by_access: Option<Vec<L1Counters>>,
 }
 
 /// A hash of a warp instruction's misses (line and sectors of each, in order).
@@ -760,6 +762,7 @@ impl SmWorker {
             track_compulsory,
             traffic: true,
             misses: Vec::with_capacity(WARP_SIZE),
+            by_access: None,
         }
     }
 
@@ -780,6 +783,7 @@ impl SmWorker {
             track_compulsory,
             traffic: false,
             misses: Vec::new(),
+            by_access: None,
         }
     }
 
@@ -846,11 +850,33 @@ impl SmWorker {
                     last_block = issue.block;
                     block_xyz = block_coords(issue.block as u64, cx.grid);
                 }
-                self.issue(cx, issue, block_xyz, &mut slots)
+                if self.by_access.is_some() {
+                    self.issue_tallied(cx, issue, block_xyz, &mut slots)
+                } else {
+                    self.issue(cx, issue, block_xyz, &mut slots)
+                }
             })?;
         }
         for &b in finished_blocks {
             self.block_finished(b);
+        }
+        Ok(())
+    }
+
+    /// [`SmWorker::issue`], adding what it counted to its access's counters (`--by-array`): an
+    /// instruction is of one access, so every counter it changes is that access's.
+    fn issue_tallied(
+        &mut self,
+        cx: &GenContext,
+        issue: &Issue,
+        block_xyz: [i64; 3],
+        slots: &mut [i64; SLOTS],
+    ) -> Result<()> {
+        let before = self.counters;
+        self.issue(cx, issue, block_xyz, slots)?;
+        let delta = self.counters.minus(&before);
+        if let Some(by_access) = &mut self.by_access {
+            by_access[issue.access as usize].add(&delta);
         }
         Ok(())
     }

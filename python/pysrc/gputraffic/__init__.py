@@ -107,6 +107,7 @@ def simulate(
     infinite_l2: bool = False,
     compulsory: bool = True,
     sample: bool = False,
+    by_array: bool = False,
 ) -> Dict[str, Any]:
     """Simulates one launch: ``gputraffic simulate --format json``, parsed.
 
@@ -122,6 +123,8 @@ def simulate(
     threads: worker threads (default all cores); results never depend on it.
     sample: simulate a stratified sample of a long launch's waves and extrapolate; the result
     then has ``metrics_ci95`` (a 95% interval per metric) and ``simulation["sampled"]``.
+    by_array: also count the traffic of every array and of each access in the L1 (the result
+    then has ``by_array``, as ``--by-array`` gives it; not with ``sample``).
     """
     text, notes = _native.simulate(
         _kernel(kernel),
@@ -136,6 +139,7 @@ def simulate(
         infinite_l2,
         compulsory,
         sample,
+        by_array,
     )
     _warn(notes)
     return json.loads(text)

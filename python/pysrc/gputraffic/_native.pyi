@@ -71,6 +71,7 @@ def simulate(
     infinite_l2: bool,
     compulsory: bool,
     sample: bool,
+    by_array: bool,
 ) -> Tuple[str, List[str]]: ...
 def predict(
     kernel: Union[str, Kernel],
