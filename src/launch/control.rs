@@ -165,6 +165,12 @@ impl<'a> WarpCursor<'a> {
                     crate::input::expr::EvalError::Overflow,
                 ));
             }
+            if l.count_lane_invariant {
+                // Every lane counts as the first: the same value, or the same error, which
+                // the lane-by-lane walk also meets first.
+                counts.fill(c);
+                break;
+            }
             counts[lane as usize] = c;
         }
         let st = Box::new(LoopState {
