@@ -196,6 +196,13 @@ impl<'a> WarpCursor<'a> {
         let k = st.k as i64;
         let mut m = mask;
         let mut alive = 0u32;
+        if st.node.count_lane_invariant {
+            // One count for the warp: every lane of `mask` stays, or none does.
+            m = 0;
+            if k < st.counts[0] {
+                alive = mask;
+            }
+        }
         while m != 0 {
             let lane = m.trailing_zeros();
             m &= m - 1;

@@ -1261,8 +1261,7 @@ impl StepCompiler<'_> {
                     lets.truncate(saved);
                     loop_vars.pop();
                     nodes.push(Node::Loop(LoopNode {
-                        count_lane_invariant: !count
-                            .reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
+                        count_lane_invariant: !count.reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
                         count,
                         while_cond,
                         depth,
