@@ -1308,6 +1308,21 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
         ..Default::default()
     };
     let stencil = lift_file("tests/data/ptx/shared_stencil.ptx", &options).unwrap();
+    // every thread reaches the barrier and the shared loads after it: the paths through the
+    // four edge `if`s join to always true, so they stand at the body's top level, unconditional
+    let body = body(&stencil.toml);
+    let sync = body
+        .iter()
+        .position(|l| l.starts_with("{ sync = true }"))
+        .unwrap();
+    assert_eq!(body.iter().filter(|l| l.starts_with("{ if")).count(), 4);
+    assert!(body[sync..].iter().all(|l| !l.starts_with("{ if")));
+    assert_eq!(body.len() - sync, 1 + 5 + 1, "{}", stencil.toml);
+    assert!(
+        stencil.toml.contains("\n  { sync = true },"),
+        "{}",
+        stencil.toml
+    );
     assert!(stencil.toml.contains(
         "[[shared]]\nname = \"tile\"\nelement_bytes = 4\ndims = [\"blockDim.x * blockDim.y + 2 * blockDim.x + 2 * blockDim.y + 3\"]"
     ));
