@@ -1338,3 +1338,183 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
         );
     }
 }
+
+/// The kernels pystencils generates for Ernst et al.'s stars (validation/pystencils_star.cu,
+/// the source of ernst-25pt-r4 and ernst-13pt-r2) at two smaller fields: the same code with the
+/// sizes' constants (tests/data/ptx/pystencils_resize.py), so that a test simulates them fully.
+const PYSTENCILS: &str = "tests/data/ptx/pystencils_small.ptx";
+
+/// pystencils' `entry` lifted in the compiled order, as the authors' runner launches it: the
+/// field pointers 128 - `ghost` elements past an aligned allocation, `src` allocated before
+/// `dst`, and with `fold` points per thread along z, thread z starting at `fold * z` (their
+/// fork's GPU indexing; pystencils 0.3.4 emits the folded body over the unfolded grid).
+fn pystencils(entry: &str, field: [i64; 3], ghost: i64, fold: i64) -> Kernel {
+    let shift = 128 - ghost;
+    let elements = (shift + field[0] * field[1] * field[2]).to_string();
+    let interior = field.map(|n| n - 2 * ghost);
+    let options = LiftOptions {
+        entry: Some(entry.into()),
+        registers: Some(32),
+        grid: Some([
+            format!("cdiv({}, blockDim.x)", interior[0]),
+            format!("cdiv({}, blockDim.y)", interior[1]),
+            format!("cdiv({}, {fold} * blockDim.z)", interior[2]),
+        ]),
+        updates: Some(format!(
+            "{} * {} * {}",
+            interior[0], interior[1], interior[2]
+        )),
+        extents: vec![("p0".into(), elements.clone()), ("p1".into(), elements)],
+        issue_order: compiled_order("tests/data/ptx/pystencils_small.sass"),
+        ..Default::default()
+    };
+    let lift = lift_file(PYSTENCILS, &options).unwrap();
+    assert!(lift.warnings.iter().all(|w| !w.contains("PTX order")));
+    let toml = &lift.toml;
+    // the parameters are (dst, src): p1 is src, declared first as the trace allocates it
+    let (head, rest) = toml.split_once("[[arrays]]\nname = \"p0\"").unwrap();
+    let (dst, rest) = rest.split_once("[[arrays]]\nname = \"p1\"").unwrap();
+    let (src, tail) = rest.split_once("[launch]").unwrap();
+    let toml =
+        format!("{head}[[arrays]]\nname = \"p1\"{src}[[arrays]]\nname = \"p0\"{dst}[launch]{tail}")
+            .replace("index = \"", &format!("index = \"{shift} + "))
+            .replace(
+                "\"z = blockIdx.z * blockDim.z + threadIdx.z\"",
+                &format!("\"z = {fold} * (blockIdx.z * blockDim.z + threadIdx.z)\""),
+            );
+    Kernel::parse(&toml, entry).unwrap()
+}
+
+#[test]
+fn lifted_pystencils_stars_count_as_the_hand_written_ernst_traces() {
+    // (block, interior) of the two field sizes of the fixture: x not a multiple of the block
+    // (guarded edges), odd sizes, blocks of up to 1024 threads (the kernels' launch bounds)
+    let shapes: [([u32; 3], [i64; 3]); 4] = [
+        ([64, 4, 4], [70, 36, 20]),
+        ([32, 8, 2], [70, 36, 20]),
+        ([16, 4, 2], [33, 17, 12]),
+        ([128, 1, 2], [33, 17, 12]),
+    ];
+    for (block, n) in shapes {
+        let size = format!("{}x{}x{}", n[0], n[1], n[2]);
+        let set = [("nx", n[0]), ("ny", n[1]), ("nz", n[2])];
+        // range 4, unfolded: the same addresses, so the same coalescing, L1 misses and DRAM
+        // traffic; the trace's loads are in the order and runs (9, 11, 5) of the measured sm_75
+        // binary, ptxas 13.5 for sm_90 issues them in another (runs 11, 10, 4), which moves the
+        // L2's read coalescing and the L1's partial lines
+        let lifted = counts(
+            pystencils(&format!("star3d_r4_{size}"), n.map(|v| v + 8), 4, 1),
+            block,
+            &[],
+        );
+        let hand = counts(shipped("ernst-25pt-r4"), block, &set);
+        let what = format!("r4 block {block:?}, domain {n:?}");
+        assert_eq!(coalescing(&lifted), coalescing(&hand), "{what}");
+        assert_eq!(same_misses(&lifted), same_misses(&hand), "{what}");
+        assert_eq!(lifted.dram, hand.dram, "{what}");
+        // every point once: 25 loads and a store per updated point
+        assert_eq!(
+            lifted.thread_accesses,
+            26 * (n[0] * n[1] * n[2]) as u64,
+            "{what}"
+        );
+        // that order is the whole difference: the trace with its loads in ptxas 13.5's order
+        // and runs counts every L1, L2 and DRAM counter of the lifted kernel
+        let reordered = counts(ernst_25pt_r4_in_sm90_order(), block, &set);
+        assert_eq!(lifted.l1, reordered.l1, "{what}");
+        assert_eq!(lifted.l2, reordered.l2, "{what}");
+        assert_eq!(lifted.dram, reordered.dram, "{what}");
+        // range 2, 1, 2 and 4 points per thread along z, each distinct address loaded once
+        for fold in [1, 2, 4] {
+            let lifted = counts(
+                pystencils(
+                    &format!("star3d_r2_fold{fold}_{size}"),
+                    n.map(|v| v + 4),
+                    2,
+                    fold,
+                ),
+                block,
+                &[],
+            );
+            let mut set = set.to_vec();
+            set.push(("fold_z", fold));
+            let hand = counts(shipped("ernst-13pt-r2"), block, &set);
+            let what = format!("r2 fold {fold} block {block:?}, domain {n:?}");
+            assert_eq!(coalescing(&lifted), coalescing(&hand), "{what}");
+            assert_eq!(
+                lifted.thread_accesses,
+                ((4 + 10 * fold) * n[0] * n[1] * n[2] / fold) as u64,
+                "{what}"
+            );
+            // the trace's order is the sm_75 binary's, which sm_90's differs from by a few
+            // loads (its header): the L1 misses and DRAM agree, the L2's read coalescing not
+            assert_eq!(same_misses(&lifted), same_misses(&hand), "{what}");
+            assert_eq!(lifted.dram, hand.dram, "{what}");
+        }
+    }
+}
+
+/// What the L1 misses of the same addresses in another order within a block keep: the sectors
+/// that miss, and the block's distinct sectors and lines.
+fn same_misses(c: &Counts) -> [u64; 3] {
+    [
+        c.l1.load_miss_sectors,
+        c.l1.block_unique_load_sectors,
+        c.l1.block_unique_load_lines,
+    ]
+}
+
+/// ernst-25pt-r4 with its unfolded loads in the order and runs ptxas 13.5 gives pystencils'
+/// kernel for sm_90 (tests/data/ptx/pystencils_small.sass), not the measured sm_75 binary's.
+fn ernst_25pt_r4_in_sm90_order() -> Kernel {
+    let text = std::fs::read_to_string("traces/ernst-25pt-r4.toml").unwrap();
+    let start = "  { if = \"fold_y * fold_z == 1\", body = [\n";
+    let (head, rest) = text.split_once(start).unwrap();
+    let store = "    { store = \"dst\", index = \"c0\" },\n";
+    let (_, tail) = rest.split_once(store).unwrap();
+    let runs: [&[&str]; 3] = [
+        &[
+            "2",
+            "1",
+            "3",
+            "4",
+            "-1",
+            "-2",
+            "-3",
+            "-4",
+            "",
+            "plane",
+            "-4 * pitch",
+        ],
+        &[
+            "2 * plane",
+            "3 * plane",
+            "4 * plane",
+            "-plane",
+            "-2 * plane",
+            "-3 * plane",
+            "-4 * plane",
+            "pitch",
+            "2 * pitch",
+            "3 * pitch",
+        ],
+        &["4 * pitch", "-pitch", "-2 * pitch", "-3 * pitch"],
+    ];
+    let mut body = String::from(start);
+    for run in runs {
+        for (i, offset) in run.iter().enumerate() {
+            let index = match offset.strip_prefix('-') {
+                Some(o) => format!("c0 - {o}"),
+                None if offset.is_empty() => "c0".to_string(),
+                None => format!("c0 + {offset}"),
+            };
+            let end = if i + 1 == run.len() {
+                ", ends_run = true"
+            } else {
+                ""
+            };
+            body += &format!("    {{ load = \"src\", index = \"{index}\"{end} }},\n");
+        }
+    }
+    Kernel::parse(&format!("{head}{body}{store}{tail}"), "ernst-25pt-r4-sm90").unwrap()
+}
