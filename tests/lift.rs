@@ -1518,3 +1518,66 @@ fn ernst_25pt_r4_in_sm90_order() -> Kernel {
     }
     Kernel::parse(&format!("{head}{body}{store}{tail}"), "ernst-25pt-r4-sm90").unwrap()
 }
+
+#[test]
+fn lifted_l2cap_sweep_counts_as_the_l2_sweep_trace_with_its_sm_record() {
+    // validation/l2_capacity.cu's l2cap_sweep, the source of l2-sweep: nvcc unrolls the m loop
+    // by 4 (runs of 4 loads, the trace's loads_per_run) with a remainder; the kernel also
+    // records each block's SM (block_sm[blockIdx.x] = smid(), thread 0), which the trace
+    // leaves out: 264 more store instructions and sectors, and a third array
+    let blocks = 264;
+    let options = LiftOptions {
+        entry: Some("l2cap_sweep".into()),
+        registers: Some(16),
+        grid: Some([blocks.to_string(), "1".into(), "1".into()]),
+        updates: Some(format!("m * passes * {blocks} * 1024")),
+        extents: vec![
+            ("a".into(), format!("m * {blocks} * 1024")),
+            ("block_sm".into(), blocks.to_string()),
+            ("sink".into(), format!("{blocks} * 1024")),
+        ],
+        issue_order: compiled_order("tests/data/ptx/l2_capacity.sass"),
+        ..Default::default()
+    };
+    let lift = lift_file("tests/data/ptx/l2_capacity.ptx", &options).unwrap();
+    assert!(lift.warnings.iter().all(|w| !w.contains("PTX order")));
+    // the trace with that record: every counter of the lifted kernel where m is a multiple of 4
+    let text = std::fs::read_to_string("traces/l2-sweep.toml").unwrap();
+    let sink = "[[arrays]]\nname = \"sink\"";
+    let store = "  { store = \"sink\", index = \"blockIdx.x * blockDim.x + threadIdx.x\" },\n";
+    assert!(text.contains(sink) && text.contains(store));
+    let with_record = text
+        .replace(
+            sink,
+            &format!("[[arrays]]\nname = \"block_sm\"\nelement_bytes = 4\ndims = [\"blocks\"]\n\n{sink}"),
+        )
+        .replace(
+            store,
+            &format!("{store}  {{ if = \"threadIdx.x == 0\", body = [{{ store = \"block_sm\", index = \"blockIdx.x\" }}] }},\n"),
+        );
+    let with_record = Kernel::parse(&with_record, "l2-sweep-with-block-sm").unwrap();
+    for (m, passes, rot) in [(24, 4, 1), (8, 3, 5), (7, 3, 5), (2, 2, 0)] {
+        let set = [("m", m), ("passes", passes), ("rot", rot)];
+        let lifted = counts(lift.kernel.clone(), [1024, 1, 1], &set);
+        let hand = counts(shipped("l2-sweep"), [1024, 1, 1], &set);
+        let what = format!("m {m}, passes {passes}, rot {rot}");
+        let mut expected = coalescing(&hand);
+        for i in [0, 1, 4, 5] {
+            // warp instructions, thread accesses, store requests and sectors: one per block
+            expected[i] += blocks as u64;
+        }
+        assert_eq!(coalescing(&lifted), expected, "{what}");
+        assert_eq!(same_misses(&lifted), same_misses(&hand), "{what}");
+        let recorded = counts(with_record.clone(), [1024, 1, 1], &set);
+        if m % 4 == 0 {
+            assert_eq!(lifted.l1, recorded.l1, "{what}");
+            assert_eq!(lifted.l2, recorded.l2, "{what}");
+            assert_eq!(lifted.dram, recorded.dram, "{what}");
+        } else {
+            // the remainder's m % 4 loads issue in runs of their own, the first alone (its
+            // compiled code), the trace's as one run: the L2 sees other groups of requests
+            assert_eq!(coalescing(&lifted), coalescing(&recorded), "{what}");
+            assert_ne!(lifted.l2, recorded.l2, "{what}");
+        }
+    }
+}
