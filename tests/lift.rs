@@ -1556,7 +1556,7 @@ fn lifted_l2cap_sweep_counts_as_the_l2_sweep_trace_with_its_sm_record() {
             &format!("{store}  {{ if = \"threadIdx.x == 0\", body = [{{ store = \"block_sm\", index = \"blockIdx.x\" }}] }},\n"),
         );
     let with_record = Kernel::parse(&with_record, "l2-sweep-with-block-sm").unwrap();
-    for (m, passes, rot) in [(24, 4, 1), (8, 3, 5), (7, 3, 5), (2, 2, 0)] {
+    for (m, passes, rot) in [(12, 4, 1), (8, 3, 5), (7, 3, 5), (2, 2, 0)] {
         let set = [("m", m), ("passes", passes), ("rot", rot)];
         let lifted = counts(lift.kernel.clone(), [1024, 1, 1], &set);
         let hand = counts(shipped("l2-sweep"), [1024, 1, 1], &set);
