@@ -1312,6 +1312,21 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
         ..Default::default()
     };
     let stencil = lift_file("tests/data/ptx/shared_stencil.ptx", &options).unwrap();
+    // every thread reaches the barrier and the shared loads after it: the paths through the
+    // four edge `if`s join to always true, so they stand at the body's top level, unconditional
+    let body = body(&stencil.toml);
+    let sync = body
+        .iter()
+        .position(|l| l.starts_with("{ sync = true }"))
+        .unwrap();
+    assert_eq!(body.iter().filter(|l| l.starts_with("{ if")).count(), 4);
+    assert!(body[sync..].iter().all(|l| !l.starts_with("{ if")));
+    assert_eq!(body.len() - sync, 1 + 5 + 1, "{}", stencil.toml);
+    assert!(
+        stencil.toml.contains("\n  { sync = true },"),
+        "{}",
+        stencil.toml
+    );
     assert!(stencil.toml.contains(
         "[[shared]]\nname = \"tile\"\nelement_bytes = 4\ndims = [\"blockDim.x * blockDim.y + 2 * blockDim.x + 2 * blockDim.y + 3\"]"
     ));
@@ -1457,4 +1472,247 @@ fn flops_are_not_written_when_the_updates_are_given() {
         "{:?}",
         lift.warnings
     );
+}
+
+/// The kernels pystencils generates for Ernst et al.'s stars (validation/pystencils_star.cu,
+/// the source of ernst-25pt-r4 and ernst-13pt-r2) at two smaller fields: the same code with the
+/// sizes' constants (tests/data/ptx/pystencils_resize.py), so that a test simulates them fully.
+const PYSTENCILS: &str = "tests/data/ptx/pystencils_small.ptx";
+
+/// pystencils' `entry` lifted in the compiled order, as the authors' runner launches it: the
+/// field pointers 128 - `ghost` elements past an aligned allocation, `src` allocated before
+/// `dst`, and with `fold` points per thread along z, thread z starting at `fold * z` (their
+/// fork's GPU indexing; pystencils 0.3.4 emits the folded body over the unfolded grid).
+fn pystencils(entry: &str, field: [i64; 3], ghost: i64, fold: i64) -> Kernel {
+    let shift = 128 - ghost;
+    let elements = (shift + field[0] * field[1] * field[2]).to_string();
+    let interior = field.map(|n| n - 2 * ghost);
+    let options = LiftOptions {
+        entry: Some(entry.into()),
+        registers: Some(32),
+        grid: Some([
+            format!("cdiv({}, blockDim.x)", interior[0]),
+            format!("cdiv({}, blockDim.y)", interior[1]),
+            format!("cdiv({}, {fold} * blockDim.z)", interior[2]),
+        ]),
+        updates: Some(format!(
+            "{} * {} * {}",
+            interior[0], interior[1], interior[2]
+        )),
+        extents: vec![("p0".into(), elements.clone()), ("p1".into(), elements)],
+        issue_order: compiled_order("tests/data/ptx/pystencils_small.sass"),
+        ..Default::default()
+    };
+    let lift = lift_file(PYSTENCILS, &options).unwrap();
+    assert!(lift.warnings.iter().all(|w| !w.contains("PTX order")));
+    let toml = &lift.toml;
+    // the parameters are (dst, src): p1 is src, declared first as the trace allocates it
+    let (head, rest) = toml.split_once("[[arrays]]\nname = \"p0\"").unwrap();
+    let (dst, rest) = rest.split_once("[[arrays]]\nname = \"p1\"").unwrap();
+    let (src, tail) = rest.split_once("[launch]").unwrap();
+    let toml =
+        format!("{head}[[arrays]]\nname = \"p1\"{src}[[arrays]]\nname = \"p0\"{dst}[launch]{tail}")
+            .replace("index = \"", &format!("index = \"{shift} + "))
+            .replace(
+                "\"z = blockIdx.z * blockDim.z + threadIdx.z\"",
+                &format!("\"z = {fold} * (blockIdx.z * blockDim.z + threadIdx.z)\""),
+            );
+    Kernel::parse(&toml, entry).unwrap()
+}
+
+#[test]
+fn lifted_pystencils_stars_count_as_the_hand_written_ernst_traces() {
+    // (block, interior) of the two field sizes of the fixture: x not a multiple of the block
+    // (guarded edges), odd sizes, blocks of up to 1024 threads (the kernels' launch bounds)
+    let shapes: [([u32; 3], [i64; 3]); 4] = [
+        ([64, 4, 4], [70, 36, 20]),
+        ([32, 8, 2], [70, 36, 20]),
+        ([16, 4, 2], [33, 17, 12]),
+        ([128, 1, 2], [33, 17, 12]),
+    ];
+    for (block, n) in shapes {
+        let size = format!("{}x{}x{}", n[0], n[1], n[2]);
+        let set = [("nx", n[0]), ("ny", n[1]), ("nz", n[2])];
+        // range 4, unfolded: the same addresses, so the same coalescing, L1 misses and DRAM
+        // traffic; the trace's loads are in the order and runs (9, 11, 5) of the measured sm_75
+        // binary, ptxas 13.5 for sm_90 issues them in another (runs 11, 10, 4), which moves the
+        // L2's read coalescing and the L1's partial lines
+        let lifted = counts(
+            pystencils(&format!("star3d_r4_{size}"), n.map(|v| v + 8), 4, 1),
+            block,
+            &[],
+        );
+        let hand = counts(shipped("ernst-25pt-r4"), block, &set);
+        let what = format!("r4 block {block:?}, domain {n:?}");
+        assert_eq!(coalescing(&lifted), coalescing(&hand), "{what}");
+        assert_eq!(same_misses(&lifted), same_misses(&hand), "{what}");
+        assert_eq!(lifted.dram, hand.dram, "{what}");
+        // every point once: 25 loads and a store per updated point
+        assert_eq!(
+            lifted.thread_accesses,
+            26 * (n[0] * n[1] * n[2]) as u64,
+            "{what}"
+        );
+        // that order is the whole difference: the trace with its loads in ptxas 13.5's order
+        // and runs counts every L1, L2 and DRAM counter of the lifted kernel
+        let reordered = counts(ernst_25pt_r4_in_sm90_order(), block, &set);
+        assert_eq!(lifted.l1, reordered.l1, "{what}");
+        assert_eq!(lifted.l2, reordered.l2, "{what}");
+        assert_eq!(lifted.dram, reordered.dram, "{what}");
+        // range 2, 1, 2 and 4 points per thread along z, each distinct address loaded once
+        for fold in [1, 2, 4] {
+            let lifted = counts(
+                pystencils(
+                    &format!("star3d_r2_fold{fold}_{size}"),
+                    n.map(|v| v + 4),
+                    2,
+                    fold,
+                ),
+                block,
+                &[],
+            );
+            let mut set = set.to_vec();
+            set.push(("fold_z", fold));
+            let hand = counts(shipped("ernst-13pt-r2"), block, &set);
+            let what = format!("r2 fold {fold} block {block:?}, domain {n:?}");
+            assert_eq!(coalescing(&lifted), coalescing(&hand), "{what}");
+            assert_eq!(
+                lifted.thread_accesses,
+                ((4 + 10 * fold) * n[0] * n[1] * n[2] / fold) as u64,
+                "{what}"
+            );
+            // the trace's order is the sm_75 binary's, which sm_90's differs from by a few
+            // loads (its header): the L1 misses and DRAM agree, the L2's read coalescing not
+            assert_eq!(same_misses(&lifted), same_misses(&hand), "{what}");
+            assert_eq!(lifted.dram, hand.dram, "{what}");
+        }
+    }
+}
+
+/// What the L1 misses of the same addresses in another order within a block keep: the sectors
+/// that miss, and the block's distinct sectors and lines.
+fn same_misses(c: &Counts) -> [u64; 3] {
+    [
+        c.l1.load_miss_sectors,
+        c.l1.block_unique_load_sectors,
+        c.l1.block_unique_load_lines,
+    ]
+}
+
+/// ernst-25pt-r4 with its unfolded loads in the order and runs ptxas 13.5 gives pystencils'
+/// kernel for sm_90 (tests/data/ptx/pystencils_small.sass), not the measured sm_75 binary's.
+fn ernst_25pt_r4_in_sm90_order() -> Kernel {
+    let text = std::fs::read_to_string("traces/ernst-25pt-r4.toml").unwrap();
+    let start = "  { if = \"fold_y * fold_z == 1\", body = [\n";
+    let (head, rest) = text.split_once(start).unwrap();
+    let store = "    { store = \"dst\", index = \"c0\" },\n";
+    let (_, tail) = rest.split_once(store).unwrap();
+    let runs: [&[&str]; 3] = [
+        &[
+            "2",
+            "1",
+            "3",
+            "4",
+            "-1",
+            "-2",
+            "-3",
+            "-4",
+            "",
+            "plane",
+            "-4 * pitch",
+        ],
+        &[
+            "2 * plane",
+            "3 * plane",
+            "4 * plane",
+            "-plane",
+            "-2 * plane",
+            "-3 * plane",
+            "-4 * plane",
+            "pitch",
+            "2 * pitch",
+            "3 * pitch",
+        ],
+        &["4 * pitch", "-pitch", "-2 * pitch", "-3 * pitch"],
+    ];
+    let mut body = String::from(start);
+    for run in runs {
+        for (i, offset) in run.iter().enumerate() {
+            let index = match offset.strip_prefix('-') {
+                Some(o) => format!("c0 - {o}"),
+                None if offset.is_empty() => "c0".to_string(),
+                None => format!("c0 + {offset}"),
+            };
+            let end = if i + 1 == run.len() {
+                ", ends_run = true"
+            } else {
+                ""
+            };
+            body += &format!("    {{ load = \"src\", index = \"{index}\"{end} }},\n");
+        }
+    }
+    Kernel::parse(&format!("{head}{body}{store}{tail}"), "ernst-25pt-r4-sm90").unwrap()
+}
+
+#[test]
+fn lifted_l2cap_sweep_counts_as_the_l2_sweep_trace_with_its_sm_record() {
+    // validation/l2_capacity.cu's l2cap_sweep, the source of l2-sweep: nvcc unrolls the m loop
+    // by 4 (runs of 4 loads, the trace's loads_per_run) with a remainder; the kernel also
+    // records each block's SM (block_sm[blockIdx.x] = smid(), thread 0), which the trace
+    // leaves out: 264 more store instructions and sectors, and a third array
+    let blocks = 264;
+    let options = LiftOptions {
+        entry: Some("l2cap_sweep".into()),
+        registers: Some(16),
+        grid: Some([blocks.to_string(), "1".into(), "1".into()]),
+        updates: Some(format!("m * passes * {blocks} * 1024")),
+        extents: vec![
+            ("a".into(), format!("m * {blocks} * 1024")),
+            ("block_sm".into(), blocks.to_string()),
+            ("sink".into(), format!("{blocks} * 1024")),
+        ],
+        issue_order: compiled_order("tests/data/ptx/l2_capacity.sass"),
+        ..Default::default()
+    };
+    let lift = lift_file("tests/data/ptx/l2_capacity.ptx", &options).unwrap();
+    assert!(lift.warnings.iter().all(|w| !w.contains("PTX order")));
+    // the trace with that record: every counter of the lifted kernel where m is a multiple of 4
+    let text = std::fs::read_to_string("traces/l2-sweep.toml").unwrap();
+    let sink = "[[arrays]]\nname = \"sink\"";
+    let store = "  { store = \"sink\", index = \"blockIdx.x * blockDim.x + threadIdx.x\" },\n";
+    assert!(text.contains(sink) && text.contains(store));
+    let with_record = text
+        .replace(
+            sink,
+            &format!("[[arrays]]\nname = \"block_sm\"\nelement_bytes = 4\ndims = [\"blocks\"]\n\n{sink}"),
+        )
+        .replace(
+            store,
+            &format!("{store}  {{ if = \"threadIdx.x == 0\", body = [{{ store = \"block_sm\", index = \"blockIdx.x\" }}] }},\n"),
+        );
+    let with_record = Kernel::parse(&with_record, "l2-sweep-with-block-sm").unwrap();
+    for (m, passes, rot) in [(12, 4, 1), (8, 3, 5), (7, 3, 5), (2, 2, 0)] {
+        let set = [("m", m), ("passes", passes), ("rot", rot)];
+        let lifted = counts(lift.kernel.clone(), [1024, 1, 1], &set);
+        let hand = counts(shipped("l2-sweep"), [1024, 1, 1], &set);
+        let what = format!("m {m}, passes {passes}, rot {rot}");
+        let mut expected = coalescing(&hand);
+        for i in [0, 1, 4, 5] {
+            // warp instructions, thread accesses, store requests and sectors: one per block
+            expected[i] += blocks as u64;
+        }
+        assert_eq!(coalescing(&lifted), expected, "{what}");
+        assert_eq!(same_misses(&lifted), same_misses(&hand), "{what}");
+        let recorded = counts(with_record.clone(), [1024, 1, 1], &set);
+        if m % 4 == 0 {
+            assert_eq!(lifted.l1, recorded.l1, "{what}");
+            assert_eq!(lifted.l2, recorded.l2, "{what}");
+            assert_eq!(lifted.dram, recorded.dram, "{what}");
+        } else {
+            // the remainder's m % 4 loads issue in runs of their own, the first alone (its
+            // compiled code), the trace's as one run: the L2 sees other groups of requests
+            assert_eq!(coalescing(&lifted), coalescing(&recorded), "{what}");
+            assert_ne!(lifted.l2, recorded.l2, "{what}");
+        }
+    }
 }

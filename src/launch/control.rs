@@ -165,6 +165,12 @@ impl<'a> WarpCursor<'a> {
                     crate::input::expr::EvalError::Overflow,
                 ));
             }
+            if l.count_lane_invariant {
+                // Every lane counts as the first: the same value, or the same error, which
+                // the lane-by-lane walk also meets first.
+                counts.fill(c);
+                break;
+            }
             counts[lane as usize] = c;
         }
         let st = Box::new(LoopState {
@@ -190,6 +196,13 @@ impl<'a> WarpCursor<'a> {
         let k = st.k as i64;
         let mut m = mask;
         let mut alive = 0u32;
+        if st.node.count_lane_invariant {
+            // One count for the warp: every lane of `mask` stays, or none does.
+            m = 0;
+            if k < st.counts[0] {
+                alive = mask;
+            }
+        }
         while m != 0 {
             let lane = m.trailing_zeros();
             m &= m - 1;

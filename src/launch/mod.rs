@@ -403,6 +403,10 @@ pub enum Node {
 pub struct LoopNode {
     /// Trip count, per lane.
     pub count: Compiled,
+    /// Whether the count reads no `threadIdx` (it is then the same for every lane of a warp,
+    /// and worked out once per warp: nvcc's unrolled loops count from `blockIdx` and the
+    /// parameters).
+    pub count_lane_invariant: bool,
     /// Early exit: a lane leaves at the first iteration where this is false.
     pub while_cond: Option<Predicate>,
     /// Loops around this one (its variable is slot `SLOT_LOOP + depth`).
@@ -1297,6 +1301,7 @@ impl StepCompiler<'_> {
                     lets.truncate(saved);
                     loop_vars.pop();
                     nodes.push(Node::Loop(LoopNode {
+                        count_lane_invariant: !count.reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
                         count,
                         while_cond,
                         depth,

@@ -628,6 +628,20 @@ impl Compiled {
     pub fn as_constant(&self) -> Option<i64> {
         self.as_affine().filter(|a| a.is_constant()).map(|a| a.c0)
     }
+
+    /// Whether the value may depend on a slot in `slots`: false when no slot there is read,
+    /// so the value is the same whatever they hold (e.g. the same for every lane of a warp).
+    pub fn reads_slots(&self, slots: std::ops::Range<usize>) -> bool {
+        match self {
+            Compiled::Affine(a) => a.coef[slots.start.min(MAX_SLOTS)..slots.end.min(MAX_SLOTS)]
+                .iter()
+                .any(|&c| c != 0),
+            Compiled::General(g) => g.ops.iter().any(|op| match op {
+                Op::Slot(i) | Op::SlotBinK(i, ..) => slots.contains(&(*i as usize)),
+                _ => false,
+            }),
+        }
+    }
 }
 
 /// Compile `expr`, resolving every name through `resolve` (`None` =>
@@ -665,6 +679,33 @@ mod tests {
     use super::super::parse;
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn reads_slots_tells_which_slots_a_value_may_depend_on() {
+        // slots 0..3 stand for threadIdx, 3 for blockIdx.z
+        let resolve = |n: &str| match n {
+            "t" => Some(Binding::Slot(0)),
+            "u" => Some(Binding::Slot(2)),
+            "b" => Some(Binding::Slot(3)),
+            _ => None,
+        };
+        let c = |s: &str| compile(&parse(s).unwrap(), &resolve).unwrap();
+        let thread = 0..3;
+        // affine: by its coefficients
+        assert!(c("2 * u + b").reads_slots(thread.clone()));
+        assert!(!c("7 * b + 1").reads_slots(thread.clone()));
+        // a slot that cancels out is not read
+        assert!(!c("t - t + b").reads_slots(thread.clone()));
+        // general: the trip count of an unrolled remainder loop, min of the block's slot
+        let rem = c("-max(b * 16 - 40, -16) % 4");
+        assert!(rem.as_affine().is_none());
+        assert!(!rem.reads_slots(thread.clone()));
+        assert!(rem.reads_slots(3..4));
+        assert!(c("min(t, b)").reads_slots(thread.clone()));
+        // a slot compared with a constant (compiled to one instruction)
+        assert!(c("u < 3 ? b : 2 * b").reads_slots(thread.clone()));
+        assert!(!c("b < 3 ? b : 2 * b").reads_slots(thread));
+    }
 
     #[test]
     fn compile_depth_limit() {

@@ -337,9 +337,48 @@ impl Dnf {
                 }
             }
             if !changed {
+                if self.terms.len() > 1 && self.is_tautology() {
+                    return Some(Dnf::top());
+                }
                 return Some(self);
             }
         }
+    }
+
+    /// Whether the conjunctions cover every case of their comparisons, each comparison taken
+    /// as a free truth value (so true whatever the values): the paths nvcc's branches split a
+    /// block into, joined again after them (e.g. the barrier after an `if` that chains four
+    /// edge tests). Pairwise resolution ([`Dnf::simplified`]) misses such covers when they need
+    /// a consensus step. Decided by splitting on one comparison at a time; a cover is never
+    /// claimed where it does not hold (the comparisons' arithmetic is not used, only `c` and
+    /// `!c`).
+    fn is_tautology(&self) -> bool {
+        // Each comparison and its negation as one variable: (variable, whether it must hold).
+        let mut variables: Vec<Comparison> = Vec::new();
+        let terms: Vec<Vec<(usize, bool)>> = self
+            .terms
+            .iter()
+            .map(|t| {
+                t.iter()
+                    .map(|c| {
+                        let n = c.negated();
+                        let (canonical, holds) = if *c <= n { (c, true) } else { (&n, false) };
+                        let v = match variables.iter().position(|x| x == canonical) {
+                            Some(v) => v,
+                            None => {
+                                variables.push(canonical.clone());
+                                variables.len() - 1
+                            }
+                        };
+                        (v, holds)
+                    })
+                    .collect()
+            })
+            .collect();
+        // Past this many splits, give up (it is only a simplification; keeps it fast on any
+        // input: the fuzzer's PTX too).
+        let mut budget = 4096;
+        covers_everything(&terms, &mut budget) == Some(true)
     }
 
     /// `self` with every occurrence of `atom` in its comparisons replaced by `by`; `None`
@@ -415,6 +454,31 @@ impl Dnf {
     }
 }
 
+/// Whether some conjunction of `terms` (literals: variable, required value) holds for every
+/// assignment of the variables: Shannon expansion on the first variable of the first term.
+/// `None` once `budget` splits are spent.
+fn covers_everything(terms: &[Vec<(usize, bool)>], budget: &mut u32) -> Option<bool> {
+    if terms.iter().any(|t| t.is_empty()) {
+        return Some(true);
+    }
+    let Some(&(v, _)) = terms.first().and_then(|t| t.first()) else {
+        return Some(false);
+    };
+    *budget = budget.checked_sub(1)?;
+    for value in [true, false] {
+        // The terms that survive `v = value`, without their literal of `v`.
+        let rest: Vec<Vec<(usize, bool)>> = terms
+            .iter()
+            .filter(|t| t.iter().all(|&(u, h)| u != v || h == value))
+            .map(|t| t.iter().copied().filter(|&(u, _)| u != v).collect())
+            .collect();
+        if !covers_everything(&rest, budget)? {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,6 +534,62 @@ mod tests {
                 .to_expr(),
             "m > 3 || m < n + 1"
         );
+    }
+
+    #[test]
+    fn paths_that_cover_every_case_join_to_always_true() {
+        // jacobi2d_shared (tests/data/ptx/shared_stencil.cu): its four edge tests split the
+        // block into the paths that reach the barrier after them, nine conjunctions of
+        // a = (threadIdx.x + 1 == blockDim.x), b = (threadIdx.y + 1 == blockDim.y),
+        // c = (x + 1 == nx), d = (y + 1 == ny); pairwise resolution leaves them as they are
+        let eq = |a: &str, b: &str| Comparison {
+            lhs: Poly::atom(a).sub(&Poly::atom(b)).unwrap(),
+            op: "==",
+        };
+        let atoms = [
+            eq("tx1", "bdx"),
+            eq("ty1", "bdy"),
+            eq("x1", "nx"),
+            eq("y1", "ny"),
+        ];
+        // each path as the values of a, b, c, d it requires (None: not tested)
+        let paths: [[Option<bool>; 4]; 9] = [
+            [Some(false), Some(false), Some(false), Some(false)],
+            [Some(false), Some(true), Some(false), None],
+            [Some(false), None, Some(false), Some(true)],
+            [Some(true), Some(false), None, Some(false)],
+            [Some(true), Some(true), None, None],
+            [Some(true), None, None, Some(true)],
+            [None, Some(false), Some(true), Some(false)],
+            [None, Some(true), Some(true), None],
+            [None, None, Some(true), Some(true)],
+        ];
+        let term = |p: &[Option<bool>; 4]| -> BTreeSet<Comparison> {
+            (p.iter().zip(&atoms))
+                .filter_map(|(v, c)| v.map(|v| if v { c.clone() } else { c.negated() }))
+                .collect()
+        };
+        let join = |paths: &[[Option<bool>; 4]]| {
+            paths.iter().fold(Dnf::bottom(), |acc, p| {
+                acc.or(&Dnf {
+                    terms: BTreeSet::from([term(p)]),
+                })
+                .unwrap()
+            })
+        };
+        assert_eq!(join(&paths), Dnf::top());
+        // without the last path, a = b = 0, c = d = 1 is not covered: the join stays a condition
+        let partial = join(&paths[..8]);
+        assert!(!partial.is_top());
+        assert_eq!(partial.terms.len(), 8);
+        // comparisons are only taken as truth values: x < n || x > n is not claimed always true
+        let lt_or_gt = Dnf::comparison(lt("x", "n"))
+            .or(&Dnf::comparison(Comparison {
+                lhs: Poly::atom("x").sub(&Poly::atom("n")).unwrap(),
+                op: ">",
+            }))
+            .unwrap();
+        assert!(!lt_or_gt.is_top());
     }
 
     #[test]
