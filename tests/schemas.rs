@@ -1,5 +1,5 @@
 //! The JSON Schemas in `schemas/` against what they describe: every shipped trace and GPU
-//! configuration, and real `simulate` and `validate` outputs, validate; wrong documents do not;
+//! configuration, and real `simulate`, `validate` and `rank` outputs, validate; wrong documents do not;
 //! and the trace and config schemas refuse a misspelt key wherever the parser refuses it.
 
 mod common;
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 /// The published schemas, with the relative `$ref`s between them resolved offline.
-const SCHEMAS: [&str; 5] = ["trace", "hw-config", "time", "simulate", "validate"];
+const SCHEMAS: [&str; 6] = ["trace", "hw-config", "time", "simulate", "validate", "rank"];
 
 /// The URI a schema file stands under in the tests' registry (its `$ref`s are relative to it).
 fn uri(name: &str) -> String {
@@ -504,4 +504,60 @@ fn the_docs_list_every_key_of_the_schemas() {
             );
         }
     }
+}
+
+/// `rank --format json` with `extra` arguments, parsed.
+fn rank_json(extra: &[&str]) -> Value {
+    let args = [&["rank", "--format", "json", "--threads", "2"], extra].concat();
+    let (code, out, err) = gputraffic(&args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn rank_outputs_validate() {
+    let schema = validator("rank");
+    // short launches: every shape exact; a named set leaves shapes out
+    let exact = rank_json(&[
+        "--kernel", "star1", "--domain", "64x48x40", "--blocks", "32x4x2,256x1x1,1024x1x1",
+    ]);
+    assert_eq!(exact["mode"], "screen");
+    assert_eq!(exact["shapes"][0]["rank"], 1);
+    assert_valid(&schema, &exact, "star1, exact shapes");
+    let skipped = rank_json(&["--kernel", "star1", "--hw", "k20", "--domain", "64x48x40", "--blocks", "all-1024"]);
+    assert!(!skipped["skipped"].as_array().unwrap().is_empty(), "{skipped}");
+    assert_valid(&schema, &skipped, "star1 on k20, all-1024");
+    // the race: screened shapes with their intervals; and --sample
+    let race = [
+        "--kernel",
+        "star4",
+        "--hw",
+        "tests/data/hw/sampling-small.toml",
+        "--domain",
+        "128x128x256",
+        "--blocks",
+        "32x8x4,8x8x16,256x1x4",
+    ];
+    let screened = rank_json(&race);
+    let simulated: Vec<&str> = (screened["shapes"].as_array().unwrap().iter())
+        .map(|s| s["simulated"].as_str().unwrap())
+        .collect();
+    assert!(simulated.contains(&"screened"), "{simulated:?}");
+    assert_valid(&schema, &screened, "star4, screened");
+    let sampled = rank_json(&[&race[..], &["--sample"]].concat());
+    assert_eq!(sampled["mode"], "sampled");
+    assert_valid(&schema, &sampled, "star4, --sample");
+    // wrong documents
+    let mut wrong = exact.clone();
+    wrong["shapes"][0]["rank"] = json!(0);
+    assert_invalid(&schema, &wrong, "rank 0");
+    let mut wrong = exact.clone();
+    wrong["clock"] = json!("turbo");
+    assert_invalid(&schema, &wrong, "an unknown clock");
+    let mut wrong = exact.clone();
+    wrong["shapes"][0]["latency_us"] = json!(1.0);
+    assert_invalid(&schema, &wrong, "an unknown key");
+    let mut wrong = exact;
+    wrong.as_object_mut().unwrap().remove("shapes");
+    assert_invalid(&schema, &wrong, "no shapes");
 }

@@ -561,7 +561,7 @@ pub struct Launch {
     /// evaluated; one number is double precision when an array has 8-byte elements); `None`
     /// when the trace does not say.
     pub flops_per_update: Option<FpOps>,
-    /// Barriers (`{ sync = true }`) a thread passes ([`barriers_per_thread`]); each is one more
+    /// Barriers (`{ sync = true }`) a thread passes; each is one more
     /// round of waiting for the time model.
     pub barriers_per_thread: u64,
 }
