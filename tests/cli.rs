@@ -532,7 +532,22 @@ fn every_time_is_at_the_base_clock_by_default_and_says_so() {
         ),
         "{out}"
     );
-    // predict's JSON and a sweep's rows carry it too.
+    // validate compares at the base clock and says so.
+    let (code, out, err) = gputraffic(&[
+        "validate",
+        "--measured",
+        "tests/data/h100/small_ncu.csv",
+        "--manifest",
+        "tests/data/h100/small_manifest.toml",
+        "--hw",
+        "h100-sxm",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("gpu__time_duration.sum predicted at 1.58 GHz (the base clock, which Nsight Compute locks)."),
+        "{out}"
+    );
+    // predict's JSON carries it too.
     let (code, out, err) = gputraffic(&[
         "predict",
         "--kernel",

@@ -657,6 +657,19 @@ impl Validation {
             self.measured,
             self.hw
         );
+        // The times compared are the time model's at the base clock, as Nsight Compute measures.
+        let time = self.rows.iter().find_map(|r| r.time.as_ref());
+        let duration = metrics::DURATION;
+        if let Some(t) = time.filter(|_| self.metrics.iter().any(|(m, _)| *m == duration)) {
+            let which = match t.clock {
+                crate::timing::Clock::Base => "the base clock, which Nsight Compute locks",
+                other => other.describe(),
+            };
+            out += &format!(
+                "{duration} predicted at {:.2} GHz ({which}).\n\n",
+                t.clock_ghz
+            );
+        }
         out += &stats_table(&self.metrics, None);
         for (kernel, stats) in &self.kernels {
             out += &format!("\n{kernel}\n");
