@@ -260,7 +260,7 @@ fn simulate_outputs_validate() {
     let schema = validator("simulate");
     let star1 = simulate_json(&["--kernel", "star1", "--domain", "64x48x40"]);
     assert_valid(&schema, &star1, "star1");
-    let cases: [(&str, &[&str], &Shows); 5] = [
+    let cases: [(&str, &[&str], &Shows); 6] = [
         ("atomics", &["--kernel", "histogram"], &|v| {
             v["metrics"]["lts__t_sectors_srcunit_tex_op_red.sum"].as_u64() > Some(0)
         }),
@@ -308,6 +308,14 @@ fn simulate_outputs_validate() {
                 "--no-compulsory",
             ],
             &|v| v["compulsory"]["dram_to_l2_read_sectors"].is_null(),
+        ),
+        (
+            "--by-array",
+            &["--kernel", "histogram", "--by-array"],
+            &|v| {
+                v["by_array"]["arrays"].as_array().map(Vec::len) == Some(2)
+                    && v["by_array"]["accesses"].as_array().is_some_and(|a| !a.is_empty())
+            },
         ),
     ];
     for (what, args, shows_it) in cases {
