@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
 use crate::launch::Launch;
+pub use crate::metrics::Quantity;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -273,6 +274,25 @@ impl Prediction {
         self.fields.insert(name.to_string(), value.into());
         self
     }
+
+    /// The entry of field `name` in the model's [`ModelInfo::quantities`], if it has one.
+    pub fn quantity(&self, name: &str) -> Option<&'static Quantity> {
+        let model = MODELS.iter().find(|m| m.name == self.model)?;
+        model.quantities.iter().find(|q| q.name == name)
+    }
+
+    /// The numeric fields whose value lies outside their quantity's physical range, with the
+    /// value and the range, in field order (what `predict` flags).
+    pub fn out_of_range(&self) -> Vec<(&str, f64, Domain)> {
+        self.fields
+            .iter()
+            .filter_map(|(name, value)| {
+                let v = value.as_f64()?;
+                let range = self.quantity(name)?.range?;
+                (!range.contains(v)).then_some((name.as_str(), v, range))
+            })
+            .collect()
+    }
 }
 
 /// The kernels a paper's model is written for. `predict` and `--compare` refuse a kernel of
@@ -351,6 +371,9 @@ pub struct ModelInfo {
     pub scope: Scope,
     /// Constants it takes with `--set`.
     pub params: &'static [ParamSpec],
+    /// Every field its prediction may carry, explained: label, unit, meaning and physical
+    /// range (`predict` prints them beside the values, `docs/models.md` lists them).
+    pub quantities: &'static [Quantity],
     /// The model itself.
     pub predict: fn(&ModelInput) -> Result<Prediction>,
 }
@@ -487,6 +510,26 @@ mod tests {
         assert_eq!(Domain::ANY.to_string(), "any finite number");
         assert_eq!(Domain::UNIT.as_bound(), "0..1");
         assert_eq!(Domain::POSITIVE.as_bound(), "0..");
+    }
+
+    #[test]
+    fn values_outside_their_physical_range_are_flagged() {
+        let mut p = Prediction::new("su2015");
+        p.field("occupancy", 1.5)
+            .field("smx_miss_ratio", -0.3)
+            .field("threads", 64)
+            .field("limiter", "gm")
+            .field("not_in_the_table", -1.0);
+        let flagged: Vec<(&str, f64, Domain)> = p.out_of_range();
+        assert_eq!(
+            flagged,
+            [
+                ("occupancy", 1.5, Domain::RATE_CEILING),
+                ("smx_miss_ratio", -0.3, Domain::NON_NEGATIVE)
+            ]
+        );
+        assert_eq!(p.quantity("threads").unwrap().unit, "threads");
+        assert!(p.quantity("not_in_the_table").is_none());
     }
 
     #[test]
