@@ -388,6 +388,44 @@ pub const MODELS: &[ModelInfo] = &[
     layer_condition::MODEL,
 ];
 
+/// The quantity section of `docs/models.md`, generated from the tables (a test keeps the doc
+/// equal to it): each model's fields, then the sweep's columns, each with its unit, physical
+/// range and meaning.
+pub fn quantities_markdown() -> String {
+    let row = |q: &Quantity| {
+        let unit = match q.unit {
+            "" => "–",
+            "1" => "1",
+            u => u,
+        };
+        let range = q.range.map_or("–".to_string(), |r| r.to_string());
+        format!("| `{}` | {unit} | {range} | {} |\n", q.name, q.meaning)
+    };
+    let head = "| quantity | unit | physical range | meaning |\n|---|---|---|---|\n";
+    let mut s = String::new();
+    for m in MODELS {
+        s += &format!("\n### {}\n\n{head}", m.name);
+        for q in m.quantities {
+            s += &row(q);
+        }
+    }
+    s += &format!(
+        "\n### Sweep and `simulate --format csv` columns\n\n\
+         Besides these: `param_NAME` and `set_NAME` (kernel parameters), every Nsight Compute \
+         metric below and its `METRIC_bytes_per_lup` (× 32 B per lattice update, B/LUP) and, \
+         sampled, `METRIC_ci95_lo`/`_hi`; per model `MODEL_VOLUME` (the volumes at the end), \
+         and with `simulate --compare` `predicted_VOLUME` and `rel_diff_VOLUME`.\n\n{head}"
+    );
+    for q in crate::metrics::COLUMN_QUANTITIES
+        .iter()
+        .chain(crate::metrics::METRIC_QUANTITIES)
+        .chain(crate::metrics::PREDICTED_QUANTITIES)
+    {
+        s += &row(q);
+    }
+    s
+}
+
 /// Splits `--set NAME=VALUE` pairs into kernel parameters (integers, for the launch) and
 /// constants of `models` (reals). A name that is neither is an error naming both lists.
 pub fn split_sets(kernel: &Kernel, models: &[&ModelInfo], sets: &[String]) -> Result<SplitSets> {
