@@ -140,7 +140,7 @@ fn hit_rate_has_one_marker_per_row_with_data_the_shapes_and_the_fitted_curve() {
         "x axis label: {t:?}"
     );
     assert!(
-        t.iter().any(|x| x == "l2_redundant_hit_rate"),
+        t.iter().any(|x| x == "L2 redundant hit rate"),
         "y axis label: {t:?}"
     );
     assert_eq!(markers(&s).len(), with_data);
@@ -243,7 +243,14 @@ fn layer_condition_draws_one_line_with_markers_per_block_shape() {
         t.iter().any(|x| x == "DRAM reads per update [B/LUP]"),
         "{t:?}"
     );
-    assert_eq!(markers(&s).len(), 8);
+    // Each line its own marker shape, so lines drawn over each other stay visible: the first
+    // shape's four points are circles, the second's four squares (plus one in the legend).
+    assert_eq!(markers(&s).len(), 4);
+    let squares = elements(&s, "polygon")
+        .into_iter()
+        .filter(|p| attribute(p, "fill") == "#E69F00")
+        .count();
+    assert_eq!(squares, 5);
     assert!(t.contains(&"32x8x1".to_string()) && t.contains(&"64x4x1".to_string()));
     // Powers of two on the x axis: 128² = 2¹⁴ up to 1024² = 2²⁰.
     assert!(
@@ -269,7 +276,10 @@ fn block_table_prints_every_value_in_its_cell() {
     let metric = "dram__sectors_read.sum_bytes_per_lup";
     let s = svg(&dir, &["block-table", "--input", STAR4, "--metric", metric]);
     let t = texts(&s);
-    assert!(has_text(&t, &format!("{metric} per block shape")));
+    assert!(
+        has_text(&t, "DRAM reads per update per block shape"),
+        "{t:?}"
+    );
     assert!(has_text(&t, "block_x") && has_text(&t, "block_y"));
     for v in column(STAR4, metric).into_iter().flatten() {
         let shown = gputraffic::plot::figure::format_number(v);
@@ -792,7 +802,10 @@ fn validation_draws_a_panel_per_metric_with_every_point_the_diagonal_and_the_ker
     per_kernel.sort_unstable();
     assert_eq!(fill_counts(&s), per_kernel);
     assert!(has_text(&t, "h200: simulated vs measured"), "{t:?}");
-    assert!(t.iter().any(|x| x == "measured") && t.iter().any(|x| x == "simulated"));
+    assert!(
+        t.iter().any(|x| x == "measured [sectors]") && t.iter().any(|x| x == "simulated [sectors]"),
+        "{t:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -978,5 +991,58 @@ fn validation_bad_input_names_the_file_and_writes_nothing() {
         "p.svg",
         &["--metric", "not several"],
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_fit_table_is_not_written_where_plot_fit_would_read_json() {
+    let dir = scratch("fit-table-json");
+    let out = dir.join("f.json");
+    rejects(
+        &[
+            "fit",
+            "--model",
+            "gompertz",
+            "--input",
+            STAR4,
+            "--x",
+            "l2_oversubscription",
+            "--y",
+            "l2_redundant_hit_rate",
+            "--format",
+            "table",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["f.json", "--format table", "plot --fit", "cannot read"],
+    );
+    assert!(!out.exists());
+    // The default (JSON) in the same file is what plot --fit reads.
+    let (code, _, stderr) = gputraffic(&[
+        "fit",
+        "--model",
+        "gompertz",
+        "--input",
+        STAR4,
+        "--x",
+        "l2_oversubscription",
+        "--y",
+        "l2_redundant_hit_rate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let png = dir.join("h.svg");
+    let (code, _, stderr) = gputraffic(&[
+        "plot",
+        "hit-rate",
+        "--input",
+        STAR4,
+        "--fit",
+        out.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }

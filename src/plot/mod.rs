@@ -1492,6 +1492,38 @@ mod tests {
         assert!(p.notes[0].contains("64x4x1"), "{:?}", p.notes);
     }
 
+    #[test]
+    fn block_table_shows_times_in_microseconds_and_notes_rates_above_one() {
+        let t = table(
+            "block_x,block_y,block_z,time_predicted_s,l1_redundant_hit_rate\n\
+             32,8,1,1.06e-5,1.0008\n64,4,1,2.5e-5,0.93\n",
+        );
+        let kind = |metric: &str| PlotKind::BlockTable {
+            metric: metric.into(),
+        };
+        let p = build(&spec(kind("time_predicted_s")), &t).unwrap();
+        let Figure::Heat(h) = p.figure else { panic!() };
+        assert_eq!(h.value_label, "predicted time [µs]");
+        assert!(
+            h.title.starts_with("predicted time per block shape"),
+            "{}",
+            h.title
+        );
+        let shown: Vec<f64> = h.values.iter().flatten().flatten().copied().collect();
+        assert_eq!(shown.len(), 2);
+        assert!((shown[0] - 10.6).abs() < 1e-9 && (shown[1] - 25.0).abs() < 1e-9);
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        let p = build(&spec(kind("l1_redundant_hit_rate")), &t).unwrap();
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert!(
+            p.notes[0].starts_with(
+                "l1_redundant_hit_rate: 1 of 2 value(s) outside its physical range in [0, 1]"
+            ),
+            "{:?}",
+            p.notes
+        );
+    }
+
     /// sRGB to CIELAB (D65), for colour distances as people see them.
     fn lab(c: Rgb) -> [f64; 3] {
         let linear = |v: u8| {
