@@ -1509,9 +1509,10 @@ mod tests {
             "{}",
             h.title
         );
+        // Rows go up by block_y: 64x4x1 first.
         let shown: Vec<f64> = h.values.iter().flatten().flatten().copied().collect();
         assert_eq!(shown.len(), 2);
-        assert!((shown[0] - 10.6).abs() < 1e-9 && (shown[1] - 25.0).abs() < 1e-9);
+        assert!((shown[0] - 25.0).abs() < 1e-9 && (shown[1] - 10.6).abs() < 1e-9);
         assert!(p.notes.is_empty(), "{:?}", p.notes);
         let p = build(&spec(kind("l1_redundant_hit_rate")), &t).unwrap();
         assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
