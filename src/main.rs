@@ -1319,6 +1319,19 @@ fn fit(a: &FitArgs) -> Result<String> {
     let request = Request::new(&a.model, a.x.as_deref(), a.y.as_deref())?;
     let bounds = Bounds::parse(&a.bound, &request)?;
     if let Some(out) = &a.out {
+        // A table in a .json file would look like what `plot --fit` reads, and is not.
+        if a.format == gputraffic::analysis::fit::FitFormat::Table
+            && out
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
+            return Err(Error::new(
+                out.display().to_string(),
+                "--format table writes aligned text for people, which `plot --fit` cannot read: \
+                 leave out --format table (JSON is the default) or give --out a name not \
+                 ending in .json",
+            ));
+        }
         gputraffic::error::check_writable(out)?;
     }
     let table = gputraffic::analysis::sweep_file::read_table(&a.input)?.filtered(&a.where_)?;

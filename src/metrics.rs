@@ -469,6 +469,761 @@ pub const SU_L2_MISS_RATIO: &str = "su_l2_miss_ratio";
 /// Sweep column: Su et al.'s L2 capacity term (the su2015 fit's x).
 pub const SU_L2_CAPACITY_TERM: &str = "su_l2_capacity_term";
 
+// --- Quantities: the label, unit, meaning and physical range of every number reported. ---
+//
+// `predict` prints them beside its fields, `plot` labels its axes and titles with them,
+// `docs/models.md` lists them (checked by a test), and values outside their range are flagged
+// where printed. The sweep's columns are described here ([`describe`]); each model's own fields
+// in its file under `src/models/` ([`crate::models::ModelInfo::quantities`]).
+
+use crate::models::Domain;
+use std::borrow::Cow;
+
+/// One reported number explained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quantity {
+    /// Its name in the output: a JSON key, a CSV or sweep column.
+    pub name: Cow<'static, str>,
+    /// A short human label for axes, titles and tables, e.g. `DRAM reads per update`.
+    pub label: Cow<'static, str>,
+    /// Its unit as stored (`B`, `B/LUP`, `s`, `sectors`, …); `1` for a pure number (a ratio,
+    /// a rate), empty for text and yes/no.
+    pub unit: &'static str,
+    /// One line: what it is.
+    pub meaning: Cow<'static, str>,
+    /// Where its values can physically lie (`None`: no such bound, or not a number).
+    pub range: Option<Domain>,
+}
+
+impl Quantity {
+    /// A quantity with a fixed name (the form of the tables in this file and in `src/models/`).
+    pub const fn new(
+        name: &'static str,
+        label: &'static str,
+        unit: &'static str,
+        range: Option<Domain>,
+        meaning: &'static str,
+    ) -> Quantity {
+        Quantity {
+            name: Cow::Borrowed(name),
+            label: Cow::Borrowed(label),
+            unit,
+            meaning: Cow::Borrowed(meaning),
+            range,
+        }
+    }
+
+    /// `label [unit]` (the unit as shown, after [`display_unit`] for `values`), or the label
+    /// alone for a pure number or text: an axis description.
+    pub fn axis_label(&self, values: &[f64]) -> String {
+        let (_, unit) = display_unit(self.unit, values);
+        if unit.is_empty() || unit == "1" {
+            self.label.to_string()
+        } else {
+            format!("{} [{unit}]", self.label)
+        }
+    }
+
+    /// Whether `v` lies outside the quantity's physical range (never for a quantity without
+    /// one). Not-a-number and infinite values are outside any range.
+    pub fn out_of_range(&self, v: f64) -> bool {
+        self.range.is_some_and(|r| !r.contains(v))
+    }
+}
+
+/// How values in `unit` are best shown: the factor to multiply them by and the unit then
+/// shown. Seconds become ms, µs or ns after the largest magnitude of `values` (a block of
+/// 1.06×10⁻⁵ s reads 10.6 µs), LUP/s become GLUP/s from 10⁹ up; every other unit is kept.
+pub fn display_unit(unit: &'static str, values: &[f64]) -> (f64, &'static str) {
+    let largest = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    match unit {
+        "s" if largest == 0.0 || largest >= 1.0 => (1.0, "s"),
+        "s" if largest >= 1e-3 => (1e3, "ms"),
+        "s" if largest >= 1e-6 => (1e6, "µs"),
+        "s" => (1e9, "ns"),
+        "LUP/s" if largest >= 1e9 => (1e-9, "GLUP/s"),
+        other => (1.0, other),
+    }
+}
+
+const COUNT: Option<Domain> = Some(Domain::COUNT_OR_ZERO);
+const BYTES: Option<Domain> = Some(Domain::NON_NEGATIVE);
+const RATE: Option<Domain> = Some(Domain::UNIT);
+
+/// The simulator's Nsight Compute metrics ([`modelled`]): label, unit, meaning. Each is also a
+/// sweep column, and in bytes per lattice update under [`bytes_per_lup_column`].
+pub const METRIC_QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        L1_LD_REQUESTS,
+        "L1 load requests",
+        "requests",
+        COUNT,
+        "warp-level global load instructions",
+    ),
+    Quantity::new(
+        L1_LD_SECTORS,
+        "L1 load sectors",
+        "sectors",
+        COUNT,
+        "32 B sectors the global loads touch in L1",
+    ),
+    Quantity::new(
+        L1_LD_MISS,
+        "L1 load misses",
+        "sectors",
+        COUNT,
+        "global load sectors that miss in L1 (requested from L2)",
+    ),
+    Quantity::new(
+        L1_ST_SECTORS,
+        "L1 store sectors",
+        "sectors",
+        COUNT,
+        "32 B sectors the global stores write through L1",
+    ),
+    Quantity::new(
+        L2_READ,
+        "L2 reads",
+        "sectors",
+        COUNT,
+        "read sectors arriving at L2 from the SMs",
+    ),
+    Quantity::new(
+        L2_WRITE,
+        "L2 writes",
+        "sectors",
+        COUNT,
+        "write sectors arriving at L2 from the SMs",
+    ),
+    Quantity::new(
+        L2_READ_MISS,
+        "L2 read misses",
+        "sectors",
+        COUNT,
+        "L2 read sectors missing in the near partition",
+    ),
+    Quantity::new(
+        L2_FABRIC,
+        "L2 fabric sectors",
+        "sectors",
+        COUNT,
+        "sectors crossing the fabric between the two L2 partitions",
+    ),
+    Quantity::new(
+        DRAM_READ,
+        "DRAM reads",
+        "sectors",
+        COUNT,
+        "sectors read from DRAM",
+    ),
+    Quantity::new(
+        DRAM_WRITE,
+        "DRAM writes",
+        "sectors",
+        COUNT,
+        "sectors written to DRAM",
+    ),
+    Quantity::new(
+        L1_RED_REQUESTS,
+        "L1 atomic requests",
+        "requests",
+        COUNT,
+        "warp-level global atomic (reduction) instructions",
+    ),
+    Quantity::new(
+        L1_RED_SECTORS,
+        "L1 atomic sectors",
+        "sectors",
+        COUNT,
+        "sectors of global atomics at L1",
+    ),
+    Quantity::new(
+        L2_RED_REQUESTS,
+        "L2 atomic requests",
+        "requests",
+        COUNT,
+        "atomic requests arriving at L2 from the SMs",
+    ),
+    Quantity::new(
+        L2_RED,
+        "L2 atomic sectors",
+        "sectors",
+        COUNT,
+        "atomic sectors arriving at L2 from the SMs",
+    ),
+    Quantity::new(
+        SHARED_LD_INSTRUCTIONS,
+        "shared loads",
+        "instructions",
+        COUNT,
+        "warp-level shared-memory load instructions (LDS)",
+    ),
+    Quantity::new(
+        SHARED_ST_INSTRUCTIONS,
+        "shared stores",
+        "instructions",
+        COUNT,
+        "warp-level shared-memory store instructions (STS)",
+    ),
+    Quantity::new(
+        SHARED_LD_WAVEFRONTS,
+        "shared load wavefronts",
+        "wavefronts",
+        COUNT,
+        "L1 data-pipe wavefronts of shared loads (one per bank pass)",
+    ),
+    Quantity::new(
+        SHARED_ST_WAVEFRONTS,
+        "shared store wavefronts",
+        "wavefronts",
+        COUNT,
+        "L1 data-pipe wavefronts of shared stores",
+    ),
+    Quantity::new(
+        SHARED_LD_BANK_CONFLICTS,
+        "shared load bank conflicts",
+        "wavefronts",
+        COUNT,
+        "shared load wavefronts beyond the conflict-free count",
+    ),
+    Quantity::new(
+        SHARED_ST_BANK_CONFLICTS,
+        "shared store bank conflicts",
+        "wavefronts",
+        COUNT,
+        "shared store wavefronts beyond the conflict-free count",
+    ),
+    Quantity::new(
+        L1_WAVEFRONTS,
+        "L1 wavefronts",
+        "wavefronts",
+        COUNT,
+        "L1 data-pipe wavefronts (cycles of the L1 data stage), summed over the SMs",
+    ),
+    Quantity::new(
+        DURATION,
+        "kernel time",
+        "ns",
+        Some(Domain::NON_NEGATIVE),
+        "kernel duration",
+    ),
+];
+
+/// The sweep's (and `simulate --format csv`'s) columns with fixed names. Patterned columns
+/// (`param_*`, `set_*`, a metric's `_bytes_per_lup` and `_ci95_*`, a model's predictions) are
+/// made by [`describe`].
+pub const COLUMN_QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        "config",
+        "configuration",
+        "1",
+        COUNT,
+        "the row's index in the sweep's configuration order",
+    ),
+    Quantity::new(
+        L1_SCALE,
+        "L1 capacity scale",
+        "1",
+        Some(Domain::POSITIVE),
+        "factor applied to the GPU's L1 capacity (--l1-scale)",
+    ),
+    Quantity::new(
+        L2_SCALE,
+        "L2 capacity scale",
+        "1",
+        Some(Domain::POSITIVE),
+        "factor applied to the GPU's L2 capacity (--l2-scale)",
+    ),
+    Quantity::new(
+        SAMPLED,
+        "sampled",
+        "",
+        None,
+        "whether the launch was sampled (false: simulated exactly, too short to sample)",
+    ),
+    Quantity::new("kernel", "kernel", "", None, "the kernel's name"),
+    Quantity::new("hw", "GPU", "", None, "the GPU configuration's name"),
+    Quantity::new(
+        "block_x",
+        "block x",
+        "threads",
+        Some(Domain::COUNT),
+        "threads per block in x",
+    ),
+    Quantity::new(
+        "block_y",
+        "block y",
+        "threads",
+        Some(Domain::COUNT),
+        "threads per block in y",
+    ),
+    Quantity::new(
+        "block_z",
+        "block z",
+        "threads",
+        Some(Domain::COUNT),
+        "threads per block in z",
+    ),
+    Quantity::new(
+        "grid_x",
+        "grid x",
+        "blocks",
+        Some(Domain::COUNT),
+        "blocks in the grid in x",
+    ),
+    Quantity::new(
+        "grid_y",
+        "grid y",
+        "blocks",
+        Some(Domain::COUNT),
+        "blocks in the grid in y",
+    ),
+    Quantity::new(
+        "grid_z",
+        "grid z",
+        "blocks",
+        Some(Domain::COUNT),
+        "blocks in the grid in z",
+    ),
+    Quantity::new(
+        "lattice_updates",
+        "lattice updates",
+        "LUP",
+        COUNT,
+        "points the kernel updates (the unit of B/LUP)",
+    ),
+    Quantity::new("blocks", "blocks", "blocks", COUNT, "blocks launched"),
+    Quantity::new(
+        "blocks_per_sm",
+        "resident blocks per SM",
+        "blocks",
+        COUNT,
+        "blocks one SM holds at once (occupancy limit)",
+    ),
+    Quantity::new(
+        "occupancy",
+        "occupancy",
+        "1",
+        RATE,
+        "resident warps over the SM's maximum",
+    ),
+    Quantity::new(
+        "waves",
+        "waves",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "blocks launched over the blocks the GPU holds at once",
+    ),
+    Quantity::new(
+        "l1_bytes",
+        "L1 data capacity",
+        "B",
+        BYTES,
+        "L1 bytes left for data after the shared-memory carveout",
+    ),
+    Quantity::new(
+        "hit_rate_l1_load",
+        "L1 load hit rate",
+        "1",
+        RATE,
+        "fraction of load sectors that hit in L1",
+    ),
+    Quantity::new(
+        "hit_rate_l2_near_read",
+        "L2 near-partition hit rate",
+        "1",
+        RATE,
+        "fraction of L2 reads that hit in the near partition",
+    ),
+    Quantity::new(
+        "hit_rate_l2_read",
+        "L2 read hit rate",
+        "1",
+        RATE,
+        "fraction of L2 reads that do not go to DRAM",
+    ),
+    Quantity::new(
+        "dirty_at_end_sectors",
+        "dirty sectors at the end",
+        "sectors",
+        COUNT,
+        "sectors still dirty in L2 when the kernel ends (not written back)",
+    ),
+    Quantity::new(
+        "compulsory_l2_to_l1_read_sectors",
+        "compulsory L2→L1 reads",
+        "sectors",
+        COUNT,
+        "L2 reads with an infinite L1 (each block's distinct sectors)",
+    ),
+    Quantity::new(
+        "compulsory_dram_to_l2_read_sectors",
+        "compulsory DRAM reads",
+        "sectors",
+        COUNT,
+        "DRAM reads with an infinite L2 (every distinct sector once)",
+    ),
+    Quantity::new(
+        "l1_wavefronts",
+        "L1 wavefronts",
+        "wavefronts",
+        COUNT,
+        "L1 data-pipe wavefronts, summed over the SMs (the L1 limiter's work)",
+    ),
+    Quantity::new(
+        "time_dram_s",
+        "DRAM time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "DRAM bytes at the DRAM's sustained bandwidth",
+    ),
+    Quantity::new(
+        "time_l2_s",
+        "L2 time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "L2 bytes at the L2's sustained bandwidth",
+    ),
+    Quantity::new(
+        "time_l1_s",
+        "L1 time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "L1 wavefronts at one per SM cycle",
+    ),
+    Quantity::new(
+        "time_fp_s",
+        "arithmetic time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "floating-point operations at peak throughput",
+    ),
+    Quantity::new(
+        "time_launch_s",
+        "launch time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "block launch and turnover overhead",
+    ),
+    Quantity::new(
+        "time_predicted_s",
+        "predicted time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the time model's kernel time (limiter plus latency terms)",
+    ),
+    Quantity::new(
+        "time_bandwidth_bound_s",
+        "bandwidth bound",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the longest limiter time: the time at full bandwidth",
+    ),
+    Quantity::new(
+        "time_limiter",
+        "limiter",
+        "",
+        None,
+        "the level whose time bounds the kernel (dram, l2, l1, fp, launch, latency)",
+    ),
+    Quantity::new(
+        "time_adjusted_s",
+        "occupancy-adjusted time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "Su et al.'s (18): the bound scaled by waves and occupancy efficiency",
+    ),
+    Quantity::new(
+        "lups_per_s",
+        "throughput",
+        "LUP/s",
+        Some(Domain::NON_NEGATIVE),
+        "lattice updates per second at the predicted time",
+    ),
+    Quantity::new(
+        "model",
+        "compared model",
+        "",
+        None,
+        "the model of simulate --compare",
+    ),
+    Quantity::new(
+        "predicted_time_s",
+        "model's predicted time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the time model on the compared model's volumes",
+    ),
+    Quantity::new(
+        "l1_v_up_bytes",
+        "L1 V_up",
+        "B",
+        BYTES,
+        "Ernst et al.'s V_up at L1: load sectors requested from L1",
+    ),
+    Quantity::new(
+        "l1_v_comp_bytes",
+        "L1 V_comp",
+        "B",
+        BYTES,
+        "compulsory L1 volume: each block's distinct load sectors",
+    ),
+    Quantity::new(
+        "l1_v_red_bytes",
+        "L1 V_red",
+        "B",
+        BYTES,
+        "redundant L1 volume: V_up − V_comp",
+    ),
+    Quantity::new(
+        "l1_v_down_bytes",
+        "L1 V_down",
+        "B",
+        BYTES,
+        "L1 load misses, the volume requested from L2",
+    ),
+    Quantity::new(
+        "l1_v_alloc_bytes",
+        "L1 V_alloc",
+        "B",
+        BYTES,
+        "128 B lines the resident blocks of one SM allocate",
+    ),
+    Quantity::new(
+        "l1_v_cache_bytes",
+        "L1 V_cache",
+        "B",
+        BYTES,
+        "the L1's data capacity",
+    ),
+    Quantity::new(
+        "l1_oversubscription",
+        "L1 oversubscription O",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "Ernst et al.'s eq. (4): V_alloc / V_cache at L1",
+    ),
+    Quantity::new(
+        "l1_redundant_hit_rate",
+        "L1 redundant hit rate",
+        "1",
+        RATE,
+        "hit rate in L1's redundant volume, 1 − (V_down − V_comp)/V_red; above 1 when blocks on one SM share lines",
+    ),
+    Quantity::new(
+        "l2_v_up_bytes",
+        "L2 V_up",
+        "B",
+        BYTES,
+        "Ernst et al.'s V_up at L2: read sectors from the SMs",
+    ),
+    Quantity::new(
+        "l2_v_comp_bytes",
+        "L2 V_comp",
+        "B",
+        BYTES,
+        "compulsory L2 volume: the DRAM reads of an infinite L2",
+    ),
+    Quantity::new(
+        "l2_v_red_bytes",
+        "L2 V_red",
+        "B",
+        BYTES,
+        "redundant L2 volume: V_up − V_comp",
+    ),
+    Quantity::new("l2_v_down_bytes", "L2 V_down", "B", BYTES, "DRAM reads"),
+    Quantity::new(
+        "l2_v_alloc_bytes",
+        "L2 V_alloc",
+        "B",
+        BYTES,
+        "lines one wave of blocks allocates (loads and stores)",
+    ),
+    Quantity::new(
+        "l2_v_cache_bytes",
+        "L2 V_cache",
+        "B",
+        BYTES,
+        "one partition's share of the L2",
+    ),
+    Quantity::new(
+        L2_OVERSUBSCRIPTION,
+        "L2 oversubscription O",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "Ernst et al.'s eq. (4): V_alloc / V_cache at L2",
+    ),
+    Quantity::new(
+        L2_REDUNDANT_HIT_RATE,
+        "L2 redundant hit rate",
+        "1",
+        RATE,
+        "hit rate in L2's redundant volume, 1 − (V_down − V_comp)/V_red",
+    ),
+    Quantity::new(
+        SU_SMX_MISS_RATIO,
+        "Su SMX miss ratio",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "Su et al.'s (7) solved for the simulation: L2 loads per block / net volume − 1; below 0 the L1 moves less than the model's net volume",
+    ),
+    Quantity::new(
+        SU_L2_MISS_RATIO,
+        "Su L2 miss ratio",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "Su et al.'s (11) solved for the simulation: DRAM loads per group / net volume − 1; below 0 the L2 moves less than the net volume",
+    ),
+    Quantity::new(
+        SU_SMX_CAPACITY_TERM,
+        "Su SMX capacity term",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "the factor of δ in Su et al.'s (8)/(17)",
+    ),
+    Quantity::new(
+        SU_SMX_SCHEDULING_TERM,
+        "Su SMX scheduling term",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "the factor of η in Su et al.'s (17)",
+    ),
+    Quantity::new(
+        SU_L2_CAPACITY_TERM,
+        "Su L2 capacity term",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "the factor of ε in Su et al.'s (15)",
+    ),
+];
+
+/// The volumes a model predicts (`crate::models::PredictedVolumes`), each a sweep column
+/// `<model>_<name>` and a `simulate --compare` column `predicted_<name>` (with `rel_diff_<name>`).
+pub const PREDICTED_QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        "l1_load_bytes",
+        "L1 load volume",
+        "B",
+        BYTES,
+        "load sectors requested from L1, × 32 B",
+    ),
+    Quantity::new(
+        "l2_load_bytes",
+        "L2→L1 load volume",
+        "B",
+        BYTES,
+        "load traffic from L2 to the SMs",
+    ),
+    Quantity::new(
+        "l2_store_bytes",
+        "L1→L2 store volume",
+        "B",
+        BYTES,
+        "store traffic from the SMs into L2",
+    ),
+    Quantity::new(
+        "dram_load_bytes",
+        "DRAM load volume",
+        "B",
+        BYTES,
+        "bytes read from DRAM",
+    ),
+    Quantity::new(
+        "dram_store_bytes",
+        "DRAM store volume",
+        "B",
+        BYTES,
+        "bytes written to DRAM",
+    ),
+    Quantity::new(
+        "time_s",
+        "predicted time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the time model on the predicted volumes",
+    ),
+];
+
+/// What the sweep (or `simulate --format csv`) column `column` is, or `None` for a name no
+/// table knows. Fixed names come from [`COLUMN_QUANTITIES`] and [`METRIC_QUANTITIES`]; the
+/// patterns are `param_NAME` and `set_NAME` (kernel parameters), `METRIC_bytes_per_lup`,
+/// `METRIC_ci95_lo`/`_hi`, `MODEL_VOLUME` (a model's prediction, `MODEL` with `_` for `-`),
+/// `predicted_VOLUME` and `rel_diff_VOLUME`.
+pub fn describe(column: &str) -> Option<Quantity> {
+    let fixed = |table: &[Quantity]| table.iter().find(|q| q.name == column).cloned();
+    if let Some(q) = fixed(COLUMN_QUANTITIES).or_else(|| fixed(METRIC_QUANTITIES)) {
+        return Some(q);
+    }
+    let owned = |label: String, unit, range, meaning: String| Quantity {
+        name: Cow::Owned(column.to_string()),
+        label: Cow::Owned(label),
+        unit,
+        meaning: Cow::Owned(meaning),
+        range,
+    };
+    let metric = |name: &str| METRIC_QUANTITIES.iter().find(|q| q.name == name);
+    if let Some(m) = column.strip_suffix(BYTES_PER_LUP_SUFFIX).and_then(metric) {
+        return Some(owned(
+            format!("{} per update", m.label),
+            "B/LUP",
+            BYTES,
+            format!("{} × 32 B over the lattice updates", m.name),
+        ));
+    }
+    for (suffix, end) in [("_ci95_lo", "low"), ("_ci95_hi", "high")] {
+        if let Some(m) = column.strip_suffix(suffix).and_then(metric) {
+            return Some(owned(
+                format!("{} (95% {end})", m.label),
+                m.unit,
+                m.range,
+                format!("{end} end of the sampled {}'s 95% interval", m.name),
+            ));
+        }
+    }
+    for (prefix, what) in [("param_", "as launched"), ("set_", "as set by --set")] {
+        if let Some(p) = column.strip_prefix(prefix).filter(|p| !p.is_empty()) {
+            return Some(owned(
+                p.to_string(),
+                "1",
+                None,
+                format!("kernel parameter {p}, {what}"),
+            ));
+        }
+    }
+    let predicted = |name: &str| PREDICTED_QUANTITIES.iter().find(|q| q.name == name);
+    if let Some(v) = column.strip_prefix("predicted_").and_then(predicted) {
+        return Some(owned(
+            format!("model's {}", v.label),
+            v.unit,
+            v.range,
+            format!("the compared model's {}", v.meaning),
+        ));
+    }
+    if let Some(v) = column.strip_prefix("rel_diff_").and_then(predicted) {
+        return Some(owned(
+            format!("{} error", v.label),
+            "1",
+            None,
+            format!("(predicted − simulated) / simulated {}", v.name),
+        ));
+    }
+    crate::models::MODELS.iter().find_map(|m| {
+        let rest = column
+            .strip_prefix(&m.name.replace('-', "_"))?
+            .strip_prefix('_')?;
+        let v = predicted(rest)?;
+        Some(owned(
+            format!("{} {}", m.name, v.label),
+            v.unit,
+            v.range,
+            format!("{}'s prediction: {}", m.name, v.meaning),
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -782,6 +782,9 @@ struct PredictionJson<'a> {
     lattice_updates: u64,
     #[serde(flatten)]
     fields: &'a Map<String, Value>,
+    /// Fields outside their physical range: name → the range (absent when none is).
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    out_of_range: Map<String, Value>,
     volumes: &'a crate::models::PredictedVolumes,
     time: &'a TimeEstimate,
 }
@@ -798,6 +801,11 @@ pub fn prediction_json(launch: &Launch, hw: &HwConfig, p: &Prediction, t: &TimeE
         domain: launch.domain(),
         lattice_updates: launch.lattice_updates,
         fields: &p.fields,
+        out_of_range: p
+            .out_of_range()
+            .into_iter()
+            .map(|(name, _, range)| (name.to_string(), Value::from(range.to_string())))
+            .collect(),
         volumes: &p.volumes,
         time: t,
     })
@@ -836,9 +844,7 @@ pub fn render_prediction(
                 let _ = write!(s, ", domain {}x{}x{}", d[0], d[1], d[2]);
             }
             s.push_str("\n\n");
-            for (k, v) in &p.fields {
-                let _ = writeln!(s, "  {k:<32} {}", scalar(v));
-            }
+            s.push_str(&prediction_fields_table(p));
             let named = p.volumes.named();
             if !named.is_empty() {
                 let _ = writeln!(
@@ -854,6 +860,95 @@ pub fn render_prediction(
             s
         }
     }
+}
+
+/// The model's fields as `predict` prints them: name, value (in the unit shown, times in µs or
+/// ns), unit and one-line meaning from the model's quantity table; a value outside its physical
+/// range carries a `!` and a footnote line saying the range.
+fn prediction_fields_table(p: &Prediction) -> String {
+    use std::fmt::Write;
+    let flagged = p.out_of_range();
+    let rows: Vec<[String; 4]> = p
+        .fields
+        .iter()
+        .map(|(name, value)| {
+            let q = p.quantity(name);
+            let unit = q.map_or("", |q| q.unit);
+            let (value, unit) = match value.as_f64() {
+                Some(v) if !value.is_boolean() => {
+                    let (factor, shown) = crate::metrics::display_unit(unit, &[v]);
+                    let mark = if flagged.iter().any(|(n, _, _)| n == name) {
+                        " !"
+                    } else {
+                        ""
+                    };
+                    (format!("{}{mark}", readable_number(v * factor)), shown)
+                }
+                _ => (scalar(value), unit),
+            };
+            let unit = if unit == "1" { "" } else { unit };
+            let meaning = q.map_or(String::new(), |q| q.meaning.to_string());
+            [name.clone(), value, unit.to_string(), meaning]
+        })
+        .collect();
+    let width = |i: usize, title: &str| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([title.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (w0, w1, w2) = (width(0, "quantity"), width(1, "value"), width(2, "unit"));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "  {:<w0$}  {:>w1$}  {:<w2$}  meaning",
+        "quantity", "value", "unit"
+    );
+    for [name, value, unit, meaning] in &rows {
+        let pad = w1 - value.chars().count();
+        let _ = writeln!(
+            s,
+            "  {name:<w0$}  {}{value}  {unit:<w2$}  {meaning}",
+            " ".repeat(pad)
+        );
+    }
+    if !flagged.is_empty() {
+        let list: Vec<String> = flagged
+            .iter()
+            .map(|(name, v, range)| format!("{name} = {} (should be {range})", readable_number(*v)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  ! outside its physical range: {}; the model is applied beyond the assumptions \
+             behind it",
+            list.join(", ")
+        );
+    }
+    s
+}
+
+/// `v` with at most six significant digits, trailing zeros dropped (whole numbers as they are).
+pub fn readable_number(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (5 - magnitude).clamp(0, 12) as usize;
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "0" || s == "-0" {
+        // Smaller than the digits shown: keep its magnitude visible.
+        return format!("{v:.3e}");
+    }
+    s
 }
 
 fn scalar(v: &Value) -> String {
@@ -881,5 +976,60 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
             out.push((prefix.to_string(), parts.join("x")));
         }
         other => out.push((prefix.to_string(), scalar(other))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predict_table_gives_units_meanings_and_flags_values_outside_their_range() {
+        let mut p = Prediction::new("su2015");
+        p.field("thread_blocks", 16384)
+            .field("occupancy_efficiency", 1.25)
+            .field("time_s", 1.3095e-4)
+            .field("limiter", "gm");
+        let table = prediction_fields_table(&p);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 6, "{table}");
+        assert!(
+            lines[0]
+                .split_whitespace()
+                .eq(["quantity", "value", "unit", "meaning"])
+        );
+        assert!(
+            lines[1]
+                .split_whitespace()
+                .take(3)
+                .eq(["thread_blocks", "16384", "blocks"]),
+            "{table}"
+        );
+        assert!(lines[1].ends_with("blocks launched (B)"), "{table}");
+        // Outside (0, 1]: marked, and explained in the footnote.
+        assert!(lines[2].contains("1.25 !"), "{table}");
+        // Seconds shown in µs.
+        assert!(
+            lines[3]
+                .split_whitespace()
+                .take(3)
+                .eq(["time_s", "130.95", "µs"]),
+            "{table}"
+        );
+        assert_eq!(
+            lines[5],
+            "  ! outside its physical range: occupancy_efficiency = 1.25 (should be in (0, 1]); \
+             the model is applied beyond the assumptions behind it"
+        );
+    }
+
+    #[test]
+    fn readable_numbers_keep_six_significant_digits() {
+        assert_eq!(readable_number(4194304.0), "4194304");
+        assert_eq!(readable_number(0.8571428571428571), "0.857143");
+        assert_eq!(readable_number(3098.3314285714287), "3098.33");
+        assert_eq!(readable_number(0.0046433105468750005), "0.00464331");
+        assert_eq!(readable_number(-0.3), "-0.3");
+        assert_eq!(readable_number(1.5e-14), "1.500e-14");
     }
 }

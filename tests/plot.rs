@@ -131,15 +131,16 @@ fn hit_rate_has_one_marker_per_row_with_data_the_shapes_and_the_fitted_curve() {
     let s = String::from_utf8(bytes).unwrap();
     let t = texts(&s);
     assert!(
-        has_text(&t, "l2_redundant_hit_rate vs l2_oversubscription"),
+        has_text(&t, "L2 redundant hit rate vs L2 oversubscription O"),
         "{t:?}"
     );
+    // Labels from the quantity table, not column names.
     assert!(
-        t.iter().any(|x| x == "l2_oversubscription"),
+        t.iter().any(|x| x == "L2 oversubscription O"),
         "x axis label: {t:?}"
     );
     assert!(
-        t.iter().any(|x| x == "l2_redundant_hit_rate"),
+        t.iter().any(|x| x == "L2 redundant hit rate"),
         "y axis label: {t:?}"
     );
     assert_eq!(markers(&s).len(), with_data);
@@ -204,9 +205,9 @@ fn scatter_draws_every_point_and_the_diagonal() {
         let s = svg(&dir, &args);
         let t = texts(&s);
         assert!(t.iter().any(|x| x == "predicted vs simulated"), "{t:?}");
-        assert!(t.iter().any(|x| x == "l2_v_down_bytes [B]"), "{t:?}");
+        assert!(t.iter().any(|x| x == "L2 V_down [B]"), "{t:?}");
         assert!(
-            t.iter().any(|x| x == "ernst2023_dram_load_bytes [B]"),
+            t.iter().any(|x| x == "ernst2023 DRAM load volume [B]"),
             "{t:?}"
         );
         assert_eq!(markers(&s).len(), 8);
@@ -233,16 +234,23 @@ fn layer_condition_draws_one_line_with_markers_per_block_shape() {
     let dir = scratch("layer-condition");
     let s = svg(&dir, &["layer-condition", "--input", LAYERS]);
     let t = texts(&s);
-    assert!(has_text(
-        &t,
-        "dram__sectors_read.sum_bytes_per_lup vs XY plane size"
-    ));
+    assert!(
+        has_text(&t, "DRAM reads per update vs XY plane size"),
+        "{t:?}"
+    );
     assert!(has_text(&t, "XY plane size"));
     assert!(
-        t.iter()
-            .any(|x| x == "dram__sectors_read.sum_bytes_per_lup [B/LUP]")
+        t.iter().any(|x| x == "DRAM reads per update [B/LUP]"),
+        "{t:?}"
     );
-    assert_eq!(markers(&s).len(), 8);
+    // Each line its own marker shape, so lines drawn over each other stay visible: the first
+    // shape's four points are circles, the second's four squares (plus one in the legend).
+    assert_eq!(markers(&s).len(), 4);
+    let squares = elements(&s, "polygon")
+        .into_iter()
+        .filter(|p| attribute(p, "fill") == "#E69F00")
+        .count();
+    assert_eq!(squares, 5);
     assert!(t.contains(&"32x8x1".to_string()) && t.contains(&"64x4x1".to_string()));
     // Powers of two on the x axis: 128² = 2¹⁴ up to 1024² = 2²⁰.
     assert!(
@@ -268,7 +276,10 @@ fn block_table_prints_every_value_in_its_cell() {
     let metric = "dram__sectors_read.sum_bytes_per_lup";
     let s = svg(&dir, &["block-table", "--input", STAR4, "--metric", metric]);
     let t = texts(&s);
-    assert!(has_text(&t, &format!("{metric} per block shape")));
+    assert!(
+        has_text(&t, "DRAM reads per update per block shape"),
+        "{t:?}"
+    );
     assert!(has_text(&t, "block_x") && has_text(&t, "block_y"));
     for v in column(STAR4, metric).into_iter().flatten() {
         let shown = gputraffic::plot::figure::format_number(v);
@@ -509,8 +520,8 @@ fn axis_labels_can_be_given_for_every_kind() {
     let runs: [(&[&str], &str, &str); 6] = [
         (
             &["hit-rate", "--input", STAR4],
-            "l2_oversubscription",
-            "l2_redundant_hit_rate",
+            "L2 oversubscription O",
+            "L2 redundant hit rate",
         ),
         (
             &[
@@ -522,13 +533,13 @@ fn axis_labels_can_be_given_for_every_kind() {
                 "--y",
                 "ernst2023_dram_load_bytes",
             ],
-            "l2_v_down_bytes [B]",
-            "ernst2023_dram_load_bytes [B]",
+            "L2 V_down [B]",
+            "ernst2023 DRAM load volume [B]",
         ),
         (
             &["layer-condition", "--input", LAYERS],
-            "XY plane size param_nx·param_ny [elements]",
-            "dram__sectors_read.sum_bytes_per_lup [B/LUP]",
+            "XY plane size nx·ny [points]",
+            "DRAM reads per update [B/LUP]",
         ),
         (
             &["block-table", "--input", STAR4, "--metric", metric],
@@ -542,8 +553,8 @@ fn axis_labels_can_be_given_for_every_kind() {
         ),
         (
             &["validation", "--input", VALIDATION],
-            "measured",
-            "simulated",
+            "measured [sectors]",
+            "simulated [sectors]",
         ),
     ];
     for (args, default_x, default_y) in runs {
@@ -576,8 +587,37 @@ fn axis_labels_can_be_given_for_every_kind() {
             !after.iter().any(|t| t == default_x || t == default_y),
             "{args:?}"
         );
+        // The default caption is made of the axis descriptions: it follows the given ones.
+        if args[0] == "hit-rate" {
+            assert!(
+                has_text(&after, "Hit rate R (%) vs Oversubscription O"),
+                "{after:?}"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn scatter_refuses_columns_of_two_units() {
+    // B/LUP against B: the diagonal y = x would compare nothing.
+    rejects_plot(
+        "scatter-units",
+        &[
+            "scatter",
+            "--input",
+            STAR4,
+            "--x",
+            "dram__sectors_read.sum_bytes_per_lup",
+            "--y",
+            "ernst2023_dram_load_bytes",
+        ],
+        "p.svg",
+        &[
+            "'dram__sectors_read.sum_bytes_per_lup' is in B/LUP",
+            "'ernst2023_dram_load_bytes' in B",
+        ],
+    );
 }
 
 #[test]
@@ -762,7 +802,10 @@ fn validation_draws_a_panel_per_metric_with_every_point_the_diagonal_and_the_ker
     per_kernel.sort_unstable();
     assert_eq!(fill_counts(&s), per_kernel);
     assert!(has_text(&t, "h200: simulated vs measured"), "{t:?}");
-    assert!(t.iter().any(|x| x == "measured") && t.iter().any(|x| x == "simulated"));
+    assert!(
+        t.iter().any(|x| x == "measured [sectors]") && t.iter().any(|x| x == "simulated [sectors]"),
+        "{t:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -948,5 +991,58 @@ fn validation_bad_input_names_the_file_and_writes_nothing() {
         "p.svg",
         &["--metric", "not several"],
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_fit_table_is_not_written_where_plot_fit_would_read_json() {
+    let dir = scratch("fit-table-json");
+    let out = dir.join("f.json");
+    rejects(
+        &[
+            "fit",
+            "--model",
+            "gompertz",
+            "--input",
+            STAR4,
+            "--x",
+            "l2_oversubscription",
+            "--y",
+            "l2_redundant_hit_rate",
+            "--format",
+            "table",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["f.json", "--format table", "plot --fit", "cannot read"],
+    );
+    assert!(!out.exists());
+    // The default (JSON) in the same file is what plot --fit reads.
+    let (code, _, stderr) = gputraffic(&[
+        "fit",
+        "--model",
+        "gompertz",
+        "--input",
+        STAR4,
+        "--x",
+        "l2_oversubscription",
+        "--y",
+        "l2_redundant_hit_rate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let png = dir.join("h.svg");
+    let (code, _, stderr) = gputraffic(&[
+        "plot",
+        "hit-rate",
+        "--input",
+        STAR4,
+        "--fit",
+        out.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1005,6 +1005,73 @@ fn su_ratios(
 mod tests {
     use super::*;
 
+    /// Every column a sweep can write is explained in `metrics::describe`: the identity, the
+    /// sampled intervals, a `--set` dimension, the metrics of kernels with atomics and shared
+    /// memory, the derived cache quantities and every model's predictions; and so is each
+    /// column `simulate --compare` adds.
+    #[test]
+    fn every_sweep_column_has_a_quantity() {
+        for (kernel, set) in [
+            ("star4", "nz=16,32"),
+            ("histogram", "nbins=64"),
+            ("jacobi2d-shared", "nx=64"),
+        ] {
+            let spec = SweepSpec {
+                kernel: KernelSource::Load(kernel.into()),
+                hws: vec!["h200".into()],
+                blocks: vec!["32x4x1".into()],
+                domains: Vec::new(),
+                sets: vec![set.into()],
+                l1_scales: vec![1.0],
+                l2_scales: vec![0.5],
+                models: models::MODELS.iter().collect(),
+                clock: "base".into(),
+                sample: Some(SampleOptions::default()),
+            };
+            let sweep = Sweep::plan(&spec).unwrap();
+            for column in sweep.columns() {
+                let q = metrics::describe(column)
+                    .unwrap_or_else(|| panic!("{kernel}: sweep column '{column}' has no entry"));
+                assert!(!q.label.is_empty() && !q.meaning.is_empty(), "{column}");
+            }
+        }
+        for v in metrics::PREDICTED_QUANTITIES {
+            for column in [
+                format!("predicted_{}", v.name),
+                format!("rel_diff_{}", v.name),
+            ] {
+                assert!(metrics::describe(&column).is_some(), "{column}");
+            }
+        }
+        assert!(metrics::describe("predicted_time_s").is_some());
+        assert!(metrics::describe("no_such_column").is_none());
+    }
+
+    #[test]
+    fn patterned_columns_are_described_from_their_parts() {
+        let q = metrics::describe(metrics::DRAM_READ_BYTES_PER_LUP).unwrap();
+        assert_eq!(
+            (q.label.as_ref(), q.unit),
+            ("DRAM reads per update", "B/LUP")
+        );
+        assert_eq!(q.axis_label(&[8.0]), "DRAM reads per update [B/LUP]");
+        let q = metrics::describe("ernst2023_dram_load_bytes").unwrap();
+        assert_eq!(
+            (q.label.as_ref(), q.unit),
+            ("ernst2023 DRAM load volume", "B")
+        );
+        let q = metrics::describe("layer_condition_time_s").unwrap();
+        assert_eq!(
+            q.axis_label(&[1.06e-5]),
+            "layer-condition predicted time [µs]"
+        );
+        let q = metrics::describe("l1_redundant_hit_rate").unwrap();
+        assert!(q.out_of_range(1.0008) && !q.out_of_range(0.93));
+        let q = metrics::describe(metrics::SU_SMX_MISS_RATIO).unwrap();
+        assert!(q.out_of_range(-0.30) && !q.out_of_range(0.01));
+        assert_eq!(metrics::describe("set_chunk_z").unwrap().label, "chunk_z");
+    }
+
     #[test]
     fn square_xy_series_keeps_the_total() {
         let d = expand_domains(&["square-xy:total=2^20:from=16:to=128".to_string()]).unwrap();

@@ -15,7 +15,7 @@
 //! (`--set BX=, BY=` override), the element size is that of the first loaded array, the halo
 //! width is the trace's `halo` parameter (0 for copycube, 1 otherwise).
 
-use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction, Quantity};
 use crate::error::{Error, Result};
 use crate::input::trace::{AccessKind, Step};
 use serde_json::Value;
@@ -68,8 +68,146 @@ pub const MODEL: ModelInfo = ModelInfo {
         atomics: false,
     },
     params: PARAMS,
+    quantities: QUANTITIES,
     predict,
 };
+
+/// The prediction's fields explained, in the order `predict` prints them.
+const QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        "bpp",
+        "bytes per point",
+        "B/LUP",
+        Some(Domain::NON_NEGATIVE),
+        "(9): bytes read and written per grid point, halo overhead included",
+    ),
+    Quantity::new(
+        "bpp_optimal",
+        "optimal bytes per point",
+        "B/LUP",
+        Some(Domain::NON_NEGATIVE),
+        "(5): every value read once and written once, 2 × element size",
+    ),
+    Quantity::new(
+        "bpp_read",
+        "bytes read per point",
+        "B/LUP",
+        Some(Domain::NON_NEGATIVE),
+        "the read part of bpp, element size × (interior + halo) / interior",
+    ),
+    Quantity::new(
+        "bpp_write",
+        "bytes written per point",
+        "B/LUP",
+        Some(Domain::NON_NEGATIVE),
+        "the write part of bpp, one element",
+    ),
+    Quantity::new(
+        "halo_overhead",
+        "halo overhead",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "bpp / bpp_optimal − 1: the extra traffic the halo costs",
+    ),
+    Quantity::new(
+        "interior_values",
+        "interior values",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "(6): values a tile updates per plane, BX·BY",
+    ),
+    Quantity::new(
+        "halo_values",
+        "halo values",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "(7): halo values a tile reads per plane, in 32 B transactions",
+    ),
+    Quantity::new(
+        "values_per_tile",
+        "values per tile",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "interior + halo values read per tile and plane",
+    ),
+    Quantity::new(
+        "m_condition_holds",
+        "M condition holds",
+        "",
+        None,
+        "(8): whether M · halo = interior for a whole M (tile and halo read in M + 1 instructions)",
+    ),
+    Quantity::new(
+        "m",
+        "M",
+        "1",
+        Some(Domain::COUNT_OR_ZERO),
+        "the whole M of (8), empty when the condition fails",
+    ),
+    Quantity::new(
+        "interior_per_halo",
+        "interior per halo value",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "interior / halo values (empty without halo)",
+    ),
+    Quantity::new(
+        "read_instructions",
+        "read instructions per thread",
+        "instructions",
+        Some(Domain::COUNT_OR_ZERO),
+        "coalesced read instructions a thread issues per plane to load tile and halo",
+    ),
+    Quantity::new(
+        "remap_width",
+        "remapped tile width",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "BX + 2 × the x halo values per side: the shared tile's width",
+    ),
+    Quantity::new(
+        "remap_rows",
+        "remapped tile rows",
+        "rows",
+        Some(Domain::COUNT_OR_ZERO),
+        "BY + 2 × halo: the shared tile's rows",
+    ),
+    Quantity::new(
+        "x_halo_values_per_side",
+        "x halo values per side",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "values one 32 B transaction brings per row and side, 32 B / element size",
+    ),
+    Quantity::new(
+        "bx",
+        "BX",
+        "threads",
+        Some(Domain::COUNT),
+        "tile width (block x unless --set BX)",
+    ),
+    Quantity::new(
+        "by",
+        "BY",
+        "threads",
+        Some(Domain::COUNT),
+        "tile height (block y unless --set BY)",
+    ),
+    Quantity::new(
+        "element_bytes",
+        "element size",
+        "B",
+        Some(Domain::COUNT),
+        "bytes per value",
+    ),
+    Quantity::new(
+        "halo_width",
+        "halo width",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "stencil radius (--set halo)",
+    ),
+];
 
 /// The values one thread block reads from one XY plane (eq. 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 //! condition is `X · Y · (d + 2r) · element_bytes ≤ V_L2 / 2` ("fulfilled for X, Y <
 //! sqrt(10 MB / (9 · 8B)) = 381" for the A100's 20 MB effective L2 and d = 1, Sects. 4.4.2, 5.7).
 
-use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction, Quantity};
 use crate::error::{Error, Result};
 use crate::input::trace::AccessKind;
 use crate::launch::Launch;
@@ -27,8 +27,97 @@ pub const MODEL: ModelInfo = ModelInfo {
         atomics: false,
     },
     params: PARAMS,
+    quantities: QUANTITIES,
     predict,
 };
+
+/// The prediction's fields explained, in the order `predict` prints them.
+const QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        "dram_bytes_per_lup",
+        "DRAM loads without the layer condition",
+        "B/LUP",
+        Some(Domain::NON_NEGATIVE),
+        "element size × (d + 2r) / d: each wave reads its z halo again (Sect. 5.7)",
+    ),
+    Quantity::new(
+        "max_plane_points",
+        "largest plane",
+        "points",
+        Some(Domain::NON_NEGATIVE),
+        "the largest XY plane whose d + 2r layers fit half the L2 (Sect. 4.4.2)",
+    ),
+    Quantity::new(
+        "max_square_side",
+        "largest square side",
+        "points",
+        Some(Domain::NON_NEGATIVE),
+        "the side of the largest square plane, ⌊√max_plane_points⌋",
+    ),
+    Quantity::new(
+        "r",
+        "stencil radius",
+        "points",
+        Some(Domain::NON_NEGATIVE),
+        "stencil range in z (derived from the trace or --set r)",
+    ),
+    Quantity::new(
+        "d",
+        "wave depth",
+        "layers",
+        Some(Domain::POSITIVE),
+        "layers one wave of blocks spans in z",
+    ),
+    Quantity::new(
+        "layers",
+        "layers to keep",
+        "layers",
+        Some(Domain::NON_NEGATIVE),
+        "layers the L2 must hold for z reuse, 2r + d",
+    ),
+    Quantity::new(
+        "element_bytes",
+        "element size",
+        "B",
+        Some(Domain::POSITIVE),
+        "bytes per value",
+    ),
+    Quantity::new(
+        "l2_bytes",
+        "L2 capacity",
+        "B",
+        Some(Domain::POSITIVE),
+        "L2 size the model assumes, one partition by default",
+    ),
+    Quantity::new(
+        "wave_blocks",
+        "blocks per wave",
+        "blocks",
+        Some(Domain::COUNT_OR_ZERO),
+        "blocks resident on the GPU at once",
+    ),
+    Quantity::new(
+        "plane_points",
+        "plane size",
+        "points",
+        Some(Domain::NON_NEGATIVE),
+        "the domain's XY plane, nx · ny",
+    ),
+    Quantity::new(
+        "layer_condition_fulfilled",
+        "layer condition holds",
+        "",
+        None,
+        "whether the plane is at most max_plane_points",
+    ),
+    Quantity::new(
+        "dram_load_bytes_per_lup",
+        "DRAM loads per update",
+        "B/LUP",
+        Some(Domain::NON_NEGATIVE),
+        "element size where the condition holds, else dram_bytes_per_lup",
+    ),
+];
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {

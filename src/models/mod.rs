@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
 use crate::launch::Launch;
+pub use crate::metrics::Quantity;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -273,6 +274,25 @@ impl Prediction {
         self.fields.insert(name.to_string(), value.into());
         self
     }
+
+    /// The entry of field `name` in the model's [`ModelInfo::quantities`], if it has one.
+    pub fn quantity(&self, name: &str) -> Option<&'static Quantity> {
+        let model = MODELS.iter().find(|m| m.name == self.model)?;
+        model.quantities.iter().find(|q| q.name == name)
+    }
+
+    /// The numeric fields whose value lies outside their quantity's physical range, with the
+    /// value and the range, in field order (what `predict` flags).
+    pub fn out_of_range(&self) -> Vec<(&str, f64, Domain)> {
+        self.fields
+            .iter()
+            .filter_map(|(name, value)| {
+                let v = value.as_f64()?;
+                let range = self.quantity(name)?.range?;
+                (!range.contains(v)).then_some((name.as_str(), v, range))
+            })
+            .collect()
+    }
 }
 
 /// The kernels a paper's model is written for. `predict` and `--compare` refuse a kernel of
@@ -351,6 +371,9 @@ pub struct ModelInfo {
     pub scope: Scope,
     /// Constants it takes with `--set`.
     pub params: &'static [ParamSpec],
+    /// Every field its prediction may carry, explained: label, unit, meaning and physical
+    /// range (`predict` prints them beside the values, `docs/models.md` lists them).
+    pub quantities: &'static [Quantity],
     /// The model itself.
     pub predict: fn(&ModelInput) -> Result<Prediction>,
 }
@@ -364,6 +387,44 @@ pub const MODELS: &[ModelInfo] = &[
     ernst2023::MODEL,
     layer_condition::MODEL,
 ];
+
+/// The quantity section of `docs/models.md`, generated from the tables (a test keeps the doc
+/// equal to it): each model's fields, then the sweep's columns, each with its unit, physical
+/// range and meaning.
+pub fn quantities_markdown() -> String {
+    let row = |q: &Quantity| {
+        let unit = match q.unit {
+            "" => "–",
+            "1" => "1",
+            u => u,
+        };
+        let range = q.range.map_or("–".to_string(), |r| r.to_string());
+        format!("| `{}` | {unit} | {range} | {} |\n", q.name, q.meaning)
+    };
+    let head = "| quantity | unit | physical range | meaning |\n|---|---|---|---|\n";
+    let mut s = String::new();
+    for m in MODELS {
+        s += &format!("\n### {}\n\n{head}", m.name);
+        for q in m.quantities {
+            s += &row(q);
+        }
+    }
+    s += &format!(
+        "\n### Sweep and `simulate --format csv` columns\n\n\
+         Besides these: `param_NAME` and `set_NAME` (kernel parameters), every Nsight Compute \
+         metric below and its `METRIC_bytes_per_lup` (× 32 B per lattice update, B/LUP) and, \
+         sampled, `METRIC_ci95_lo`/`_hi`; per model `MODEL_VOLUME` (the volumes at the end), \
+         and with `simulate --compare` `predicted_VOLUME` and `rel_diff_VOLUME`.\n\n{head}"
+    );
+    for q in crate::metrics::COLUMN_QUANTITIES
+        .iter()
+        .chain(crate::metrics::METRIC_QUANTITIES)
+        .chain(crate::metrics::PREDICTED_QUANTITIES)
+    {
+        s += &row(q);
+    }
+    s
+}
 
 /// Splits `--set NAME=VALUE` pairs into kernel parameters (integers, for the launch) and
 /// constants of `models` (reals). A name that is neither is an error naming both lists.
@@ -487,6 +548,26 @@ mod tests {
         assert_eq!(Domain::ANY.to_string(), "any finite number");
         assert_eq!(Domain::UNIT.as_bound(), "0..1");
         assert_eq!(Domain::POSITIVE.as_bound(), "0..");
+    }
+
+    #[test]
+    fn values_outside_their_physical_range_are_flagged() {
+        let mut p = Prediction::new("su2015");
+        p.field("occupancy", 1.5)
+            .field("smx_miss_ratio", -0.3)
+            .field("threads", 64)
+            .field("limiter", "gm")
+            .field("not_in_the_table", -1.0);
+        let flagged: Vec<(&str, f64, Domain)> = p.out_of_range();
+        assert_eq!(
+            flagged,
+            [
+                ("occupancy", 1.5, Domain::RATE_CEILING),
+                ("smx_miss_ratio", -0.3, Domain::NON_NEGATIVE)
+            ]
+        );
+        assert_eq!(p.quantity("threads").unwrap().unit, "threads");
+        assert!(p.quantity("not_in_the_table").is_none());
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! the GPU's threads per block. Candidates are ranked by the score, ties broken by the smaller
 //! redundant share `((bx+2)(by+2) − bx·by) / (bx·by)`, then the larger `bx`.
 
-use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction, Quantity};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -51,8 +51,83 @@ pub const MODEL: ModelInfo = ModelInfo {
         atomics: false,
     },
     params: PARAMS,
+    quantities: QUANTITIES,
     predict,
 };
+
+/// The prediction's fields explained, in the order `predict` prints them.
+const QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        "heuristic_score",
+        "heuristic score",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "the paper's score of the block shape, higher is better",
+    ),
+    Quantity::new(
+        "rank",
+        "rank",
+        "1",
+        Some(Domain::COUNT),
+        "the shape's place among the candidates by score (1: best)",
+    ),
+    Quantity::new(
+        "candidates",
+        "candidates",
+        "shapes",
+        Some(Domain::COUNT_OR_ZERO),
+        "block shapes the heuristic considers for this grid and GPU",
+    ),
+    Quantity::new(
+        "in_candidates",
+        "among the candidates",
+        "",
+        None,
+        "whether this block shape is one of them",
+    ),
+    Quantity::new(
+        "recommended_block",
+        "recommended block",
+        "threads",
+        None,
+        "the candidate with the best score, x × y × 1",
+    ),
+    Quantity::new(
+        "recommended_score",
+        "recommended score",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "the score of the recommended block",
+    ),
+    Quantity::new(
+        "loaded_values_per_plane",
+        "loaded values per plane",
+        "values",
+        Some(Domain::COUNT_OR_ZERO),
+        "values a block loads per plane, tile and halo",
+    ),
+    Quantity::new(
+        "redundant_ratio",
+        "redundant ratio",
+        "1",
+        Some(Domain::NON_NEGATIVE),
+        "halo values loaded per interior value",
+    ),
+    Quantity::new(
+        "bx",
+        "block x",
+        "threads",
+        Some(Domain::COUNT),
+        "threads per block in x",
+    ),
+    Quantity::new(
+        "by",
+        "block y",
+        "threads",
+        Some(Domain::COUNT),
+        "threads per block in y",
+    ),
+];
 
 /// Values a `bx × by` block loads per XY plane with a halo of width `halo` (Sect. IV-A:
 /// `(bx + 2) × (by + 2)` for width 1).

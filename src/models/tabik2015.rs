@@ -16,7 +16,7 @@
 //! names reproduces the figure and the literal equation is reported beside it
 //! (docs/models.md, tabik2015 section says which and why).
 
-use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction};
+use super::{Domain, ModelInfo, ModelInput, ParamSpec, Prediction, Quantity};
 use crate::error::{Error, Result};
 use serde_json::Value;
 
@@ -34,8 +34,181 @@ pub const MODEL: ModelInfo = ModelInfo {
         atomics: false,
     },
     params: PARAMS,
+    quantities: QUANTITIES,
     predict,
 };
+
+/// The prediction's fields explained, in the order `predict` prints them.
+const QUANTITIES: &[Quantity] = &[
+    Quantity::new(
+        "global_transactions",
+        "global transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "(1)–(3): global-memory transactions of the launch, loads and stores",
+    ),
+    Quantity::new(
+        "global_load_transactions",
+        "global load transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the load part of global_transactions",
+    ),
+    Quantity::new(
+        "global_store_transactions",
+        "global store transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the store part of global_transactions (× stores per point)",
+    ),
+    Quantity::new(
+        "global_transactions_eq2",
+        "global transactions (2)",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the paper's eq. (2) alone, without the interpretation of the halo rows",
+    ),
+    Quantity::new(
+        "shared_transactions",
+        "shared transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "(4)–(9): shared-memory transactions with bank conflicts",
+    ),
+    Quantity::new(
+        "shared_store_transactions",
+        "shared store transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the store part of shared_transactions (data and halo tiles)",
+    ),
+    Quantity::new(
+        "shared_load_transactions",
+        "shared load transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the load part of shared_transactions",
+    ),
+    Quantity::new(
+        "shared_transactions_eq4_9",
+        "shared transactions (4)–(9)",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the paper's equations as printed, for comparison",
+    ),
+    Quantity::new(
+        "bank_conflict_degree_data_store",
+        "data store conflict degree",
+        "1",
+        Some(Domain::COUNT),
+        "ways a warp's data-tile store is serialised by bank conflicts",
+    ),
+    Quantity::new(
+        "bank_conflict_degree_halo_store",
+        "halo store conflict degree",
+        "1",
+        Some(Domain::COUNT_OR_ZERO),
+        "ways a warp's halo store is serialised (0: no halo stores)",
+    ),
+    Quantity::new(
+        "bank_conflict_degree_load",
+        "load conflict degree",
+        "1",
+        Some(Domain::COUNT),
+        "ways a warp's shared load is serialised",
+    ),
+    Quantity::new(
+        "shared_bytes_per_block",
+        "shared memory per block",
+        "B",
+        Some(Domain::NON_NEGATIVE),
+        "shared-memory tile with halo a block allocates",
+    ),
+    Quantity::new(
+        "active_blocks_per_sm",
+        "active blocks per SM",
+        "blocks",
+        Some(Domain::COUNT_OR_ZERO),
+        "(10): blocks one SM holds, by threads, blocks and shared memory",
+    ),
+    Quantity::new(
+        "occupancy",
+        "occupancy",
+        "1",
+        Some(Domain::UNIT),
+        "(11): active warps over the SM's maximum",
+    ),
+    Quantity::new(
+        "halo_threads_per_block",
+        "halo threads per block",
+        "threads",
+        Some(Domain::COUNT_OR_ZERO),
+        "threads that also load a halo value, hx·By + hy·Bx",
+    ),
+    Quantity::new(
+        "valid_configuration",
+        "valid",
+        "",
+        None,
+        "whether the shape survives the pruning of Sect. 4.1",
+    ),
+    Quantity::new(
+        "invalid_because",
+        "pruned because",
+        "",
+        None,
+        "why the shape was pruned (empty when valid)",
+    ),
+    Quantity::new(
+        "in_optimal_set",
+        "in the optimal set",
+        "",
+        None,
+        "whether the shape is in the optimal set of Sect. 4.6",
+    ),
+    Quantity::new(
+        "best_global",
+        "best global transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the fewest global transactions among shapes with this one's occupancy group",
+    ),
+    Quantity::new(
+        "best_shared",
+        "best shared transactions",
+        "transactions",
+        Some(Domain::COUNT_OR_ZERO),
+        "the fewest shared transactions in that group",
+    ),
+    Quantity::new(
+        "best_occupancy",
+        "best occupancy",
+        "1",
+        Some(Domain::UNIT),
+        "the group's occupancy",
+    ),
+    Quantity::new(
+        "more_than_min_active_blocks",
+        "more than minimum active blocks",
+        "",
+        None,
+        "(12): whether the group keeps more than the minimum of active blocks per SM",
+    ),
+    Quantity::new(
+        "valid_configurations",
+        "valid shapes",
+        "shapes",
+        Some(Domain::COUNT_OR_ZERO),
+        "shapes of the search space that survive the pruning",
+    ),
+    Quantity::new(
+        "optimal_set",
+        "optimal set",
+        "",
+        None,
+        "the block shapes the model recommends (Sect. 4.6)",
+    ),
+];
 
 /// Constants settable with `--set`.
 const PARAMS: &[ParamSpec] = &[

@@ -539,6 +539,22 @@ pub fn build(spec: &PlotSpec, table: &Table) -> Result<Plot> {
             (&mut f.title, None, None)
         }
     };
+    if spec.title.is_none() {
+        // The default caption is made of the axis descriptions: it follows the ones given.
+        let defaults = [
+            (&spec.x_label, x_label.as_deref()),
+            (&spec.y_label, y_label.as_deref()),
+        ];
+        for (given, default) in defaults {
+            if let (Some(given), Some(default)) = (given, default) {
+                let bare = |l: &str| match l.rfind(" [") {
+                    Some(i) if l.ends_with(']') => l[..i].to_string(),
+                    _ => l.to_string(),
+                };
+                *title = title.replace(&bare(default), &bare(given));
+            }
+        }
+    }
     for (given, caption) in [
         (&spec.title, Some(title)),
         (&spec.x_label, x_label),
@@ -583,8 +599,13 @@ pub fn shape_name(s: [u32; 3]) -> String {
     format!("{}x{}x{}", s[0], s[1], s[2])
 }
 
-/// A column name with its unit, guessed from the suffix, for an axis description.
+/// The axis description of a column: its human label and unit from the quantity table
+/// ([`metrics::describe`], e.g. `DRAM reads per update [B/LUP]`), else the column name with a
+/// unit guessed from its suffix.
 pub fn describe(column: &str) -> String {
+    if let Some(q) = metrics::describe(column) {
+        return q.axis_label(&[]);
+    }
     let unit = if column.ends_with(metrics::BYTES_PER_LUP_SUFFIX) {
         Some("B/LUP")
     } else if column.ends_with("_bytes") {
@@ -605,6 +626,54 @@ pub fn describe(column: &str) -> String {
 /// A rate or ratio: shown on a 0..1 axis when its values allow.
 fn is_rate(column: &str) -> bool {
     column.contains("rate") || column.contains("ratio")
+}
+
+/// A note on stderr when values of `column` lie outside its physical range (the quantity
+/// table's, e.g. a hit rate above 1): how many, the extremes and the range, so the reader of the
+/// plot is told what the picture cannot say.
+fn note_out_of_range(column: &str, values: &[f64], notes: &mut Vec<String>) {
+    let Some(q) = metrics::describe(column) else {
+        return;
+    };
+    let Some(range) = q.range else {
+        return;
+    };
+    let outside: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|&v| !range.contains(v))
+        .collect();
+    if outside.is_empty() {
+        return;
+    }
+    let lo = outside.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = outside.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    notes.push(format!(
+        "{column}: {} of {} value(s) outside its physical range {range} ({} .. {}): {}",
+        outside.len(),
+        values.len(),
+        figure::format_number(lo),
+        figure::format_number(hi),
+        q.meaning
+    ));
+}
+
+/// A unit as an error message names it (`1`: a pure number).
+fn unit_name(unit: &str) -> &str {
+    match unit {
+        "1" => "a pure number",
+        "" => "no unit (text)",
+        u => u,
+    }
+}
+
+/// The default caption `Y vs X` from the axis descriptions without their units.
+fn versus(y_label: &str, x_label: &str) -> String {
+    let bare = |l: &str| match l.rfind(" [") {
+        Some(i) if l.ends_with(']') => l[..i].to_string(),
+        _ => l.to_string(),
+    };
+    format!("{} vs {}", bare(y_label), bare(x_label))
 }
 
 /// `scatter` and (later) validation plots: the points of `groups` (one series per block shape or
@@ -695,13 +764,17 @@ fn zero_based_range(values: &[f64]) -> (f64, f64) {
 /// non-negative volumes, else the padded data range.
 fn value_range(column: &str, values: &[f64]) -> (f64, f64) {
     if is_rate(column) && values.iter().all(|v| (0.0..=1.0).contains(v)) {
-        (0.0, 1.0)
+        // A little room beyond 0 and 1, so markers there are whole inside the frame.
+        (-RATE_MARGIN, 1.0 + RATE_MARGIN)
     } else if !is_rate(column) && column.contains("bytes") && values.iter().all(|&v| v >= 0.0) {
         zero_based_range(values)
     } else {
         padded_range(values, Scale::Linear)
     }
 }
+
+/// Room left below 0 and above 1 on a rate's axis: about a marker's radius at the default size.
+const RATE_MARGIN: f64 = 0.03;
 
 /// The table with the rows the filters selected (indices into `table.rows`).
 struct Data<'a> {
@@ -986,6 +1059,8 @@ fn hit_rate(
     let ys: Vec<f64> = points.iter().map(|((_, y), _)| *y).collect();
     let x_range = padded_range(&xs, Scale::Linear);
     let y_range = value_range(y, &ys);
+    note_out_of_range(x, &xs, notes);
+    note_out_of_range(y, &ys, notes);
     let (mut series, ernst) = series_by_shape(points, SeriesStyle::Markers, colours);
     if let Some(fit) = fit {
         let g = &fit.curve;
@@ -1013,7 +1088,7 @@ fn hit_rate(
         });
     }
     Ok(Figure::Xy(XyFigure {
-        title: format!("{}{y} vs {x}", data.subject()),
+        title: format!("{}{}", data.subject(), versus(&describe(y), &describe(x))),
         x: Axis {
             label: describe(x),
             scale: Scale::Linear,
@@ -1047,6 +1122,17 @@ fn scatter(
     notes: &mut Vec<String>,
 ) -> Result<Figure> {
     let scale = if log { Scale::Log10 } else { Scale::Linear };
+    // The diagonal y = x compares like with like: columns of two units cannot share it.
+    if let (Some(qx), Some(qy)) = (metrics::describe(x), metrics::describe(y))
+        && qx.unit != qy.unit
+    {
+        return Err(data.error(format!(
+            "scatter draws y = x, but '{x}' is in {} and '{y}' in {}: plot two columns of one \
+             unit (e.g. l2_v_down_bytes against ernst2023_dram_load_bytes, both B)",
+            unit_name(qx.unit),
+            unit_name(qy.unit)
+        )));
+    }
     let points = xy_points(data, x, y, notes)?;
     let coloured = points.iter().any(|(_, s)| s.is_some());
     let total = points.len();
@@ -1067,7 +1153,7 @@ fn scatter(
     )?;
     let (groups, ernst) = series_by_shape(points, SeriesStyle::Markers, colours);
     let mut f = scatter_with_diagonal(
-        format!("{}{y} vs {x}", data.subject()),
+        format!("{}{}", data.subject(), versus(&describe(y), &describe(x))),
         describe(x),
         describe(y),
         groups,
@@ -1109,19 +1195,36 @@ fn layer_condition(
     )?;
     let xs: Vec<f64> = points.iter().map(|((x, _), _)| *x).collect();
     let values: Vec<f64> = points.iter().map(|((_, v), _)| *v).collect();
+    note_out_of_range(y, &values, notes);
     let (mut series, ernst) = series_by_shape(points, SeriesStyle::LineAndMarkers, colours);
-    for s in &mut series {
+    // Shapes often coincide (the same B/LUP at small planes): each line is moved sideways by a
+    // small fraction of a power of two and keeps its own marker shape, so lines drawn over each
+    // other stay visible.
+    let n = series.len();
+    for (i, s) in series.iter_mut().enumerate() {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let offset = LINE_OFFSET * (i as f64 - (n as f64 - 1.0) / 2.0);
+        for p in &mut s.points {
+            p.0 *= offset.exp2();
+        }
+        if !ernst {
+            s.marker = Marker::ALL[i % Marker::ALL.len()];
+        }
     }
+    let y_label = describe(y);
     Ok(Figure::Xy(XyFigure {
-        title: format!("{}{y} vs XY plane size", data.subject()),
+        title: format!(
+            "{}{} vs XY plane size",
+            data.subject(),
+            versus(&y_label, "").trim_end_matches(" vs ")
+        ),
         x: Axis {
-            label: "XY plane size param_nx·param_ny [elements]".into(),
+            label: "XY plane size nx·ny [points]".into(),
             scale: Scale::Log2,
             range: padded_range(&xs, Scale::Log2),
         },
         y: Axis {
-            label: describe(y),
+            label: y_label,
             scale: Scale::Linear,
             range: value_range(y, &values),
         },
@@ -1134,6 +1237,10 @@ fn layer_condition(
         },
     }))
 }
+
+/// The sideways step between neighbouring lines of `layer-condition`, in powers of two (a line
+/// is drawn at x · 2^(k · step), k centred on 0): small against the plot's factor-of-two ticks.
+const LINE_OFFSET: f64 = 0.04;
 
 /// The categories of one block dimension: the values present, with the powers of two between
 /// them filled in when all are powers of two (so the table reads like Tabik et al.'s).
@@ -1185,17 +1292,36 @@ fn block_table(
     } else {
         format!(" ({})", filters.join(", "))
     };
+    let shown: Vec<f64> = present.iter().filter_map(|&i| values[i]).collect();
+    note_out_of_range(metric, &shown, notes);
+    // Times in µs or ns, as the quantity table says (not 1.06×10⁻⁵ s).
+    let (factor, value_label, name) = match metrics::describe(metric) {
+        Some(q) => {
+            let (factor, unit) = metrics::display_unit(q.unit, &shown);
+            let label = if unit.is_empty() || unit == "1" {
+                q.label.to_string()
+            } else {
+                format!("{} [{unit}]", q.label)
+            };
+            (factor, label, q.label.to_string())
+        }
+        None => (1.0, describe(metric), metric.to_string()),
+    };
     Ok(Figure::Heat(HeatMap {
-        title: format!("{}{metric} per block shape{condition}", data.subject()),
+        title: format!("{}{name} per block shape{condition}", data.subject()),
         x_label: "Blk.x = block_x [threads]".into(),
         y_label: "Blk.y = block_y [threads]".into(),
         xs: xs.iter().map(u32::to_string).collect(),
         ys: ys.iter().map(u32::to_string).collect(),
         values: cells
             .into_iter()
-            .map(|row| row.into_iter().map(|c| c.map(|(v, _)| v)).collect())
+            .map(|row| {
+                row.into_iter()
+                    .map(|c| c.map(|(v, _)| v * factor))
+                    .collect()
+            })
             .collect(),
-        value_label: describe(metric),
+        value_label,
     }))
 }
 
@@ -1364,6 +1490,39 @@ mod tests {
         assert_eq!(b.layers[1].values, [4.0, 0.0]);
         assert_eq!(p.notes.len(), 1);
         assert!(p.notes[0].contains("64x4x1"), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn block_table_shows_times_in_microseconds_and_notes_rates_above_one() {
+        let t = table(
+            "block_x,block_y,block_z,time_predicted_s,l1_redundant_hit_rate\n\
+             32,8,1,1.06e-5,1.0008\n64,4,1,2.5e-5,0.93\n",
+        );
+        let kind = |metric: &str| PlotKind::BlockTable {
+            metric: metric.into(),
+        };
+        let p = build(&spec(kind("time_predicted_s")), &t).unwrap();
+        let Figure::Heat(h) = p.figure else { panic!() };
+        assert_eq!(h.value_label, "predicted time [µs]");
+        assert!(
+            h.title.starts_with("predicted time per block shape"),
+            "{}",
+            h.title
+        );
+        // Rows go up by block_y: 64x4x1 first.
+        let shown: Vec<f64> = h.values.iter().flatten().flatten().copied().collect();
+        assert_eq!(shown.len(), 2);
+        assert!((shown[0] - 25.0).abs() < 1e-9 && (shown[1] - 10.6).abs() < 1e-9);
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        let p = build(&spec(kind("l1_redundant_hit_rate")), &t).unwrap();
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert!(
+            p.notes[0].starts_with(
+                "l1_redundant_hit_rate: 1 of 2 value(s) outside its physical range in [0, 1]"
+            ),
+            "{:?}",
+            p.notes
+        );
     }
 
     /// sRGB to CIELAB (D65), for colour distances as people see them.

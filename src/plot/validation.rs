@@ -295,14 +295,20 @@ pub(super) fn figure(
         let heading = format!(
             "{metric}\nn = {shown}, median |rel err| = {} %",
             // `shown > 0` and finite errors, so the median exists.
-            super::figure::format_number(
-                crate::analysis::stats::median(&errors).expect("shown points") * 100.0
-            )
+            percent(crate::analysis::stats::median(&errors).expect("shown points") * 100.0)
         );
+        // Both axes in the metric's unit (sectors, requests, ns), from the quantity table.
+        let unit = crate::metrics::describe(metric)
+            .map(|q| q.unit)
+            .filter(|u| !u.is_empty() && *u != "1");
+        let axis = |side: &str| match unit {
+            Some(u) => format!("{side} [{u}]"),
+            None => side.to_string(),
+        };
         let Some(mut f) = super::scatter_with_diagonal(
             heading,
-            "measured".into(),
-            "simulated".into(),
+            axis("measured"),
+            axis("simulated"),
             groups,
             Scale::Log10,
         ) else {
@@ -345,8 +351,41 @@ pub(super) fn figure(
     }))
 }
 
+/// A percentage with digits a reader needs: two decimals below 10 (`0.96`, `3.42`), one below
+/// 100 (`12.3`), none above; `< 0.01` for what rounds to zero, trailing zeros dropped.
+pub fn percent(p: f64) -> String {
+    if p.abs() < 0.005 && p != 0.0 {
+        return "< 0.01".into();
+    }
+    let decimals = if p.abs() < 10.0 {
+        2
+    } else if p.abs() < 100.0 {
+        1
+    } else {
+        0
+    };
+    let s = format!("{p:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn percentages_get_sensible_digits() {
+        use super::percent;
+        assert_eq!(percent(0.9617), "0.96");
+        assert_eq!(percent(0.009617), "0.01");
+        assert_eq!(percent(0.0009617), "< 0.01");
+        assert_eq!(percent(12.345), "12.3");
+        assert_eq!(percent(3.0), "3");
+        assert_eq!(percent(0.0), "0");
+        assert_eq!(percent(250.4), "250");
+    }
+
     use super::*;
 
     const ONE_ROW: &str = r#"{"hw":"h200","rows":[{"id":null,"launch":"star1 8x8x8 8x1x1",
