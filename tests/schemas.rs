@@ -314,7 +314,9 @@ fn simulate_outputs_validate() {
             &["--kernel", "histogram", "--by-array"],
             &|v| {
                 v["by_array"]["arrays"].as_array().map(Vec::len) == Some(2)
-                    && v["by_array"]["accesses"].as_array().is_some_and(|a| !a.is_empty())
+                    && v["by_array"]["accesses"]
+                        .as_array()
+                        .is_some_and(|a| !a.is_empty())
             },
         ),
     ];
@@ -527,13 +529,23 @@ fn rank_outputs_validate() {
     let schema = validator("rank");
     // short launches: every shape exact; a named set leaves shapes out
     let exact = rank_json(&[
-        "--kernel", "star1", "--domain", "64x48x40", "--blocks", "32x4x2,256x1x1,1024x1x1",
+        "--kernel",
+        "star1",
+        "--domain",
+        "64x48x40",
+        "--blocks",
+        "32x4x2,256x1x1,1024x1x1",
     ]);
     assert_eq!(exact["mode"], "screen");
     assert_eq!(exact["shapes"][0]["rank"], 1);
     assert_valid(&schema, &exact, "star1, exact shapes");
-    let skipped = rank_json(&["--kernel", "star1", "--hw", "k20", "--domain", "64x48x40", "--blocks", "all-1024"]);
-    assert!(!skipped["skipped"].as_array().unwrap().is_empty(), "{skipped}");
+    let skipped = rank_json(&[
+        "--kernel", "star1", "--hw", "k20", "--domain", "64x48x40", "--blocks", "all-1024",
+    ]);
+    assert!(
+        !skipped["skipped"].as_array().unwrap().is_empty(),
+        "{skipped}"
+    );
     assert_valid(&schema, &skipped, "star1 on k20, all-1024");
     // the race: screened shapes with their intervals; and --sample
     let race = [
