@@ -474,10 +474,113 @@ pub const SU_L2_CAPACITY_TERM: &str = "su_l2_capacity_term";
 // `predict` prints them beside its fields, `plot` labels its axes and titles with them,
 // `docs/models.md` lists them (checked by a test), and values outside their range are flagged
 // where printed. The sweep's columns are described here ([`describe`]); each model's own fields
-// in its file under `src/models/` ([`crate::models::ModelInfo::quantities`]).
+// in its file under `src/models/` (`ModelInfo::quantities` of src/models/mod.rs).
 
-use crate::models::Domain;
 use std::borrow::Cow;
+
+/// The values a model constant may take: from `lo` to `hi`, each end included or not, and only
+/// whole numbers where the constant counts something (bytes, loads, blocks).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Domain {
+    /// Lower end (−∞ for none).
+    pub lo: f64,
+    /// Whether `lo` itself is allowed.
+    pub lo_included: bool,
+    /// Upper end (∞ for none).
+    pub hi: f64,
+    /// Whether `hi` itself is allowed.
+    pub hi_included: bool,
+    /// Whether only whole numbers are allowed.
+    pub whole: bool,
+}
+
+impl Domain {
+    /// Any finite number (the inner factor and rate of a Gompertz curve).
+    pub const ANY: Domain = Domain::new(f64::NEG_INFINITY, false, f64::INFINITY, false);
+    /// Above 0 (capacities, line sizes, depths).
+    pub const POSITIVE: Domain = Domain::new(0.0, false, f64::INFINITY, false);
+    /// 0 or above (halo widths, ranges).
+    pub const NON_NEGATIVE: Domain = Domain::new(0.0, true, f64::INFINITY, false);
+    /// From 0 to 1 (miss-ratio constants, which scale an oversubscription into a ratio).
+    pub const UNIT: Domain = Domain::new(0.0, true, 1.0, true);
+    /// Above 0, at most 1: a rate's ceiling, an occupancy.
+    pub const RATE_CEILING: Domain = Domain::new(0.0, false, 1.0, true);
+    /// 1 or more, whole (sizes in bytes, block sides, counts that cannot be 0).
+    pub const COUNT: Domain = Domain::new(1.0, true, f64::INFINITY, false).whole();
+    /// 0 or more, whole (counts that may be 0).
+    pub const COUNT_OR_ZERO: Domain = Domain::new(0.0, true, f64::INFINITY, false).whole();
+
+    /// The numbers from `lo` to `hi`, each end included when its flag says so.
+    pub const fn new(lo: f64, lo_included: bool, hi: f64, hi_included: bool) -> Domain {
+        Domain {
+            lo,
+            lo_included,
+            hi,
+            hi_included,
+            whole: false,
+        }
+    }
+
+    /// The same, whole numbers only.
+    pub const fn whole(self) -> Domain {
+        Domain {
+            whole: true,
+            ..self
+        }
+    }
+
+    /// Whether `v` is in the domain (never for NaN or ±∞).
+    pub fn contains(&self, v: f64) -> bool {
+        let above = v > self.lo || (self.lo_included && v == self.lo);
+        let below = v < self.hi || (self.hi_included && v == self.hi);
+        v.is_finite() && above && below && (!self.whole || v.fract() == 0.0)
+    }
+
+    /// The closed interval `LO..HI` that `gputraffic fit --bound` takes to keep a constant in
+    /// the domain (an open end is the end itself, an infinite one left empty).
+    pub fn as_bound(&self) -> String {
+        let end = |v: f64| {
+            if v.is_finite() {
+                v.to_string()
+            } else {
+                String::new()
+            }
+        };
+        format!("{}..{}", end(self.lo), end(self.hi))
+    }
+}
+
+impl std::fmt::Display for Domain {
+    /// `in [0, 1]`, `in (0, 1]`, `> 0`, `>= 1`, with `a whole number ` in front where whole.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.whole {
+            write!(f, "a whole number ")?;
+        }
+        match (self.lo.is_finite(), self.hi.is_finite()) {
+            (true, true) => write!(
+                f,
+                "in {}{}, {}{}",
+                if self.lo_included { '[' } else { '(' },
+                self.lo,
+                self.hi,
+                if self.hi_included { ']' } else { ')' }
+            ),
+            (true, false) => write!(
+                f,
+                "{} {}",
+                if self.lo_included { ">=" } else { ">" },
+                self.lo
+            ),
+            (false, true) => write!(
+                f,
+                "{} {}",
+                if self.hi_included { "<=" } else { "<" },
+                self.hi
+            ),
+            (false, false) => write!(f, "any finite number"),
+        }
+    }
+}
 
 /// One reported number explained.
 #[derive(Debug, Clone, PartialEq)]
@@ -1135,7 +1238,7 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
     ),
 ];
 
-/// The volumes a model predicts (`crate::models::PredictedVolumes`), each a sweep column
+/// The volumes a model predicts (`PredictedVolumes` of src/models/mod.rs), each a sweep column
 /// `<model>_<name>` and a `simulate --compare` column `predicted_<name>` (with `rel_diff_<name>`).
 pub const PREDICTED_QUANTITIES: &[Quantity] = &[
     Quantity::new(
@@ -1185,8 +1288,8 @@ pub const PREDICTED_QUANTITIES: &[Quantity] = &[
 /// What the sweep (or `simulate --format csv`) column `column` is, or `None` for a name no
 /// table knows. Fixed names come from [`COLUMN_QUANTITIES`] and [`METRIC_QUANTITIES`]; the
 /// patterns are `param_NAME` and `set_NAME` (kernel parameters), `METRIC_bytes_per_lup`,
-/// `METRIC_ci95_lo`/`_hi`, `MODEL_VOLUME` (a model's prediction, `MODEL` with `_` for `-`),
-/// `predicted_VOLUME` and `rel_diff_VOLUME`.
+/// `METRIC_ci95_lo`/`_hi`, `predicted_VOLUME` and `rel_diff_VOLUME`. A model's own columns
+/// (`MODEL_VOLUME`) are the models' to describe: `describe_column` in src/models/mod.rs adds them.
 pub fn describe(column: &str) -> Option<Quantity> {
     let fixed = |table: &[Quantity]| table.iter().find(|q| q.name == column).cloned();
     if let Some(q) = fixed(COLUMN_QUANTITIES).or_else(|| fixed(METRIC_QUANTITIES)) {
@@ -1245,18 +1348,7 @@ pub fn describe(column: &str) -> Option<Quantity> {
             format!("(predicted − simulated) / simulated {}", v.name),
         ));
     }
-    crate::models::MODELS.iter().find_map(|m| {
-        let rest = column
-            .strip_prefix(&m.name.replace('-', "_"))?
-            .strip_prefix('_')?;
-        let v = predicted(rest)?;
-        Some(owned(
-            format!("{} {}", m.name, v.label),
-            v.unit,
-            v.range,
-            format!("{}'s prediction: {}", m.name, v.meaning),
-        ))
-    })
+    None
 }
 
 #[cfg(test)]

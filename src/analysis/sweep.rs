@@ -1005,7 +1005,7 @@ fn su_ratios(
 mod tests {
     use super::*;
 
-    /// Every column a sweep can write is explained in `metrics::describe`: the identity, the
+    /// Every column a sweep can write is explained in `models::describe_column`: the identity, the
     /// sampled intervals, a `--set` dimension, the metrics of kernels with atomics and shared
     /// memory, the derived cache quantities and every model's predictions; and so is each
     /// column `simulate --compare` adds.
@@ -1030,7 +1030,7 @@ mod tests {
             };
             let sweep = Sweep::plan(&spec).unwrap();
             for column in sweep.columns() {
-                let q = metrics::describe(column)
+                let q = crate::models::describe_column(column)
                     .unwrap_or_else(|| panic!("{kernel}: sweep column '{column}' has no entry"));
                 assert!(!q.label.is_empty() && !q.meaning.is_empty(), "{column}");
             }
@@ -1040,36 +1040,42 @@ mod tests {
                 format!("predicted_{}", v.name),
                 format!("rel_diff_{}", v.name),
             ] {
-                assert!(metrics::describe(&column).is_some(), "{column}");
+                assert!(
+                    crate::models::describe_column(&column).is_some(),
+                    "{column}"
+                );
             }
         }
-        assert!(metrics::describe("predicted_time_s").is_some());
-        assert!(metrics::describe("no_such_column").is_none());
+        assert!(crate::models::describe_column("predicted_time_s").is_some());
+        assert!(crate::models::describe_column("no_such_column").is_none());
     }
 
     #[test]
     fn patterned_columns_are_described_from_their_parts() {
-        let q = metrics::describe(metrics::DRAM_READ_BYTES_PER_LUP).unwrap();
+        let q = crate::models::describe_column(metrics::DRAM_READ_BYTES_PER_LUP).unwrap();
         assert_eq!(
             (q.label.as_ref(), q.unit),
             ("DRAM reads per update", "B/LUP")
         );
         assert_eq!(q.axis_label(&[8.0]), "DRAM reads per update [B/LUP]");
-        let q = metrics::describe("ernst2023_dram_load_bytes").unwrap();
+        let q = crate::models::describe_column("ernst2023_dram_load_bytes").unwrap();
         assert_eq!(
             (q.label.as_ref(), q.unit),
             ("ernst2023 DRAM load volume", "B")
         );
-        let q = metrics::describe("layer_condition_time_s").unwrap();
+        let q = crate::models::describe_column("layer_condition_time_s").unwrap();
         assert_eq!(
             q.axis_label(&[1.06e-5]),
             "layer-condition predicted time [µs]"
         );
-        let q = metrics::describe("l1_redundant_hit_rate").unwrap();
+        let q = crate::models::describe_column("l1_redundant_hit_rate").unwrap();
         assert!(q.out_of_range(1.0008) && !q.out_of_range(0.93));
-        let q = metrics::describe(metrics::SU_SMX_MISS_RATIO).unwrap();
+        let q = crate::models::describe_column(metrics::SU_SMX_MISS_RATIO).unwrap();
         assert!(q.out_of_range(-0.30) && !q.out_of_range(0.01));
-        assert_eq!(metrics::describe("set_chunk_z").unwrap().label, "chunk_z");
+        assert_eq!(
+            crate::models::describe_column("set_chunk_z").unwrap().label,
+            "chunk_z"
+        );
     }
 
     #[test]

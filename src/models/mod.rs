@@ -37,108 +37,29 @@ pub struct ParamSpec {
     pub domain: Domain,
 }
 
-/// The values a model constant may take: from `lo` to `hi`, each end included or not, and only
-/// whole numbers where the constant counts something (bytes, loads, blocks).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Domain {
-    /// Lower end (−∞ for none).
-    pub lo: f64,
-    /// Whether `lo` itself is allowed.
-    pub lo_included: bool,
-    /// Upper end (∞ for none).
-    pub hi: f64,
-    /// Whether `hi` itself is allowed.
-    pub hi_included: bool,
-    /// Whether only whole numbers are allowed.
-    pub whole: bool,
-}
+pub use crate::metrics::Domain;
 
-impl Domain {
-    /// Any finite number (the inner factor and rate of a Gompertz curve).
-    pub const ANY: Domain = Domain::new(f64::NEG_INFINITY, false, f64::INFINITY, false);
-    /// Above 0 (capacities, line sizes, depths).
-    pub const POSITIVE: Domain = Domain::new(0.0, false, f64::INFINITY, false);
-    /// 0 or above (halo widths, ranges).
-    pub const NON_NEGATIVE: Domain = Domain::new(0.0, true, f64::INFINITY, false);
-    /// From 0 to 1 (miss-ratio constants, which scale an oversubscription into a ratio).
-    pub const UNIT: Domain = Domain::new(0.0, true, 1.0, true);
-    /// Above 0, at most 1: a rate's ceiling, an occupancy.
-    pub const RATE_CEILING: Domain = Domain::new(0.0, false, 1.0, true);
-    /// 1 or more, whole (sizes in bytes, block sides, counts that cannot be 0).
-    pub const COUNT: Domain = Domain::new(1.0, true, f64::INFINITY, false).whole();
-    /// 0 or more, whole (counts that may be 0).
-    pub const COUNT_OR_ZERO: Domain = Domain::new(0.0, true, f64::INFINITY, false).whole();
-
-    /// The numbers from `lo` to `hi`, each end included when its flag says so.
-    pub const fn new(lo: f64, lo_included: bool, hi: f64, hi_included: bool) -> Domain {
-        Domain {
-            lo,
-            lo_included,
-            hi,
-            hi_included,
-            whole: false,
-        }
-    }
-
-    /// The same, whole numbers only.
-    pub const fn whole(self) -> Domain {
-        Domain {
-            whole: true,
-            ..self
-        }
-    }
-
-    /// Whether `v` is in the domain (never for NaN or ±∞).
-    pub fn contains(&self, v: f64) -> bool {
-        let above = v > self.lo || (self.lo_included && v == self.lo);
-        let below = v < self.hi || (self.hi_included && v == self.hi);
-        v.is_finite() && above && below && (!self.whole || v.fract() == 0.0)
-    }
-
-    /// The closed interval `LO..HI` that `gputraffic fit --bound` takes to keep a constant in
-    /// the domain (an open end is the end itself, an infinite one left empty).
-    pub fn as_bound(&self) -> String {
-        let end = |v: f64| {
-            if v.is_finite() {
-                v.to_string()
-            } else {
-                String::new()
-            }
-        };
-        format!("{}..{}", end(self.lo), end(self.hi))
-    }
-}
-
-impl std::fmt::Display for Domain {
-    /// `in [0, 1]`, `in (0, 1]`, `> 0`, `>= 1`, with `a whole number ` in front where whole.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.whole {
-            write!(f, "a whole number ")?;
-        }
-        match (self.lo.is_finite(), self.hi.is_finite()) {
-            (true, true) => write!(
-                f,
-                "in {}{}, {}{}",
-                if self.lo_included { '[' } else { '(' },
-                self.lo,
-                self.hi,
-                if self.hi_included { ']' } else { ')' }
-            ),
-            (true, false) => write!(
-                f,
-                "{} {}",
-                if self.lo_included { ">=" } else { ">" },
-                self.lo
-            ),
-            (false, true) => write!(
-                f,
-                "{} {}",
-                if self.hi_included { "<=" } else { "<" },
-                self.hi
-            ),
-            (false, false) => write!(f, "any finite number"),
-        }
-    }
+/// What the sweep (or `simulate --format csv`) column `column` is: [`crate::metrics::describe`],
+/// and a model's prediction `MODEL_VOLUME` (`MODEL` with `_` for `-`); `None` for a name no
+/// table knows.
+pub fn describe_column(column: &str) -> Option<Quantity> {
+    crate::metrics::describe(column).or_else(|| {
+        MODELS.iter().find_map(|m| {
+            let rest = column
+                .strip_prefix(&m.name.replace('-', "_"))?
+                .strip_prefix('_')?;
+            let v = crate::metrics::PREDICTED_QUANTITIES
+                .iter()
+                .find(|q| q.name == rest)?;
+            Some(Quantity {
+                name: std::borrow::Cow::Owned(column.to_string()),
+                label: std::borrow::Cow::Owned(format!("{} {}", m.name, v.label)),
+                unit: v.unit,
+                meaning: std::borrow::Cow::Owned(format!("{}'s prediction: {}", m.name, v.meaning)),
+                range: v.range,
+            })
+        })
+    })
 }
 
 /// Everything a model may look at.

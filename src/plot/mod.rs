@@ -600,10 +600,10 @@ pub fn shape_name(s: [u32; 3]) -> String {
 }
 
 /// The axis description of a column: its human label and unit from the quantity table
-/// ([`metrics::describe`], e.g. `DRAM reads per update [B/LUP]`), else the column name with a
+/// ([`crate::models::describe_column`], e.g. `DRAM reads per update [B/LUP]`), else the column name with a
 /// unit guessed from its suffix.
 pub fn describe(column: &str) -> String {
-    if let Some(q) = metrics::describe(column) {
+    if let Some(q) = crate::models::describe_column(column) {
         return q.axis_label(&[]);
     }
     let unit = if column.ends_with(metrics::BYTES_PER_LUP_SUFFIX) {
@@ -632,7 +632,7 @@ fn is_rate(column: &str) -> bool {
 /// table's, e.g. a hit rate above 1): how many, the extremes and the range, so the reader of the
 /// plot is told what the picture cannot say.
 fn note_out_of_range(column: &str, values: &[f64], notes: &mut Vec<String>) {
-    let Some(q) = metrics::describe(column) else {
+    let Some(q) = crate::models::describe_column(column) else {
         return;
     };
     let Some(range) = q.range else {
@@ -1123,8 +1123,10 @@ fn scatter(
 ) -> Result<Figure> {
     let scale = if log { Scale::Log10 } else { Scale::Linear };
     // The diagonal y = x compares like with like: columns of two units cannot share it.
-    if let (Some(qx), Some(qy)) = (metrics::describe(x), metrics::describe(y))
-        && qx.unit != qy.unit
+    if let (Some(qx), Some(qy)) = (
+        crate::models::describe_column(x),
+        crate::models::describe_column(y),
+    ) && qx.unit != qy.unit
     {
         return Err(data.error(format!(
             "scatter draws y = x, but '{x}' is in {} and '{y}' in {}: plot two columns of one \
@@ -1295,7 +1297,7 @@ fn block_table(
     let shown: Vec<f64> = present.iter().filter_map(|&i| values[i]).collect();
     note_out_of_range(metric, &shown, notes);
     // Times in µs or ns, as the quantity table says (not 1.06×10⁻⁵ s).
-    let (factor, value_label, name) = match metrics::describe(metric) {
+    let (factor, value_label, name) = match crate::models::describe_column(metric) {
         Some(q) => {
             let (factor, unit) = metrics::display_unit(q.unit, &shown);
             let label = if unit.is_empty() || unit == "1" {

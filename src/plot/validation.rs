@@ -298,7 +298,7 @@ pub(super) fn figure(
             percent(crate::analysis::stats::median(&errors).expect("shown points") * 100.0)
         );
         // Both axes in the metric's unit (sectors, requests, ns), from the quantity table.
-        let unit = crate::metrics::describe(metric)
+        let unit = crate::models::describe_column(metric)
             .map(|q| q.unit)
             .filter(|u| !u.is_empty() && *u != "1");
         let axis = |side: &str| match unit {

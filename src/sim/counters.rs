@@ -34,7 +34,7 @@ pub struct Counts {
     /// ([`crate::launch::stream::StreamTotals::load_rounds`]; the time model's delay).
     pub load_rounds: u64,
     /// The traffic per array and per access, when asked for ([`crate::sim::SimOptions::by_array`]).
-    pub by_array: Option<Box<crate::sim::by_array::ByArray>>,
+    pub by_array: Option<Box<ByArray>>,
 }
 
 impl Counts {
@@ -156,6 +156,29 @@ pub fn fields_mut<'a, const N: usize>(
     all.push(ticks);
     all.try_into()
         .unwrap_or_else(|v: Vec<_>| panic!("{} sampled fields, not {N}", v.len()))
+}
+
+/// What each array and each access of the trace cost (the arrays add up to the launch's totals).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ByArray {
+    /// Per global array, in the trace's order: its name and its counts (the L1's, the L2's and
+    /// DRAM's; the other fields zero).
+    pub arrays: Vec<(String, Counts)>,
+    /// Per access of the trace, in the trace's order (global and shared), its L1 counters.
+    pub accesses: Vec<AccessCounts>,
+}
+
+/// One access of the trace and what the L1 counted for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessCounts {
+    /// `load`, `store`, `atomic`, `shared_load` or `shared_store`.
+    pub kind: &'static str,
+    /// The array's name (a `[[shared]]` one for shared accesses).
+    pub array: String,
+    /// The index as written in the trace.
+    pub index: String,
+    /// Its L1 counters.
+    pub l1: L1Counters,
 }
 
 #[cfg(test)]

@@ -29,8 +29,8 @@
 //! first one's latency out of the L2's reads ([`merged_reads`]).
 
 use crate::input::hw::HwConfig;
+use crate::launch::Launch;
 use crate::metrics::LINE_SHIFT;
-use crate::sim::by_array::{ArrayOfLine, L2Tally};
 use crate::sim::cache::{Cache, Evicted, Geometry, SetIndexer};
 use crate::sim::coalesce::full_sectors;
 use crate::sim::dram::{CompulsoryLog, CompulsoryTracker, DramCounters};
@@ -1083,6 +1083,100 @@ pub fn sector_byte_mask(sectors: u8) -> u128 {
         }
     }
     m
+}
+
+/// Finds the array of a line: the first lines of the arrays, ascending (arrays are separate
+/// allocations on the allocation granularity, so no line holds two).
+#[derive(Debug, Clone)]
+pub struct ArrayOfLine {
+    first_lines: Vec<u64>,
+}
+
+impl ArrayOfLine {
+    /// The arrays of `launch`.
+    pub fn new(launch: &Launch) -> ArrayOfLine {
+        let first_lines: Vec<u64> = launch.arrays.iter().map(|a| a.base >> LINE_SHIFT).collect();
+        debug_assert!(first_lines.windows(2).all(|w| w[0] <= w[1]));
+        ArrayOfLine { first_lines }
+    }
+
+    /// The array holding `line` (the last one starting at or before it).
+    #[inline]
+    pub fn array(&self, line: u64) -> usize {
+        self.first_lines
+            .partition_point(|&first| first <= line)
+            .saturating_sub(1)
+    }
+
+    /// How many arrays.
+    pub fn len(&self) -> usize {
+        self.first_lines.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.first_lines.is_empty()
+    }
+}
+
+/// One L2 shard's counts per array, kept while it replays.
+#[derive(Debug, Clone)]
+pub struct L2Tally {
+    /// The array of a line.
+    pub arrays: ArrayOfLine,
+    /// Per array: L2 counters and DRAM traffic.
+    pub counts: Vec<(L2Counters, DramCounters)>,
+    /// Per array: the races logged for its lines.
+    pub race_gaps: Vec<RaceGaps>,
+    /// Per array: the identical reads logged for its lines.
+    pub merge_gaps: Vec<MergeGaps>,
+    /// Write-backs of the request at hand, already given to their arrays.
+    pub evicted: DramCounters,
+}
+
+impl L2Tally {
+    /// An empty tally over `arrays`, its gaps as long as the shard's (`race`, `merge`).
+    pub fn new(arrays: ArrayOfLine, race: &RaceGaps, merge: &MergeGaps) -> L2Tally {
+        let n = arrays.len();
+        let empty_race = RaceGaps {
+            far_first: vec![0; race.far_first.len()],
+            home_first: vec![0; race.home_first.len()],
+        };
+        let empty_merge = MergeGaps {
+            by_leader: std::array::from_fn(|k| vec![0; merge.by_leader[k].len()]),
+        };
+        L2Tally {
+            arrays,
+            counts: vec![Default::default(); n],
+            race_gaps: vec![empty_race; n],
+            merge_gaps: vec![empty_merge; n],
+            evicted: DramCounters::default(),
+        }
+    }
+
+    /// Gives a write-back of `line` to its array.
+    #[inline]
+    pub fn evicted(&mut self, line: u64, written: u64, read: u64) {
+        let d = &mut self.counts[self.arrays.array(line)].1;
+        d.write_sectors += written;
+        d.read_sectors += read;
+        self.evicted.write_sectors += written;
+        self.evicted.read_sectors += read;
+    }
+
+    /// Adds another shard's tally.
+    pub fn add(&mut self, o: &L2Tally) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&o.counts) {
+            mine.0.add(&theirs.0);
+            mine.1.add(&theirs.1);
+        }
+        for (mine, theirs) in self.race_gaps.iter_mut().zip(&o.race_gaps) {
+            mine.add(theirs);
+        }
+        for (mine, theirs) in self.merge_gaps.iter_mut().zip(&o.merge_gaps) {
+            mine.add(theirs);
+        }
+    }
 }
 
 #[cfg(test)]
