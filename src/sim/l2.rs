@@ -1089,7 +1089,7 @@ pub fn sector_byte_mask(sectors: u8) -> u128 {
 /// allocations on the allocation granularity, so no line holds two).
 #[derive(Debug, Clone)]
 pub struct ArrayOfLine {
-    first_lines: Vec<u64>,
+    pub(super) first_lines: Vec<u64>,
 }
 
 impl ArrayOfLine {
