@@ -149,11 +149,10 @@ fn lifted_jacobi2d_counts_exactly_as_the_hand_written_trace() {
     }
 }
 
-#[test]
-fn lifted_star7_coarse_yz_unrolled_counts_as_the_trace_with_nested_loops() {
-    // nvcc unrolls the 2 x 2 loops: 32 straight-line accesses; the guard `2 * yb < ny` bounds
-    // the y index by cdiv(ny, 2); each thread updates 4 points, so the updates are given
-    let options = LiftOptions {
+/// star7_coarse_yz's lifting options: each thread updates 4 points, so the updates are given;
+/// the arrays padded by one on each side.
+fn star7_coarse_yz_options() -> LiftOptions {
+    LiftOptions {
         entry: Some("star7_coarse_yz".into()),
         registers: Some(32),
         updates: Some("nx * ny * nz".into()),
@@ -162,7 +161,14 @@ fn lifted_star7_coarse_yz_unrolled_counts_as_the_trace_with_nested_loops() {
             .to_vec(),
         issue_order: ptx_order(),
         ..Default::default()
-    };
+    }
+}
+
+#[test]
+fn lifted_star7_coarse_yz_unrolled_counts_as_the_trace_with_nested_loops() {
+    // nvcc unrolls the 2 x 2 loops: 32 straight-line accesses; the guard `2 * yb < ny` bounds
+    // the y index by cdiv(ny, 2); each thread updates 4 points, so the updates are given
+    let options = star7_coarse_yz_options();
     let k = lift_file(NEW_KERNELS, &options).unwrap();
     assert!(k.toml.contains(
         "grid = [\"cdiv(nx, blockDim.x)\", \"cdiv(cdiv(ny, 2), blockDim.y)\", \"cdiv(cdiv(nz, 2), blockDim.z)\"]"
@@ -1453,16 +1459,7 @@ fn flops_in_a_loop_whose_trips_depend_on_the_block_are_left_out_with_a_warning()
 #[test]
 fn flops_are_not_written_when_the_updates_are_given() {
     // per thread, they are not per update once --updates says a thread updates several points
-    let options = LiftOptions {
-        entry: Some("star7_coarse_yz".into()),
-        registers: Some(32),
-        updates: Some("nx * ny * nz".into()),
-        extents: ["in", "out"]
-            .map(|a| (a.to_string(), "(nx + 2) * (ny + 2) * (nz + 2)".to_string()))
-            .to_vec(),
-        issue_order: ptx_order(),
-        ..Default::default()
-    };
+    let options = star7_coarse_yz_options();
     let lift = lift_file(NEW_KERNELS, &options).unwrap();
     assert!(!lift.toml.contains("flops_per_update"), "{}", lift.toml);
     assert!(
