@@ -21,7 +21,9 @@ use serde_json::Value;
 /// A time estimate. Serialised as one flat object: `predicted_s`, `limiter`, each limiter's
 /// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `latency_s`, `block_turnover_s`,
 /// `launch_overhead_s` (the four terms of `predicted_s`, [`TimeEstimate::terms`]),
-/// `resident_warps`, `effective_warps`, `delay_cycles`, `time_adjusted_s`, `lups_per_s`,
+/// `resident_warps`, `effective_warps`, `delay_cycles` (with `rounds_per_warp`,
+/// `loads_per_round` and `active_warps`, the inputs it and the queueing model come from),
+/// `time_adjusted_s`, `lups_per_s`,
 /// `waves`, `occupancy_efficiency`, `clock_ghz` and `clock` (which clock, [`Clock`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeEstimate {
@@ -55,6 +57,12 @@ pub struct TimeEstimate {
     /// The queueing model's delay: cycles a warp waits on latency per pass through the network
     /// (`loaded_latency_factor` × `dram_latency_cycles` × rounds of loads).
     pub delay_cycles: f64,
+    /// Dependent rounds of loads per warp (at least 1), the factor `delay_cycles` grows with.
+    pub rounds_per_warp: f64,
+    /// Global load instructions a warp issues per round, which lengthen a round's latency.
+    pub loads_per_round: f64,
+    /// Warps of the launch with at least one lane inside the guard.
+    pub active_warps: f64,
     /// Waves of blocks (Su et al.'s #groups).
     pub waves: u64,
     /// Occupancy over the largest occupancy any block size reaches for this kernel.
@@ -141,6 +149,10 @@ impl TimeEstimate {
             effective_warps: num("effective_warps")?,
             block_turnover_s: num("block_turnover_s")?,
             delay_cycles: num("delay_cycles")?,
+            // Absent from journals written before they were reported.
+            rounds_per_warp: num("rounds_per_warp").unwrap_or(f64::NAN),
+            loads_per_round: num("loads_per_round").unwrap_or(f64::NAN),
+            active_warps: num("active_warps").unwrap_or(f64::NAN),
             waves: o.get("waves")?.as_u64()?,
             occupancy_efficiency: num("occupancy_efficiency")?,
             time_adjusted_s: num("time_adjusted_s")?,
@@ -164,6 +176,9 @@ struct TimeJson<'a> {
     resident_warps: f64,
     effective_warps: f64,
     delay_cycles: f64,
+    rounds_per_warp: f64,
+    loads_per_round: f64,
+    active_warps: f64,
     time_adjusted_s: f64,
     lups_per_s: f64,
     waves: u64,
@@ -201,6 +216,9 @@ impl Serialize for TimeEstimate {
             resident_warps: self.resident_warps,
             effective_warps: self.effective_warps,
             delay_cycles: self.delay_cycles,
+            rounds_per_warp: self.rounds_per_warp,
+            loads_per_round: self.loads_per_round,
+            active_warps: self.active_warps,
             time_adjusted_s: self.time_adjusted_s,
             lups_per_s: self.lups_per_s,
             waves: self.waves,
@@ -376,6 +394,9 @@ pub fn estimate(
         effective_warps: q.effective_warps,
         block_turnover_s: q.block_turnover_s,
         delay_cycles: q.delay,
+        rounds_per_warp: q.rounds_per_warp,
+        loads_per_round: q.loads_per_round,
+        active_warps: q.active_warps,
         waves,
         occupancy_efficiency,
         time_adjusted_s,

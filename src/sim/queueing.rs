@@ -114,6 +114,12 @@ pub(crate) struct Queueing {
     pub(crate) effective_warps: f64,
     pub(crate) block_turnover_s: f64,
     pub(crate) delay: f64,
+    /// Dependent rounds of loads per warp (at least 1).
+    pub(crate) rounds_per_warp: f64,
+    /// Global load instructions per round.
+    pub(crate) loads_per_round: f64,
+    /// Warps of the launch with a lane inside the guard.
+    pub(crate) active_warps: f64,
     /// The queueing network's time, without the block turnover and the launch overhead.
     pub(crate) busy_s: f64,
     pub(crate) predicted_s: f64,
@@ -256,6 +262,9 @@ pub(crate) fn queueing(
         effective_warps,
         block_turnover_s,
         delay,
+        rounds_per_warp: rounds,
+        loads_per_round,
+        active_warps: warps,
         busy_s,
         predicted_s,
     }
