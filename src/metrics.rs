@@ -100,9 +100,6 @@ macro_rules! counter_table {
                 /// Load lines with some sectors present in L1 and some missing, counted per
                 /// instruction.
                 load_partial_lines: [] none extrapolated;
-                /// Lines of each load instruction beyond two per data-stage pass, hit or miss
-                /// (`sim::data_stage::crowded_lines`), summed.
-                load_crowded_lines: [] none address;
                 /// L1 data-stage passes of the loads and stores by the measured per-instruction
                 /// rule (`sim::data_stage::passes`).
                 data_passes: [] none address;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Fit `[l1] replay_block_loads` and `crowded_line_wavefronts` across kernel families, with
-leave-one-family-out cross-validation (docs/model.md "Coalescer and L1", data stage).
+"""Fit `[l1] replay_block_loads` across kernel families, with leave-one-family-out
+cross-validation (docs/model.md "Coalescer and L1", data stage), and score the crowded-lines term
+that was tried beside it and left out.
 
 Input: docs/data/wavefront-terms.csv, one row per measured launch of every set whose kernel the
 simulator counts by address alone (the H200 dev set, every H100 set, the H200 families and
@@ -17,13 +18,13 @@ few-block zloop sets; 425 launches, the histogram's atomics left out):
 `fixed`, `crowded_lines` and the loads come from the simulator's address-only counts
 (`sm_stage::instruction_counts`, dumped per launch for this fit on 2026-11-29).
 
-The model: measured ~ fixed + replays x min(1, loads per block / K) + beta x crowded_lines.
-K is picked from a grid and beta fitted by least squares on the relative error; each family is
-predicted by the K and beta fitted on all the others. Prints the held-out errors per family and
-per set, and the in-sample ones at the constants fitted on everything next to the rule before
-(K -> 0, beta = 0).
+The model: measured ~ fixed + replays x min(1, loads per block / K) (+ beta x crowded_lines with
+--crowded). K is picked from a grid (and beta fitted by least squares on the relative error);
+each family is predicted by the constants fitted on all the others. Prints the held-out errors
+per family and per set, and the in-sample ones at the constants fitted on everything next to the
+rule before (every replay charged).
 
-    python3 validation/wavefront_families_fit.py [docs/data/wavefront-terms.csv]
+    python3 validation/wavefront_families_fit.py [--crowded] [docs/data/wavefront-terms.csv]
 """
 import csv
 import statistics
@@ -48,8 +49,13 @@ def predict(r, k, beta):
     return r["fixed"] + r["replays"] * scale + beta * r["crowded_lines"]
 
 
+CROWDED = False
+
+
 def fit_beta(rows, k):
-    """Least squares of the relative error in beta at a given K."""
+    """Least squares of the relative error in beta at a given K (0 without --crowded)."""
+    if not CROWDED:
+        return 0.0
     num = den = 0.0
     for r in rows:
         x = r["crowded_lines"] / r["measured"]
@@ -75,7 +81,10 @@ def stats(errors):
 
 
 def main():
-    rows = load(sys.argv[1] if len(sys.argv) > 1 else "docs/data/wavefront-terms.csv")
+    global CROWDED
+    args = [a for a in sys.argv[1:] if a != "--crowded"]
+    CROWDED = len(args) < len(sys.argv) - 1
+    rows = load(args[0] if args else "docs/data/wavefront-terms.csv")
     k, beta = fit(rows)
     print(f"fitted on all {len(rows)} launches: replay_block_loads = {k}, "
           f"crowded_line_wavefronts = {beta:.3f}")

@@ -285,10 +285,7 @@ pub struct L1Config {
     /// `sim::data_stage`, fitted across kernel families).
     #[serde(default = "default_replay_block_loads")]
     pub replay_block_loads: f64,
-    /// Data-stage wavefronts per line of a load instruction beyond two per bank pass, hit or
-    /// miss (`sim::data_stage::crowded_lines`, fitted across kernel families).
-    #[serde(default = "default_crowded_line_wavefronts")]
-    pub crowded_line_wavefronts: f64,
+
     /// Data-stage wavefronts every launched warp costs per `blockIdx` component the kernel reads
     /// (measured on the H100: `validation/l1_wavefronts.cu`).
     #[serde(default = "default_wavefronts_per_block_index")]
@@ -394,10 +391,6 @@ fn default_partial_line_wavefronts() -> f64 {
 
 fn default_replay_block_loads() -> f64 {
     8.0
-}
-
-fn default_crowded_line_wavefronts() -> f64 {
-    0.178
 }
 
 fn default_wavefronts_per_block_index() -> f64 {
@@ -793,10 +786,6 @@ impl HwConfig {
             (
                 "l1.wavefronts_per_block_index",
                 self.l1.wavefronts_per_block_index,
-            ),
-            (
-                "l1.crowded_line_wavefronts",
-                self.l1.crowded_line_wavefronts,
             ),
         ] {
             if !(v.is_finite() && v >= 0.0) {

@@ -11,9 +11,8 @@
 //! - Loads and stores of the same pattern cost the same; a miss costs no extra pass on an idle SM.
 //!
 //! What the rule leaves out is added per launch by [`extra_wavefronts`]: the passes that loads
-//! cost under load (loads that miss, scaled down for blocks with few loads in flight; load
-//! instructions touching more than two lines per pass, hit or miss) and the passes every warp
-//! costs at launch.
+//! cost under load (loads that miss, scaled down for blocks with few loads in flight) and the
+//! passes every warp costs at launch.
 
 use crate::input::hw::L1Config;
 
@@ -237,15 +236,6 @@ pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
     })
 }
 
-/// Lines of one load instruction beyond two per data-stage pass (0 when its bank passes are at
-/// least half its lines). Under load such instructions cost more than the bank rule
-/// (`crowded_line_wavefronts`): the H100's 4-wide blocks of 4-byte `jacobi2d` touch 8.8 lines
-/// per load in 2 passes and take about 6 (tests/data/h100/new_kernels).
-#[inline]
-pub fn crowded_lines(lines: usize, passes: u64) -> u64 {
-    (lines as u64).saturating_sub(2 * passes)
-}
-
 /// A launch's counts that [`extra_wavefronts`] charges for.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LaunchTerms {
@@ -253,8 +243,6 @@ pub struct LaunchTerms {
     pub miss_request_lines: u64,
     /// Lines with some sectors present and some missing (`load_partial_lines`).
     pub partial_lines: u64,
-    /// Lines of load instructions beyond two per pass ([`crowded_lines`], summed).
-    pub crowded_lines: u64,
     /// Load instructions one block issues, on average (load requests / blocks).
     pub load_instructions_per_block: f64,
     /// Warps launched, guarded-off ones too.
@@ -272,8 +260,6 @@ pub struct LaunchTerms {
 ///   times `min(1, loads per block / replay_block_loads)`: blocks that put few loads in flight
 ///   replay less (the H100 probe: a 2-line load costs 0.3 passes more in blocks of one warp,
 ///   1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the bank rule);
-/// - each line of a load instruction beyond two per pass takes `crowded_line_wavefronts` more,
-///   hit or miss ([`crowded_lines`]);
 /// - every launched warp, guarded-off ones too, costs `wavefronts_per_block_index` per
 ///   `blockIdx` component the kernel reads (measured: an empty kernel costs none, one reading
 ///   blockIdx.x one per warp, x, y and z three).
@@ -282,10 +268,9 @@ pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
     let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64
         + l1.partial_line_wavefronts * t.partial_lines as f64)
         * in_flight;
-    let crowded = l1.crowded_line_wavefronts * t.crowded_lines as f64;
     let launch =
         l1.wavefronts_per_block_index * (t.warps_launched * t.block_index_components as u64) as f64;
-    (replays + crowded + launch).round() as u64
+    (replays + launch).round() as u64
 }
 
 #[cfg(test)]
@@ -402,22 +387,6 @@ mod tests {
         assert_eq!(cost(32, 1, 32, 0, 0), 8);
     }
 
-    #[test]
-    fn crowded_lines_are_those_beyond_two_per_pass() {
-        // 32 floats in a row: 1 line, 1 pass; misaligned: 2 lines, 1 pass. Neither is crowded.
-        assert_eq!(crowded_lines(1, 1), 0);
-        assert_eq!(crowded_lines(2, 1), 0);
-        // jacobi2d's 4 floats x 8 rows, pitch 4098 floats (rows 2 banks apart): 8 lines in 2
-        // passes, 4 beyond two per pass.
-        let (a, lines) = pattern(4, 1, 4, 4098, 0);
-        let p = passes(&a, u32::MAX, 4);
-        assert_eq!((lines, p), (8, 2));
-        assert_eq!(crowded_lines(lines, p), 4);
-        // A column of 32 doubles 264 apart: 32 lines in 16 passes: none beyond two per pass.
-        let (a, lines) = pattern(8, 1, 1, 264, 0);
-        assert_eq!(crowded_lines(lines, passes(&a, u32::MAX, 8)), 0);
-    }
-
     fn l1_config() -> L1Config {
         crate::input::hw::HwConfig::load("h200").unwrap().l1
     }
@@ -426,7 +395,7 @@ mod tests {
     fn blocks_with_few_loads_in_flight_replay_in_proportion() {
         let mut l1 = l1_config();
         (l1.missing_request_line_wavefronts, l1.replay_block_loads) = (0.25, 8.0);
-        (l1.partial_line_wavefronts, l1.crowded_line_wavefronts) = (1.0, 0.5);
+        l1.partial_line_wavefronts = 1.0;
         l1.wavefronts_per_block_index = 1.0;
         let t = LaunchTerms {
             miss_request_lines: 800,
@@ -446,16 +415,15 @@ mod tests {
             ..t
         };
         assert_eq!(extra_wavefronts(&l1, &many), 200);
-        // Partial lines (1 each) are replays too, a quarter of 8; crowded lines (0.5 each) and
-        // the 2 blockIdx components on 10 warps are not scaled.
+        // Partial lines (1 each) are replays too, a quarter of 8; the 2 blockIdx components on
+        // 10 warps are not scaled.
         let all = LaunchTerms {
             partial_lines: 8,
-            crowded_lines: 10,
             warps_launched: 10,
             block_index_components: 2,
             ..few
         };
-        assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 5 + 20);
+        assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 20);
     }
 
     #[test]

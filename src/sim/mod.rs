@@ -252,7 +252,6 @@ fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u
             &data_stage::LaunchTerms {
                 miss_request_lines: l1.load_miss_request_lines,
                 partial_lines: l1.load_partial_lines,
-                crowded_lines: l1.load_crowded_lines,
                 load_instructions_per_block: l1.load_requests as f64
                     / launch.total_blocks.max(1) as f64,
                 warps_launched,

@@ -927,17 +927,12 @@ impl SmWorker {
                     .coalesce(&self.addrs, issue.mask, a.bytes, is_store);
             }
         }
-        let passes = match &a.full_warp_passes {
+        self.counters.data_passes += match &a.full_warp_passes {
             Some(p) if issue.mask == cx.full_masks[issue.warp as usize] => {
                 p[issue.warp as usize] as u64
             }
             _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
         };
-        self.counters.data_passes += passes;
-        if a.kind == AccessKind::Load {
-            self.counters.load_crowded_lines +=
-                data_stage::crowded_lines(self.coalescer.lines.len(), passes);
-        }
         match a.kind {
             AccessKind::Load => self.load(issue.tick, issue.block),
             AccessKind::Store => self.store(issue.tick),

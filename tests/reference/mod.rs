@@ -215,7 +215,6 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     let extra = (l1.missing_request_line_wavefronts * c.l1.load_miss_request_lines as f64
         + l1.partial_line_wavefronts * c.l1.load_partial_lines as f64)
         * in_flight
-        + l1.crowded_line_wavefronts * c.l1.load_crowded_lines as f64
         + l1.wavefronts_per_block_index
             * (c.warps_launched * launch.block_index_components as u64) as f64;
     c.l1.wavefronts = c.l1.data_passes
@@ -617,11 +616,8 @@ fn memory(
         }
         AccessKind::Load => {
             c.load_requests += 1;
-            let p = passes(&addrs, a.bytes);
-            c.data_passes += p;
+            c.data_passes += passes(&addrs, a.bytes);
             let lines = coalesce(&addrs, a.bytes);
-            // Lines beyond two per pass (docs/model.md, "Data stage").
-            c.load_crowded_lines += (lines.len() as u64).saturating_sub(2 * p);
             let footprint = mem.footprints.entry(block).or_default();
             let mut misses = Vec::new();
             let mut l1 = l1;
