@@ -1,7 +1,7 @@
-// L1 data-stage wavefronts of loads under load: what the two constants fitted on 2026-11-29
-// (`[l1] replay_block_loads`, `crowded_line_wavefronts`; docs/model.md "Coalescer and L1") stand
-// for, measured directly. Not run yet: validation/wavefront_replay.sh, launches in
-// validation/wavefront_replay_launches.txt.
+// L1 data-stage wavefronts of loads under load: what `[l1] replay_block_loads` (fitted on
+// 2026-11-29) and the crowded-lines term tried beside it (not shipped) stand for, measured
+// directly (docs/model.md "Coalescer and L1"). Not run yet: validation/wavefront_replay.sh,
+// launches in validation/wavefront_replay_launches.txt.
 //
 // Each config line: kernel type n hit nx ny bx by pitch
 //   kernel "streams": every thread loads n elements, one from each of n arrays (x + y * pitch),
