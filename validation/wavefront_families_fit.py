@@ -12,8 +12,8 @@ few-block zloop sets; 425 launches, the histogram's atomics left out):
 - replays: missing_request_line_wavefronts x load_miss_request_lines + partial_line_wavefronts x
   load_partial_lines at the shipped 0.244 and 1 (the simulated wavefronts of the reports in
   docs/data of 2026-11-29 less `fixed`);
-- crowded_lines: the lines of each load instruction beyond two per bank pass, summed
-  (`sim::data_stage::crowded_lines`);
+- crowded_lines: the lines of each load instruction beyond two per bank pass, summed (the
+  term tried beside replay_block_loads and not shipped; docs/model.md);
 - load_instructions_per_block: load requests / blocks.
 `fixed`, `crowded_lines` and the loads come from the simulator's address-only counts
 (`sm_stage::instruction_counts`, dumped per launch for this fit on 2026-11-29).
