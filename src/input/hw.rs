@@ -279,6 +279,13 @@ pub struct L1Config {
     /// Data-stage wavefronts a line with some sectors present and some missing adds.
     #[serde(default = "default_partial_line_wavefronts")]
     pub partial_line_wavefronts: f64,
+    /// Load instructions per block from which the replays of loads that miss
+    /// (`missing_request_line_wavefronts`, `partial_line_wavefronts`) are charged in full; a
+    /// block with fewer pays in proportion (few loads in flight per block replay less:
+    /// `sim::data_stage`, fitted across kernel families).
+    #[serde(default = "default_replay_block_loads")]
+    pub replay_block_loads: f64,
+
     /// Data-stage wavefronts every launched warp costs per `blockIdx` component the kernel reads
     /// (measured on the H100: `validation/l1_wavefronts.cu`).
     #[serde(default = "default_wavefronts_per_block_index")]
@@ -380,6 +387,10 @@ fn default_missing_request_line_wavefronts() -> f64 {
 
 fn default_partial_line_wavefronts() -> f64 {
     1.0
+}
+
+fn default_replay_block_loads() -> f64 {
+    8.0
 }
 
 fn default_wavefronts_per_block_index() -> f64 {
@@ -780,6 +791,9 @@ impl HwConfig {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{what} must be a number >= 0"));
             }
+        }
+        if !(self.l1.replay_block_loads.is_finite() && self.l1.replay_block_loads > 0.0) {
+            return Err("l1.replay_block_loads must be a number > 0".into());
         }
         let l2 = &self.l2;
         if l2.partitions != 1 && l2.partitions != 2 {

@@ -11,7 +11,8 @@
 //! - Loads and stores of the same pattern cost the same; a miss costs no extra pass on an idle SM.
 //!
 //! What the rule leaves out is added per launch by [`extra_wavefronts`]: the passes that loads
-//! which miss cost under load, and the passes every warp costs at launch.
+//! cost under load (loads that miss, scaled down for blocks with few loads in flight) and the
+//! passes every warp costs at launch.
 
 use crate::input::hw::L1Config;
 
@@ -235,25 +236,40 @@ pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
     })
 }
 
+/// A launch's counts that [`extra_wavefronts`] charges for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LaunchTerms {
+    /// Lines of the load instructions that miss (`load_miss_request_lines`).
+    pub miss_request_lines: u64,
+    /// Lines with some sectors present and some missing (`load_partial_lines`).
+    pub partial_lines: u64,
+    /// Load instructions one block issues, on average (load requests / blocks).
+    pub load_instructions_per_block: f64,
+    /// Warps launched, guarded-off ones too.
+    pub warps_launched: u64,
+    /// `blockIdx` components the kernel reads.
+    pub block_index_components: u32,
+}
+
 /// What a launch costs the data stage beyond [`passes`], the per-instruction rule measured on
-/// an idle SM: under load a load instruction that misses is run again, about
-/// `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,
-/// docs/model.md); a line with some sectors present and some missing takes
-/// `partial_line_wavefronts` more (served in two goes: what is there, then the fill); and every
-/// launched warp, guarded-off ones too, costs `wavefronts_per_block_index` per `blockIdx`
-/// component the kernel reads (measured: an empty kernel costs none, one reading blockIdx.x one
-/// per warp, x, y and z three).
-pub fn extra_wavefronts(
-    l1: &L1Config,
-    miss_request_lines: u64,
-    partial_lines: u64,
-    warps_launched: u64,
-    block_index_components: u32,
-) -> u64 {
-    let replays = l1.missing_request_line_wavefronts * miss_request_lines as f64
-        + l1.partial_line_wavefronts * partial_lines as f64;
+/// an idle SM:
+/// - under load a load instruction that misses is run again, about
+///   `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,
+///   docs/model.md), and a line with some sectors present and some missing takes
+///   `partial_line_wavefronts` more (served in two goes: what is there, then the fill); both
+///   times `min(1, loads per block / replay_block_loads)`: blocks that put few loads in flight
+///   replay less (the H100 probe: a 2-line load costs 0.3 passes more in blocks of one warp,
+///   1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the bank rule);
+/// - every launched warp, guarded-off ones too, costs `wavefronts_per_block_index` per
+///   `blockIdx` component the kernel reads (measured: an empty kernel costs none, one reading
+///   blockIdx.x one per warp, x, y and z three).
+pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
+    let in_flight = (t.load_instructions_per_block / l1.replay_block_loads).min(1.0);
+    let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64
+        + l1.partial_line_wavefronts * t.partial_lines as f64)
+        * in_flight;
     let launch =
-        l1.wavefronts_per_block_index * (warps_launched * block_index_components as u64) as f64;
+        l1.wavefronts_per_block_index * (t.warps_launched * t.block_index_components as u64) as f64;
     (replays + launch).round() as u64
 }
 
@@ -369,6 +385,45 @@ mod tests {
         assert_eq!(cost(128, 1, 32, 0, 0), 32);
         // 32 bytes per lane: 8 lanes × 8 words = 64 words, 2 per bank; 4 groups.
         assert_eq!(cost(32, 1, 32, 0, 0), 8);
+    }
+
+    fn l1_config() -> L1Config {
+        crate::input::hw::HwConfig::load("h200").unwrap().l1
+    }
+
+    #[test]
+    fn blocks_with_few_loads_in_flight_replay_in_proportion() {
+        let mut l1 = l1_config();
+        (l1.missing_request_line_wavefronts, l1.replay_block_loads) = (0.25, 8.0);
+        l1.partial_line_wavefronts = 1.0;
+        l1.wavefronts_per_block_index = 1.0;
+        let t = LaunchTerms {
+            miss_request_lines: 800,
+            load_instructions_per_block: 8.0,
+            ..LaunchTerms::default()
+        };
+        // 8 loads per block: the full 0.25 per line.
+        assert_eq!(extra_wavefronts(&l1, &t), 200);
+        // 2 loads per block (a one-warp triad): a quarter of it; more than 8: still the full rate.
+        let few = LaunchTerms {
+            load_instructions_per_block: 2.0,
+            ..t
+        };
+        assert_eq!(extra_wavefronts(&l1, &few), 50);
+        let many = LaunchTerms {
+            load_instructions_per_block: 100.0,
+            ..t
+        };
+        assert_eq!(extra_wavefronts(&l1, &many), 200);
+        // Partial lines (1 each) are replays too, a quarter of 8; the 2 blockIdx components on
+        // 10 warps are not scaled.
+        let all = LaunchTerms {
+            partial_lines: 8,
+            warps_launched: 10,
+            block_index_components: 2,
+            ..few
+        };
+        assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 20);
     }
 
     #[test]

@@ -249,10 +249,14 @@ fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u
         + l1.shared_store_wavefronts
         + data_stage::extra_wavefronts(
             &hw.l1,
-            l1.load_miss_request_lines,
-            l1.load_partial_lines,
-            warps_launched,
-            launch.block_index_components,
+            &data_stage::LaunchTerms {
+                miss_request_lines: l1.load_miss_request_lines,
+                partial_lines: l1.load_partial_lines,
+                load_instructions_per_block: l1.load_requests as f64
+                    / launch.total_blocks.max(1) as f64,
+                warps_launched,
+                block_index_components: launch.block_index_components,
+            },
         )
 }
 

@@ -209,8 +209,12 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     c.ticks = tick;
     c.warps_launched = launch.total_blocks * launch.occupancy.warps_per_block as u64;
     let l1 = &hw.l1;
-    let extra = l1.missing_request_line_wavefronts * c.l1.load_miss_request_lines as f64
-        + l1.partial_line_wavefronts * c.l1.load_partial_lines as f64
+    // Blocks with fewer than replay_block_loads load instructions replay in proportion.
+    let loads_per_block = c.l1.load_requests as f64 / launch.total_blocks.max(1) as f64;
+    let in_flight = (loads_per_block / l1.replay_block_loads).min(1.0);
+    let extra = (l1.missing_request_line_wavefronts * c.l1.load_miss_request_lines as f64
+        + l1.partial_line_wavefronts * c.l1.load_partial_lines as f64)
+        * in_flight
         + l1.wavefronts_per_block_index
             * (c.warps_launched * launch.block_index_components as u64) as f64;
     c.l1.wavefronts = c.l1.data_passes

@@ -1,0 +1,68 @@
+// L1 data-stage wavefronts of loads under load: what `[l1] replay_block_loads` (fitted on
+// 2026-11-29) and the crowded-lines term tried beside it (not shipped) stand for, measured
+// directly (docs/model.md "Coalescer and L1"). Not run yet: validation/wavefront_replay.sh,
+// launches in validation/wavefront_replay_launches.txt.
+//
+// Each config line: kernel type n hit nx ny bx by pitch
+//   kernel "streams": every thread loads n elements, one from each of n arrays (x + y * pitch),
+//          sums them and stores only if the sum is impossible: n independent loads per warp,
+//          all missing in L1 (hit = 0) or, with hit = 1, each array read twice, the second
+//          load of a line an L1 hit. Varying the warps per block (bx * by / 32) against n
+//          tells whether the replays of loads that miss follow the load instructions per block
+//          (the shipped min(1, loads per block / 8)), the warps per block or the loads per warp.
+//   kernel "rows": n = 1 load of a bx x by tile of one array whose rows are `pitch` elements
+//          apart: narrow tiles (bx = 1, 2, 4, 8 floats or doubles) touch many lines in few bank
+//          passes ("crowded" lines, more than two per pass); pitch moves the rows' banks.
+//          hit = 1 reads the tile twice (the second time from L1): whether crowded lines cost
+//          on hits too, and how much per line.
+//   type: f32 or f64.
+// The arrays are nx x ny elements of pitch `pitch` (pitch >= nx), 64 MiB apart.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s\n", cudaGetErrorString(e)); exit(1); } } while (0)
+static const long STREAM = 64L << 20;  // bytes between arrays
+template <typename T>
+__global__ void k_streams(const T* __restrict__ in, T* __restrict__ out, int n, int hit, int nx, int ny, int pitch) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= nx || y >= ny) return;
+  long c = (long)y * pitch + x, s = STREAM / sizeof(T);
+  T v = 0;
+  for (int r = 0; r <= hit; r++) {
+#pragma unroll 1
+    for (int i = 0; i < n; i++) v += in[c + i * s];
+    __syncwarp();
+  }
+  if (v == (T)-12345) out[c] = v;
+}
+template <typename T>
+__global__ void k_rows(const T* __restrict__ in, T* __restrict__ out, int n, int hit, int nx, int ny, int pitch) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= nx || y >= ny) return;
+  long c = (long)y * pitch + x;
+  T v = in[c];
+  if (hit) { __syncwarp(); v += in[c]; }
+  if (v == (T)-12345) out[c] = v;
+}
+int main(int argc, char** argv) {
+  if (argc < 2) { printf("usage: wavefront_replay LAUNCHES\n"); return 1; }
+  FILE* f = fopen(argv[1], "r"); char line[256];
+  long bytes = 9 * STREAM;  // up to 8 streams plus a spare
+  char *in, *out;
+  CK(cudaMalloc(&in, bytes)); CK(cudaMalloc(&out, bytes)); CK(cudaMemset(in, 0, bytes)); CK(cudaMemset(out, 0, bytes));
+  int id = 0;
+  while (fgets(line, sizeof line, f)) {
+    char k[16], t[8]; int n, hit, nx, ny, bx, by, pitch;
+    if (sscanf(line, "%15s %7s %d %d %d %d %d %d %d", k, t, &n, &hit, &nx, &ny, &bx, &by, &pitch) < 9) continue;
+    int size = strcmp(t, "f64") ? 4 : 8;
+    if ((long)pitch * ny * size > STREAM || n > 8) { printf("%s: does not fit\n", line); return 1; }
+    dim3 b(bx, by), g((nx + bx - 1) / bx, (ny + by - 1) / by);
+    bool streams = !strcmp(k, "streams");
+    if (size == 4 && streams) k_streams<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch);
+    if (size == 8 && streams) k_streams<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch);
+    if (size == 4 && !streams) k_rows<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch);
+    if (size == 8 && !streams) k_rows<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch);
+    CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+    printf("%d %s", id++, line);
+  }
+}

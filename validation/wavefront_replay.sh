@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs validation/wavefront_replay.cu under ncu on GPU 0 (not run yet; docs/model.md "Coalescer and L1"):
+#   validation/wavefront_replay.sh OUTDIR [LAUNCHES]   (default validation/wavefront_replay_launches.txt)
+# Writes OUTDIR/ncu.csv (one ncu ID per launch line, in order) and OUTDIR/run.log; copy both to
+# tests/data/h200/wavefront_replay/. About 200 launches of under 50 ms each: a few minutes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: wavefront_replay.sh OUTDIR [LAUNCHES]}; launches=${2:-$here/wavefront_replay_launches.txt}
+mkdir -p "$out"
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | head -1 | tr -d '. ')
+nvcc -O3 -arch="sm_$cc" -o "$out/wavefront_replay" "$here/wavefront_replay.cu"
+m=l1tex__data_pipe_lsu_wavefronts.sum,l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_op_global_ld.sum,smsp__warps_launched.sum,sm__ctas_launched.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum
+ncu --metrics "$m" --cache-control all --clock-control base --csv --print-units base \
+    "$out/wavefront_replay" "$launches" > "$out/ncu.csv" 2> "$out/run.log"
+cp "$launches" "$out/launches.txt"
