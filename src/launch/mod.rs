@@ -1099,6 +1099,14 @@ fn compile_program(
 ) -> Result<Program> {
     let src = kernel.source_name.as_str();
     let mut lets: Vec<(String, Expr)> = kernel.lets.clone();
+    // Each thread and block index lies in its launch range (loop variables are left unbounded):
+    // what drops the `i32(…)`/`u32(…)` wraps of a lifted kernel whose 32-bit index arithmetic
+    // cannot wrap in this launch, keeping its indices affine.
+    let mut slot_bounds = [(0i64, 0i64); SLOT_LOOP];
+    for d in 0..3 {
+        slot_bounds[SLOT_THREAD + d] = (0, i64::from(block[d]) - 1);
+        slot_bounds[SLOT_BLOCK + d] = (0, i64::from(grid[d]) - 1);
+    }
 
     let compile_with =
         |e: &Expr, lets: &[(String, Expr)], loop_vars: &[String], what: &str| -> Result<Compiled> {
@@ -1128,7 +1136,7 @@ fn compile_program(
                     _ => return None,
                 })
             };
-            expr::compile(e, &resolve)
+            expr::compile_bounded(e, &resolve, &slot_bounds)
                 .map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
         };
 
