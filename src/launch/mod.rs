@@ -304,7 +304,15 @@ impl Access {
                 array.bytes()
             ),
         };
-        Error::new(source_name, format!("{}: {problem}", self.at))
+        // a lifted kernel's 32-bit index arithmetic that the launch's sizes did not prove idle
+        let wraps = (self.index_text.contains("i32(") || self.index_text.contains("u32("))
+            && self.index.as_affine().is_none();
+        let why = if wraps {
+            " (the index is computed in 32 bits, i32/u32, and wraps around in this launch: the kernel as written indexes outside its array)"
+        } else {
+            ""
+        };
+        Error::new(source_name, format!("{}: {problem}{why}", self.at))
     }
 
     /// The error for an index of this access (`text`: the expression, or one coordinate's)

@@ -54,7 +54,9 @@ impl Expr {
                 f.check_arity(args.len())?;
                 match f {
                     Func::Abs => abs(args[0].eval_with(lookup)?),
-                    Func::I32 | Func::U32 => Ok(wrap32(args[0].eval_with(lookup)?, *f == Func::I32)),
+                    Func::I32 | Func::U32 => {
+                        Ok(wrap32(args[0].eval_with(lookup)?, *f == Func::I32))
+                    }
                     Func::Cdiv => {
                         let x = args[0].eval_with(lookup)?;
                         let y = args[1].eval_with(lookup)?;

@@ -190,7 +190,8 @@ impl Node {
                     // one sign, in the divisor
                     // (one wider: cdiv is at most one above)
                     Arith::Div | Arith::Cdiv if y.0 > 0 || y.1 < 0 => {
-                        let (l, h) = corners(x, y, |p, q| Some(p.div_euclid(q.abs()) * q.signum()))?;
+                        let (l, h) =
+                            corners(x, y, |p, q| Some(p.div_euclid(q.abs()) * q.signum()))?;
                         (l - 1, h + 1)
                     }
                     Arith::Rem if y.0 > 0 => (0, y.1 - 1),
@@ -828,17 +829,35 @@ mod tests {
         // b up to 2^21 - 1: 1024 * b + t + 4 reaches 2^31 + 3, so the wrap stays and works
         let wraps = compile_bounded(&e, &resolve, &[(0, 1023), (0, (1 << 21) - 1)]).unwrap();
         assert!(wraps.as_affine().is_none());
-        assert_eq!(wraps.eval(&[1023, (1 << 21) - 1]), Ok(8 * (3 - (1i64 << 31))));
+        assert_eq!(
+            wraps.eval(&[1023, (1 << 21) - 1]),
+            Ok(8 * (3 - (1i64 << 31)))
+        );
         assert_eq!(wraps.eval(&[3, 5]), Ok(8 * (5 * 1024 + 7)));
         // unsigned: a negative operand never fits
         let u = parse("u32(t - 1)").unwrap();
         let c = compile_bounded(&u, &resolve, &[(0, 1023), (0, 0)]).unwrap();
         assert_eq!(c.eval(&[0, 0]), Ok(4_294_967_295));
         assert_eq!(c.eval(&[5, 0]), Ok(4));
-        assert!(compile_bounded(&u, &resolve, &[(1, 1023), (0, 0)]).unwrap().as_affine().is_some());
+        assert!(
+            compile_bounded(&u, &resolve, &[(1, 1023), (0, 0)])
+                .unwrap()
+                .as_affine()
+                .is_some()
+        );
         // no bounds (plain compile): only constants fold
-        assert_eq!(compile(&parse("i32(2147483648)").unwrap(), &resolve).unwrap().as_constant(), Some(-2_147_483_648));
-        assert!(compile(&parse("i32(t)").unwrap(), &resolve).unwrap().as_affine().is_none());
+        assert_eq!(
+            compile(&parse("i32(2147483648)").unwrap(), &resolve)
+                .unwrap()
+                .as_constant(),
+            Some(-2_147_483_648)
+        );
+        assert!(
+            compile(&parse("i32(t)").unwrap(), &resolve)
+                .unwrap()
+                .as_affine()
+                .is_none()
+        );
     }
 
     #[test]
