@@ -1990,3 +1990,45 @@ fn a_while_loop_on_parameters_lifts_as_a_counted_loop() {
         assert_eq!(c.thread_accesses, 64 * (trips + 1), "{start}..{stop}");
     }
 }
+
+#[test]
+fn the_wraps_of_the_shipped_stencils_are_dropped_at_binding_so_their_indices_stay_affine() {
+    // star<1>, star<4>, box27 (x + P in int), jacobi2d, transpose_naive: i32(…) in the lifted
+    // text; at 256^3 (and 64^2) nothing can wrap, and every index binds to the affine form
+    let extent = [("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")];
+    let bind = |k: Kernel, set: &[(&str, i64)]| {
+        let req = LaunchRequest {
+            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..Default::default()
+        };
+        Bound::new(k, "h200", &req).unwrap()
+    };
+    let mut wrapped = 0;
+    for entry in ["star<1>", "star<4>", "box27"] {
+        let k = lifted(STENCILS, entry, 32, &extent);
+        let b = bind(k, &[("pitch", 264), ("plane", 264 * 264)]);
+        for a in &b.launch.program.accesses {
+            wrapped += usize::from(a.index_text.contains("i32("));
+            assert!(a.index.as_affine().is_some(), "{entry}: {}", a.index_text);
+        }
+    }
+    let square = [
+        ("in", "(nx + 2) * (ny + 2)"),
+        ("out", "(nx + 2) * (ny + 2)"),
+    ];
+    for entry in ["jacobi2d", "transpose_naive"] {
+        let k = lifted(NEW_KERNELS, entry, 32, &square);
+        let b = bind(k, &[("nx", 64), ("ny", 64)]);
+        for a in &b.launch.program.accesses {
+            wrapped += usize::from(a.index_text.contains("i32("));
+            assert!(a.index.as_affine().is_some(), "{entry}: {}", a.index_text);
+        }
+    }
+    // inside a loop: i32(k * nx + x), k below its count max(0, nz - 1) + 1 = 4
+    let b = bind(control("alternate").kernel, &[("nx", 64), ("nz", 4)]);
+    for a in &b.launch.program.accesses {
+        wrapped += usize::from(a.index_text.contains("i32("));
+        assert!(a.index.as_affine().is_some(), "alternate: {}", a.index_text);
+    }
+    assert!(wrapped >= 12, "{wrapped} wrapped indices");
+}
