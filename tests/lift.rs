@@ -1952,7 +1952,7 @@ fn a_break_on_a_parameter_lifts_with_the_fewest_trips_either_test_allows() {
             &[("nx", 64), ("n", n), ("m", m)],
         );
         assert_eq!(c.thread_accesses, 64 * (trips + 1), "n {n} m {m}");
-        assert_eq!(c.l1.load_sectors, 2 * 4 * trips as u64, "n {n} m {m}");
+        assert_eq!(c.l1.load_sectors, 2 * 4 * trips, "n {n} m {m}");
     }
 }
 

@@ -559,6 +559,35 @@ mod tests {
     }
 
     #[test]
+    fn wrap_atoms_print_in_the_trace_language_and_substitution_sees_inside_them() {
+        forget_wraps();
+        let p = Poly::atom("k")
+            .scale(4)
+            .unwrap()
+            .add(&Poly::atom("x"))
+            .unwrap();
+        let w = p.wrapped(true);
+        assert_eq!(w.to_expr(), "i32(4 * k + x)");
+        // the loop variable at its last value, inside the wrap
+        let last = Poly::atom("n").sub(&Poly::constant(1)).unwrap();
+        let at_last = w.substitute("k", &last).unwrap();
+        assert_eq!(at_last.to_expr(), "i32(4 * n + x - 4)");
+        assert!(at_last.mentions("n") && !at_last.mentions("k"));
+        // the exact value, for extents: the wraps taken away
+        assert_eq!(w.scale(2).unwrap().exact().to_expr(), "8 * k + 2 * x");
+        assert_eq!(p.wrapped(false).to_expr(), "u32(4 * k + x)");
+        // constants wrap at once
+        assert_eq!(
+            Poly::constant(1 << 31).wrapped(true).as_constant(),
+            Some(-(1 << 31))
+        );
+        assert_eq!(
+            Poly::constant(-1).wrapped(false).as_constant(),
+            Some(4_294_967_295)
+        );
+    }
+
+    #[test]
     fn polynomials_fold_constants_and_print_in_a_stable_order() {
         let x = Poly::atom("x");
         let p = x
