@@ -207,8 +207,12 @@ fn lifted_star1_reads_the_hand_derived_indices() {
     )
     .unwrap();
     // c = (z + 4) * plane + (y + 4) * pitch + x + 4; nvcc loads c, c + 1, c - 1, then the
-    // pitch and plane neighbours (PTX order, not source order)
+    // pitch and plane neighbours (PTX order, not source order). The source's `x + P` is an
+    // `int`, computed in 32 bits (add.s32) and widened where the PTX adds it to a neighbour's
+    // offset: i32(x + 4) there (y + 4 and z + 4 cannot leave the 32-bit range: y, z < 65535 * 1024)
     let c = "pitch * y + plane * z + 4 * pitch + 4 * plane + x + 4";
+    let wrapped =
+        |pitch_and_plane: &str| format!("pitch * y + plane * z + i32(x + 4) + {pitch_and_plane}");
     let expected = [
         format!("{{ load = \"in\", index = \"{c}\" }},  # PTX line 675"),
         format!(
@@ -221,7 +225,7 @@ fn lifted_star1_reads_the_hand_derived_indices() {
         ),
         format!(
             "{{ load = \"in\", index = \"{}\" }},  # PTX line 682",
-            c.replace("4 * pitch", "3 * pitch")
+            wrapped("3 * pitch + 4 * plane")
         ),
         format!(
             "{{ load = \"in\", index = \"{}\" }},  # PTX line 686",
@@ -229,7 +233,7 @@ fn lifted_star1_reads_the_hand_derived_indices() {
         ),
         format!(
             "{{ load = \"in\", index = \"{}\" }},  # PTX line 691",
-            c.replace("4 * plane", "3 * plane")
+            wrapped("4 * pitch + 3 * plane")
         ),
         format!(
             "{{ load = \"in\", index = \"{}\" }},  # PTX line 695",
@@ -345,15 +349,16 @@ fn unsigned_indices_and_a_clamp_lift_with_the_extent_given() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "tests/data/ptx/constructs.ptx: line 136: the extent of array 'in' cannot be inferred from index nx * y + min(x + 1, nx - 1); pass --extent in=EXPR (elements)"
+        "tests/data/ptx/constructs.ptx: line 136: the extent of array 'in' cannot be inferred from index u32(nx * y + min(x + 1, nx - 1)); pass --extent in=EXPR (elements)"
     );
     let t = construct("clamp2d", &[("in", "nx * ny")]);
     assert_eq!(
         body(&t),
         [
-            "{ load = \"in\", index = \"nx * y + x\" },",
-            "{ load = \"in\", index = \"nx * y + min(x + 1, nx - 1)\" },",
-            "{ store = \"out\", index = \"nx * y + x\" },"
+            // unsigned arithmetic, widened modulo 2^32
+            "{ load = \"in\", index = \"u32(nx * y + x)\" },",
+            "{ load = \"in\", index = \"u32(nx * y + min(x + 1, nx - 1))\" },",
+            "{ store = \"out\", index = \"u32(nx * y + x)\" },"
         ]
     );
     let k = Kernel::parse(&t, "clamp2d").unwrap();
@@ -369,7 +374,7 @@ fn a_select_stays_whole_in_the_index() {
         body(&t),
         [
             "{ load = \"in\", index = \"x\" },",
-            "{ load = \"in\", index = \"(x == 0 ? n : x) - 1\" },",
+            "{ load = \"in\", index = \"i32((x == 0 ? n : x) - 1)\" },",
             "{ store = \"out\", index = \"x\" },"
         ]
     );
@@ -384,7 +389,8 @@ fn a_select_stays_whole_in_the_index() {
 #[test]
 fn atomics_lift_as_atomics() {
     let t = construct("red_stride", &[]);
-    assert_eq!(body(&t), ["{ atomic = \"a\", index = \"2 * x\" },"]);
+    // 2 * x in int (32 bits), widened: it could leave the 32-bit range
+    assert_eq!(body(&t), ["{ atomic = \"a\", index = \"i32(2 * x)\" },"]);
     assert!(t.contains("dims = [\"2 * n - 1\"]"));
 }
 
@@ -1009,7 +1015,7 @@ fn a_loop_unrolled_with_a_remainder_lifts_as_two_loops() {
             "{ load = \"in\", index = \"4 * k * nx + 3 * nx + x\" },",
             "] },",
             "{ loop = \"k1\", count = \"trips_k1\", body = [",
-            "{ load = \"in\", index = \"k1 * nx + 4 * nx * trips_k + x\" },",
+            "{ load = \"in\", index = \"k1 * nx + i32(4 * nx * trips_k + x)\" },",
             "] },",
             "{ store = \"out\", index = \"x\" },",
         ]
@@ -1064,7 +1070,7 @@ fn nested_loops_lift_with_the_outer_variable_in_the_inner_bound_and_address() {
         [
             "{ loop = \"k\", count = \"trips_k\", body = [",
             "{ loop = \"k1\", count = \"max(0, k) + 1\", body = [",
-            "{ load = \"in\", index = \"k * m * nx + k1 * nx + x\" },",
+            "{ load = \"in\", index = \"k1 * nx + i32(k * m * nx + x)\" },",
             "] },",
             "] },",
             "{ store = \"out\", index = \"x\" },",
@@ -1099,8 +1105,8 @@ fn branches_inside_a_loop_become_ifs_inside_it() {
         [
             "{ loop = \"k\", count = \"max(0, nz - 1) + 1\", body = [",
             "{ if = \"(k % 2) != 1\", body = [",
-            "{ load = \"in\", index = \"k * nx + x\" },",
-            "{ store = \"out\", index = \"k * nx + x\" },",
+            "{ load = \"in\", index = \"i32(k * nx + x)\" },",
+            "{ store = \"out\", index = \"i32(k * nx + x)\" },",
             "] },",
             "] },",
         ]
@@ -1123,9 +1129,9 @@ fn branches_inside_a_loop_become_ifs_inside_it() {
         [
             "{ loop = \"k\", count = \"max(0, nz - 1) + 1\", body = [",
             "{ if = \"threadIdx.x < lim\", body = [",
-            "{ load = \"in\", index = \"k * nx + x\" },",
+            "{ load = \"in\", index = \"i32(k * nx + x)\" },",
             "] },",
-            "{ store = \"out\", index = \"k * nx + x\" },",
+            "{ store = \"out\", index = \"i32(k * nx + x)\" },",
             "] },",
         ]
     );
@@ -1235,7 +1241,7 @@ fn early_exits_and_accesses_under_loaded_conditions_are_refused_and_a_division_t
     // for (; k < n; k++) if (in[k * nx + x] < 0) break;
     assert_eq!(
         refuse("search"),
-        "tests/data/ptx/control.ptx: line 322: a branch out of the loop at line 315 (an early exit or `break`) is not lifted yet"
+        "tests/data/ptx/control.ptx: line 322: a branch out of the loop at line 315 (an early exit or `break`) is not lifted: its condition cannot be lifted: a floating-point comparison (line 321) is not lifted"
     );
     // if (v == -1.0f) out[0] = v, v loaded
     assert_eq!(
@@ -1432,8 +1438,11 @@ fn flops_in_loops_of_a_runtime_trip_count_follow_the_count() {
 }
 
 #[test]
-fn flops_in_a_loop_whose_trips_depend_on_the_block_are_left_out_with_a_warning() {
-    // star1_zloop: each block runs min(cz, nz - blockIdx.z * cz) planes
+fn flops_in_a_loop_whose_trips_depend_on_the_block_are_counted_per_store_as_the_trace_gives_them() {
+    use gputraffic::input::trace::FpOps;
+    // star1_zloop: each block runs min(cz, nz - blockIdx.z * cz) planes, nvcc's main loop four
+    // per trip (32 operations, 4 stores), its remainder loop one (8, 1), nothing outside: 8
+    // double-precision operations per updated point whatever the trips, the trace's 8
     let lift = lift_with(
         STENCILS,
         "star1_zloop",
@@ -1446,28 +1455,86 @@ fn flops_in_a_loop_whose_trips_depend_on_the_block_are_left_out_with_a_warning()
         "nx * ny * nz",
         &[("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")],
     );
+    assert!(
+        lift.toml
+            .contains("flops_per_update = { fp32 = 0, fp64 = 8 }\n"),
+        "{}",
+        lift.toml
+    );
+    assert!(
+        lift.warnings.iter().all(|w| !w.contains("floating-point")),
+        "{:?}",
+        lift.warnings
+    );
+    let req = LaunchRequest {
+        set: [("cz", 5), ("pitch", 264), ("plane", 264 * 264)]
+            .map(|(n, v)| (n.to_string(), v))
+            .into(),
+        ..Default::default()
+    };
+    let lifted = Bound::new(lift.kernel, "h200", &req).unwrap();
+    let trace_req = LaunchRequest {
+        set: [("cz".to_string(), 5)].into(),
+        ..Default::default()
+    };
+    let shipped = Bound::new(shipped("star1-zloop"), "h200", &trace_req).unwrap();
+    assert_eq!(
+        lifted.launch.flops_per_update,
+        Some(FpOps {
+            fp32: 0.0,
+            fp64: 8.0
+        })
+    );
+    assert_eq!(
+        lifted.launch.flops_per_update,
+        shipped.launch.flops_per_update
+    );
+}
+
+#[test]
+fn flops_that_are_not_the_same_per_store_are_left_out_with_a_warning() {
+    // triangle: an inner loop of k + 1 trips inside a loop of m, one store after both; the
+    // operations per thread depend on the outer loop and are not a constant number per store
+    let lift = control("triangle");
     assert!(!lift.toml.contains("flops_per_update"), "{}", lift.toml);
     assert!(
-        lift.warnings.iter().any(|w| w.starts_with(
-            "tests/data/ptx/stencils.ptx: line 276: the trip count of this loop is not a constant of the launch"
-        ) && w.contains("thread.flops_per_update")),
+        lift.warnings.iter().any(|w| w
+            .contains(": the trip count of this loop is not a constant of the launch")
+            && w.contains("not the same per store")
+            && w.contains("thread.flops_per_update")),
         "{:?}",
         lift.warnings
     );
 }
 
 #[test]
-fn flops_are_not_written_when_the_updates_are_given() {
-    // per thread, they are not per update once --updates says a thread updates several points
+fn flops_with_the_updates_given_are_counted_per_store() {
+    use gputraffic::input::trace::FpOps;
+    // star7_coarse_yz: each thread updates 4 points, 4 stores; 8 operations per point, the
+    // trace's 8
     let options = star7_coarse_yz_options();
     let lift = lift_file(NEW_KERNELS, &options).unwrap();
-    assert!(!lift.toml.contains("flops_per_update"), "{}", lift.toml);
     assert!(
-        lift.warnings
-            .iter()
-            .any(|w| w.contains("not written with --updates")),
-        "{:?}",
-        lift.warnings
+        lift.toml
+            .contains("flops_per_update = { fp32 = 0, fp64 = 8 }\n"),
+        "{}",
+        lift.toml
+    );
+    let req = LaunchRequest::default();
+    let lifted = Bound::new(lift.kernel, "h200", &req).unwrap();
+    assert_eq!(
+        lifted.launch.flops_per_update,
+        Some(FpOps {
+            fp32: 0.0,
+            fp64: 8.0
+        })
+    );
+    assert_eq!(
+        lifted.launch.flops_per_update,
+        Bound::new(shipped("star7-coarse-yz"), "h200", &req)
+            .unwrap()
+            .launch
+            .flops_per_update
     );
 }
 
@@ -1712,4 +1779,256 @@ fn lifted_l2cap_sweep_counts_as_the_l2_sweep_trace_with_its_sm_record() {
             assert_ne!(lifted.l2, recorded.l2, "{what}");
         }
     }
+}
+
+const WRAP: &str = "tests/data/ptx/wrap.ptx";
+
+fn wrap_kernel(entry: &str) -> gputraffic::input::ptx::Lifted {
+    lift_file(
+        WRAP,
+        &LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(32),
+            issue_order: ptx_order(),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_index_computed_in_32_bits_wraps_as_the_ptx_computes_it() {
+    // int idx = (z * ny + y) * nx + x: two mad.lo.s32, then mul.wide.s32 by 4 for the address
+    let int = wrap_kernel("copy_int");
+    let idx = "nx * ny * z + nx * y + x";
+    assert_eq!(
+        body(&int.toml),
+        [
+            format!("{{ load = \"in\", index = \"i32({idx})\" }},"),
+            format!("{{ store = \"out\", index = \"i32({idx})\" }},"),
+        ]
+    );
+    // the extents assume no wrap: the largest index of a thread passing the guard, plus one
+    assert!(
+        int.toml.contains("dims = [\"nx * ny * nz\"]"),
+        "{}",
+        int.toml
+    );
+    // unsigned: mul.wide.u32, modulo 2^32
+    let unsigned = wrap_kernel("copy_unsigned");
+    assert_eq!(
+        body(&unsigned.toml)[0],
+        format!("{{ load = \"in\", index = \"u32({idx})\" }},")
+    );
+    // long idx = ((long)z * ny + y) * nx + x: each 32-bit value widened alone (mul.wide.s32 of
+    // ny and z, cvt of y, nx and x), the sums in 64 bits: nothing wraps
+    let long = wrap_kernel("copy_long");
+    assert_eq!(
+        body(&long.toml)[0],
+        format!("{{ load = \"in\", index = \"{idx}\" }},")
+    );
+    assert_eq!(
+        body(&wrap_kernel("gather_int").toml)[0],
+        "{ load = \"in\", index = \"i32(stride * x)\" },"
+    );
+}
+
+#[test]
+fn a_launch_too_small_to_wrap_counts_exactly_as_the_64_bit_kernel_with_affine_indices() {
+    for (block, domain) in CASES {
+        let set = [("nx", domain[0]), ("ny", domain[1]), ("nz", domain[2])];
+        let bind = |entry: &str| {
+            let req = LaunchRequest {
+                block: Some(block),
+                set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+                ..Default::default()
+            };
+            Bound::new(wrap_kernel(entry).kernel, "h200", &req).unwrap()
+        };
+        let (int, long) = (bind("copy_int"), bind("copy_long"));
+        // the wraps are dropped at binding: the launch cannot leave 32 bits, the index is affine
+        for a in &int.launch.program.accesses {
+            assert!(a.index.as_affine().is_some(), "{}", a.index_text);
+        }
+        let run = |b: &Bound| gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default());
+        assert_eq!(
+            run(&int).unwrap(),
+            run(&long).unwrap(),
+            "{block:?} {domain:?}"
+        );
+    }
+}
+
+#[test]
+fn a_32_bit_index_that_wraps_out_of_its_array_is_one_error_naming_the_thread() {
+    let gather = |entry: &str, stride: i64| {
+        let b = Bound::new(
+            wrap_kernel(entry).kernel,
+            "h200",
+            &LaunchRequest {
+                block: Some([32, 1, 1]),
+                set: [("n".to_string(), 16), ("stride".to_string(), stride)].into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default())
+    };
+    // 16 threads read in[x * 2^27]: the largest, 15 * 2^27, fits in an int; 16 sectors
+    let fits = gather("gather_int", 1 << 27).unwrap();
+    assert_eq!((fits.l1.load_sectors, fits.l1.store_sectors), (16, 2));
+    // x * 2^28 is 2^31 at x = 8: i32 makes it -2^31, byte -2^33 of the 4 * (15 * 2^28 + 1)
+    let err = gather("gather_int", 1 << 28).unwrap_err().to_string();
+    assert!(
+        err.starts_with("tests/data/ptx/wrap.ptx: line ")
+            && err.contains(": a load of array 'in' is outside it: thread (8, 0, 0) of block (0, 0, 0) accesses byte offset -8589934592 of 16106127364 (the index is computed in 32 bits, i32/u32, and wraps around in this launch: the kernel as written indexes outside its array)")
+            && !err.contains('\n'),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unsigned_index_that_wraps_inside_its_array_is_simulated_as_the_gpu_computes_it() {
+    let gather = |stride: i64| {
+        let b = Bound::new(
+            wrap_kernel("gather_unsigned").kernel,
+            "h200",
+            &LaunchRequest {
+                block: Some([32, 1, 1]),
+                set: [("n".to_string(), 16), ("stride".to_string(), stride)].into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    };
+    // x * 2^28 stays below 2^32: 16 addresses, 16 sectors
+    assert_eq!(gather(1 << 28).l1.load_sectors, 16);
+    // x * 2^29 mod 2^32: threads 8..15 read what threads 0..7 read, 8 sectors
+    let wrapped = gather(1 << 29);
+    assert_eq!(wrapped.l1.load_sectors, 8);
+    assert_eq!(wrapped.thread_accesses, 32);
+}
+
+const BREAKS: &str = "tests/data/ptx/breaks.ptx";
+
+fn breaks(entry: &str) -> gputraffic::Result<gputraffic::input::ptx::Lifted> {
+    lift_file(
+        BREAKS,
+        &LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(32),
+            issue_order: ptx_order(),
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn a_break_on_a_parameter_lifts_with_the_fewest_trips_either_test_allows() {
+    // for (k = 0; k < n; k++) { if (k >= m) break; s += in[x + k * nx]; }: nvcc tests both
+    // before the back edge: min(n, m) trips where both are positive, else none
+    let k = breaks("sum_break").unwrap();
+    assert!(
+        k.toml.contains(
+            "\"trips_k = (m >= 1 && n >= 1 ? min(max(0, m - 1) + 1, max(0, n - 1) + 1) : 0)\""
+        ),
+        "{}",
+        k.toml
+    );
+    assert_eq!(
+        body(&k.toml),
+        [
+            "{ loop = \"k\", count = \"trips_k\", body = [",
+            "{ load = \"in\", index = \"k * nx + x\" },",
+            "] },",
+            "{ store = \"out\", index = \"x\" },",
+        ]
+    );
+    for (n, m, trips) in [(5, 3, 3), (3, 5, 3), (4, 4, 4), (5, 0, 0), (0, 5, 0)] {
+        let c = counts(
+            k.kernel.clone(),
+            [32, 1, 1],
+            &[("nx", 64), ("n", n), ("m", m)],
+        );
+        assert_eq!(c.thread_accesses, 64 * (trips + 1), "n {n} m {m}");
+        assert_eq!(c.l1.load_sectors, 2 * 4 * trips, "n {n} m {m}");
+    }
+}
+
+#[test]
+fn loop_exits_that_cannot_give_a_trip_count_are_refused_with_the_reason() {
+    let data = breaks("until_negative").unwrap_err().to_string();
+    assert_eq!(
+        data,
+        "tests/data/ptx/breaks.ptx: line 179: a branch out of the loop at line 172 (an early exit or `break`) is not lifted: its condition cannot be lifted: a floating-point comparison (line 178) is not lifted"
+    );
+    let middle = breaks("half_break").unwrap_err().to_string();
+    assert_eq!(
+        middle,
+        "tests/data/ptx/breaks.ptx: line 246: a branch out of the loop at line 241 (an early exit or `break`) is not lifted: it leaves in the middle of the body, so the last iteration is cut short (an exit tested just before the back edge is lifted)"
+    );
+}
+
+#[test]
+fn a_while_loop_on_parameters_lifts_as_a_counted_loop() {
+    // r = start; while (r < stop) { s += in[x + r * nx]; r += 2; }
+    let k = breaks("walk_while").unwrap();
+    assert!(
+        k.toml
+            .contains("\"trips_k = (start < stop ? max(0, cdiv(-start + stop - 2, 2)) + 1 : 0)\""),
+        "{}",
+        k.toml
+    );
+    // start 1, stop 8: r = 1, 3, 5, 7; start 8: none; start 3, stop 4: r = 3
+    for (start, stop, trips) in [(1, 8, 4), (8, 8, 0), (3, 4, 1)] {
+        let c = counts(
+            k.kernel.clone(),
+            [32, 1, 1],
+            &[("nx", 64), ("start", start), ("stop", stop)],
+        );
+        assert_eq!(c.thread_accesses, 64 * (trips + 1), "{start}..{stop}");
+    }
+}
+
+#[test]
+fn the_wraps_of_the_shipped_stencils_are_dropped_at_binding_so_their_indices_stay_affine() {
+    // star<1>, star<4>, box27 (x + P in int), jacobi2d, transpose_naive: i32(…) in the lifted
+    // text; at 256^3 (and 64^2) nothing can wrap, and every index binds to the affine form
+    let extent = [("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")];
+    let bind = |k: Kernel, set: &[(&str, i64)]| {
+        let req = LaunchRequest {
+            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..Default::default()
+        };
+        Bound::new(k, "h200", &req).unwrap()
+    };
+    let mut wrapped = 0;
+    for entry in ["star<1>", "star<4>", "box27"] {
+        let k = lifted(STENCILS, entry, 32, &extent);
+        let b = bind(k, &[("pitch", 264), ("plane", 264 * 264)]);
+        for a in &b.launch.program.accesses {
+            wrapped += usize::from(a.index_text.contains("i32("));
+            assert!(a.index.as_affine().is_some(), "{entry}: {}", a.index_text);
+        }
+    }
+    let square = [
+        ("in", "(nx + 2) * (ny + 2)"),
+        ("out", "(nx + 2) * (ny + 2)"),
+    ];
+    for entry in ["jacobi2d", "transpose_naive"] {
+        let k = lifted(NEW_KERNELS, entry, 32, &square);
+        let b = bind(k, &[("nx", 64), ("ny", 64)]);
+        for a in &b.launch.program.accesses {
+            wrapped += usize::from(a.index_text.contains("i32("));
+            assert!(a.index.as_affine().is_some(), "{entry}: {}", a.index_text);
+        }
+    }
+    // inside a loop: i32(k * nx + x), k below its count max(0, nz - 1) + 1 = 4
+    let b = bind(control("alternate").kernel, &[("nx", 64), ("nz", 4)]);
+    for a in &b.launch.program.accesses {
+        wrapped += usize::from(a.index_text.contains("i32("));
+        assert!(a.index.as_affine().is_some(), "alternate: {}", a.index_text);
+    }
+    assert!(wrapped >= 12, "{wrapped} wrapped indices");
 }

@@ -304,7 +304,15 @@ impl Access {
                 array.bytes()
             ),
         };
-        Error::new(source_name, format!("{}: {problem}", self.at))
+        // a lifted kernel's 32-bit index arithmetic that the launch's sizes did not prove idle
+        let wraps = (self.index_text.contains("i32(") || self.index_text.contains("u32("))
+            && self.index.as_affine().is_none();
+        let why = if wraps {
+            " (the index is computed in 32 bits, i32/u32, and wraps around in this launch: the kernel as written indexes outside its array)"
+        } else {
+            ""
+        };
+        Error::new(source_name, format!("{}: {problem}{why}", self.at))
     }
 
     /// The error for an index of this access (`text`: the expression, or one coordinate's)
@@ -1099,6 +1107,16 @@ fn compile_program(
 ) -> Result<Program> {
     let src = kernel.source_name.as_str();
     let mut lets: Vec<(String, Expr)> = kernel.lets.clone();
+    // Each thread and block index lies in its launch range, and a loop variable below its
+    // count's largest value (where the count is affine; else unbounded): what drops the
+    // `i32(…)`/`u32(…)` wraps of a lifted kernel whose 32-bit index arithmetic cannot wrap in
+    // this launch, keeping its indices affine. `StepCompiler::steps` pushes the loops' bounds.
+    let mut launch_bounds = vec![(0i64, 0i64); SLOT_LOOP];
+    for d in 0..3 {
+        launch_bounds[SLOT_THREAD + d] = (0, i64::from(block[d]) - 1);
+        launch_bounds[SLOT_BLOCK + d] = (0, i64::from(grid[d]) - 1);
+    }
+    let slot_bounds = std::cell::RefCell::new(launch_bounds);
 
     let compile_with =
         |e: &Expr, lets: &[(String, Expr)], loop_vars: &[String], what: &str| -> Result<Compiled> {
@@ -1128,7 +1146,7 @@ fn compile_program(
                     _ => return None,
                 })
             };
-            expr::compile(e, &resolve)
+            expr::compile_bounded(e, &resolve, &slot_bounds.borrow())
                 .map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
         };
 
@@ -1172,6 +1190,7 @@ fn compile_program(
     };
     let mut accesses = Vec::new();
     let compiler = StepCompiler {
+        slot_bounds: &slot_bounds,
         src,
         arrays,
         shared,
@@ -1238,6 +1257,8 @@ type PredicateFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Resu
 /// What compiling a program's steps reads throughout: the arrays, the launch's shape (which
 /// proves per-dimension coordinates inside), and how expressions and conditions compile.
 struct StepCompiler<'a> {
+    /// Each slot's least and greatest value where known (thread, block, enclosing loops).
+    slot_bounds: &'a std::cell::RefCell<Vec<(i64, i64)>>,
     src: &'a str,
     arrays: &'a [ArrayLayout],
     shared: &'a [ArrayLayout],
@@ -1285,6 +1306,23 @@ impl StepCompiler<'_> {
                         ));
                     }
                     let depth = loop_vars.len();
+                    // the loop variable runs below the count's largest value over the launch
+                    let top = count.as_affine().and_then(|c| {
+                        let bounds = self.slot_bounds.borrow();
+                        let mut hi = i128::from(c.c0);
+                        for (slot, &coef) in c.coef.iter().enumerate().filter(|(_, c)| **c != 0) {
+                            let (lo, up) = bounds.get(slot).copied()?;
+                            hi += (i128::from(coef) * i128::from(lo))
+                                .max(i128::from(coef) * i128::from(up));
+                        }
+                        i64::try_from(hi - 1).ok()
+                    });
+                    let mut bounds = self.slot_bounds.borrow_mut();
+                    bounds.truncate(SLOT_LOOP + depth);
+                    if let Some(top) = top.filter(|_| bounds.len() == SLOT_LOOP + depth) {
+                        bounds.push((0, top.max(0)));
+                    }
+                    drop(bounds);
                     loop_vars.push(l.var.clone());
                     let while_cond = match &l.while_cond {
                         Some(w) => Some(predicate(
@@ -1300,6 +1338,7 @@ impl StepCompiler<'_> {
                     let body = self.steps(&l.body, lets, loop_vars, accesses)?;
                     lets.truncate(saved);
                     loop_vars.pop();
+                    self.slot_bounds.borrow_mut().truncate(SLOT_LOOP + depth);
                     nodes.push(Node::Loop(LoopNode {
                         count_lane_invariant: !count.reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
                         count,

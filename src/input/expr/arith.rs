@@ -19,6 +19,17 @@ pub(super) fn abs(a: i64) -> Result<i64, EvalError> {
     a.checked_abs().ok_or(EvalError::Overflow)
 }
 
+/// `a` wrapped around to 32 bits as the GPU's 32-bit integer arithmetic leaves it: two's
+/// complement (`signed`, into `-2^31..2^31`) or modulo 2^32 (into `0..2^32`).
+#[inline]
+pub(super) fn wrap32(a: i64, signed: bool) -> i64 {
+    if signed {
+        i64::from(a as i32)
+    } else {
+        i64::from(a as u32)
+    }
+}
+
 /// Floor division.
 #[inline]
 fn floor_div(a: i64, b: i64) -> Result<i64, EvalError> {

@@ -2,7 +2,7 @@
 //! compiled forms ([`Affine`],
 //! [`GeneralProgram`] on its small stack, [`Compiled`]).
 
-use super::arith::{abs, cdiv, neg};
+use super::arith::{abs, cdiv, neg, wrap32};
 use super::lower::{Guard, Op};
 use super::{Affine, BinaryOp, Compiled, EvalError, Expr, Func, GeneralProgram, UnaryOp};
 
@@ -54,6 +54,9 @@ impl Expr {
                 f.check_arity(args.len())?;
                 match f {
                     Func::Abs => abs(args[0].eval_with(lookup)?),
+                    Func::I32 | Func::U32 => {
+                        Ok(wrap32(args[0].eval_with(lookup)?, *f == Func::I32))
+                    }
                     Func::Cdiv => {
                         let x = args[0].eval_with(lookup)?;
                         let y = args[1].eval_with(lookup)?;
@@ -192,6 +195,7 @@ impl GeneralProgram {
                 Op::Neg => stack[sp - 1] = neg(stack[sp - 1])?,
                 Op::Not => stack[sp - 1] = i64::from(stack[sp - 1] == 0),
                 Op::Abs => stack[sp - 1] = abs(stack[sp - 1])?,
+                Op::Wrap32(signed) => stack[sp - 1] = wrap32(stack[sp - 1], *signed),
                 Op::Bool => stack[sp - 1] = i64::from(stack[sp - 1] != 0),
                 Op::Jz(t) => {
                     sp -= 1;
@@ -277,6 +281,14 @@ mod tests {
         assert_eq!(both("min(3, -1, 2)"), Ok(-1));
         assert_eq!(both("max(3, -1, 2)"), Ok(3));
         assert_eq!(both("min(4, 9)"), Ok(4));
+        // 32-bit wrap-around, as the GPU's 32-bit integer instructions leave a value
+        assert_eq!(both("i32(2147483647)"), Ok(2_147_483_647));
+        assert_eq!(both("i32(2147483647 + 1)"), Ok(-2_147_483_648));
+        assert_eq!(both("i32(-2147483649)"), Ok(2_147_483_647));
+        assert_eq!(both("i32(3 * 1073741824)"), Ok(-1_073_741_824));
+        assert_eq!(both("u32(-1)"), Ok(4_294_967_295));
+        assert_eq!(both("u32(4294967296 + 5)"), Ok(5));
+        assert_eq!(both("u32(4294967295)"), Ok(4_294_967_295));
         assert_eq!(both("cdiv(10, 4)"), Ok(3));
         assert_eq!(both("cdiv(8, 4)"), Ok(2));
         assert_eq!(both("cdiv(-1, 4)"), Ok(0));

@@ -1,7 +1,7 @@
 //! Compilation: names resolved to constants, slots or inlined expressions, constants folded,
 //! then either the [`Affine`] form or a [`GeneralProgram`], a flat postfix bytecode.
 
-use super::arith::{Arith, abs, neg};
+use super::arith::{Arith, abs, neg, wrap32};
 use super::{
     BinaryOp, EvalError, Expr, Func, MAX_COMPILE_DEPTH, MAX_COMPILE_NODES, MAX_INLINE_DEPTH,
     MAX_SLOTS, UnaryOp,
@@ -84,6 +84,8 @@ enum Node {
     And(Box<Node>, Box<Node>),
     Or(Box<Node>, Box<Node>),
     Cond(Box<Node>, Box<Node>, Box<Node>),
+    /// `i32(a)` (signed) or `u32(a)`: wrap around to 32 bits.
+    Wrap(bool, Box<Node>),
 }
 
 impl Node {
@@ -99,7 +101,7 @@ impl Node {
         match self {
             Node::Const(_) | Node::Slot(_) => true,
             Node::Fail(_) | Node::Neg(_) | Node::Abs(_) => false,
-            Node::Not(a) => a.is_infallible(),
+            Node::Not(a) | Node::Wrap(_, a) => a.is_infallible(),
             Node::Bin(op, a, b) => op.is_infallible() && a.is_infallible() && b.is_infallible(),
             Node::And(a, b) | Node::Or(a, b) => a.is_infallible() && b.is_infallible(),
             Node::Cond(c, a, b) => c.is_infallible() && a.is_infallible() && b.is_infallible(),
@@ -124,6 +126,87 @@ impl Node {
             (UnaryOp::Neg, a) => Node::Neg(Box::new(a)),
             (UnaryOp::Not, a) => Node::Not(Box::new(a)),
         }
+    }
+
+    /// `i32(a)` / `u32(a)`, dropped where `a` provably lies in the target range over the
+    /// slots' `bounds` (so the common case stays affine and costs nothing).
+    fn wrap(signed: bool, a: Node, bounds: &[(i64, i64)]) -> Node {
+        let (lo, hi) = if signed {
+            (i128::from(i32::MIN), i128::from(i32::MAX))
+        } else {
+            (0, i128::from(u32::MAX))
+        };
+        match a {
+            f @ Node::Fail(_) => f,
+            Node::Const(v) => Node::Const(wrap32(v, signed)),
+            a => match a.interval(bounds) {
+                Some((l, h)) if l >= lo && h <= hi => a,
+                _ => Node::Wrap(signed, Box::new(a)),
+            },
+        }
+    }
+
+    /// The least and greatest values this node can take when every slot `i` lies in
+    /// `bounds[i]` (a slot past `bounds` is unbounded), conservatively; `None` where unknown.
+    fn interval(&self, bounds: &[(i64, i64)]) -> Option<(i128, i128)> {
+        let corners = |a: (i128, i128), b: (i128, i128), f: fn(i128, i128) -> Option<i128>| {
+            let v = [f(a.0, b.0)?, f(a.0, b.1)?, f(a.1, b.0)?, f(a.1, b.1)?];
+            Some((*v.iter().min()?, *v.iter().max()?))
+        };
+        // far beyond any i64, so that no product of two of them overflows i128
+        let limit = 1i128 << 62;
+        let r = match self {
+            Node::Const(c) => (i128::from(*c), i128::from(*c)),
+            Node::Slot(i) => {
+                let (l, h) = bounds.get(*i)?;
+                (i128::from(*l), i128::from(*h))
+            }
+            Node::Fail(_) => return None,
+            Node::Neg(a) => {
+                let (l, h) = a.interval(bounds)?;
+                (-h, -l)
+            }
+            Node::Abs(a) => {
+                let (l, h) = a.interval(bounds)?;
+                if l >= 0 {
+                    (l, h)
+                } else if h <= 0 {
+                    (-h, -l)
+                } else {
+                    (0, h.max(-l))
+                }
+            }
+            Node::Not(_) | Node::And(..) | Node::Or(..) => (0, 1),
+            Node::Bin(op, ..) if op.is_boolean() => (0, 1),
+            Node::Bin(op, a, b) => {
+                let (x, y) = (a.interval(bounds)?, b.interval(bounds)?);
+                match op {
+                    Arith::Add => (x.0 + y.0, x.1 + y.1),
+                    Arith::Sub => (x.0 - y.1, x.1 - y.0),
+                    Arith::Mul => corners(x, y, |p, q| Some(p * q))?,
+                    Arith::Min => (x.0.min(y.0), x.1.min(y.1)),
+                    Arith::Max => (x.0.max(y.0), x.1.max(y.1)),
+                    // floor division and cdiv are monotonic in the dividend and, for a divisor of
+                    // one sign, in the divisor
+                    // (one wider: cdiv is at most one above)
+                    Arith::Div | Arith::Cdiv if y.0 > 0 || y.1 < 0 => {
+                        let (l, h) =
+                            corners(x, y, |p, q| Some(p.div_euclid(q.abs()) * q.signum()))?;
+                        (l - 1, h + 1)
+                    }
+                    Arith::Rem if y.0 > 0 => (0, y.1 - 1),
+                    Arith::Rem if y.1 < 0 => (y.0 + 1, 0),
+                    _ => return None,
+                }
+            }
+            Node::Cond(_, a, b) => {
+                let (x, y) = (a.interval(bounds)?, b.interval(bounds)?);
+                (x.0.min(y.0), x.1.max(y.1))
+            }
+            Node::Wrap(true, _) => (i128::from(i32::MIN), i128::from(i32::MAX)),
+            Node::Wrap(false, _) => (0, i128::from(u32::MAX)),
+        };
+        (r.0 > -limit && r.1 < limit).then_some(r)
     }
 
     fn abs(a: Node) -> Node {
@@ -254,6 +337,8 @@ impl Node {
 
 struct Lowerer<'r, 'a> {
     resolve: &'r dyn Fn(&str) -> Option<Binding<'a>>,
+    /// The least and greatest value of each slot, where known (for dropping wraps).
+    bounds: &'r [(i64, i64)],
     nodes: usize,
 }
 
@@ -347,6 +432,7 @@ impl<'a> Lowerer<'_, 'a> {
             Func::Cdiv => Node::bin(Arith::Cdiv, first, it.next().unwrap_or(Node::Const(0))),
             Func::Min => it.fold(first, |acc, n| Node::bin(Arith::Min, acc, n)),
             Func::Max => it.fold(first, |acc, n| Node::bin(Arith::Max, acc, n)),
+            Func::I32 | Func::U32 => Node::wrap(f == Func::I32, first, self.bounds),
         })
     }
 }
@@ -359,6 +445,8 @@ pub(super) enum Op {
     Neg,
     Not,
     Abs,
+    /// Wrap the top of the stack around to 32 bits, signed or not.
+    Wrap32(bool),
     /// Normalise the top of the stack to 0 or 1.
     Bool,
     Bin(Arith),
@@ -507,6 +595,10 @@ impl Emitter {
             Node::Abs(a) => {
                 self.emit(a);
                 self.push(Op::Abs, false);
+            }
+            Node::Wrap(signed, a) => {
+                self.emit(a);
+                self.push(Op::Wrap32(*signed), false);
             }
             Node::Bin(op, a, b) => match (&**a, &**b) {
                 (Node::Slot(i), Node::Const(k)) => {
@@ -663,7 +755,22 @@ pub fn compile<'a>(
     expr: &Expr,
     resolve: &dyn Fn(&str) -> Option<Binding<'a>>,
 ) -> Result<Compiled, EvalError> {
-    let mut lw = Lowerer { resolve, nodes: 0 };
+    compile_bounded(expr, resolve, &[])
+}
+
+/// [`compile`], knowing that slot `i` lies in `bounds[i]` (least, greatest; slots past the end
+/// are unbounded): an `i32(a)` or `u32(a)` whose operand provably fits in the target range
+/// over those bounds is `a` itself, so an index that does not wrap in a launch stays affine.
+pub fn compile_bounded<'a>(
+    expr: &Expr,
+    resolve: &dyn Fn(&str) -> Option<Binding<'a>>,
+    bounds: &[(i64, i64)],
+) -> Result<Compiled, EvalError> {
+    let mut lw = Lowerer {
+        resolve,
+        bounds,
+        nodes: 0,
+    };
     let node = lw.lower(expr, 0, 0)?;
     if let Node::Fail(e) = node {
         return Err(e);
@@ -705,6 +812,52 @@ mod tests {
         // a slot compared with a constant (compiled to one instruction)
         assert!(c("u < 3 ? b : 2 * b").reads_slots(thread.clone()));
         assert!(!c("b < 3 ? b : 2 * b").reads_slots(thread));
+    }
+
+    #[test]
+    fn a_wrap_is_dropped_where_the_bounds_prove_that_its_operand_fits() {
+        let e = parse("i32(1024 * b + t + 4) * 8").unwrap();
+        let resolve = |n: &str| match n {
+            "t" => Some(Binding::Slot(0)),
+            "b" => Some(Binding::Slot(1)),
+            _ => None,
+        };
+        // t < 1024, b < 2^20: at most 2^30 + 1027, inside i32: the plain affine index
+        let fits = compile_bounded(&e, &resolve, &[(0, 1023), (0, (1 << 20) - 1)]).unwrap();
+        let a = fits.as_affine().expect("the wrap is dropped");
+        assert_eq!((a.c0, a.coef[0], a.coef[1]), (32, 8, 8192));
+        // b up to 2^21 - 1: 1024 * b + t + 4 reaches 2^31 + 3, so the wrap stays and works
+        let wraps = compile_bounded(&e, &resolve, &[(0, 1023), (0, (1 << 21) - 1)]).unwrap();
+        assert!(wraps.as_affine().is_none());
+        assert_eq!(
+            wraps.eval(&[1023, (1 << 21) - 1]),
+            Ok(8 * (3 - (1i64 << 31)))
+        );
+        assert_eq!(wraps.eval(&[3, 5]), Ok(8 * (5 * 1024 + 7)));
+        // unsigned: a negative operand never fits
+        let u = parse("u32(t - 1)").unwrap();
+        let c = compile_bounded(&u, &resolve, &[(0, 1023), (0, 0)]).unwrap();
+        assert_eq!(c.eval(&[0, 0]), Ok(4_294_967_295));
+        assert_eq!(c.eval(&[5, 0]), Ok(4));
+        assert!(
+            compile_bounded(&u, &resolve, &[(1, 1023), (0, 0)])
+                .unwrap()
+                .as_affine()
+                .is_some()
+        );
+        // no bounds (plain compile): only constants fold
+        assert_eq!(
+            compile(&parse("i32(2147483648)").unwrap(), &resolve)
+                .unwrap()
+                .as_constant(),
+            Some(-2_147_483_648)
+        );
+        assert!(
+            compile(&parse("i32(t)").unwrap(), &resolve)
+                .unwrap()
+                .as_affine()
+                .is_none()
+        );
     }
 
     #[test]
@@ -932,6 +1085,9 @@ mod tests {
             4 => (0..NAMES.len()).prop_map(|i| Expr::Var(NAMES[i].to_string())),
             1 => Just(Expr::Var("k".into())),
             1 => Just(Expr::Var("c".into())),
+            // near the 32-bit limits, so that the wraps below change values
+            1 => prop::sample::select(vec![1i64 << 31, (1 << 31) - 1, -(1 << 31), 1 << 32])
+                .prop_map(Expr::Num),
         ];
         let bin_ops = prop::sample::select(vec![
             BinaryOp::Add,
@@ -961,6 +1117,8 @@ mod tests {
                 1 => (inner.clone(), inner.clone())
                     .prop_map(|(a, b)| Expr::Call(Func::Cdiv, vec![a, b])),
                 1 => inner.clone().prop_map(|a| Expr::Call(Func::Abs, vec![a])),
+                1 => (any::<bool>(), inner.clone())
+                    .prop_map(|(s, a)| Expr::Call(if s { Func::I32 } else { Func::U32 }, vec![a])),
             ]
         })
     }
@@ -1037,6 +1195,38 @@ mod tests {
                             && expected == Err(EvalError::Overflow);
                         if !affine_hides_overflow {
                             prop_assert_eq!(&got, &expected, "{} with {:?}: {:?}", shown, slots, c);
+                        }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn wraps_dropped_by_bounds_keep_the_value(
+            e in arb_expr(),
+            slot_sets in prop::collection::vec(prop::array::uniform4(-10i64..=10), 1..6),
+        ) {
+            // every slot in -10..=10: a wrap dropped because its operand fits must not change
+            // the value (or the error) of any evaluation
+            let resolve = |n: &str| match n {
+                "c" => Some(Binding::Const(7)),
+                "k" => Some(Binding::Const(-3)),
+                _ => NAMES.iter().position(|m| *m == n).map(Binding::Slot),
+            };
+            let bounded = compile_bounded(&e, &resolve, &[(-10, 10); 4]);
+            for slots in &slot_sets {
+                let lookup = |n: &str| match n {
+                    "c" => Some(7),
+                    "k" => Some(-3),
+                    _ => NAMES.iter().position(|m| *m == n).map(|i| slots[i]),
+                };
+                let expected = e.eval_with(&lookup);
+                match &bounded {
+                    Err(err) => prop_assert_eq!(&expected, &Err(err.clone())),
+                    Ok(c) => {
+                        let got = c.eval(slots);
+                        if !(c.as_affine().is_some() && expected == Err(EvalError::Overflow)) {
+                            prop_assert_eq!(&got, &expected, "{} with {:?}", e, slots);
                         }
                     }
                 }

@@ -34,8 +34,12 @@
 //! * Comparisons, `&&`, `||` and `!` yield 0 or 1; any nonzero value is true.
 //!   `&&`, `||` and `?:` evaluate only the operands they need.
 //! * Functions: `min(a, b, ...)` and `max(a, b, ...)` (two or more
-//!   arguments), `cdiv(a, b)` (ceiling division, `b` must be positive) and
-//!   `abs(a)`.
+//!   arguments), `cdiv(a, b)` (ceiling division, `b` must be positive),
+//!   `abs(a)`, and `i32(a)` / `u32(a)`: `a` wrapped around to 32 bits as
+//!   the GPU's 32-bit integer arithmetic does (two's complement, into
+//!   `-2^31..2^31` or `0..2^32`), what the PTX lifter writes around index
+//!   parts the kernel computes in 32 bits. [`compile_bounded`] drops a wrap
+//!   whose operand provably fits.
 //! * Arithmetic is checked: overflow, division or modulo by zero and `cdiv`
 //!   by a non-positive number are reported as [`EvalError`]s.
 //!
@@ -52,7 +56,7 @@ mod eval;
 mod lower;
 mod parse;
 
-pub use lower::{Affine, Binding, Compiled, GeneralProgram, compile};
+pub use lower::{Affine, Binding, Compiled, GeneralProgram, compile, compile_bounded};
 pub use parse::parse;
 
 use arith::Arith;
@@ -264,6 +268,10 @@ pub enum Func {
     Cdiv,
     /// `abs(a)`.
     Abs,
+    /// `i32(a)`: `a` wrapped around to a signed 32-bit value (two's complement).
+    I32,
+    /// `u32(a)`: `a` wrapped around to an unsigned 32-bit value (`a` modulo 2^32).
+    U32,
 }
 
 impl Func {
@@ -274,6 +282,8 @@ impl Func {
             Func::Max => "max",
             Func::Cdiv => "cdiv",
             Func::Abs => "abs",
+            Func::I32 => "i32",
+            Func::U32 => "u32",
         }
     }
 
@@ -284,6 +294,8 @@ impl Func {
             "max" => Some(Func::Max),
             "cdiv" => Some(Func::Cdiv),
             "abs" => Some(Func::Abs),
+            "i32" => Some(Func::I32),
+            "u32" => Some(Func::U32),
             _ => None,
         }
     }
@@ -293,7 +305,7 @@ impl Func {
         match self {
             Func::Min | Func::Max => n >= 2,
             Func::Cdiv => n == 2,
-            Func::Abs => n == 1,
+            Func::Abs | Func::I32 | Func::U32 => n == 1,
         }
     }
 
@@ -301,7 +313,7 @@ impl Func {
         match self {
             Func::Min | Func::Max => "at least 2 arguments",
             Func::Cdiv => "exactly 2 arguments",
-            Func::Abs => "exactly 1 argument",
+            Func::Abs | Func::I32 | Func::U32 => "exactly 1 argument",
         }
     }
 

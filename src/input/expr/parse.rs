@@ -593,6 +593,14 @@ mod tests {
             "function 'min' expects at least 2 arguments but got 1"
         );
         assert_eq!(
+            perr("i32(a, b)").message,
+            "function 'i32' expects exactly 1 argument but got 2"
+        );
+        assert_eq!(
+            perr("u32(1, 2, 3)").message,
+            "function 'u32' expects exactly 1 argument but got 3"
+        );
+        assert_eq!(
             perr("cdiv(1, 2, 3)").message,
             "function 'cdiv' expects exactly 2 arguments but got 3"
         );

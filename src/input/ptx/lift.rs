@@ -154,6 +154,75 @@ fn flops_per_thread(
     }))
 }
 
+/// The floating-point operations per update, single and double precision, where each update
+/// is one store to each array the kernel stores to: every product of thread-dependent trip
+/// counts (the loops around an instruction, constant trips multiplied in) must carry the same
+/// operations per store, so that the ratio holds whatever the trips (`star1_zloop`: 8 per
+/// point in its main loop of four points per trip and in its remainder loop alike). `stores`
+/// holds each global store's array and loops. `None` where the ratio is not one integer, or
+/// the arrays are stored to unequally.
+fn flops_per_store(
+    sites: &[FlopSite],
+    stores: &[(&str, &[usize])],
+    loop_trips: &[(String, usize)],
+) -> Option<[i64; 2]> {
+    type Terms = BTreeMap<Vec<String>, i64>;
+    // constant trips multiply, the others name the term
+    let term = |loops: &[usize]| {
+        let mut times = 1i64;
+        let mut factors = Vec::new();
+        for &l in loops {
+            match loop_trips[l].0.parse::<i64>() {
+                Ok(n) => times = times.saturating_mul(n.max(0)),
+                Err(_) => factors.push(loop_trips[l].0.clone()),
+            }
+        }
+        factors.sort();
+        (times, factors)
+    };
+    let mut flops: [Terms; 2] = Default::default();
+    for site in sites {
+        let (times, factors) = term(&site.loops);
+        *flops[site.double as usize].entry(factors).or_default() +=
+            (site.ops as i64).saturating_mul(times);
+    }
+    let mut per_array: BTreeMap<&str, Terms> = BTreeMap::new();
+    for (array, loops) in stores {
+        let (times, factors) = term(loops);
+        *per_array
+            .entry(array)
+            .or_default()
+            .entry(factors)
+            .or_default() += times;
+    }
+    for t in flops.iter_mut().chain(per_array.values_mut()) {
+        t.retain(|_, n| *n != 0);
+    }
+    let mut arrays = per_array.values();
+    let updates = arrays.next()?;
+    if updates.is_empty() || arrays.any(|t| t != updates) {
+        return None;
+    }
+    let mut out = [0i64; 2];
+    for (p, ops) in flops.iter().enumerate() {
+        let (factors, n) = updates.iter().next()?;
+        let per = ops.get(factors).copied().unwrap_or(0);
+        if per % n != 0 {
+            return None;
+        }
+        let ratio = per / n;
+        let keys: BTreeSet<&Vec<String>> = ops.keys().chain(updates.keys()).collect();
+        if keys.into_iter().any(|k| {
+            ops.get(k).copied().unwrap_or(0)
+                != ratio.saturating_mul(updates.get(k).copied().unwrap_or(0))
+        }) {
+            return None;
+        }
+        out[p] = ratio;
+    }
+    Some(out)
+}
+
 /// Bytes of one element of a PTX type suffix (`f64` → 8).
 fn type_bytes(t: &str) -> Option<u32> {
     let bits: u32 = t.get(1..)?.parse().ok()?;
@@ -234,6 +303,59 @@ impl<'a> Lifter<'a> {
             }
         }
         p
+    }
+
+    /// `p`, a value a 32-bit register holds, as the register holds it: `i32(p)` (`signed`) or
+    /// `u32(p)` where `p` may leave the 32-bit range, so that an index computed in 32 bits and
+    /// widened wraps around as on the GPU. Where `p` provably stays in range, `p` itself: a
+    /// constant, one atom (a register's value: a parameter, a special register, a loop
+    /// counter, the global index `x`), or a polynomial whose bounds over the launch limits
+    /// (threadIdx < 1024, blockDim <= 1024, blockIdx.y, .z < 65535, the global `y` and `z`
+    /// below 65535 * 1024, `x` below 2^31) are in range. Binding drops the wraps that the
+    /// launch's own sizes prove idle.
+    fn as_32_bits(&self, p: Poly, signed: bool) -> Poly {
+        let (lo, hi) = if signed {
+            (i128::from(i32::MIN), i128::from(i32::MAX))
+        } else {
+            (0, i128::from(u32::MAX))
+        };
+        let single_atom =
+            p.terms.len() == 1 && p.terms.iter().all(|(m, c)| m.len() == 1 && *c == 1);
+        if single_atom {
+            return p;
+        }
+        let atom_bounds = |a: &str| -> Option<(i128, i128)> {
+            let wide = 65534 * 1024 + 1023;
+            Some(match a {
+                _ if a.starts_with("threadIdx.") => (0, 1023),
+                _ if a.starts_with("blockDim.") => (1, 1024),
+                "blockIdx.x" => (0, i128::from(i32::MAX) - 1),
+                "gridDim.x" => (1, i128::from(i32::MAX)),
+                _ if a.starts_with("blockIdx.") => (0, 65534),
+                _ if a.starts_with("gridDim.") => (1, 65535),
+                _ if a == self.index_names[0] => (0, i128::from(i32::MAX)),
+                _ if a == self.index_names[1] || a == self.index_names[2] => (0, wide),
+                _ => return None,
+            })
+        };
+        let mut range = Some((0i128, 0i128));
+        for (m, &c) in &p.terms {
+            let mut term = Some((i128::from(c), i128::from(c)));
+            for a in m {
+                term = term.zip(atom_bounds(a)).map(|((l, h), (al, ah))| {
+                    let v = [l * al, l * ah, h * al, h * ah];
+                    (*v.iter().min().unwrap_or(&0), *v.iter().max().unwrap_or(&0))
+                });
+            }
+            range = range
+                .zip(term)
+                .map(|((l, h), (tl, th))| (l + tl, h + th))
+                .filter(|(l, h)| l.abs() < 1 << 100 && h.abs() < 1 << 100);
+        }
+        match range {
+            Some((l, h)) if l >= lo && h <= hi => p,
+            _ => p.wrapped(signed),
+        }
     }
 
     /// The value of an operand.
@@ -443,10 +565,20 @@ impl<'a> Lifter<'a> {
                             ));
                         }
                         if target_at >= to {
+                            // (an exit tested just before the back edge became the back edge's
+                            // own test: `exits_as_back_edges`)
                             let header = inside.unwrap_or(line);
+                            let why = match self.predicate_of(&state, ins, line) {
+                                Err(e) => e
+                                    .message
+                                    .strip_prefix(&format!("line {line}: "))
+                                    .unwrap_or(&e.message)
+                                    .replace("the branch or exit condition cannot be lifted: ", "its condition cannot be lifted: "),
+                                Ok(_) => "it leaves in the middle of the body, so the last iteration is cut short (an exit tested just before the back edge is lifted)".into(),
+                            };
                             return Err(self.err(
                                 line,
-                                format!("a branch out of the loop at line {header} (an early exit or `break`) is not lifted yet"),
+                                format!("a branch out of the loop at line {header} (an early exit or `break`) is not lifted: {why}"),
                             ));
                         }
                         let taken = self.branch_condition(&state, ins, line);
@@ -631,19 +763,40 @@ impl<'a> Lifter<'a> {
                     format!("the loop's trip count cannot be lifted: {}", e.message),
                 )
             })?;
-        let comparisons: Vec<&Comparison> = again.terms.iter().flatten().collect();
         let unsupported = || {
             self.err(
                 back_line,
-                format!("the loop's exit condition ({}) is not one comparison affine in the iteration; its trip count cannot be lifted", again.to_expr()),
+                format!("the loop's exit condition ({}) is not comparisons affine in the iteration that must all hold to go on; its trip count cannot be lifted", again.to_expr()),
             )
         };
-        let [c] = comparisons.as_slice() else {
+        // go on while every comparison holds (a `break` nvcc tests before the back edge adds
+        // one): the trips are the fewest any one of them allows
+        let (Some(term), 1) = (again.terms.first(), again.terms.len()) else {
             return Err(unsupported());
         };
-        if again.terms.len() != 1 {
-            return Err(unsupported());
+        let mut counts = Vec::new();
+        for c in term {
+            counts.push(self.trips_while(c, &var).ok_or_else(unsupported)?);
         }
+        let (count, count_poly, last) = match counts.as_slice() {
+            [one] => one.clone(),
+            many => {
+                let all = |f: fn(&(String, Option<Poly>, String)) -> &String| {
+                    many.iter().map(f).cloned().collect::<Vec<_>>().join(", ")
+                };
+                (
+                    format!("min({})", all(|c| &c.0)),
+                    None,
+                    format!("min({})", all(|c| &c.2)),
+                )
+            }
+        };
+        self.finish_loop(state, reserved, &after, &written, count, count_poly, last)
+    }
+
+    /// The trips of a loop that goes on while `c` holds at its back edge, `c` affine in the
+    /// iteration `var`: the count, as a polynomial where it is one, and the last iteration.
+    fn trips_while(&self, c: &Comparison, var: &str) -> Option<(String, Option<Poly>, String)> {
         // lhs = a * k + rest, a a constant or a positive product of blockDim and gridDim (the
         // stride of a grid-stride loop)
         let mut slope = Poly::default();
@@ -654,13 +807,13 @@ impl<'a> Lifter<'a> {
                 terms: BTreeMap::from([(m.clone(), coefficient)]),
             };
             match uses {
-                0 => rest = rest.add(&term_without(m)).ok_or_else(unsupported)?,
+                0 => rest = rest.add(&term_without(m))?,
                 1 => {
                     let mut others = m.clone();
                     others.retain(|x| *x != var);
-                    slope = slope.add(&term_without(&others)).ok_or_else(unsupported)?;
+                    slope = slope.add(&term_without(&others))?;
                 }
-                _ => return Err(unsupported()),
+                _ => return None,
             }
         }
         let names_var = |x: &str| {
@@ -668,10 +821,10 @@ impl<'a> Lifter<'a> {
                 .any(|w| w == var)
         };
         if rest.atoms().iter().any(|x| names_var(x)) || slope.atoms().iter().any(|x| names_var(x)) {
-            return Err(unsupported());
+            return None;
         }
         let a = match slope.as_constant() {
-            Some(0) => return Err(unsupported()),
+            Some(0) => return None,
             Some(a) => a,
             None => {
                 let launch_only = slope
@@ -686,15 +839,15 @@ impl<'a> Lifter<'a> {
                     0
                 };
                 if !launch_only || sign == 0 {
-                    return Err(unsupported());
+                    return None;
                 }
                 // a positive stride s (the slope or its negation)
                 let (s, lhs_rest, op) = if sign > 0 {
                     (slope.clone(), rest.clone(), c.op)
                 } else {
                     (
-                        slope.scale(-1).ok_or_else(unsupported)?,
-                        rest.scale(-1).ok_or_else(unsupported)?,
+                        slope.scale(-1)?,
+                        rest.scale(-1)?,
                         match c.op {
                             "<" => ">",
                             "<=" => ">=",
@@ -705,19 +858,19 @@ impl<'a> Lifter<'a> {
                     )
                 };
                 // s * k + r OP 0 with s > 0
-                let neg = lhs_rest.scale(-1).ok_or_else(unsupported)?;
+                let neg = lhs_rest.scale(-1)?;
                 let last = match op {
                     "<" => format!("cdiv({}, {})", neg.to_expr(), s.to_expr()),
                     "<=" => format!("{} / {} + 1", neg.to_operand(), s.to_operand()),
                     "!=" => format!("{} / {}", neg.to_operand(), s.to_operand()),
-                    _ => return Err(unsupported()),
+                    _ => return None,
                 };
                 let (count, last) = if op == "!=" {
                     (format!("{last} + 1"), last)
                 } else {
                     (format!("max(0, {last}) + 1"), format!("max(0, {last})"))
                 };
-                return self.finish_loop(state, reserved, &after, &written, count, None, last);
+                return Some((count, None, last));
             }
         };
         let (count, count_poly, last) = if c.op == "!=" {
@@ -728,10 +881,10 @@ impl<'a> Lifter<'a> {
             } else {
                 (Poly::constant(a).sub(&rest), a)
             };
-            let num = num.ok_or_else(unsupported)?;
+            let num = num?;
             match num.exact_div(den) {
                 Some(p) => {
-                    let last = p.sub(&Poly::constant(1)).ok_or_else(unsupported)?;
+                    let last = p.sub(&Poly::constant(1))?;
                     (p.to_expr(), Some(p), last.to_expr())
                 }
                 None => {
@@ -742,7 +895,7 @@ impl<'a> Lifter<'a> {
             }
         } else {
             // the first iteration k >= 0 whose test fails is the last one run
-            let neg = rest.scale(-1).ok_or_else(unsupported)?;
+            let neg = rest.scale(-1)?;
             let plus_one = |p: &Poly| p.add(&Poly::constant(1)).map(|q| q.to_expr());
             let last = match (a, c.op) {
                 (1, "<") => Some(neg.to_expr()),
@@ -754,8 +907,7 @@ impl<'a> Lifter<'a> {
                 (a, ">") if a < 0 => Some(format!("cdiv({}, {})", rest.to_expr(), -a)),
                 (a, ">=") if a < 0 => Some(format!("({}) / {} + 1", rest.to_expr(), -a)),
                 _ => None,
-            }
-            .ok_or_else(unsupported)?;
+            }?;
             match last.parse::<i64>() {
                 Ok(n) => {
                     let n = n.max(0);
@@ -772,7 +924,7 @@ impl<'a> Lifter<'a> {
                 ),
             }
         };
-        self.finish_loop(state, reserved, &after, &written, count, count_poly, last)
+        Some((count, count_poly, last))
     }
 
     /// Records the loop lifted by [`Lifter::counted_loop`] with its trip count, and sets `state`
@@ -1099,7 +1251,16 @@ impl<'a> Lifter<'a> {
                             None => self.pred(state, src(1), line)?,
                         }));
                     }
-                    self.operand(state, src(1), line)
+                    let v = self.operand(state, src(1), line);
+                    // a 32-bit integer widened to 64 bits: as it was, wrapped around
+                    match (v, modifiers.first().map(String::as_str), ty) {
+                        (Val::Int(p), Some("s64" | "u64" | "b64"), "s32" | "u32")
+                            if op == "cvt" =>
+                        {
+                            Val::Int(self.as_32_bits(p, ty == "s32"))
+                        }
+                        (v, ..) => v,
+                    }
                 }
                 "add" | "sub" => {
                     if has("cc") || has("hi") {
@@ -1118,7 +1279,13 @@ impl<'a> Lifter<'a> {
                             ins.opcode.join(".")
                         ));
                     }
-                    let mut p = int(1)?.mul(&int(2)?).ok_or_else(overflow)?;
+                    let (mut a, mut b) = (int(1)?, int(2)?);
+                    if has("wide") && (ty == "s32" || ty == "u32") {
+                        // the two 32-bit operands as they are, wrapped around; their product in 64
+                        a = self.as_32_bits(a, ty == "s32");
+                        b = self.as_32_bits(b, ty == "s32");
+                    }
+                    let mut p = a.mul(&b).ok_or_else(overflow)?;
                     if op == "mad" {
                         p = p.add(&int(3)?).ok_or_else(overflow)?;
                     }
@@ -1563,6 +1730,56 @@ fn param_name(i: usize, given: Option<&String>) -> String {
     given.cloned().unwrap_or_else(|| format!("p{i}"))
 }
 
+/// `entry` with each loop exit nvcc tests just before an unconditional back edge
+/// (`@%p bra OUT; bra HEADER; OUT:`, the shape of a `break` or a second loop condition) turned
+/// into the conditional back edge it amounts to (`@!%p bra HEADER; OUT:`): the same control
+/// flow, with one exit test that gives the trip count.
+fn exits_as_back_edges(entry: &Entry) -> Entry {
+    let target = |st: &super::parse::Statement| match &st.kind {
+        StatementKind::Instruction(ins) if ins.opcode[0] == "bra" => ins
+            .operands
+            .first()
+            .cloned()
+            .map(|t| (t, ins.predicate.clone())),
+        _ => None,
+    };
+    let label_at = |name: &str| {
+        entry
+            .body
+            .iter()
+            .position(|st| matches!(&st.kind, StatementKind::Label(l) if l == name))
+    };
+    let is_code = |st: &super::parse::Statement| !matches!(st.kind, StatementKind::Directive(_));
+    let mut out = entry.clone();
+    let mut drop = BTreeSet::new();
+    for (i, st) in entry.body.iter().enumerate() {
+        let Some((exit, Some((p, negated)))) = target(st) else {
+            continue;
+        };
+        let Some(j) = (i + 1..entry.body.len()).find(|&j| is_code(&entry.body[j])) else {
+            continue;
+        };
+        let Some((header, None)) = target(&entry.body[j]) else {
+            continue;
+        };
+        let after = (j + 1..entry.body.len()).find(|&k| is_code(&entry.body[k]));
+        let backward = label_at(&header).is_some_and(|h| h < i);
+        if backward && after.is_some() && after == label_at(&exit) {
+            if let StatementKind::Instruction(ins) = &mut out.body[i].kind {
+                ins.predicate = Some((p, !negated));
+                ins.operands[0] = header;
+            }
+            drop.insert(j);
+        }
+    }
+    let mut i = 0;
+    out.body.retain(|_| {
+        i += 1;
+        !drop.contains(&(i - 1))
+    });
+    out
+}
+
 /// Lifts `entry` (of the file `source`) into trace TOML named `kernel_name`.
 pub fn lift_entry(
     entry: &Entry,
@@ -1570,9 +1787,12 @@ pub fn lift_entry(
     kernel_name: &str,
     options: &LiftOptions,
 ) -> Result<LiftedText> {
+    let rewritten = exits_as_back_edges(entry);
+    let entry = &rewritten;
     let names: Vec<String> = (0..entry.params.len())
         .map(|i| param_name(i, options.param_names.get(i)))
         .collect();
+    super::symbolic::forget_wraps();
     let index_names = DIMS.map(|d| {
         if names.iter().any(|n| n == d) {
             format!("g{d}")
@@ -2031,7 +2251,7 @@ pub fn lift_entry(
         }
         let mut highest: Vec<Poly> = Vec::new();
         for r in resolved.iter().filter(|r| &r.array == array) {
-            let (mut top, mut ok) = at_last_iteration(&r.index, &r.loops, &lifter.loops);
+            let (mut top, mut ok) = at_last_iteration(&r.index.exact(), &r.loops, &lifter.loops);
             for (d, g) in index_names.iter().enumerate() {
                 if !top.atoms().contains(g.as_str()) {
                     continue;
@@ -2121,7 +2341,8 @@ pub fn lift_entry(
         } else {
             let mut highest: Vec<Poly> = Vec::new();
             for r in resolved.iter().filter(|r| &r.array == name) {
-                let (mut top, mut ok) = at_last_iteration(&r.index, &r.loops, &lifter.loops);
+                let (mut top, mut ok) =
+                    at_last_iteration(&r.index.exact(), &r.loops, &lifter.loops);
                 for dim in DIMS {
                     let last = Poly::atom(format!("blockDim.{dim}"))
                         .sub(&Poly::constant(1))
@@ -2208,11 +2429,31 @@ pub fn lift_entry(
         let _ = writeln!(t, "guard = {}", toml_string(&g.join(" && ")));
     }
     let _ = writeln!(t, "lattice_updates = {}", toml_string(&lattice_updates));
-    match flops_per_thread(&lifter.flops, &loop_trips, &lifter.param_names) {
-        Ok(_) if options.updates.is_some() => warnings.push(format!(
-            "{source}: the floating-point operations are not written with --updates (they are counted per thread): the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
+    let stores: Vec<(&str, &[usize])> = resolved
+        .iter()
+        .filter(|r| r.kind == "store" && !shared_bytes.contains_key(&r.array))
+        .map(|r| (r.array.as_str(), r.loops.as_slice()))
+        .collect();
+    // per thread is per update unless the updates are given or a loop's trips depend on the
+    // thread; then per store, where each store is an update (and the ratio exact)
+    let per_thread = flops_per_thread(&lifter.flops, &loop_trips, &lifter.param_names);
+    let per_store = flops_per_store(&lifter.flops, &stores, &loop_trips)
+        .filter(|_| options.updates.is_some() || per_thread.is_err());
+    match (per_thread, per_store) {
+        (_, Some([single, double])) => {
+            let _ = writeln!(
+                t,
+                "# floating-point operations per store of an updated point in the PTX (an FMA is two), the same in every loop"
+            );
+            let _ = writeln!(
+                t,
+                "flops_per_update = {{ fp32 = {single}, fp64 = {double} }}"
+            );
+        }
+        (Ok(_), None) if options.updates.is_some() => warnings.push(format!(
+            "{source}: the floating-point operations are not written with --updates (they are counted per thread, and are not the same per store): the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
         )),
-        Ok([single, double]) => {
+        (Ok([single, double]), None) => {
             let _ = writeln!(
                 t,
                 "# floating-point operations per thread in the PTX (an FMA is two), loops times their trips"
@@ -2222,8 +2463,8 @@ pub fn lift_entry(
                 "flops_per_update = {{ fp32 = {single}, fp64 = {double} }}"
             );
         }
-        Err(line) => warnings.push(format!(
-            "{source}: line {line}: the trip count of this loop is not a constant of the launch (it depends on the thread, the block or an outer loop), so the floating-point operations in it are not counted: the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
+        (Err(line), None) => warnings.push(format!(
+            "{source}: line {line}: the trip count of this loop is not a constant of the launch (it depends on the thread, the block or an outer loop), and the operations are not the same per store, so the floating-point operations in it are not counted: the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
         )),
     }
     let _ = writeln!(t, "body = [");

@@ -3,8 +3,29 @@
 //! boolean formulas over comparisons, kept in disjunctive normal form so that the conditions
 //! of a branch and of its merge point simplify back to the guard.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
+
+thread_local! {
+    /// The polynomial inside each wrap atom (`i32(…)`, `u32(…)`) made by [`Poly::wrapped`] on this
+    /// thread, by the atom's text: what substitution and [`Poly::exact`] see through. A lift
+    /// runs on one thread and clears it first ([`forget_wraps`]).
+    static WRAPS: RefCell<HashMap<String, (Poly, bool)>> = RefCell::new(HashMap::new());
+}
+
+/// Forgets the wrap atoms made so far on this thread (a lift starts with none).
+pub fn forget_wraps() {
+    WRAPS.with(|w| w.borrow_mut().clear());
+}
+
+/// The polynomial an atom wraps around to 32 bits and whether signed, if it is a wrap atom.
+fn wrap_of(atom: &str) -> Option<(Poly, bool)> {
+    if !(atom.starts_with("i32(") || atom.starts_with("u32(")) {
+        return None;
+    }
+    WRAPS.with(|w| w.borrow().get(atom).cloned())
+}
 
 /// A product of atoms (sorted, with repeats): `["blockDim.x", "blockIdx.x"]`. An atom is a
 /// trace-language name or a parenthesised opaque expression.
@@ -33,6 +54,40 @@ impl Poly {
         let mut p = Poly::default();
         p.terms.insert(vec![name.into()], 1);
         p
+    }
+
+    /// `self` wrapped around to 32 bits as the GPU's 32-bit integer arithmetic leaves it: the
+    /// atom `i32(…)` (`signed`) or `u32(…)`, of the trace language's functions. A constant is
+    /// wrapped at once.
+    pub fn wrapped(&self, signed: bool) -> Poly {
+        if let Some(c) = self.as_constant() {
+            return Poly::constant(if signed {
+                i64::from(c as i32)
+            } else {
+                i64::from(c as u32)
+            });
+        }
+        let name = format!("{}({})", if signed { "i32" } else { "u32" }, self.to_expr());
+        WRAPS.with(|w| {
+            w.borrow_mut()
+                .entry(name.clone())
+                .or_insert_with(|| (self.clone(), signed));
+        });
+        Poly::atom(name)
+    }
+
+    /// `self` with every wrap atom replaced by what it wraps: the value where no 32-bit part
+    /// wraps around (the arrays' extents are inferred from it).
+    pub fn exact(&self) -> Poly {
+        let mut out = self.clone();
+        for atom in self.atoms() {
+            if let Some((inner, _)) = wrap_of(atom)
+                && let Some(p) = out.substitute(atom, &inner.exact())
+            {
+                out = p;
+            }
+        }
+        out
     }
 
     /// The constant value, when the polynomial is one.
@@ -107,6 +162,14 @@ impl Poly {
         Some(out)
     }
 
+    /// Whether `atom` is one of the polynomial's atoms, or of the polynomials its wrap atoms
+    /// wrap.
+    fn mentions(&self, atom: &str) -> bool {
+        self.atoms()
+            .iter()
+            .any(|a| *a == atom || wrap_of(a).is_some_and(|(inner, _)| inner.mentions(atom)))
+    }
+
     /// Every atom the polynomial names.
     pub fn atoms(&self) -> BTreeSet<&str> {
         self.terms.keys().flatten().map(String::as_str).collect()
@@ -120,17 +183,22 @@ impl Poly {
             .unwrap_or(0)
     }
 
-    /// `self` with every occurrence of `atom` replaced by `by`.
+    /// `self` with every occurrence of `atom` replaced by `by`, inside wrap atoms too.
     pub fn substitute(&self, atom: &str, by: &Poly) -> Option<Poly> {
         let mut out = Poly::default();
         for (m, c) in &self.terms {
             let mut term = Poly::constant(*c);
             for a in m {
-                term = if a == atom {
-                    term.mul(by)?
+                let factor = if a == atom {
+                    by.clone()
+                } else if let Some((inner, signed)) = wrap_of(a)
+                    && inner.mentions(atom)
+                {
+                    inner.substitute(atom, by)?.wrapped(signed)
                 } else {
-                    term.mul(&Poly::atom(a.clone()))?
+                    Poly::atom(a.clone())
                 };
+                term = term.mul(&factor)?;
             }
             out = out.add(&term)?;
         }
@@ -488,6 +556,35 @@ mod tests {
             lhs: Poly::atom(a).sub(&Poly::atom(b)).unwrap(),
             op: "<",
         }
+    }
+
+    #[test]
+    fn wrap_atoms_print_in_the_trace_language_and_substitution_sees_inside_them() {
+        forget_wraps();
+        let p = Poly::atom("k")
+            .scale(4)
+            .unwrap()
+            .add(&Poly::atom("x"))
+            .unwrap();
+        let w = p.wrapped(true);
+        assert_eq!(w.to_expr(), "i32(4 * k + x)");
+        // the loop variable at its last value, inside the wrap
+        let last = Poly::atom("n").sub(&Poly::constant(1)).unwrap();
+        let at_last = w.substitute("k", &last).unwrap();
+        assert_eq!(at_last.to_expr(), "i32(4 * n + x - 4)");
+        assert!(at_last.mentions("n") && !at_last.mentions("k"));
+        // the exact value, for extents: the wraps taken away
+        assert_eq!(w.scale(2).unwrap().exact().to_expr(), "8 * k + 2 * x");
+        assert_eq!(p.wrapped(false).to_expr(), "u32(4 * k + x)");
+        // constants wrap at once
+        assert_eq!(
+            Poly::constant(1 << 31).wrapped(true).as_constant(),
+            Some(-(1 << 31))
+        );
+        assert_eq!(
+            Poly::constant(-1).wrapped(false).as_constant(),
+            Some(4_294_967_295)
+        );
     }
 
     #[test]
