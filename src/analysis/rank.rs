@@ -1,13 +1,16 @@
 //! `gputraffic rank`: simulate every block shape of a set for one kernel, domain and GPU, and
 //! order them by predicted duration, fastest first — the question a code generator asks.
 //!
-//! By default a race ([`RankMode::Screen`]): every shape is screened cheaply (a sampled
-//! simulation of the waves right after the L2 has turned over, [`SampleOptions::screening`]),
-//! its predicted time given an interval of ± [`SCREEN_MARGIN`] (the screen's error measured on
-//! the H200 dev set and the H100 data, docs/performance.md), and only the shapes whose interval
-//! reaches below the leader's upper end are simulated exactly and ranked by their exact figures.
-//! The others keep their screened estimates, after them. Launches too short to screen are
-//! simulated exactly at once.
+//! By default a race ([`RankMode::Screen`]): every shape gets a lower bound of its time with no
+//! cache simulated ([`time_bound`]); the shapes are screened cheaply (a sampled simulation of
+//! the waves right after the L2 has turned over, [`SampleOptions::screening`]) in rounds, in the
+//! order of their bounds, until the rest are bounded above the leader; a screened time is given
+//! an interval of ± [`SCREEN_MARGIN`] (the screen's error measured on the H200 dev set and the
+//! H100 data, docs/performance.md), and only the shapes whose interval reaches below the
+//! leader's upper end (by more than [`PICK_TOLERANCE`]) are simulated exactly and ranked by their
+//! exact figures, unless the leader is alone. The others keep their screened estimates, after
+//! them, and the bounded ones their bounds, last. Launches too short to screen are simulated
+//! exactly at once.
 
 use crate::Bound;
 use crate::analysis::time_bound;
@@ -256,7 +259,8 @@ impl Ranking {
 /// each shape with whether it came from a named set (as [`crate::launch::geometry::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
 /// anything is simulated. `progress(done, total)` is called after each simulation (screens
-/// and confirmations together; the total grows when the confirmations are known).
+/// and confirmations together; the total is every shape until the race's rounds end, then the
+/// shapes screened and those to confirm).
 #[allow(clippy::too_many_arguments)]
 pub fn rank(
     kernel: &Kernel,
