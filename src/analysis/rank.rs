@@ -501,18 +501,24 @@ pub const SCREEN_ROUND: usize = 8;
 /// too short to screen) of the shapes in rounds, in the order of their lower bounds
 /// ([`time_bound::lower_bound`]; shapes without one first), [`SCREEN_ROUND`] shapes a round,
 /// until the next shape's bound lies above the leader's upper end so far: that shape and all
-/// after it cannot be the fastest and are left unsimulated. Each shape's report: its screen's,
+/// after it cannot be the fastest and are left unsimulated (with one round's shapes or fewer,
+/// no bounds are worked out: every shape is screened). Each shape's report: its screen's,
 /// or for a shape left unsimulated its bound's, with `false`.
 fn screen_in_rounds(
     bound: &[([u32; 3], Bound)],
     clock_ghz: Option<f64>,
     screen: &(dyn Fn(&Bound) -> Result<Report> + Sync),
 ) -> Result<Vec<(Report, bool)>> {
-    let mut lower: Vec<Option<Report>> = bound
-        .par_iter()
-        .with_max_len(1)
-        .map(|(_, b)| time_bound::lower_bound(&b.kernel, &b.hw, &b.launch, clock_ghz))
-        .collect::<Result<_>>()?;
+    // Shapes that fit in one round are all screened whatever their bounds: none worked out.
+    let mut lower: Vec<Option<Report>> = if bound.len() <= SCREEN_ROUND {
+        vec![None; bound.len()]
+    } else {
+        bound
+            .par_iter()
+            .with_max_len(1)
+            .map(|(_, b)| time_bound::lower_bound(&b.kernel, &b.hw, &b.launch, clock_ghz))
+            .collect::<Result<_>>()?
+    };
     let bounds: Vec<f64> = (lower.iter())
         .map(|r| {
             r.as_ref()
