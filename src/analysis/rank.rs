@@ -493,8 +493,8 @@ fn screen_interval(t: f64) -> (f64, f64) {
     (t / (1.0 + SCREEN_MARGIN), t * (1.0 + SCREEN_MARGIN))
 }
 
-/// Shapes screened per round of a race ([`screen_in_rounds`]): a constant, so that the rounds,
-/// and what they drop, are the same on any thread count.
+/// Shapes screened per round of a race (in the order of their lower bounds): a constant, so
+/// that the rounds, and what they drop, are the same on any thread count.
 pub const SCREEN_ROUND: usize = 8;
 
 /// The first pass of a race: `screen(b)` (a screen, or an exact simulation where the launch is
