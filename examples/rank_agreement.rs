@@ -3,7 +3,8 @@
 //! launches of one kernel, domain and `cz` are one group, ranked over their shapes. Per group it
 //! prints the exact mode's first shape, the default's, the gap between their exact predicted
 //! times, the largest error of a screen against the exact time, how many shapes were confirmed,
-//! and both wall times. Run through `benches/rank_agreement.sh` (docs/performance.md).
+//! screened and dropped by their bounds, and both wall times; below a group, any screen beyond
+//! the margin, bound above an exact time, or first shape beyond the pick tolerance. Run through `benches/rank_agreement.sh` (docs/performance.md).
 //!
 //! Usage: `rank_agreement [--threads N] [--only SUBSTRING] HW:FILE...`
 
@@ -76,7 +77,7 @@ fn main() {
         "usage: rank_agreement [--threads N] [--only SUBSTRING] HW:FILE..."
     );
     println!(
-        "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8} | {:>9} {:>9} | {:>8} {:>8} {:>6}",
+        "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8} | {:>9} {:>12} | {:>8} {:>8} {:>6}",
         "hw",
         "kernel",
         "domain",
@@ -86,7 +87,7 @@ fn main() {
         "default 1st",
         "gap %",
         "max scr%",
-        "confirmed",
+        "conf/scr/bnd",
         "exact s",
         "default s",
         "ratio"
@@ -139,7 +140,7 @@ fn main() {
             worst_gap = worst_gap.max(gap);
             worst_screen = worst_screen.max(screen_err);
             println!(
-                "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8.3} | {:>9.3} {:>9} | {:>8.1} {:>8.1} {:>6.2}",
+                "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8.3} | {:>9.3} {:>12} | {:>8.1} {:>8.1} {:>6.2}",
                 g.hw,
                 g.kernel,
                 g.domain,
@@ -149,11 +150,34 @@ fn main() {
                 name(pick.block),
                 gap,
                 screen_err,
-                format!("{}/{}", default.confirmed, default.screened),
+                format!(
+                    "{}/{}/{}",
+                    default.confirmed, default.screened, default.bounded
+                ),
                 exact_s,
                 default_s,
                 default_s / exact_s
             );
+            if gap > rank::PICK_TOLERANCE * 100.0 {
+                println!(
+                    "    first shape {gap:.2}% slower than the exact first (beyond the tolerance)"
+                );
+            }
+            // A bound above the exact time would be no bound.
+            for s in default
+                .shapes
+                .iter()
+                .filter(|s| s.simulated == rank::BOUNDED)
+            {
+                if s.predicted_s > exact_time(s.block) {
+                    println!(
+                        "    bound of {} above its exact time ({} > {})",
+                        name(s.block),
+                        s.predicted_s,
+                        exact_time(s.block)
+                    );
+                }
+            }
             for (b, t) in &default.screens {
                 let e = (t / exact_time(*b) - 1.0) * 100.0;
                 if e.abs() > rank::SCREEN_MARGIN * 100.0 {

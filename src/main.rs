@@ -477,8 +477,9 @@ struct RankArgs {
     /// config), where the kernel could not run.
     #[arg(long)]
     exceed_memory: bool,
-    /// Simulate every shape exactly. Without it, every shape is screened (a sampled simulation
-    /// of a few waves) and only those that may be the fastest are simulated exactly.
+    /// Simulate every shape exactly. Without it, shapes whose lower bound of their time is
+    /// already above the leader's are not simulated, the others are screened (a sampled
+    /// simulation of a few waves), and only those that may be the fastest are simulated exactly.
     #[arg(long)]
     exact: bool,
     /// Write the ranking to this file instead of stdout.

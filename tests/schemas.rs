@@ -535,7 +535,7 @@ fn rank_outputs_validate() {
     assert_eq!(exact["mode"], "screen");
     assert_eq!(exact["shapes"][0]["rank"], 1);
     assert_valid(&schema, &exact, "star1, exact shapes");
-    // the race: screened shapes with their intervals; and --sample
+    // the race: screened shapes with their intervals, a bounded one; and --sample
     let race = [
         "--kernel",
         "star4",
@@ -546,11 +546,17 @@ fn rank_outputs_validate() {
         "--blocks",
         "32x8x4,8x8x16,256x1x4",
     ];
-    let screened = rank_json(&race);
+    // Nine shapes and more: the first round of screens (8, by their bounds) sets the leader,
+    // and the 1-wide shape's bound is far above it.
+    let nine = "32x8x4,8x8x16,256x1x4,16x16x4,64x4x4,32x4x8,128x2x4,16x4x16,1x32x32";
+    let race_of_nine = [&race[..race.len() - 1], &[nine]].concat();
+    let screened = rank_json(&race_of_nine);
     let simulated: Vec<&str> = (screened["shapes"].as_array().unwrap().iter())
         .map(|s| s["simulated"].as_str().unwrap())
         .collect();
     assert!(simulated.contains(&"screened"), "{simulated:?}");
+    // 1-wide, far slower: dropped by its bound, without an upper end
+    assert!(simulated.contains(&"bounded"), "{simulated:?}");
     assert_valid(&schema, &screened, "star4, screened");
     let sampled = rank_json(&[&race[..], &["--sample"]].concat());
     assert_eq!(sampled["mode"], "sampled");

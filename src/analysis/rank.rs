@@ -1,15 +1,19 @@
 //! `gputraffic rank`: simulate every block shape of a set for one kernel, domain and GPU, and
 //! order them by predicted duration, fastest first — the question a code generator asks.
 //!
-//! By default a race ([`RankMode::Screen`]): every shape is screened cheaply (a sampled
-//! simulation of the waves right after the L2 has turned over, [`SampleOptions::screening`]),
-//! its predicted time given an interval of ± [`SCREEN_MARGIN`] (the screen's error measured on
-//! the H200 dev set and the H100 data, docs/performance.md), and only the shapes whose interval
-//! reaches below the leader's upper end are simulated exactly and ranked by their exact figures.
-//! The others keep their screened estimates, after them. Launches too short to screen are
-//! simulated exactly at once.
+//! By default a race ([`RankMode::Screen`]): every shape gets a lower bound of its time with no
+//! cache simulated ([`time_bound`]); the shapes are screened cheaply (a sampled simulation of
+//! the waves right after the L2 has turned over, [`SampleOptions::screening`]) in rounds, in the
+//! order of their bounds, until the rest are bounded above the leader; a screened time is given
+//! an interval of ± [`SCREEN_MARGIN`] (the screen's error measured on the H200 dev set and the
+//! H100 data, docs/performance.md), and only the shapes whose interval reaches below the
+//! leader's upper end (by more than [`PICK_TOLERANCE`]) are simulated exactly and ranked by their
+//! exact figures, unless the leader is alone. The others keep their screened estimates, after
+//! them, and the bounded ones their bounds, last. Launches too short to screen are simulated
+//! exactly at once.
 
 use crate::Bound;
+use crate::analysis::time_bound;
 use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
@@ -25,7 +29,16 @@ use serde::Serialize;
 /// The screen's error bound: a screened predicted time is taken to lie within a factor of
 /// 1 + `SCREEN_MARGIN` of the exact one either way. Chosen from the largest error measured over
 /// the H200 dev set and the H100 data (docs/performance.md, "rank: screen, then confirm").
-pub const SCREEN_MARGIN: f64 = 0.03;
+pub const SCREEN_MARGIN: f64 = 0.01;
+
+/// How far (a fraction of its predicted time) the first shape of a race may lie from
+/// `--exact`'s first, the allowance: a shape whose time may be at most this much below
+/// the leader's is not simulated exactly. Where every screen is within [`SCREEN_MARGIN`] of its
+/// exact time, the first shape's exact time is within this of the fastest's: a shape `B` left
+/// out has `lo(B) · (1 + PICK_TOLERANCE) > hi(L)` for the leader `L`, so
+/// `exact(L) ≤ hi(L) < lo(B) · (1 + PICK_TOLERANCE) ≤ exact(B) · (1 + PICK_TOLERANCE)`, and the
+/// first shape is `L` or one confirmed faster than it.
+pub const PICK_TOLERANCE: f64 = 0.01;
 
 /// How `rank` simulates the shapes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +58,9 @@ pub const EXACT: &str = "exact";
 pub const SCREENED: &str = "screened";
 /// See [`EXACT`].
 pub const SAMPLED: &str = "sampled";
+/// See [`EXACT`]: not simulated, dropped by a lower bound of its time above the leader's upper
+/// end ([`time_bound`]); its figures are the time model's at the bound's counts.
+pub const BOUNDED: &str = "bounded";
 
 /// The model's measured error on time: a shape whose predicted time lies within a factor of
 /// 1 + `TIE_MARGIN` of the best one's is a tie, since the measurements would not tell them apart.
@@ -192,6 +208,8 @@ pub struct Ranking {
     pub screened: usize,
     /// Of those, the shapes then simulated exactly.
     pub confirmed: usize,
+    /// Shapes left unsimulated, their lower bounds above the leader's upper end ([`BOUNDED`]).
+    pub bounded: usize,
     /// Whether the shapes were raced ([`RankMode::Screen`]).
     pub raced: bool,
     /// Every screened shape's screened predicted time (seconds), confirmed or not, in the order
@@ -213,7 +231,7 @@ impl Ranking {
         }
         // Nothing screened (not raced, or every launch too short): every shape is exact, as
         // with --exact, and there is nothing to say.
-        if !self.raced || self.screened == 0 {
+        if !self.raced || self.screened + self.bounded == 0 {
             return None;
         }
         let exact = self.shapes.iter().filter(|s| s.simulated == EXACT).count();
@@ -221,11 +239,15 @@ impl Ranking {
             0 => String::new(),
             k => format!(", {k} too short to screen"),
         };
+        let by_screen = n - exact - self.bounded;
+        let bounded = match self.bounded {
+            0 => String::new(),
+            k => format!(", {k} by lower bounds of their times, above the leader's"),
+        };
         Some(format!(
-            "{exact} of {n} shapes simulated exactly ({} of {} screened shapes confirmed{short}); the other {} ranked by their screened estimates, within ±{:.0}% (--exact simulates every shape exactly)",
+            "{exact} of {n} shapes simulated exactly ({} of {} screened shapes confirmed{short}); the other {by_screen} ranked by their screened estimates, within ±{:.0}%{bounded} (--exact simulates every shape exactly)",
             self.confirmed,
             self.screened,
-            n - exact,
             SCREEN_MARGIN * 100.0
         ))
     }
@@ -237,7 +259,8 @@ impl Ranking {
 /// each shape with whether it came from a named set (as [`crate::launch::geometry::expand_blocks`] gives
 /// them): such a shape that cannot launch is skipped, any other is an error, reported before
 /// anything is simulated. `progress(done, total)` is called after each simulation (screens
-/// and confirmations together; the total grows when the confirmations are known).
+/// and confirmations together; the total is every shape until the race's rounds end, then the
+/// shapes screened and those to confirm).
 #[allow(clippy::too_many_arguments)]
 pub fn rank(
     kernel: &Kernel,
@@ -294,32 +317,49 @@ pub fn rank(
         tick();
         r
     };
-    let first_reports: Vec<Report> = bound
-        .par_iter()
-        .with_max_len(1)
-        .map(|(_, b)| run(b, first_pass))
-        .collect::<Result<_>>()?;
+    // The first pass: every shape simulated as the mode says, except in a race the shapes
+    // whose lower bound already lies above the leader's upper end (`None` for those).
+    let first_reports: Vec<(Report, bool)> = match mode {
+        RankMode::Screen => screen_in_rounds(&bound, clock_ghz, &|b| run(b, first_pass))?,
+        _ => bound
+            .par_iter()
+            .with_max_len(1)
+            .map(|(_, b)| run(b, first_pass).map(|r| (r, true)))
+            .collect::<Result<_>>()?,
+    };
     let mut not_sampled = Vec::new();
     let mut shapes = Vec::with_capacity(bound.len());
     let mut screened = Vec::new();
-    for (i, ((block, b), r)) in bound.iter().zip(&first_reports).enumerate() {
+    let mut bounded = Vec::new();
+    for (i, ((block, b), (r, simulated))) in bound.iter().zip(&first_reports).enumerate() {
         let name = format!("{}x{}x{}", block[0], block[1], block[2]);
         let t = r
             .time
             .as_ref()
             .expect("simulate adds the time model")
             .predicted_s;
-        match (mode, &r.sample) {
+        // A shape dropped by its bound: the time model at the bound's counts, its interval from
+        // the bound up (an infinite upper end, `null` in JSON).
+        if !simulated {
+            bounded.push(i);
+            shapes.push(RankedShape::from_report(
+                *block,
+                r,
+                BOUNDED,
+                (t, f64::INFINITY),
+            ));
+            continue;
+        }
+        let shape = match (mode, &r.sample) {
             (_, None) => {
                 if let (RankMode::Sampled(_), Some(why)) = (mode, &r.sample_fallback) {
                     not_sampled.push(format!("{name}: {why}"));
                 }
-                shapes.push(RankedShape::from_report(*block, r, EXACT, (t, t)));
+                RankedShape::from_report(*block, r, EXACT, (t, t))
             }
             (RankMode::Screen, Some(_)) => {
-                let interval = (t / (1.0 + SCREEN_MARGIN), t * (1.0 + SCREEN_MARGIN));
                 screened.push(i);
-                shapes.push(RankedShape::from_report(*block, r, SCREENED, interval));
+                RankedShape::from_report(*block, r, SCREENED, screen_interval(t))
             }
             (_, Some(s)) => {
                 let at = |c: &crate::sim::counters::Counts| {
@@ -328,28 +368,39 @@ pub fn rank(
                 };
                 let (lo, hi) = (at(&s.lo), at(&s.hi));
                 let interval = (lo.min(hi).min(t), lo.max(hi).max(t));
-                shapes.push(RankedShape::from_report(*block, r, SAMPLED, interval));
+                RankedShape::from_report(*block, r, SAMPLED, interval)
             }
-        }
+        };
+        shapes.push(shape);
     }
-    // The race: a screened shape is dropped when the lower end of its interval lies above the
-    // leader's upper end (the least upper end of any shape, exact ones at their exact time);
-    // the rest are simulated exactly. Decided once, from the screens, so that the same shapes
-    // are confirmed on any thread count.
+    // The race: a shape is out when the lower end of its interval, made `PICK_TOLERANCE`
+    // larger, lies above the leader's upper end (the least upper end of any shape, exact ones at
+    // their exact time); the screened shapes still in are simulated exactly, unless the leader
+    // is alone in: then it is the first shape whatever its exact time, and stays screened.
+    // Decided once, from the screens, so that the same shapes are confirmed on any thread count.
     let leader = shapes
         .iter()
         .map(|s| s.predicted_hi_s)
         .fold(f64::INFINITY, f64::min);
+    let still_in = |s: &RankedShape| s.predicted_lo_s * (1.0 + PICK_TOLERANCE) <= leader;
+    let in_race: Vec<bool> = shapes
+        .iter()
+        .map(|s| mode == RankMode::Screen && s.simulated != BOUNDED && still_in(s))
+        .collect();
+    let alone = in_race.iter().filter(|&&b| b).count() == 1;
     let contenders: Vec<usize> = screened
         .iter()
         .copied()
-        .filter(|&i| shapes[i].predicted_lo_s <= leader)
+        .filter(|&i| !alone && still_in(&shapes[i]))
         .collect();
     let screens = screened
         .iter()
         .map(|&i| (shapes[i].block, shapes[i].predicted_s))
         .collect();
-    total.fetch_add(contenders.len(), std::sync::atomic::Ordering::Relaxed);
+    total.store(
+        bound.len() - bounded.len() + contenders.len(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let confirmed: Vec<RankedShape> = contenders
         .par_iter()
         .with_max_len(1)
@@ -367,15 +418,26 @@ pub fn rank(
     for (&i, s) in contenders.iter().zip(confirmed) {
         shapes[i] = s;
     }
-    // Exact shapes first, by their exact times; then the screened ones by their estimates.
-    shapes.sort_by(|a, b| {
-        (a.simulated == SCREENED)
-            .cmp(&(b.simulated == SCREENED))
-            .then(a.predicted_s.total_cmp(&b.predicted_s))
-    });
+    // In a race, the shapes still in it first (those confirmed, or the leader alone), by their
+    // times; then the others simulated or screened, by their times or estimates; then those
+    // dropped by their bounds, by their bounds. Otherwise every shape by its time.
+    let mut grouped: Vec<(u8, RankedShape)> = shapes
+        .into_iter()
+        .zip(&in_race)
+        .map(|(s, &won)| {
+            let group = match s.simulated {
+                _ if mode != RankMode::Screen || won => 0,
+                BOUNDED => 2,
+                _ => 1,
+            };
+            (group, s)
+        })
+        .collect();
+    grouped.sort_by(|(g, a), (h, b)| g.cmp(h).then(a.predicted_s.total_cmp(&b.predicted_s)));
+    let mut shapes: Vec<RankedShape> = grouped.into_iter().map(|(_, s)| s).collect();
     number(&mut shapes);
     let (_, first) = &bound[0];
-    let time = first_time(&first_reports);
+    let time = first_time(first_reports.iter().map(|(r, _)| r));
     let context = RankContext {
         kernel: first.launch.kernel.clone(),
         hw: hw.name.clone(),
@@ -401,6 +463,7 @@ pub fn rank(
         not_sampled,
         screened: screened.len(),
         confirmed: contenders.len(),
+        bounded: bounded.len(),
         raced: mode == RankMode::Screen,
         screens,
     })
@@ -418,11 +481,93 @@ fn number(shapes: &mut [RankedShape]) {
 }
 
 /// The time estimate of the first report (every shape's is at the same clock).
-fn first_time(reports: &[Report]) -> &timing::TimeEstimate {
-    reports[0]
-        .time
-        .as_ref()
-        .expect("simulate adds the time model")
+fn first_time<'a>(mut reports: impl Iterator<Item = &'a Report>) -> &'a timing::TimeEstimate {
+    reports
+        .next()
+        .and_then(|r| r.time.as_ref())
+        .expect("a shape is simulated, with the time model")
+}
+
+/// A screened time's interval: within a factor of 1 + [`SCREEN_MARGIN`] either way.
+fn screen_interval(t: f64) -> (f64, f64) {
+    (t / (1.0 + SCREEN_MARGIN), t * (1.0 + SCREEN_MARGIN))
+}
+
+/// Shapes screened per round of a race (in the order of their lower bounds): a constant, so
+/// that the rounds, and what they drop, are the same on any thread count.
+pub const SCREEN_ROUND: usize = 8;
+
+/// The first pass of a race: `screen(b)` (a screen, or an exact simulation where the launch is
+/// too short to screen) of the shapes in rounds, in the order of their lower bounds
+/// ([`time_bound::lower_bound`]; shapes without one first), [`SCREEN_ROUND`] shapes a round,
+/// until the next shape's bound lies above the leader's upper end so far: that shape and all
+/// after it cannot be the fastest and are left unsimulated (with one round's shapes or fewer,
+/// no bounds are worked out: every shape is screened). Each shape's report: its screen's,
+/// or for a shape left unsimulated its bound's, with `false`.
+fn screen_in_rounds(
+    bound: &[([u32; 3], Bound)],
+    clock_ghz: Option<f64>,
+    screen: &(dyn Fn(&Bound) -> Result<Report> + Sync),
+) -> Result<Vec<(Report, bool)>> {
+    // Shapes that fit in one round are all screened whatever their bounds: none worked out.
+    let mut lower: Vec<Option<Report>> = if bound.len() <= SCREEN_ROUND {
+        vec![None; bound.len()]
+    } else {
+        bound
+            .par_iter()
+            .with_max_len(1)
+            .map(|(_, b)| time_bound::lower_bound(&b.kernel, &b.hw, &b.launch, clock_ghz))
+            .collect::<Result<_>>()?
+    };
+    let bounds: Vec<f64> = (lower.iter())
+        .map(|r| {
+            r.as_ref()
+                .and_then(|r| r.time.as_ref())
+                .map_or(0.0, |t| t.predicted_s)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..bound.len()).collect();
+    order.sort_by(|&a, &b| bounds[a].total_cmp(&bounds[b]).then(a.cmp(&b)));
+    let mut reports: Vec<Option<Report>> = vec![None; bound.len()];
+    let mut leader = f64::INFINITY;
+    let mut next = 0;
+    let still_in = |i: usize, leader: f64| bounds[i] * (1.0 + PICK_TOLERANCE) <= leader;
+    while next < order.len() && still_in(order[next], leader) {
+        let round: Vec<usize> = order[next..]
+            .iter()
+            .copied()
+            .take(SCREEN_ROUND)
+            .take_while(|&i| still_in(i, leader))
+            .collect();
+        next += round.len();
+        let screened: Vec<Report> = round
+            .par_iter()
+            .with_max_len(1)
+            .map(|&i| screen(&bound[i].1))
+            .collect::<Result<_>>()?;
+        for (i, r) in round.into_iter().zip(screened) {
+            let t = r
+                .time
+                .as_ref()
+                .expect("simulate adds the time model")
+                .predicted_s;
+            let hi = if r.sample.is_some() {
+                screen_interval(t).1
+            } else {
+                t
+            };
+            leader = leader.min(hi);
+            reports[i] = Some(r);
+        }
+    }
+    Ok(reports
+        .into_iter()
+        .zip(&mut lower)
+        .map(|(r, l)| match r {
+            Some(r) => (r, true),
+            None => (l.take().expect("a shape left out has a bound"), false),
+        })
+        .collect())
 }
 
 /// `AxBxC`.
@@ -489,6 +634,8 @@ impl Ranking {
         for r in &self.shapes {
             let interval = if r.simulated == EXACT {
                 String::new()
+            } else if r.predicted_hi_s.is_infinite() {
+                format!("≥ {:.3}", r.predicted_lo_s * 1e6)
             } else {
                 format!(
                     "{:.3}–{:.3}",
@@ -640,6 +787,7 @@ mod tests {
             not_sampled: vec![],
             screened: 0,
             confirmed: 0,
+            bounded: 0,
             raced: false,
             screens: vec![],
         }

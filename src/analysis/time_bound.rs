@@ -1,0 +1,141 @@
+//! A lower bound of a launch's predicted time from what the lanes' addresses alone decide, with
+//! no cache simulated: `rank` drops a block shape without screening it when even this bound
+//! lies above the leader's upper end (docs/performance.md, "rank: screen, then confirm").
+//!
+//! Why it is a lower bound of the time model's prediction for the exact simulation (and for a
+//! screen's, which takes the same address-decided counts): the bound runs the same time model
+//! ([`timing::estimate`]) on counts that equal the simulation's where the addresses decide them
+//! and lie at or below them elsewhere:
+//! - exact: the L1's requests, sectors, partial store sectors, data-stage passes and shared
+//!   wavefronts (every warp's every instruction coalesced, [`sm_stage::instruction_counts`]);
+//!   the active warps and the rounds of loads (the warps' instruction streams,
+//!   [`StreamTotals`]); the floating-point work and the blocks (the launch's).
+//! - lower: no DRAM traffic, no L2 traffic (the L2 limiter keeps only the partial store
+//!   sectors' time, which the simulation's counts include as well), and the L1 wavefronts
+//!   without the misses' extra wavefronts ([`crate::sim::data_stage::extra_wavefronts`], never
+//!   negative).
+//!
+//! Every limiter's time grows with its count, each level's service demand in the per-SM
+//! queueing model with its limiter's time, and the model's throughput (exact mean-value
+//! analysis of a closed network) does not grow with any demand; the delay, the turnover and the
+//! launch overhead depend only on the exact inputs. So the bound's busy time, and its predicted
+//! time, are at most the simulation's.
+
+use crate::error::Result;
+use crate::input::hw::{HwConfig, WarpIssue};
+use crate::input::trace::Kernel;
+use crate::launch::Launch;
+use crate::launch::stream::StreamTotals;
+use crate::report::Report;
+use crate::sim::counters::Counts;
+use crate::sim::sm_stage::{self, GenContext};
+use crate::timing;
+
+/// The lower bound of `launch`'s predicted time at `clock_ghz` (the base clock when `None`), as
+/// a report of the time model on the bound's counts (its `time.predicted_s` is the bound); `None`
+/// for a program whose warps are not of the simple form (its address-decided counts would need
+/// the simulation's cursors).
+pub fn lower_bound(
+    kernel: &Kernel,
+    hw: &HwConfig,
+    launch: &Launch,
+    clock_ghz: Option<f64>,
+) -> Result<Option<Report>> {
+    let cx = GenContext::new(launch, true);
+    let Some(mut l1) = sm_stage::instruction_counts(launch, &cx, false)? else {
+        return Ok(None);
+    };
+    // The misses' extra wavefronts need the L1's hits and misses: left out (they only add).
+    l1.wavefronts = l1.data_passes + l1.shared_load_wavefronts + l1.shared_store_wavefronts;
+    let streams = StreamTotals::of_launch(launch, hw.schedule.warp_issue == WarpIssue::LoadRuns)?;
+    let counts = Counts {
+        l1,
+        active_warps: streams.active_warps,
+        warps_launched: launch.total_blocks * launch.occupancy.warps_per_block as u64,
+        load_rounds: streams.load_rounds,
+        warp_instructions: streams.instructions,
+        ..Counts::default()
+    };
+    let inputs = timing::inputs_from_counts(&counts, launch);
+    let time = timing::estimate(hw, kernel, launch, &inputs, clock_ghz);
+    Ok(Some(Report::new(launch, hw, counts).with_time(time)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::LaunchRequest;
+    use crate::sim::queueing::mva_throughput;
+
+    /// The queueing model's throughput never grows with a demand: what makes the bound a bound.
+    #[test]
+    fn the_mean_value_throughput_does_not_grow_with_any_demand() {
+        let demands = [[0.5, 2.0, 7.0], [30.0, 1.0, 0.0], [4.0, 4.0, 4.0]];
+        for customers in [1.0, 2.5, 7.0, 48.0] {
+            for delay in [0.0, 100.0, 2000.0] {
+                for d in demands {
+                    let x = mva_throughput(customers, delay, &d);
+                    for k in 0..3 {
+                        for more in [0.01, 1.0, 50.0] {
+                            let mut e = d;
+                            e[k] += more;
+                            let y = mva_throughput(customers, delay, &e);
+                            assert!(
+                                y <= x,
+                                "{customers} {delay} {d:?} +{more} at {k}: {y} > {x}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// On real launches the bound lies at or below the exact simulation's predicted time, and
+    /// its L1 counts are the simulation's where the addresses decide them.
+    #[test]
+    fn the_bound_lies_below_the_exact_prediction() {
+        for (kernel, hw, domain, block) in [
+            ("star1", "h200", [64, 64, 32], [32, 4, 2]),
+            ("star1", "h200", [64, 64, 32], [1, 32, 4]),
+            ("star4", "v100", [64, 64, 64], [8, 8, 4]),
+            ("copy", "h100-sxm", [64, 64, 64], [256, 1, 1]),
+        ] {
+            let k = crate::input::trace::load(kernel).unwrap();
+            let hw = HwConfig::load(hw).unwrap();
+            let req = LaunchRequest {
+                block: Some(block),
+                domain: Some(domain),
+                ..LaunchRequest::default()
+            };
+            let launch = Launch::new(&k, &hw, &req).unwrap();
+            let bound = lower_bound(&k, &hw, &launch, None).unwrap().unwrap();
+            let exact = crate::sim::simulate(&launch, &hw, &Default::default()).unwrap();
+            let inputs = timing::inputs_from_counts(&exact, &launch);
+            let t = timing::estimate(&hw, &k, &launch, &inputs, None).predicted_s;
+            let b = bound.time.as_ref().unwrap().predicted_s;
+            assert!(b > 0.0 && b <= t, "{kernel} {block:?}: bound {b} above {t}");
+            let (l1, e) = (&bound.counts.l1, &exact.l1);
+            assert_eq!(
+                (
+                    l1.load_requests,
+                    l1.load_sectors,
+                    l1.store_sectors,
+                    l1.data_passes
+                ),
+                (
+                    e.load_requests,
+                    e.load_sectors,
+                    e.store_sectors,
+                    e.data_passes
+                ),
+                "{kernel} {block:?}"
+            );
+            assert_eq!(
+                (bound.counts.active_warps, bound.counts.load_rounds),
+                (exact.active_warps, exact.load_rounds),
+                "{kernel} {block:?}"
+            );
+        }
+    }
+}
