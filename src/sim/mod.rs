@@ -354,6 +354,12 @@ fn pipeline(
         (lo, hi)
     });
     let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
+    if plan.is_none() && cx.blocks_alike_by_key(launch) {
+        // An exact run ends every block it starts: each block's footprint can be counted whole.
+        for w in &mut workers {
+            w.footprints_by_block();
+        }
+    }
     if opts.by_array {
         let accesses = launch.program.flattened().len();
         for w in &mut workers {
@@ -420,7 +426,7 @@ fn pipeline(
                     .par_iter_mut()
                     .zip(issues.par_iter())
                     .zip(finished.par_iter())
-                    .map(|((w, iss), fin)| w.process(&cx, iss, fin))
+                    .map(|((w, iss), fin)| w.process(&cx, launch, iss, fin))
                     // Several SMs may fail in one chunk: the lowest-numbered one's error is
                     // reported, the same on any thread count.
                     .collect::<Vec<Result<()>>>()

@@ -20,6 +20,7 @@ use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
 use crate::sim::l2::{L2Op, L2Router, RequestList};
 use crate::sim::schedule::{Issue, Issued};
+use std::collections::HashMap;
 
 pub use crate::sim::counters::L1Counters;
 
@@ -479,6 +480,12 @@ impl GenContext {
         }
     }
 
+    /// Whether blocks of `launch` with the same [`block_key`] issue alike ([`instruction_counts`]
+    /// relies on it): a program of the simple form whose every index is affine.
+    pub fn blocks_alike_by_key(&self, launch: &Launch) -> bool {
+        launch.program.simple && self.accesses.iter().all(|a| a.fast.is_some())
+    }
+
     /// The layout of the array `a` accesses: a shared one or a global one.
     fn array_of(&self, a: &PreparedAccess) -> &ArrayLayout {
         if a.kind.is_shared() {
@@ -703,7 +710,25 @@ pub struct SmWorker {
     misses: Vec<(u64, u8)>,
     /// With `--by-array`: the counters of each access of the trace (flattened order).
     pub by_access: Option<Vec<L1Counters>>,
+    /// Set by [`SmWorker::footprints_by_block`]: blocks' footprints counted whole, at their end.
+    whole_blocks: Option<Box<WholeBlockFootprints>>,
 }
+
+/// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
+/// counted when each block finishes rather than probed load by load: a block's footprint depends
+/// only on its own loads, and blocks with the same [`block_key`] have the same counts (as
+/// [`instruction_counts`] relies on), so each key's block is worked out once, by issuing its
+/// instructions through a counting worker.
+#[derive(Debug)]
+struct WholeBlockFootprints {
+    counting: SmWorker,
+    /// (sectors, lines) by block key, at most [`KNOWN_BLOCK_KEYS`] of them.
+    known: HashMap<Vec<i64>, (u64, u64)>,
+}
+
+/// The most block keys an SM remembers footprints of: a launch whose blocks are mostly unlike
+/// works the others out again, block by block, but its memory stays flat in the grid.
+const KNOWN_BLOCK_KEYS: usize = 4096;
 
 /// A hash of a warp instruction's misses (line and sectors of each, in order).
 fn misses_hash(misses: &[(u64, u8)]) -> u32 {
@@ -763,6 +788,23 @@ impl SmWorker {
             traffic: true,
             misses: Vec::with_capacity(WARP_SIZE),
             by_access: None,
+            whole_blocks: None,
+        }
+    }
+
+    /// Counts each block's distinct load sectors and lines when the block finishes, from its
+    /// own instructions worked out once per block key, instead of probing a table at every load
+    /// (the same counts: [`WholeBlockFootprints`]). Only for launches where
+    /// [`GenContext::blocks_alike_by_key`] holds, and only where every block that loads on the
+    /// SM finishes there within the run (an exact simulation, not a sampled one), as a block's
+    /// footprint is counted whole. Nothing changes without compulsory tracking.
+    pub fn footprints_by_block(&mut self) {
+        if self.track_compulsory {
+            self.track_compulsory = false;
+            self.whole_blocks = Some(Box::new(WholeBlockFootprints {
+                counting: SmWorker::counting(true),
+                known: HashMap::new(),
+            }));
         }
     }
 
@@ -784,6 +826,7 @@ impl SmWorker {
             traffic: false,
             misses: Vec::new(),
             by_access: None,
+            whole_blocks: None,
         }
     }
 
@@ -830,11 +873,12 @@ impl SmWorker {
         &mut self.footprints[self.current]
     }
 
-    /// Processes one chunk of issues, replacing `out`; `finished_blocks` are the blocks whose last
-    /// instruction is in this chunk.
+    /// Processes one chunk of issues of `launch`, replacing `out`; `finished_blocks` are the
+    /// blocks whose last instruction is in this chunk.
     pub fn process(
         &mut self,
         cx: &GenContext,
+        launch: &Launch,
         issued: &[Issued],
         finished_blocks: &[u32],
     ) -> Result<()> {
@@ -857,8 +901,19 @@ impl SmWorker {
                 }
             })?;
         }
-        for &b in finished_blocks {
-            self.block_finished(b);
+        match &mut self.whole_blocks {
+            Some(whole) => {
+                for &b in finished_blocks {
+                    let (sectors, lines) = whole.footprint(cx, launch, b)?;
+                    self.counters.block_unique_load_sectors += sectors;
+                    self.counters.block_unique_load_lines += lines;
+                }
+            }
+            None => {
+                for &b in finished_blocks {
+                    self.block_finished(b);
+                }
+            }
         }
         Ok(())
     }
@@ -1139,11 +1194,9 @@ pub fn instruction_counts(
     track_compulsory: bool,
 ) -> Result<Option<L1Counters>> {
     use rayon::prelude::*;
-    use std::collections::HashMap;
     if !launch.program.simple {
         return Ok(None);
     }
-    let (pre, body) = (cx.layout.pre, cx.layout.body);
     let affine = cx.accesses.iter().all(|a| a.fast.is_some());
     let counters = (0..launch.total_blocks)
         .into_par_iter()
@@ -1161,31 +1214,7 @@ pub fn instruction_counts(
                     return Ok((w, known));
                 }
                 let before = w.counters;
-                let mut slots = [0i64; SLOTS];
-                for (warp, info) in warps.iter().enumerate() {
-                    let trips = info.trips as u64;
-                    for i in 0..info.instructions {
-                        let (access, iteration) = cx.layout.decode(i, trips);
-                        // As the scheduler masks them: lanes leave the loop at their own trips.
-                        let in_loop = i >= pre && i < pre + body * trips;
-                        let mut iterations = [0; MAX_LOOP_DEPTH];
-                        iterations[0] = iteration as u32;
-                        let issue = Issue {
-                            tick: 0,
-                            block: b as u32,
-                            iterations,
-                            mask: if in_loop {
-                                info.loop_mask(iteration as u32)
-                            } else {
-                                info.mask
-                            },
-                            warp: warp as u16,
-                            access: access as u16,
-                        };
-                        w.issue(cx, &issue, block_xyz, &mut slots)?;
-                    }
-                }
-                w.block_finished(b as u32);
+                w.issue_block(cx, &warps, b as u32, block_xyz)?;
                 if let Some(k) = key {
                     known.insert(k, w.counters.minus(&before));
                 }
@@ -1198,6 +1227,69 @@ pub fn instruction_counts(
             Ok(a)
         })?;
     Ok(Some(counters))
+}
+
+impl SmWorker {
+    /// Issues every instruction of block `b` (at `block_xyz`, of warps `warps`) of a program of
+    /// the simple form, masked as the scheduler masks them, and ends the block.
+    fn issue_block(
+        &mut self,
+        cx: &GenContext,
+        warps: &[WarpInfo],
+        b: u32,
+        block_xyz: [i64; 3],
+    ) -> Result<()> {
+        let (pre, body) = (cx.layout.pre, cx.layout.body);
+        let mut slots = [0i64; SLOTS];
+        for (warp, info) in warps.iter().enumerate() {
+            let trips = info.trips as u64;
+            for i in 0..info.instructions {
+                let (access, iteration) = cx.layout.decode(i, trips);
+                // As the scheduler masks them: lanes leave the loop at their own trips.
+                let in_loop = i >= pre && i < pre + body * trips;
+                let mut iterations = [0; MAX_LOOP_DEPTH];
+                iterations[0] = iteration as u32;
+                let issue = Issue {
+                    tick: 0,
+                    block: b,
+                    iterations,
+                    mask: if in_loop {
+                        info.loop_mask(iteration as u32)
+                    } else {
+                        info.mask
+                    },
+                    warp: warp as u16,
+                    access: access as u16,
+                };
+                self.issue(cx, &issue, block_xyz, &mut slots)?;
+            }
+        }
+        self.block_finished(b);
+        Ok(())
+    }
+}
+
+impl WholeBlockFootprints {
+    /// The distinct load sectors and lines of block `b` of `launch`.
+    fn footprint(&mut self, cx: &GenContext, launch: &Launch, b: u32) -> Result<(u64, u64)> {
+        let block_xyz = block_coords(b as u64, cx.grid);
+        let warps = crate::launch::geometry::block_warps(launch, b as u64)?;
+        let key = block_key(cx, &warps, block_xyz);
+        if let Some(&known) = self.known.get(&key) {
+            return Ok(known);
+        }
+        let before = self.counting.counters;
+        self.counting.issue_block(cx, &warps, b, block_xyz)?;
+        let after = self.counting.counters;
+        let counts = (
+            after.block_unique_load_sectors - before.block_unique_load_sectors,
+            after.block_unique_load_lines - before.block_unique_load_lines,
+        );
+        if self.known.len() < KNOWN_BLOCK_KEYS {
+            self.known.insert(key, counts);
+        }
+        Ok(counts)
+    }
 }
 
 /// What a block's counts in [`instruction_counts`] depend on, where every index is affine: each
