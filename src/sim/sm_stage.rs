@@ -667,22 +667,17 @@ impl LinePatterns {
         }
     }
 
-    /// Writes the lines of full warp `warp` of an access of class `class` whose base is
-    /// `warp_base` into `out`.
+    /// The lines of full warp `warp` of an access of class `class` whose base is `warp_base`:
+    /// the pattern's lines, each `line` to be moved by the returned shift (wrapping).
     #[inline]
-    fn lines_of(&self, class: usize, warp: usize, warp_base: i64, out: &mut Vec<LineRequest>) {
+    fn lines_of(&self, class: usize, warp: usize, warp_base: i64) -> (&[LineRequest], u64) {
         let key = (class * self.warps + warp) * 128 + warp_base.rem_euclid(128) as usize;
         let (start, len) = self.index[key];
         let base_line = (warp_base >> LINE_SHIFT) as u64;
-        out.clear();
-        out.extend(
-            self.lines[start as usize..(start + len) as usize]
-                .iter()
-                .map(|r| LineRequest {
-                    line: base_line.wrapping_add(r.line),
-                    ..*r
-                }),
-        );
+        (
+            &self.lines[start as usize..(start + len) as usize],
+            base_line,
+        )
     }
 }
 
@@ -964,7 +959,10 @@ impl SmWorker {
             }
             return Ok(());
         }
-        if !self.full_warp_lines(cx, a, issue, block_xyz) {
+        // The warp's lines: a full warp's straight from the launch's line patterns (each line
+        // `shift` past the pattern's), others coalesced here, lane by lane.
+        let pattern = self.full_warp_lines(cx, a, issue, block_xyz);
+        if pattern.is_none() {
             self.addresses(cx, a, issue, block_xyz, slots)?;
             let is_store = a.kind == AccessKind::Store;
             if a.kind == AccessKind::Atomic {
@@ -988,35 +986,39 @@ impl SmWorker {
             }
             _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
         };
+        let coalesced = std::mem::take(&mut self.coalescer.lines);
+        let (lines, shift) = pattern.unwrap_or((&coalesced, 0));
         match a.kind {
-            AccessKind::Load => self.load(issue.tick, issue.block),
-            AccessKind::Store => self.store(issue.tick),
+            AccessKind::Load => self.load(lines, shift, issue.tick, issue.block),
+            AccessKind::Store => self.store(lines, shift, issue.tick),
             AccessKind::Atomic | AccessKind::SharedLoad | AccessKind::SharedStore => {
                 unreachable!("atomics and shared accesses are handled above")
             }
         }
+        self.coalescer.lines = coalesced;
         Ok(())
     }
 
-    /// Fills the coalescer's lines of `issue` from the launch's line patterns when it is a full
-    /// warp of an access that has them and all its lanes are in bounds. False otherwise: the
-    /// caller then goes lane by lane (which also reports a lane out of bounds).
+    /// The lines of `issue` from the launch's line patterns when it is a full warp of an access
+    /// that has them and all its lanes are in bounds: the pattern's lines, and what to add to
+    /// each one's line ([`LinePatterns::lines_of`]). `None` otherwise: the caller then goes lane
+    /// by lane (which also reports a lane out of bounds).
     #[inline]
-    fn full_warp_lines(
+    fn full_warp_lines<'c>(
         &mut self,
-        cx: &GenContext,
+        cx: &'c GenContext,
         a: &PreparedAccess,
         issue: &Issue,
         b: [i64; 3],
-    ) -> bool {
+    ) -> Option<(&'c [LineRequest], u64)> {
         let (Some(class), Some(f)) = (a.pattern_class, &a.fast) else {
-            return false;
+            return None;
         };
         // The caller counts the warp's data-stage passes from this table, not its addresses.
         debug_assert!(a.full_warp_passes.is_some());
         let warp = issue.warp as usize;
         if issue.mask != cx.full_masks[warp] {
-            return false;
+            return None;
         }
         let warp_base = f.warp_base(a, b, &issue.iterations);
         let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
@@ -1026,11 +1028,7 @@ impl SmWorker {
             && a.coordinates
                 .iter()
                 .all(|c| c.full_warp_inside(warp, b, &issue.iterations));
-        if inside {
-            cx.patterns
-                .lines_of(class, warp, warp_base, &mut self.coalescer.lines);
-        }
-        inside
+        inside.then(|| cx.patterns.lines_of(class, warp, warp_base))
     }
 
     #[inline]
@@ -1094,26 +1092,26 @@ impl SmWorker {
         }
     }
 
+    /// A load of `lines` (each line `shift` past its `line`, wrapping).
     #[inline]
-    fn load(&mut self, tick: u32, block: u32) {
+    fn load(&mut self, lines: &[LineRequest], shift: u64, tick: u32, block: u32) {
         self.counters.load_requests += 1;
         if self.track_compulsory {
-            let lines = std::mem::take(&mut self.coalescer.lines);
             let f = self.footprint(block);
-            for r in &lines {
-                f.insert(r.line, r.sectors);
+            for r in lines {
+                f.insert(r.line.wrapping_add(shift), r.sectors);
             }
-            self.coalescer.lines = lines;
         }
         let c = &mut self.counters;
         if !self.traffic {
-            c.load_sectors += (self.coalescer.lines.iter())
+            c.load_sectors += (lines.iter())
                 .map(|r| r.sectors.count_ones() as u64)
                 .sum::<u64>();
             return;
         }
         self.misses.clear();
-        for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
+        for r in lines {
+            let (line, sectors) = (r.line.wrapping_add(shift), r.sectors);
             c.load_sectors += sectors.count_ones() as u64;
             let missing = if !self.caches_loads {
                 sectors
@@ -1134,10 +1132,10 @@ impl SmWorker {
             }
         }
         if !self.misses.is_empty() {
-            c.load_miss_request_lines += self.coalescer.lines.len() as u64;
+            c.load_miss_request_lines += lines.len() as u64;
             // The L2 coalescer matches reads of whole instructions: their lines, how many, and
             // a hash of what they missed.
-            let lines = self.coalescer.lines.len().min(u8::MAX as usize) as u8;
+            let lines = lines.len().min(u8::MAX as usize) as u8;
             let hash = misses_hash(&self.misses);
             for &(line, missing) in &self.misses {
                 self.out[self.router.shard(line)].push_read(tick, line, missing, lines, hash);
@@ -1159,19 +1157,21 @@ impl SmWorker {
         }
     }
 
+    /// A store of `lines` (each line `shift` past its `line`, wrapping).
     #[inline]
-    fn store(&mut self, tick: u32) {
+    fn store(&mut self, lines: &[LineRequest], shift: u64, tick: u32) {
         // Write-through: every store goes to L2. A present line is updated in place (its valid
         // sectors stay valid); a store never allocates.
         let c = &mut self.counters;
         c.store_requests += 1;
-        for r in &self.coalescer.lines {
+        for r in lines {
             c.store_sectors += r.sectors.count_ones() as u64;
             c.store_partial_sectors += (r.sectors & !r.full_sectors()).count_ones() as u64;
             if !self.traffic {
                 continue;
             }
-            self.out[self.router.shard(r.line)].push_store(tick, r.line, r.sectors, r.bytes);
+            let line = r.line.wrapping_add(shift);
+            self.out[self.router.shard(line)].push_store(tick, line, r.sectors, r.bytes);
         }
     }
 }
