@@ -56,7 +56,7 @@ impl BlockFootprint {
 
     #[inline(always)]
     fn insert(&mut self, line: u64, sectors: u8) {
-        if 2 * (self.len + 1) > self.entries.len() {
+        if 4 * (self.len + 1) > 3 * self.entries.len() {
             self.grow();
         }
         let mask = self.entries.len() - 1;
