@@ -60,6 +60,10 @@ pub struct SimOptions {
     /// Schedule all SMs tick by tick instead of each on its own between freed slots (the
     /// reference the event-driven schedule must equal; [`Scheduler::run_until`]).
     pub tick_by_tick: bool,
+    /// Count each block's distinct load sectors and lines load by load in exact runs too, in a
+    /// table per resident block (the reference the whole-block counts of exact runs of simple
+    /// affine programs must equal; [`SmWorker::footprints_by_block`]).
+    pub footprints_load_by_load: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
     /// Simulate even when the arrays exceed the GPU's memory ([`Launch::check_memory`]; the
@@ -80,6 +84,7 @@ impl Default for SimOptions {
             serial_l2: false,
             lane_by_lane: false,
             tick_by_tick: false,
+            footprints_load_by_load: false,
             sample: None,
             exceed_memory: false,
             by_array: false,
@@ -354,7 +359,7 @@ fn pipeline(
         (lo, hi)
     });
     let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
-    if plan.is_none() && cx.blocks_alike_by_key(launch) {
+    if plan.is_none() && !opts.footprints_load_by_load && cx.blocks_alike_by_key(launch) {
         // An exact run ends every block it starts: each block's footprint can be counted whole.
         for w in &mut workers {
             w.footprints_by_block();
