@@ -480,7 +480,7 @@ impl GenContext {
         }
     }
 
-    /// Whether blocks of `launch` with the same [`block_key`] issue alike ([`instruction_counts`]
+    /// Whether blocks of `launch` with the same block key issue alike ([`instruction_counts`]
     /// relies on it): a program of the simple form whose every index is affine.
     pub fn blocks_alike_by_key(&self, launch: &Launch) -> bool {
         launch.program.simple && self.accesses.iter().all(|a| a.fast.is_some())
@@ -789,7 +789,7 @@ impl SmWorker {
 
     /// Counts each block's distinct load sectors and lines when the block finishes, from its
     /// own instructions worked out once per block key, instead of probing a table at every load
-    /// (the same counts: [`WholeBlockFootprints`]). Only for launches where
+    /// (the same counts). Only for launches where
     /// [`GenContext::blocks_alike_by_key`] holds, and only where every block that loads on the
     /// SM finishes there within the run (an exact simulation, not a sampled one), as a block's
     /// footprint is counted whole. Nothing changes without compulsory tracking.
