@@ -195,12 +195,14 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 /// The reference (`serial`: the serial L2 replay, lane-by-lane coalescing, the tick-by-tick
-/// schedule, chunks of 64 ticks) or the default pipeline, on `threads` threads.
+/// schedule, blocks' footprints counted load by load, chunks of 64 ticks) or the default
+/// pipeline, on `threads` threads.
 fn run(launch: &Launch, hw: &HwConfig, serial: bool, infinite_l2: bool, threads: usize) -> String {
     let opts = SimOptions {
         serial_l2: serial,
         lane_by_lane: serial,
         tick_by_tick: serial,
+        footprints_load_by_load: serial,
         infinite_l2,
         chunk_ticks: if serial {
             64

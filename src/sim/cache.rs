@@ -561,8 +561,24 @@ impl Cache {
     /// each set in turn. A hint only; nothing changes.
     #[inline(always)]
     pub fn prefetch(&self, line: u64) {
+        self.prefetch_at(self.set_start(line));
+    }
+
+    /// Where `line`'s set starts among the cache's slots (0 in an infinite cache), for the
+    /// lookups that take it (`..._at`): worked out once for all the lookups of one request, in
+    /// every cache of the same geometry and shard (the partitions of an L2 share both).
+    #[inline(always)]
+    pub fn set_start(&self, line: u64) -> usize {
+        match self {
+            Cache::SetAssoc(c) => c.set_of(line) * c.geometry.ways,
+            Cache::Infinite(_) => 0,
+        }
+    }
+
+    /// [`Cache::prefetch`] of the set starting at `start` ([`Cache::set_start`]).
+    #[inline(always)]
+    pub fn prefetch_at(&self, start: usize) {
         if let Cache::SetAssoc(c) = self {
-            let start = c.set_of(line) * c.geometry.ways;
             prefetch_read(c.tags.as_ptr().wrapping_add(start));
             prefetch_read(c.states.as_ptr().wrapping_add(start));
         }
@@ -574,12 +590,7 @@ impl Cache {
     pub fn access_or_insert(&mut self, line: u64) -> (&mut LineState, bool, Option<Evicted>) {
         match self {
             Cache::SetAssoc(c) => c.access_or_insert(line),
-            Cache::Infinite(m) => match m.entry(line) {
-                hashbrown::hash_map::Entry::Occupied(e) => (e.into_mut(), true, None),
-                hashbrown::hash_map::Entry::Vacant(e) => {
-                    (e.insert(LineState::default()), false, None)
-                }
-            },
+            Cache::Infinite(m) => infinite_access_or_insert(m, line),
         }
     }
 
@@ -592,13 +603,50 @@ impl Cache {
         line: u64,
         far: bool,
     ) -> (&mut LineState, bool, Option<Evicted>) {
-        if matches!(self, Cache::SetAssoc(c) if c.near_limit.is_some()) {
-            let Cache::SetAssoc(c) = self else {
-                unreachable!()
-            };
-            c.access_or_insert_for(line, far)
-        } else {
-            self.access_or_insert(line)
+        let start = self.set_start(line);
+        self.access_or_insert_for_at(start, line, far)
+    }
+
+    /// [`Cache::access_or_insert_for`] of `line`, whose set starts at `start`
+    /// ([`Cache::set_start`]).
+    #[inline(always)]
+    pub fn access_or_insert_for_at(
+        &mut self,
+        start: usize,
+        line: u64,
+        far: bool,
+    ) -> (&mut LineState, bool, Option<Evicted>) {
+        match self {
+            Cache::SetAssoc(c) => {
+                if c.near_limit.is_some() {
+                    c.access_or_insert_for(start, line, far)
+                } else {
+                    c.access_or_insert_in(start, line)
+                }
+            }
+            Cache::Infinite(m) => infinite_access_or_insert(m, line),
+        }
+    }
+
+    /// [`Cache::access`] of `line`, whose set starts at `start` ([`Cache::set_start`]).
+    #[inline(always)]
+    pub fn access_at(&mut self, start: usize, line: u64) -> Option<&mut LineState> {
+        match self {
+            Cache::SetAssoc(c) => {
+                let i = c.find_in(start, line)?;
+                c.use_slot(i);
+                Some(&mut c.states[i])
+            }
+            Cache::Infinite(m) => m.get_mut(&line),
+        }
+    }
+
+    /// [`Cache::peek_mut`] of `line`, whose set starts at `start` ([`Cache::set_start`]).
+    #[inline(always)]
+    pub fn peek_mut_at(&mut self, start: usize, line: u64) -> Option<&mut LineState> {
+        match self {
+            Cache::SetAssoc(c) => c.find_in(start, line).map(|i| &mut c.states[i]),
+            Cache::Infinite(m) => m.get_mut(&line),
         }
     }
 
@@ -627,6 +675,18 @@ impl Cache {
             ),
             Cache::Infinite(m) => Box::new(m.iter().map(|(l, s)| (*l, *s))),
         }
+    }
+}
+
+/// [`Cache::access_or_insert`] in an infinite cache.
+#[inline]
+fn infinite_access_or_insert(
+    m: &mut HashMap<u64, LineState, ahash::RandomState>,
+    line: u64,
+) -> (&mut LineState, bool, Option<Evicted>) {
+    match m.entry(line) {
+        hashbrown::hash_map::Entry::Occupied(e) => (e.into_mut(), true, None),
+        hashbrown::hash_map::Entry::Vacant(e) => (e.insert(LineState::default()), false, None),
     }
 }
 
@@ -661,7 +721,17 @@ impl SetAssoc {
     /// [`Cache::access_or_insert`], finding the set once.
     #[inline(always)]
     fn access_or_insert(&mut self, line: u64) -> (&mut LineState, bool, Option<Evicted>) {
-        let start = self.set_of(line) * self.geometry.ways;
+        self.access_or_insert_in(self.set_of(line) * self.geometry.ways, line)
+    }
+
+    /// [`Cache::access_or_insert`] of `line`, whose set starts at slot `start`.
+    #[inline(always)]
+    fn access_or_insert_in(
+        &mut self,
+        start: usize,
+        line: u64,
+    ) -> (&mut LineState, bool, Option<Evicted>) {
+        debug_assert_eq!(start, self.set_of(line) * self.geometry.ways);
         if let Some(i) = self.find_in(start, line) {
             self.use_slot(i);
             return (&mut self.states[i], true, None);
@@ -670,15 +740,17 @@ impl SetAssoc {
         (state, false, evicted)
     }
 
-    /// [`Cache::access_or_insert_for`] in a set with a limit on near lines.
+    /// [`Cache::access_or_insert_for`] in a set with a limit on near lines, the set of `line`
+    /// starting at slot `start`.
     fn access_or_insert_for(
         &mut self,
+        start: usize,
         line: u64,
         far: bool,
     ) -> (&mut LineState, bool, Option<Evicted>) {
         let ways = self.geometry.ways;
-        let set = self.set_of(line);
-        let start = set * ways;
+        debug_assert_eq!(start, self.set_of(line) * ways);
+        let set = start / ways;
         if let Some(i) = self.find_in(start, line) {
             self.use_slot(i);
             let limit = self.near_limit.as_mut().expect("a limit on near lines");

@@ -565,6 +565,29 @@ pub struct L2Request {
     pub lines: u8,
 }
 
+/// A request of a chunk in the replay's global order, and the SM it came from.
+#[derive(Debug, Clone, Copy)]
+struct OrderedRequest {
+    request: L2Request,
+    sm: u32,
+}
+
+impl Default for OrderedRequest {
+    fn default() -> OrderedRequest {
+        OrderedRequest {
+            request: L2Request {
+                tick: 0,
+                line: 0,
+                aux: WHOLE_SECTORS,
+                op: L2Op::Read,
+                sectors: 0,
+                lines: 0,
+            },
+            sm: 0,
+        }
+    }
+}
+
 /// [`L2Request::aux`] of a store that writes whole sectors (or none).
 pub const WHOLE_SECTORS: u32 = u32::MAX;
 
@@ -651,6 +674,13 @@ pub struct L2 {
     /// The first tick of the chunk being replayed, and the tick of the request at hand.
     chunk_tick: u64,
     now: u64,
+    /// Where the set of the request at hand starts in each partition ([`Cache::set_start`]; the
+    /// partitions share their geometry, so one start serves them all).
+    at: usize,
+    /// The chunk's requests in global order, with their SMs ([`L2::replay`]; kept from chunk
+    /// to chunk for its memory), and the counting sort's tick starts.
+    order: Vec<OrderedRequest>,
+    tick_starts: Vec<u32>,
     /// Far misses of the last [`RACE_TICKS`] ticks that brought sectors into the home partition
     /// of a line the home side has not read since: the tick and those sectors, by line.
     crossings: PendingMisses,
@@ -713,6 +743,9 @@ impl L2 {
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
             chunk_tick: 0,
             now: 0,
+            at: 0,
+            order: Vec::new(),
+            tick_starts: Vec::new(),
             crossings: PendingMisses::new((2, 7, 1, 8)),
             home_misses: PendingMisses::new((2, 8, 1, 8)),
             race_gaps: RaceGaps::logging(log_races(hw)),
@@ -762,9 +795,82 @@ impl L2 {
         )));
     }
 
+    /// Replays shard `k`'s requests of one chunk of `ticks` ticks (`outs[sm][k]`, each SM's in
+    /// tick order) in global order: tick by tick, SM by SM. A counting sort by tick (SMs visited
+    /// in order, so each tick's requests stay in SM order) copies them into one list in that
+    /// order, at a cost linear in the requests, which the replay then reads front to back.
+    pub fn replay(&mut self, outs: &[Vec<RequestList>], k: usize, ticks: u32) {
+        let total: usize = outs.iter().map(|o| o[k].requests.len()).sum();
+        if total == 0 {
+            return;
+        }
+        let mut starts = std::mem::take(&mut self.tick_starts);
+        starts.clear();
+        starts.resize(ticks as usize + 1, 0);
+        for o in outs {
+            for r in &o[k].requests {
+                starts[r.tick as usize + 1] += 1;
+            }
+        }
+        for t in 0..ticks as usize {
+            starts[t + 1] += starts[t];
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.resize(total, OrderedRequest::default());
+        for (sm, o) in outs.iter().enumerate() {
+            for r in &o[k].requests {
+                let slot = &mut starts[r.tick as usize];
+                order[*slot as usize] = OrderedRequest {
+                    request: *r,
+                    sm: sm as u32,
+                };
+                *slot += 1;
+            }
+        }
+        // The L2's sets do not fit in the CPU's caches: ask for a request's sets (in both
+        // partitions) a few requests ahead, so that the lookups overlap instead of waiting one
+        // after the other; the set is worked out there once, for every lookup of the request.
+        const AHEAD: usize = 16;
+        let mut sets = [0usize; AHEAD];
+        for (n, o) in order.iter().take(AHEAD).enumerate() {
+            sets[n] = self.set_ahead(o);
+        }
+        for n in 0..total {
+            let o = order[n];
+            let at = sets[n % AHEAD];
+            if let Some(next) = order.get(n + AHEAD) {
+                sets[n % AHEAD] = self.set_ahead(next);
+            }
+            let list = &outs[o.sm as usize][k];
+            self.request_at(at, o.sm as usize, &o.request, list);
+        }
+        self.order = order;
+        self.tick_starts = starts;
+    }
+
+    /// Where the set of request `o` starts, its sets asked for ahead of the lookups.
+    #[inline(always)]
+    fn set_ahead(&self, o: &OrderedRequest) -> usize {
+        let line = o.request.line as u64;
+        let start = self.parts[0].set_start(line);
+        for part in &self.parts {
+            part.prefetch_at(start);
+        }
+        start
+    }
+
     /// Handles request `r` of `list`, from SM `sm`.
     #[inline]
     pub fn request(&mut self, sm: usize, r: &L2Request, list: &RequestList) {
+        let at = self.parts[0].set_start(r.line as u64);
+        self.request_at(at, sm, r, list);
+    }
+
+    /// [`L2::request`] of a request whose set starts at `at`.
+    #[inline]
+    fn request_at(&mut self, at: usize, sm: usize, r: &L2Request, list: &RequestList) {
+        self.at = at;
         if self.by_array.is_some() {
             self.request_tallied(sm, r, list);
         } else {
@@ -802,9 +908,9 @@ impl L2 {
         self.now = self.chunk_tick + r.tick as u64;
         match r.op {
             L2Op::Read if self.reads.is_some() => self.read_logged(sm, r),
-            L2Op::Read => self.read(sm, line, r.sectors),
-            L2Op::Write => self.write(sm, line, r.sectors, list.store_bytes(r)),
-            L2Op::Atomic => self.atomic(sm, line, r.sectors),
+            L2Op::Read => self.read_here(sm, line, r.sectors),
+            L2Op::Write => self.write_here(sm, line, r.sectors, list.store_bytes(r)),
+            L2Op::Atomic => self.atomic_here(sm, line, r.sectors),
         }
     }
 
@@ -812,6 +918,12 @@ impl L2 {
     /// the fabric when it is the far one), which needs the sectors' data (a DRAM read when
     /// missing, rounded to the fill unit) and leaves them dirty. A near copy goes stale.
     pub fn atomic(&mut self, sm: usize, line: u64, sectors: u8) {
+        self.at = self.parts[0].set_start(line);
+        self.atomic_here(sm, line, sectors);
+    }
+
+    /// [`L2::atomic`] in the set at [`L2::at`].
+    fn atomic_here(&mut self, sm: usize, line: u64, sectors: u8) {
         self.counters.atomic_requests += 1;
         self.counters.atomic_sectors += sectors.count_ones() as u64;
         if let Some(t) = &mut self.compulsory {
@@ -820,7 +932,7 @@ impl L2 {
         let home = self.send_atomic_home(sm, line, sectors);
         let fill_sectors = self.fill_sectors;
         let far = home != self.near[sm] as usize;
-        let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
+        let (state, _, evicted) = self.parts[home].access_or_insert_for_at(self.at, line, far);
         let missing = sectors & !state.valid;
         let fill = if missing == 0 {
             0
@@ -840,7 +952,7 @@ impl L2 {
     fn read_logged(&mut self, sm: usize, r: &L2Request) {
         let (line, sectors) = (r.line as u64, r.sectors);
         let (dram_before, fabric_before) = (self.dram.read_sectors, self.counters.fabric_sectors);
-        self.read(sm, line, sectors);
+        self.read_here(sm, line, sectors);
         let served = if self.dram.read_sectors > dram_before {
             2
         } else if self.counters.fabric_sectors > fabric_before {
@@ -863,6 +975,13 @@ impl L2 {
 
     /// A load miss from SM `sm` for `sectors` of `line`.
     pub fn read(&mut self, sm: usize, line: u64, sectors: u8) {
+        self.at = self.parts[0].set_start(line);
+        self.read_here(sm, line, sectors);
+    }
+
+    /// [`L2::read`] in the set at [`L2::at`].
+    #[inline(always)]
+    fn read_here(&mut self, sm: usize, line: u64, sectors: u8) {
         self.counters.read_sectors += sectors.count_ones() as u64;
         if let Some(t) = &mut self.compulsory {
             t.read(line, sectors);
@@ -874,7 +993,7 @@ impl L2 {
         // holds the sectors; an absent one comes in with what the fill brings.
         let home = self.home(line);
         let logs_races = self.logs_races();
-        let (state, _, evicted) = self.parts[near].access_or_insert_for(line, false);
+        let (state, _, evicted) = self.parts[near].access_or_insert_for_at(self.at, line, false);
         let missing = sectors & !state.valid;
         let present = sectors & state.valid;
         let fill = expand(fill_sectors, missing) & !state.valid;
@@ -911,7 +1030,7 @@ impl L2 {
     /// other side, reading what it lacks from DRAM.
     fn fill_from_dram(&mut self, part: usize, line: u64, fill: u8) {
         let logs_races = self.logs_races();
-        let (state, _, evicted) = self.parts[part].access_or_insert_for(line, true);
+        let (state, _, evicted) = self.parts[part].access_or_insert_for_at(self.at, line, true);
         let lacking = fill & !state.valid;
         let home_brought = std::mem::take(&mut state.home_fill_unfetched);
         let found = fill & state.valid;
@@ -960,19 +1079,20 @@ impl L2 {
         if home != near {
             self.counters.fabric_sectors += sectors.count_ones() as u64;
             if full != 0 {
-                let (st, _, evicted) = self.parts[near].access_or_insert_for(line, false);
+                let (st, _, evicted) =
+                    self.parts[near].access_or_insert_for_at(self.at, line, false);
                 st.valid |= full;
                 if let Some(ev) = evicted {
                     self.evict(ev);
                 }
             } else {
                 // Part of a sector: a copy holding it stays valid, an absent one stays absent.
-                self.parts[near].access(line);
+                self.parts[near].access_at(self.at, line);
             }
         } else {
             for (p, part) in self.parts.iter_mut().enumerate() {
                 if p != home
-                    && let Some(st) = part.peek_mut(line)
+                    && let Some(st) = part.peek_mut_at(self.at, line)
                 {
                     st.valid &= !sectors;
                 }
@@ -989,7 +1109,7 @@ impl L2 {
         let home = self.home(line);
         if home != near {
             self.counters.fabric_sectors += sectors.count_ones() as u64;
-            if let Some(st) = self.parts[near].access(line) {
+            if let Some(st) = self.parts[near].access_at(self.at, line) {
                 st.valid &= !sectors;
             }
         }
@@ -998,6 +1118,12 @@ impl L2 {
 
     /// A store from SM `sm` to `sectors` of `line` covering `bytes`.
     pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
+        self.at = self.parts[0].set_start(line);
+        self.write_here(sm, line, sectors, bytes);
+    }
+
+    /// [`L2::write`] in the set at [`L2::at`].
+    fn write_here(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
         self.counters.write_sectors += sectors.count_ones() as u64;
         let full = full_sectors(bytes) & sectors;
         if let Some(t) = &mut self.compulsory {
@@ -1005,7 +1131,7 @@ impl L2 {
         }
         let home = self.send_store_home(sm, line, sectors, full);
         let far = home != self.near[sm] as usize;
-        let (state, _, evicted) = self.parts[home].access_or_insert_for(line, far);
+        let (state, _, evicted) = self.parts[home].access_or_insert_for_at(self.at, line, far);
         // A store of the home side to a line the other side stored into since sends that side
         // one invalidation over the fabric, whichever sectors either wrote (measured on the H100:
         // `validation/store_pair_probe.cu`, `tests/data/h100/fabric/`).

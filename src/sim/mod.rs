@@ -31,7 +31,7 @@ use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::launch::stream::StreamTotals;
-use crate::sim::l2::{L2, L2Router, RequestList, ShardedL2};
+use crate::sim::l2::{L2Router, RequestList, ShardedL2};
 use crate::sim::queueing::{TimeInputs, busy_seconds, busy_seconds_at};
 use crate::sim::schedule::{Issued, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
@@ -60,6 +60,10 @@ pub struct SimOptions {
     /// Schedule all SMs tick by tick instead of each on its own between freed slots (the
     /// reference the event-driven schedule must equal; [`Scheduler::run_until`]).
     pub tick_by_tick: bool,
+    /// Count each block's distinct load sectors and lines load by load in exact runs too, in a
+    /// table per resident block (the reference the whole-block counts of exact runs of simple
+    /// affine programs must equal; [`SmWorker::footprints_by_block`]).
+    pub footprints_load_by_load: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
     /// Simulate even when the arrays exceed the GPU's memory ([`Launch::check_memory`]; the
@@ -80,6 +84,7 @@ impl Default for SimOptions {
             serial_l2: false,
             lane_by_lane: false,
             tick_by_tick: false,
+            footprints_load_by_load: false,
             sample: None,
             exceed_memory: false,
             by_array: false,
@@ -358,6 +363,12 @@ fn pipeline(
         (lo, hi)
     });
     let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
+    if plan.is_none() && !opts.footprints_load_by_load && cx.blocks_alike_by_key(launch) {
+        // An exact run ends every block it starts: each block's footprint can be counted whole.
+        for w in &mut workers {
+            w.footprints_by_block();
+        }
+    }
     if opts.by_array {
         let accesses = launch.program.flattened().len();
         for w in &mut workers {
@@ -424,7 +435,7 @@ fn pipeline(
                     .par_iter_mut()
                     .zip(issues.par_iter())
                     .zip(finished.par_iter())
-                    .map(|((w, iss), fin)| w.process(&cx, iss, fin))
+                    .map(|((w, iss), fin)| w.process(&cx, launch, iss, fin))
                     // Several SMs may fail in one chunk: the lowest-numbered one's error is
                     // reported, the same on any thread count.
                     .collect::<Vec<Result<()>>>()
@@ -589,48 +600,8 @@ fn replay(l2: &mut ShardedL2, outs: &[Vec<RequestList>], ticks: u32) {
     let first_tick = l2.ticks_replayed;
     l2.shards.par_iter_mut().enumerate().for_each(|(k, shard)| {
         shard.start_chunk(first_tick);
-        replay_shard(shard, outs, k, ticks)
+        shard.replay(outs, k, ticks)
     });
     l2.ticks_replayed += ticks as u64;
     l2.settle_compulsory();
-}
-
-/// Replays shard `k`'s requests of one chunk in global order: tick by tick, SM by SM. The SMs'
-/// lists are each in tick order; a counting sort by tick (SMs visited in order, so each tick's
-/// requests stay in SM order) puts them in global order at a cost linear in the requests.
-fn replay_shard(l2: &mut L2, outs: &[Vec<RequestList>], k: usize, ticks: u32) {
-    let total: usize = outs.iter().map(|o| o[k].requests.len()).sum();
-    if total == 0 {
-        return;
-    }
-    let mut starts = vec![0u32; ticks as usize + 1];
-    for o in outs {
-        for r in &o[k].requests {
-            starts[r.tick as usize + 1] += 1;
-        }
-    }
-    for t in 0..ticks as usize {
-        starts[t + 1] += starts[t];
-    }
-    let mut order: Vec<(u32, u32)> = vec![(0, 0); total];
-    for (sm, o) in outs.iter().enumerate() {
-        for (i, r) in o[k].requests.iter().enumerate() {
-            let slot = &mut starts[r.tick as usize];
-            order[*slot as usize] = (sm as u32, i as u32);
-            *slot += 1;
-        }
-    }
-    // The L2's sets do not fit in the CPU's caches: ask for a request's set a few requests
-    // ahead, so that the lookups overlap instead of waiting one after the other.
-    const AHEAD: usize = 16;
-    for (n, &(sm, i)) in order.iter().enumerate() {
-        if let Some(&(next_sm, next_i)) = order.get(n + AHEAD) {
-            l2.prefetch(
-                next_sm as usize,
-                outs[next_sm as usize][k].requests[next_i as usize].line as u64,
-            );
-        }
-        let list = &outs[sm as usize][k];
-        l2.request(sm as usize, &list.requests[i as usize], list);
-    }
 }

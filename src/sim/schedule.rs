@@ -878,14 +878,25 @@ impl<'a> RunContext<'a> {
             let place = q.ring[q.cursor] as usize;
             let w = &q.warps[place];
             if w.cursor.is_some() || w.info.lane_trips.is_some() {
-                q.clock += 1;
-                let (issue, block_done) = self.issue_at_cursor(q, t)?;
-                out.push(Issued::One(issue));
-                q.last_issue_end = t + 1;
-                if block_done {
-                    q.clock += self.turnover_pause(q);
-                    q.finished.push((t, issue.block));
-                    return Ok(Some((t, issue.block)));
+                // The warp issues its run of loads here, one instruction a tick, while it keeps
+                // its turn: the same as going round this loop again, where it would pass no
+                // turn up (a warp inside a run never does) and be the ring's warp again.
+                loop {
+                    let t = q.clock;
+                    q.clock += 1;
+                    let (issue, block_done) = self.issue_at_cursor(q, t)?;
+                    out.push(Issued::One(issue));
+                    q.last_issue_end = t + 1;
+                    if block_done {
+                        q.clock += self.turnover_pause(q);
+                        q.finished.push((t, issue.block));
+                        return Ok(Some((t, issue.block)));
+                    }
+                    let keeps_turn =
+                        q.ring.get(q.cursor) == Some(&(place as u16)) && q.warps[place].run > 0;
+                    if !keeps_turn || q.clock >= self.limit {
+                        break;
+                    }
                 }
                 continue;
             }

@@ -20,6 +20,7 @@ use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
 use crate::sim::l2::{L2Op, L2Router, RequestList};
 use crate::sim::schedule::{Issue, Issued};
+use std::collections::HashMap;
 
 pub use crate::sim::counters::L1Counters;
 
@@ -55,7 +56,7 @@ impl BlockFootprint {
 
     #[inline(always)]
     fn insert(&mut self, line: u64, sectors: u8) {
-        if 2 * (self.len + 1) > self.entries.len() {
+        if 4 * (self.len + 1) > 3 * self.entries.len() {
             self.grow();
         }
         let mask = self.entries.len() - 1;
@@ -479,6 +480,12 @@ impl GenContext {
         }
     }
 
+    /// Whether blocks of `launch` with the same block key issue alike ([`instruction_counts`]
+    /// relies on it): a program of the simple form whose every index is affine.
+    pub fn blocks_alike_by_key(&self, launch: &Launch) -> bool {
+        launch.program.simple && self.accesses.iter().all(|a| a.fast.is_some())
+    }
+
     /// The layout of the array `a` accesses: a shared one or a global one.
     fn array_of(&self, a: &PreparedAccess) -> &ArrayLayout {
         if a.kind.is_shared() {
@@ -660,22 +667,17 @@ impl LinePatterns {
         }
     }
 
-    /// Writes the lines of full warp `warp` of an access of class `class` whose base is
-    /// `warp_base` into `out`.
+    /// The lines of full warp `warp` of an access of class `class` whose base is `warp_base`:
+    /// the pattern's lines, each `line` to be moved by the returned shift (wrapping).
     #[inline]
-    fn lines_of(&self, class: usize, warp: usize, warp_base: i64, out: &mut Vec<LineRequest>) {
+    fn lines_of(&self, class: usize, warp: usize, warp_base: i64) -> (&[LineRequest], u64) {
         let key = (class * self.warps + warp) * 128 + warp_base.rem_euclid(128) as usize;
         let (start, len) = self.index[key];
         let base_line = (warp_base >> LINE_SHIFT) as u64;
-        out.clear();
-        out.extend(
-            self.lines[start as usize..(start + len) as usize]
-                .iter()
-                .map(|r| LineRequest {
-                    line: base_line.wrapping_add(r.line),
-                    ..*r
-                }),
-        );
+        (
+            &self.lines[start as usize..(start + len) as usize],
+            base_line,
+        )
     }
 }
 
@@ -703,7 +705,25 @@ pub struct SmWorker {
     misses: Vec<(u64, u8)>,
     /// With `--by-array`: the counters of each access of the trace (flattened order).
     pub by_access: Option<Vec<L1Counters>>,
+    /// Set by [`SmWorker::footprints_by_block`]: blocks' footprints counted whole, at their end.
+    whole_blocks: Option<Box<WholeBlockFootprints>>,
 }
+
+/// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
+/// counted when each block finishes rather than probed load by load: a block's footprint depends
+/// only on its own loads, and blocks with the same [`block_key`] have the same counts (as
+/// [`instruction_counts`] relies on), so each key's block is worked out once, by issuing its
+/// instructions through a counting worker.
+#[derive(Debug)]
+struct WholeBlockFootprints {
+    counting: SmWorker,
+    /// (sectors, lines) by block key, at most [`KNOWN_BLOCK_KEYS`] of them.
+    known: HashMap<Vec<i64>, (u64, u64)>,
+}
+
+/// The most block keys an SM remembers footprints of: a launch whose blocks are mostly unlike
+/// works the others out again, block by block, but its memory stays flat in the grid.
+const KNOWN_BLOCK_KEYS: usize = 4096;
 
 /// A hash of a warp instruction's misses (line and sectors of each, in order).
 fn misses_hash(misses: &[(u64, u8)]) -> u32 {
@@ -763,6 +783,23 @@ impl SmWorker {
             traffic: true,
             misses: Vec::with_capacity(WARP_SIZE),
             by_access: None,
+            whole_blocks: None,
+        }
+    }
+
+    /// Counts each block's distinct load sectors and lines when the block finishes, from its
+    /// own instructions worked out once per block key, instead of probing a table at every load
+    /// (the same counts). Only for launches where
+    /// [`GenContext::blocks_alike_by_key`] holds, and only where every block that loads on the
+    /// SM finishes there within the run (an exact simulation, not a sampled one), as a block's
+    /// footprint is counted whole. Nothing changes without compulsory tracking.
+    pub fn footprints_by_block(&mut self) {
+        if self.track_compulsory {
+            self.track_compulsory = false;
+            self.whole_blocks = Some(Box::new(WholeBlockFootprints {
+                counting: SmWorker::counting(true),
+                known: HashMap::new(),
+            }));
         }
     }
 
@@ -784,6 +821,7 @@ impl SmWorker {
             traffic: false,
             misses: Vec::new(),
             by_access: None,
+            whole_blocks: None,
         }
     }
 
@@ -830,11 +868,12 @@ impl SmWorker {
         &mut self.footprints[self.current]
     }
 
-    /// Processes one chunk of issues, replacing `out`; `finished_blocks` are the blocks whose last
-    /// instruction is in this chunk.
+    /// Processes one chunk of issues of `launch`, replacing `out`; `finished_blocks` are the
+    /// blocks whose last instruction is in this chunk.
     pub fn process(
         &mut self,
         cx: &GenContext,
+        launch: &Launch,
         issued: &[Issued],
         finished_blocks: &[u32],
     ) -> Result<()> {
@@ -857,8 +896,19 @@ impl SmWorker {
                 }
             })?;
         }
-        for &b in finished_blocks {
-            self.block_finished(b);
+        match &mut self.whole_blocks {
+            Some(whole) => {
+                for &b in finished_blocks {
+                    let (sectors, lines) = whole.footprint(cx, launch, b)?;
+                    self.counters.block_unique_load_sectors += sectors;
+                    self.counters.block_unique_load_lines += lines;
+                }
+            }
+            None => {
+                for &b in finished_blocks {
+                    self.block_finished(b);
+                }
+            }
         }
         Ok(())
     }
@@ -909,7 +959,10 @@ impl SmWorker {
             }
             return Ok(());
         }
-        if !self.full_warp_lines(cx, a, issue, block_xyz) {
+        // The warp's lines: a full warp's straight from the launch's line patterns (each line
+        // `shift` past the pattern's), others coalesced here, lane by lane.
+        let pattern = self.full_warp_lines(cx, a, issue, block_xyz);
+        if pattern.is_none() {
             self.addresses(cx, a, issue, block_xyz, slots)?;
             let is_store = a.kind == AccessKind::Store;
             if a.kind == AccessKind::Atomic {
@@ -933,35 +986,39 @@ impl SmWorker {
             }
             _ => data_stage::passes(&self.addrs, issue.mask, a.bytes),
         };
+        let coalesced = std::mem::take(&mut self.coalescer.lines);
+        let (lines, shift) = pattern.unwrap_or((&coalesced, 0));
         match a.kind {
-            AccessKind::Load => self.load(issue.tick, issue.block),
-            AccessKind::Store => self.store(issue.tick),
+            AccessKind::Load => self.load(lines, shift, issue.tick, issue.block),
+            AccessKind::Store => self.store(lines, shift, issue.tick),
             AccessKind::Atomic | AccessKind::SharedLoad | AccessKind::SharedStore => {
                 unreachable!("atomics and shared accesses are handled above")
             }
         }
+        self.coalescer.lines = coalesced;
         Ok(())
     }
 
-    /// Fills the coalescer's lines of `issue` from the launch's line patterns when it is a full
-    /// warp of an access that has them and all its lanes are in bounds. False otherwise: the
-    /// caller then goes lane by lane (which also reports a lane out of bounds).
+    /// The lines of `issue` from the launch's line patterns when it is a full warp of an access
+    /// that has them and all its lanes are in bounds: the pattern's lines, and what to add to
+    /// each one's line ([`LinePatterns::lines_of`]). `None` otherwise: the caller then goes lane
+    /// by lane (which also reports a lane out of bounds).
     #[inline]
-    fn full_warp_lines(
+    fn full_warp_lines<'c>(
         &mut self,
-        cx: &GenContext,
+        cx: &'c GenContext,
         a: &PreparedAccess,
         issue: &Issue,
         b: [i64; 3],
-    ) -> bool {
+    ) -> Option<(&'c [LineRequest], u64)> {
         let (Some(class), Some(f)) = (a.pattern_class, &a.fast) else {
-            return false;
+            return None;
         };
         // The caller counts the warp's data-stage passes from this table, not its addresses.
         debug_assert!(a.full_warp_passes.is_some());
         let warp = issue.warp as usize;
         if issue.mask != cx.full_masks[warp] {
-            return false;
+            return None;
         }
         let warp_base = f.warp_base(a, b, &issue.iterations);
         let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
@@ -971,11 +1028,7 @@ impl SmWorker {
             && a.coordinates
                 .iter()
                 .all(|c| c.full_warp_inside(warp, b, &issue.iterations));
-        if inside {
-            cx.patterns
-                .lines_of(class, warp, warp_base, &mut self.coalescer.lines);
-        }
-        inside
+        inside.then(|| cx.patterns.lines_of(class, warp, warp_base))
     }
 
     #[inline]
@@ -1039,26 +1092,26 @@ impl SmWorker {
         }
     }
 
+    /// A load of `lines` (each line `shift` past its `line`, wrapping).
     #[inline]
-    fn load(&mut self, tick: u32, block: u32) {
+    fn load(&mut self, lines: &[LineRequest], shift: u64, tick: u32, block: u32) {
         self.counters.load_requests += 1;
         if self.track_compulsory {
-            let lines = std::mem::take(&mut self.coalescer.lines);
             let f = self.footprint(block);
-            for r in &lines {
-                f.insert(r.line, r.sectors);
+            for r in lines {
+                f.insert(r.line.wrapping_add(shift), r.sectors);
             }
-            self.coalescer.lines = lines;
         }
         let c = &mut self.counters;
         if !self.traffic {
-            c.load_sectors += (self.coalescer.lines.iter())
+            c.load_sectors += (lines.iter())
                 .map(|r| r.sectors.count_ones() as u64)
                 .sum::<u64>();
             return;
         }
         self.misses.clear();
-        for &LineRequest { line, sectors, .. } in &self.coalescer.lines {
+        for r in lines {
+            let (line, sectors) = (r.line.wrapping_add(shift), r.sectors);
             c.load_sectors += sectors.count_ones() as u64;
             let missing = if !self.caches_loads {
                 sectors
@@ -1079,10 +1132,10 @@ impl SmWorker {
             }
         }
         if !self.misses.is_empty() {
-            c.load_miss_request_lines += self.coalescer.lines.len() as u64;
+            c.load_miss_request_lines += lines.len() as u64;
             // The L2 coalescer matches reads of whole instructions: their lines, how many, and
             // a hash of what they missed.
-            let lines = self.coalescer.lines.len().min(u8::MAX as usize) as u8;
+            let lines = lines.len().min(u8::MAX as usize) as u8;
             let hash = misses_hash(&self.misses);
             for &(line, missing) in &self.misses {
                 self.out[self.router.shard(line)].push_read(tick, line, missing, lines, hash);
@@ -1104,19 +1157,21 @@ impl SmWorker {
         }
     }
 
+    /// A store of `lines` (each line `shift` past its `line`, wrapping).
     #[inline]
-    fn store(&mut self, tick: u32) {
+    fn store(&mut self, lines: &[LineRequest], shift: u64, tick: u32) {
         // Write-through: every store goes to L2. A present line is updated in place (its valid
         // sectors stay valid); a store never allocates.
         let c = &mut self.counters;
         c.store_requests += 1;
-        for r in &self.coalescer.lines {
+        for r in lines {
             c.store_sectors += r.sectors.count_ones() as u64;
             c.store_partial_sectors += (r.sectors & !r.full_sectors()).count_ones() as u64;
             if !self.traffic {
                 continue;
             }
-            self.out[self.router.shard(r.line)].push_store(tick, r.line, r.sectors, r.bytes);
+            let line = r.line.wrapping_add(shift);
+            self.out[self.router.shard(line)].push_store(tick, line, r.sectors, r.bytes);
         }
     }
 }
@@ -1139,11 +1194,9 @@ pub fn instruction_counts(
     track_compulsory: bool,
 ) -> Result<Option<L1Counters>> {
     use rayon::prelude::*;
-    use std::collections::HashMap;
     if !launch.program.simple {
         return Ok(None);
     }
-    let (pre, body) = (cx.layout.pre, cx.layout.body);
     let affine = cx.accesses.iter().all(|a| a.fast.is_some());
     let counters = (0..launch.total_blocks)
         .into_par_iter()
@@ -1161,31 +1214,7 @@ pub fn instruction_counts(
                     return Ok((w, known));
                 }
                 let before = w.counters;
-                let mut slots = [0i64; SLOTS];
-                for (warp, info) in warps.iter().enumerate() {
-                    let trips = info.trips as u64;
-                    for i in 0..info.instructions {
-                        let (access, iteration) = cx.layout.decode(i, trips);
-                        // As the scheduler masks them: lanes leave the loop at their own trips.
-                        let in_loop = i >= pre && i < pre + body * trips;
-                        let mut iterations = [0; MAX_LOOP_DEPTH];
-                        iterations[0] = iteration as u32;
-                        let issue = Issue {
-                            tick: 0,
-                            block: b as u32,
-                            iterations,
-                            mask: if in_loop {
-                                info.loop_mask(iteration as u32)
-                            } else {
-                                info.mask
-                            },
-                            warp: warp as u16,
-                            access: access as u16,
-                        };
-                        w.issue(cx, &issue, block_xyz, &mut slots)?;
-                    }
-                }
-                w.block_finished(b as u32);
+                w.issue_block(cx, &warps, b as u32, block_xyz)?;
                 if let Some(k) = key {
                     known.insert(k, w.counters.minus(&before));
                 }
@@ -1198,6 +1227,69 @@ pub fn instruction_counts(
             Ok(a)
         })?;
     Ok(Some(counters))
+}
+
+impl SmWorker {
+    /// Issues every instruction of block `b` (at `block_xyz`, of warps `warps`) of a program of
+    /// the simple form, masked as the scheduler masks them, and ends the block.
+    fn issue_block(
+        &mut self,
+        cx: &GenContext,
+        warps: &[WarpInfo],
+        b: u32,
+        block_xyz: [i64; 3],
+    ) -> Result<()> {
+        let (pre, body) = (cx.layout.pre, cx.layout.body);
+        let mut slots = [0i64; SLOTS];
+        for (warp, info) in warps.iter().enumerate() {
+            let trips = info.trips as u64;
+            for i in 0..info.instructions {
+                let (access, iteration) = cx.layout.decode(i, trips);
+                // As the scheduler masks them: lanes leave the loop at their own trips.
+                let in_loop = i >= pre && i < pre + body * trips;
+                let mut iterations = [0; MAX_LOOP_DEPTH];
+                iterations[0] = iteration as u32;
+                let issue = Issue {
+                    tick: 0,
+                    block: b,
+                    iterations,
+                    mask: if in_loop {
+                        info.loop_mask(iteration as u32)
+                    } else {
+                        info.mask
+                    },
+                    warp: warp as u16,
+                    access: access as u16,
+                };
+                self.issue(cx, &issue, block_xyz, &mut slots)?;
+            }
+        }
+        self.block_finished(b);
+        Ok(())
+    }
+}
+
+impl WholeBlockFootprints {
+    /// The distinct load sectors and lines of block `b` of `launch`.
+    fn footprint(&mut self, cx: &GenContext, launch: &Launch, b: u32) -> Result<(u64, u64)> {
+        let block_xyz = block_coords(b as u64, cx.grid);
+        let warps = crate::launch::geometry::block_warps(launch, b as u64)?;
+        let key = block_key(cx, &warps, block_xyz);
+        if let Some(&known) = self.known.get(&key) {
+            return Ok(known);
+        }
+        let before = self.counting.counters;
+        self.counting.issue_block(cx, &warps, b, block_xyz)?;
+        let after = self.counting.counters;
+        let counts = (
+            after.block_unique_load_sectors - before.block_unique_load_sectors,
+            after.block_unique_load_lines - before.block_unique_load_lines,
+        );
+        if self.known.len() < KNOWN_BLOCK_KEYS {
+            self.known.insert(key, counts);
+        }
+        Ok(counts)
+    }
 }
 
 /// What a block's counts in [`instruction_counts`] depend on, where every index is affine: each
