@@ -198,13 +198,21 @@ def test_rank_races_by_default_and_exact_simulates_every_shape():
     shell = cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks, "--domain",
                      "128x128x256", "--format", "json")
     assert py == shell
-    assert py["shapes"][0]["simulated"] == "exact"
+    assert {s["simulated"] for s in py["shapes"]} <= {"exact", "screened"}
     exact = gputraffic.rank("star4", blocks, hw=hw, domain=(128, 128, 256), exact=True)
     assert exact == cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks,
                              "--domain", "128x128x256", "--format", "json", "--exact")
     assert all(s["simulated"] == "exact" for s in exact["shapes"])
     assert exact["mode"] == "exact"
-    assert py["shapes"][0] == exact["shapes"][0]
+    # The race's first shape is --exact's first: its exact figures when it was confirmed, else
+    # its screened estimate (a leader alone in the race stays screened), within twice the 1 %
+    # screen margin on this cut-down GPU (tests/rank.rs measures its screens up to 1.13 % off).
+    first, best = py["shapes"][0], exact["shapes"][0]
+    assert first["block"] == best["block"]
+    if first["simulated"] == "exact":
+        assert first == best
+    else:
+        assert abs(first["predicted_s"] / best["predicted_s"] - 1) <= 0.02
     with pytest.raises(ValueError) as e:
         gputraffic.rank("star1", "32x4x2", exact=True, sample=True)
     assert str(e.value) == cli_error("rank", "--kernel", "star1", "--blocks", "32x4x2",
