@@ -1,7 +1,8 @@
 // L1 data-stage wavefronts of loads under load: what `[l1] replay_block_loads` (fitted on
 // 2026-11-29) and the crowded-lines term tried beside it (not shipped) stand for, measured
-// directly (docs/model.md "Coalescer and L1"). Not run yet: validation/wavefront_replay.sh,
-// launches in validation/wavefront_replay_launches.txt.
+// directly (docs/model.md "Coalescer and L1"). Run by validation/wavefront_replay.sh, launches in
+// validation/wavefront_replay_launches.txt; H200 data of 2026-11-29 in tests/data/h200/wavefront_replay
+// (README.md there), summarised by validation/wavefront_replay_summary.py.
 //
 // Each config line: kernel type n hit nx ny bx by pitch
 //   kernel "streams": every thread loads n elements, one from each of n arrays (x + y * pitch),
