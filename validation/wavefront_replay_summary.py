@@ -120,7 +120,7 @@ def derive(r, l1):
     r["loads_per_block"] = r[REQ] / r[CTAS]
     r["bank"], r["lines_per_req"] = rule_passes(r)
     r["extra"] = r[WF_GLOBAL] - r["bank"] * r[REQ]
-    r["miss_lines"] = r[MISS] / 4 if r["kernel"] == "streams" else None  # whole lines miss or hit
+    r["miss_lines"] = r[MISS] / 4 if r["kernel"] != "rows" else None  # whole lines miss or hit
     r["hit_frac"] = r[HIT] / r[SEC]
     scale = min(1.0, r["loads_per_block"] / l1["block_loads"])
     if r["miss_lines"] is not None:
@@ -184,84 +184,85 @@ def main():
     runs = load_run(f"{d}/ncu.csv", f"{d}/launches.txt", "first") + \
         load_run(f"{d}/ncu_rest.csv", f"{d}/launches_rest.txt", "rest")
     repeat = load_run(f"{d}/ncu_rows_repeat.csv", f"{d}/launches_rows_repeat.txt", "repeat")
-    for r in runs + repeat:
+    batch = load_run(f"{d}/ncu_batch.csv", f"{d}/launches_batch.txt", "batch")
+    for r in runs + repeat + batch:
         derive(r, l1)
-    print(f"{len(runs)} launches (+{len(repeat)} rows repeated); global wavefronts = total - shared "
+    print(f"{len(runs)} launches (+{len(repeat)} rows repeated, {len(batch)} batch); global wavefronts = total - shared "
           f"(shared = 2 per warp, blockIdx.x/.y, in all); rule: {l1['miss']} x missing lines x "
           f"min(1, loads per block / {l1['block_loads']:g})")
 
-    st = [r for r in runs if r["kernel"] == "streams"]
-    if a.simulate:
-        with tempfile.TemporaryDirectory() as tmp:
-            for r in st:
-                simulate(r, l1, a.gputraffic, tmp)
-    shapes = [(32, 1), (64, 1), (128, 1), (256, 1), (512, 1), (1024, 1), (32, 8)]
-    head = " ".join(f"{bx}x{by}".rjust(11) for bx, by in shapes)
-    print("\nQ1 streams: extra passes per missing line, measured / shipped rule "
-          "(warps per block 1 2 4 8 16 32, and 8 as 32x8); hit% of the sectors")
-    print(f"{'type':4} {'hit':>3} {'n':>2} {head}   hit%")
-    for t in ("f32", "f64"):
-        for hit in (0, 1):
-            for n in (1, 2, 4, 8):
-                cells, hits = [], []
-                for bx, by in shapes:
-                    r = next(r for r in st if (r["type"], r["hit"], r["n"], r["bx"], r["by"]) == (t, hit, n, bx, by))
-                    cells.append(f"{r['extra'] / r['miss_lines']:.3f}/{r['rule_extra'] / r['miss_lines']:.3f}".rjust(11))
-                    hits.append(100 * r["hit_frac"])
-                print(f"{t:4} {hit:>3} {n:>2} {' '.join(cells)}   {min(hits):.0f}-{max(hits):.0f}")
-    print("\nQ1 streams: extra passes per launched warp, measured (rows: requests per warp)")
-    print(f"{'type':4} {'hit':>3} {'n':>2} {'req/w':>5} {head}")
-    for t in ("f32", "f64"):
-        for hit in (0, 1):
-            for n in (1, 2, 4, 8):
-                cells = []
-                for bx, by in shapes:
-                    r = next(r for r in st if (r["type"], r["hit"], r["n"], r["bx"], r["by"]) == (t, hit, n, bx, by))
-                    cells.append(f"{r['extra'] / r[WARPS]:.3f}".rjust(11))
-                print(f"{t:4} {hit:>3} {n:>2} {n * (1 + hit):>5} {' '.join(cells)}")
+    for kernel, st in (("streams", [r for r in runs if r["kernel"] == "streams"]), ("batch", batch)):
+        if a.simulate:
+            with tempfile.TemporaryDirectory() as tmp:
+                for r in st:
+                    simulate(r, l1, a.gputraffic, tmp)
+        shapes = [(32, 1), (64, 1), (128, 1), (256, 1), (512, 1), (1024, 1), (32, 8)]
+        head = " ".join(f"{bx}x{by}".rjust(11) for bx, by in shapes)
+        print(f"\nQ1 {kernel}: extra passes per missing line, measured / shipped rule "
+              "(warps per block 1 2 4 8 16 32, and 8 as 32x8); hit% of the sectors")
+        print(f"{'type':4} {'hit':>3} {'n':>2} {head}   hit%")
+        for t in ("f32", "f64"):
+            for hit in (0, 1):
+                for n in (1, 2, 4, 8):
+                    cells, hits = [], []
+                    for bx, by in shapes:
+                        r = next(r for r in st if (r["type"], r["hit"], r["n"], r["bx"], r["by"]) == (t, hit, n, bx, by))
+                        cells.append(f"{r['extra'] / r['miss_lines']:.3f}/{r['rule_extra'] / r['miss_lines']:.3f}".rjust(11))
+                        hits.append(100 * r["hit_frac"])
+                    print(f"{t:4} {hit:>3} {n:>2} {' '.join(cells)}   {min(hits):.0f}-{max(hits):.0f}")
+        print(f"\nQ1 {kernel}: extra passes per launched warp, measured (rows: requests per warp)")
+        print(f"{'type':4} {'hit':>3} {'n':>2} {'req/w':>5} {head}")
+        for t in ("f32", "f64"):
+            for hit in (0, 1):
+                for n in (1, 2, 4, 8):
+                    cells = []
+                    for bx, by in shapes:
+                        r = next(r for r in st if (r["type"], r["hit"], r["n"], r["bx"], r["by"]) == (t, hit, n, bx, by))
+                        cells.append(f"{r['extra'] / r[WARPS]:.3f}".rjust(11))
+                    print(f"{t:4} {hit:>3} {n:>2} {n * (1 + hit):>5} {' '.join(cells)}")
 
-    # Candidate rules over the streams launches: error of the global wavefronts.
-    print("\nQ1 candidate rules, global-load wavefronts of the 112 streams launches (median |error|, worst):")
+        # Candidate rules over the streams launches: error of the global wavefronts.
+        print(f"\nQ1 candidate rules, global-load wavefronts of the {len(st)} {kernel} launches (median |error|, worst):")
 
-    def score(name, pred):
-        errs = [pred(r) / r[WF_GLOBAL] - 1 for r in st]
-        ex = [(pred(r) - r["bank"] * r[REQ]) / r["extra"] - 1 for r in st]
-        worst = max(errs, key=abs)
-        print(f"  {name:86} {100 * median_abs(errs):5.1f} % (worst {100 * worst:+.1f} %); "
-              f"of the extra alone {100 * median_abs(ex):5.0f} %")
+        def score(name, pred):
+            errs = [pred(r) / r[WF_GLOBAL] - 1 for r in st]
+            ex = [(pred(r) - r["bank"] * r[REQ]) / r["extra"] - 1 for r in st]
+            worst = max(errs, key=abs)
+            print(f"  {name:86} {100 * median_abs(errs):5.1f} % (worst {100 * worst:+.1f} %); "
+                  f"of the extra alone {100 * median_abs(ex):5.0f} %")
 
-    bank = lambda r: r["bank"] * r[REQ]
-    score("bank rule alone", bank)
-    score(f"shipped: {l1['miss']} x missing lines x min(1, loads per block / 8)", lambda r: bank(r) + r["rule_extra"])
-    score(f"unscaled: {l1['miss']} x missing lines", lambda r: bank(r) + l1["miss"] * r["miss_lines"])
-    if a.simulate:
-        score("the simulator (its own L1 hits, shipped rule)", lambda r: r["sim_global"])
-    # Per warp, by warps per block: the best constant c(w, size) for each warps-per-block and
-    # element size (a table, not a rule), to show how much of the extra the block size alone explains.
-    per = collections.defaultdict(list)
-    for r in st:
-        per[(r["wpb"], r["by"], r["type"])].append(r["extra"] / r[WARPS])
-    cw = {k: statistics.median(v) for k, v in per.items()}
-    score("per warp: c(warps per block, type) x warps (medians, 14 values)",
-          lambda r: bank(r) + cw[(r["wpb"], r["by"], r["type"])] * r[WARPS])
-    perl = collections.defaultdict(list)
-    for r in st:
-        perl[(r["wpb"], r["by"], r["type"])].append(r["extra"] / r["miss_lines"])
-    cl = {k: statistics.median(v) for k, v in perl.items()}
-    score("per missing line: c(warps per block, type) x missing lines (medians)",
-          lambda r: bank(r) + cl[(r["wpb"], r["by"], r["type"])] * r["miss_lines"])
-    perr = collections.defaultdict(list)
-    for r in st:
-        perr[(r["wpb"], r["by"], r["type"])].append(r["extra"] / r[WARPS] / (r["req_per_warp"] ** 0.5))
-    cr = {k: statistics.median(v) for k, v in perr.items()}
-    score("per warp: c(warps per block, type) x sqrt(requests per warp) x warps",
-          lambda r: bank(r) + cr[(r["wpb"], r["by"], r["type"])] * r["req_per_warp"] ** 0.5 * r[WARPS])
+        bank = lambda r: r["bank"] * r[REQ]
+        score("bank rule alone", bank)
+        score(f"shipped: {l1['miss']} x missing lines x min(1, loads per block / 8)", lambda r: bank(r) + r["rule_extra"])
+        score(f"unscaled: {l1['miss']} x missing lines", lambda r: bank(r) + l1["miss"] * r["miss_lines"])
+        if a.simulate:
+            score("the simulator (its own L1 hits, shipped rule)", lambda r: r["sim_global"])
+        # Per warp, by warps per block: the best constant c(w, size) for each warps-per-block and
+        # element size (a table, not a rule), to show how much of the extra the block size alone explains.
+        per = collections.defaultdict(list)
+        for r in st:
+            per[(r["wpb"], r["by"], r["type"])].append(r["extra"] / r[WARPS])
+        cw = {k: statistics.median(v) for k, v in per.items()}
+        score("per warp: c(warps per block, type) x warps (medians, 14 values)",
+              lambda r: bank(r) + cw[(r["wpb"], r["by"], r["type"])] * r[WARPS])
+        perl = collections.defaultdict(list)
+        for r in st:
+            perl[(r["wpb"], r["by"], r["type"])].append(r["extra"] / r["miss_lines"])
+        cl = {k: statistics.median(v) for k, v in perl.items()}
+        score("per missing line: c(warps per block, type) x missing lines (medians)",
+              lambda r: bank(r) + cl[(r["wpb"], r["by"], r["type"])] * r["miss_lines"])
+        perr = collections.defaultdict(list)
+        for r in st:
+            perr[(r["wpb"], r["by"], r["type"])].append(r["extra"] / r[WARPS] / (r["req_per_warp"] ** 0.5))
+        cr = {k: statistics.median(v) for k, v in perr.items()}
+        score("per warp: c(warps per block, type) x sqrt(requests per warp) x warps",
+              lambda r: bank(r) + cr[(r["wpb"], r["by"], r["type"])] * r["req_per_warp"] ** 0.5 * r[WARPS])
 
-    # A per-warp form fitted on these launches (grid over the exponents and the block knee, the
-    # factor by the median ratio; in-sample): docs/model.md quotes it as what the data support.
-    score("per warp: 0.33 x (requests/warp)^0.4 x (lines/request)^0.5 x min(1, warps/block / 4)",
-          lambda r: bank(r) + 0.33 * r[WARPS] * r["req_per_warp"] ** 0.4 * r["lines_per_req"] ** 0.5
-          * min(1.0, r["wpb"] / 4))
+        # A per-warp form fitted on these launches (grid over the exponents and the block knee, the
+        # factor by the median ratio; in-sample): docs/model.md quotes it as what the data support.
+        score("per warp: 0.33 x (requests/warp)^0.4 x (lines/request)^0.5 x min(1, warps/block / 4)",
+              lambda r: bank(r) + 0.33 * r[WARPS] * r["req_per_warp"] ** 0.4 * r["lines_per_req"] ** 0.5
+              * min(1.0, r["wpb"] / 4))
 
     print("\nQ2 rows: passes per load instruction (bx x by tile, rows `pitch` apart); "
           "measured (hit 0) / bank rule / lines; 1 warp per block | 8 warps per block")
