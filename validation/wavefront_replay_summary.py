@@ -10,14 +10,16 @@ The global loads' wavefronts are `l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_r
 launched warp of the blockIdx.x and .y reads; checked below). "Extra" is what the global loads
 take beyond the bank rule (data_stage.rs `passes`, replicated here for these patterns).
 
-Question 1 (kernel "streams"): n independent loads per thread, blocks of 1-32 warps, all missing
-(hit 0) or each load made twice (hit 1). Printed: the extra per missing line, measured and by the
-shipped rule (missing_request_line_wavefronts x min(1, loads per block / replay_block_loads));
-the extra per warp; and candidate rules fitted over these launches.
+Question 1 (kernels "streams", one load in flight per warp, and "batch", all n in flight): n loads
+per thread from n arrays, blocks of 1-32 warps, all missing (hit 0) or each load made twice (hit
+1). Printed per kernel: the extra per missing line, measured and by the shipped rule
+(missing_request_line_wavefronts x min(1, loads per block / replay_block_loads)); the extra per
+warp; and candidate rules scored over its launches (the per-warp form with fixed constants was
+fitted on "streams").
 Question 2 (kernel "rows"): one load of a bx x by tile whose rows are `pitch` elements apart.
 Printed: passes per load instruction, measured, by the bank rule, and the lines it touches.
 
---simulate also runs `gputraffic simulate` on a trace written per streams launch (in a temporary
+--simulate also runs `gputraffic simulate` on a trace written per streams and batch launch (in a temporary
 directory) and adds the shipped rule applied to the simulator's own counts (data passes, lines
 of missing loads, partial lines, load requests per block; the constants from hw-configs/h200.toml),
 which is what the simulator reports for the global loads.
