@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs validation/wavefront_replay.cu under ncu on GPU 0 (not run yet; docs/model.md "Coalescer and L1"):
-#   validation/wavefront_replay.sh OUTDIR [LAUNCHES]   (default validation/wavefront_replay_launches.txt)
+# Runs validation/wavefront_replay.cu under ncu on GPU 0 (docs/model.md "Coalescer and L1"; H200 run of
+# 2026-11-29 in tests/data/h200/wavefront_replay, summarised by validation/wavefront_replay_summary.py):
+#   validation/wavefront_replay.sh OUTDIR [LAUNCHES]   (default validation/wavefront_replay_launches.txt;
+#   the batch kernel's: validation/wavefront_replay_batch_launches.txt)
 # Writes OUTDIR/ncu.csv (one ncu ID per launch line, in order) and OUTDIR/run.log; copy both to
-# tests/data/h200/wavefront_replay/. About 200 launches of under 50 ms each: a few minutes.
+# tests/data/h200/wavefront_replay/ (with the launch list). 304 launches: under a minute of ncu on the H200.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: wavefront_replay.sh OUTDIR [LAUNCHES]}; launches=${2:-$here/wavefront_replay_launches.txt}
