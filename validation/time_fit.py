@@ -12,21 +12,38 @@ reports). With the constants a report was written with, the replica gives every 
   block_turnover_cycles C and the exponent e of its rounds (turnover = C * rounds^e * ...),
   the DRAM time: one rate (`dram_gbs`) or a rate per direction with a turnaround,
     reads / read rate + writes / write rate + min(reads, writes) / turnaround rate,
-    the rates measured by validation/bw_inflight.cu (tests/data/*/micro/bw_inflight.csv),
+    the best rates validation/bw_inflight.cu measured (tests/data/*/micro/bw_inflight.csv),
+    the turnaround making a copy run at its measured rate; the other constants are the
+    configs' (hw-configs/*.toml),
 
 for the least median |time error| + 90th percentile / 12 + 0.01 per group whose first shape
 runs below 97 % of its fastest (the objective of the shipped fit), over all launches, and with
 each kernel family held out in turn (fitted without it, scored on it).
 
-  validation/time_fit.py REPORT.json ... [--family-cv] [--show a,b,C,e,split]
+  validation/time_fit.py REPORT.json ... [--family-cv] [--show=(a,b,C,e,split)]
+  e.g. validation/time_fit.py docs/data/validation-h*.json --family-cv   (the 493 launches of 2026-11-29)
 """
-import collections, json, math, statistics, sys
+import collections, csv, json, math, pathlib, statistics, sys, tomllib
 
-HW = {  # launch cost per block, launch overhead, idle DRAM latency, DRAM rates (GB/s) of the configs
-    "h200": dict(launch_ns=0.61, overhead_us=1.84, latency=535, one_rate=3850, read=4518, write=4344, copy=3941),
-    "h100-sxm": dict(launch_ns=0.60, overhead_us=2.5, latency=576, one_rate=2890, read=3122, write=3139, copy=2850),
-}
-SMS = 132
+REPO = pathlib.Path(__file__).resolve().parent.parent
+MICRO = {"h200": "h200", "h100-sxm": "h100"}  # tests/data/<dir>/micro/bw_inflight.csv
+
+
+def hw_constants(name):
+    """The config's timing constants (hw-configs/NAME.toml) and the DRAM rates bw_inflight
+    measured on that GPU: the best read, write and copy rate (GB/s)."""
+    cfg = tomllib.loads((REPO / "hw-configs" / f"{name}.toml").read_text())
+    rates = {}
+    with open(REPO / "tests" / "data" / MICRO[name] / "micro" / "bw_inflight.csv") as f:
+        for row in csv.DictReader(f):
+            if row["level"] == "dram" and row["variant"] in ("read", "write", "copy"):
+                rates[row["variant"]] = max(rates.get(row["variant"], 0.0), float(row["dram_GB_s"]))
+    return dict(sms=cfg["sm"]["count"], launch_ns=cfg["timing"]["block_launch_ns"],
+                overhead_us=cfg["timing"]["launch_overhead_us"],
+                latency=cfg["timing"]["dram_latency_cycles"], one_rate=cfg["bandwidth"]["dram_gbs"], **rates)
+
+
+HW = {name: hw_constants(name) for name in MICRO}
 SHIPPED = (1.25, 0.2, 1500.0, 1.0, False)
 
 
@@ -110,12 +127,12 @@ def predict(e, params, warps=None):
     if split and "dram" in secs:
         r, w = e["reads"], e["writes"]
         secs["dram"] = r / (h["read"] * 1e9) + w / (h["write"] * 1e9) + min(r, w) / (turnaround_gbs(h) * 1e9)
-    demands = [s * SMS / warps * e["cps"] for s in secs.values()]
+    demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]
     delay = (a + b * e["loads"]) * h["latency"] * max(e["rounds"], 1.0)
     x = mva(e["effective"], delay, demands)
-    busy = warps / SMS / x / e["cps"]
+    busy = warps / h["sms"] / x / e["cps"]
     slots = e["resident"] * e["blocks"] / warps
-    turning = max(e["blocks"] / SMS - max(round(slots), 1), 0.0)
+    turning = max(e["blocks"] / h["sms"] - max(round(slots), 1), 0.0)
     turnover = c * max(e["rounds"], 1.0) ** ex * turning / max(round(slots), 1) ** 2 / e["cps"]
     return busy + turnover + h["overhead_us"] * 1e-6
 
