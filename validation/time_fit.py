@@ -175,6 +175,9 @@ def fit(launches):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if not args:
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(2)
     launches = [e for e in load(args) if e["family"] != "histogram"]  # same-address atomics: not modelled
     print(f"{len(launches)} launches, {len(set(e['family'] for e in launches))} families")
     show = [a for a in sys.argv[1:] if a.startswith("--show=")]
