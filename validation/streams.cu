@@ -5,7 +5,8 @@
 //   read_kK: adds them up over the warp; lane 0 writes the warp's sum (8 bytes per 256*K read),
 //   copy_kK: writes each, scaled, to the same element of K output streams.
 // The *_smem48 variants hold 48 KiB of static shared memory per block (4 blocks per SM), to see
-// the streams at a lower occupancy. read_kK needs n a multiple of 32 (whole warps in the sum). Lifted by the simulator from this file (entry = kernel name).
+// the streams at a lower occupancy. read_kK needs n a multiple of 32 (whole warps in the sum).
+// Lifted by the simulator from this file (entry = kernel name; tests/data/h200/streams/).
 //   streams LAUNCHES   (lines "kernel n block"; prints "ID line" per launch, as families.cu)
 #include <cstdio>
 #include <cstring>
