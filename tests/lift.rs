@@ -832,11 +832,10 @@ fn lift_with(
     lift_file(file, &options).unwrap()
 }
 
-#[test]
-fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace() {
-    // for (k = 0; k < cz && z0 + k < nz; k++), unrolled by nvcc: N = min(cz, nz - z0) planes
-    // as a loop of N / 4 trips of four planes, then a remainder loop of N % 4 planes
-    let lift = lift_with(
+/// star1_zloop of the stencils fixture, lifted with its grid (one block per `cz` planes), its
+/// register count, its updates and its arrays' extents (4 halo planes on each side).
+fn lifted_star1_zloop() -> gputraffic::input::ptx::Lifted {
+    lift_with(
         STENCILS,
         "star1_zloop",
         34,
@@ -847,7 +846,14 @@ fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace
         ],
         "nx * ny * nz",
         &[("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")],
-    );
+    )
+}
+
+#[test]
+fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace() {
+    // for (k = 0; k < cz && z0 + k < nz; k++), unrolled by nvcc: N = min(cz, nz - z0) planes
+    // as a loop of N / 4 trips of four planes, then a remainder loop of N % 4 planes
+    let lift = lifted_star1_zloop();
     let body = body(&lift.toml);
     assert_eq!(body.iter().filter(|l| l.starts_with("{ loop")).count(), 2);
     assert_eq!(
@@ -1443,18 +1449,7 @@ fn flops_in_a_loop_whose_trips_depend_on_the_block_are_counted_per_store_as_the_
     // star1_zloop: each block runs min(cz, nz - blockIdx.z * cz) planes, nvcc's main loop four
     // per trip (32 operations, 4 stores), its remainder loop one (8, 1), nothing outside: 8
     // double-precision operations per updated point whatever the trips, the trace's 8
-    let lift = lift_with(
-        STENCILS,
-        "star1_zloop",
-        34,
-        [
-            "cdiv(nx, blockDim.x)",
-            "cdiv(ny, blockDim.y)",
-            "cdiv(nz, cz)",
-        ],
-        "nx * ny * nz",
-        &[("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")],
-    );
+    let lift = lifted_star1_zloop();
     assert!(
         lift.toml
             .contains("flops_per_update = { fp32 = 0, fp64 = 8 }\n"),
