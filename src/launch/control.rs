@@ -40,7 +40,7 @@ struct Frame<'a> {
     body: &'a [Node],
     pos: usize,
     mask: u32,
-    lp: Option<Box<LoopState<'a>>>,
+    lp: Option<LoopState<'a>>,
 }
 
 /// Walks the program of one warp, instruction by instruction.
@@ -52,6 +52,8 @@ pub struct WarpCursor<'a> {
     slots: [i64; SLOTS],
     iterations: [u32; MAX_LOOP_DEPTH],
     issued: u64,
+    /// The instruction [`WarpCursor::advance`] moved to.
+    pub step: WarpStep,
 }
 
 impl<'a> WarpCursor<'a> {
@@ -60,16 +62,17 @@ impl<'a> WarpCursor<'a> {
     pub fn new(launch: &'a Launch, block_id: u64, warp: u32, mask: u32) -> WarpCursor<'a> {
         let mut slots = [0i64; SLOTS];
         slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
-        let frames = if mask == 0 {
-            Vec::new()
-        } else {
-            vec![Frame {
+        let mut frames = Vec::new();
+        if mask != 0 {
+            // Room for the loops a warp may be inside, and an `if` or two, without growing.
+            frames.reserve(MAX_LOOP_DEPTH + 3);
+            frames.push(Frame {
                 body: &launch.program.tree,
                 pos: 0,
                 mask,
                 lp: None,
-            }]
-        };
+            });
+        }
         WarpCursor {
             launch,
             warp,
@@ -77,15 +80,26 @@ impl<'a> WarpCursor<'a> {
             slots,
             iterations: [0; MAX_LOOP_DEPTH],
             issued: 0,
+            step: WarpStep {
+                access: 0,
+                iterations: [0; MAX_LOOP_DEPTH],
+                mask: 0,
+            },
         }
     }
 
     /// The next instruction, or `None` when the warp is done.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<WarpStep>> {
+        Ok(self.advance()?.then_some(self.step))
+    }
+
+    /// Moves to the next instruction, which `step` then holds; false when the warp is done.
+    /// [`WarpCursor::next`] without the step passed back: the scheduler reads it in place.
+    pub fn advance(&mut self) -> Result<bool> {
         loop {
             let Some(top) = self.frames.last_mut() else {
-                return Ok(None);
+                return Ok(false);
             };
             if top.pos < top.body.len() {
                 let body: &'a [Node] = top.body;
@@ -102,11 +116,12 @@ impl<'a> WarpCursor<'a> {
                                 &format!("{at}: the warp issues more than 2^32 instructions"),
                             ));
                         }
-                        return Ok(Some(WarpStep {
+                        self.step = WarpStep {
                             access: *a,
                             iterations: self.iterations,
                             mask,
-                        }));
+                        };
+                        return Ok(true);
                     }
                     Node::If(i) => {
                         let taken = self
@@ -173,11 +188,11 @@ impl<'a> WarpCursor<'a> {
             }
             counts[lane as usize] = c;
         }
-        let st = Box::new(LoopState {
+        let st = LoopState {
             node: l,
             k: 0,
             counts,
-        });
+        };
         let alive = self.loop_lanes(&st, mask)?;
         self.iterations[l.depth] = 0;
         if alive != 0 {

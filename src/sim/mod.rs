@@ -61,8 +61,8 @@ pub struct SimOptions {
     /// reference the event-driven schedule must equal; [`Scheduler::run_until`]).
     pub tick_by_tick: bool,
     /// Count each block's distinct load sectors and lines load by load in exact runs too, in a
-    /// table per resident block (the reference the whole-block counts of exact runs of simple
-    /// affine programs must equal; [`SmWorker::footprints_by_block`]).
+    /// table per resident block (the reference the whole-block counts of exact runs must equal;
+    /// [`SmWorker::footprints_by_block`]).
     pub footprints_load_by_load: bool,
     /// Sample the interior waves instead of simulating every one ([`sample`]).
     pub sample: Option<sample::SampleOptions>,
@@ -363,10 +363,14 @@ fn pipeline(
         (lo, hi)
     });
     let mut l2 = ShardedL2::new(hw, opts.infinite_l2, range, &router);
-    if plan.is_none() && !opts.footprints_load_by_load && cx.blocks_alike_by_key(launch) {
+    if let Some(keys) = cx.whole_block_keys(launch)
+        && plan.is_none()
+        && !opts.footprints_load_by_load
+    {
         // An exact run ends every block it starts: each block's footprint can be counted whole.
+        let known = sm_stage::KnownFootprints::default();
         for w in &mut workers {
-            w.footprints_by_block();
+            w.footprints_by_block(keys, known.clone());
         }
     }
     if opts.by_array {

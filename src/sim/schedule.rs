@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::input::hw::{HwConfig, WarpIssue};
 use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
-use crate::launch::control::{WarpCursor, WarpStep};
+use crate::launch::control::WarpCursor;
 use crate::launch::geometry::{WarpInfo, block_warps};
 use crate::launch::stream::StreamTotals;
 use crate::launch::{Launch, Layout, Program};
@@ -182,8 +182,8 @@ struct ResidentWarp<'a> {
     /// Simple form: the next dynamic instruction.
     next: u64,
     info: WarpInfo,
-    /// Other programs: the warp's cursor and its next instruction.
-    cursor: Option<Box<(WarpCursor<'a>, WarpStep)>>,
+    /// Other programs: the warp's cursor, at its next instruction.
+    cursor: Option<Box<WarpCursor<'a>>>,
 }
 
 #[derive(Debug, Default)]
@@ -417,10 +417,10 @@ impl<'a> Scheduler<'a> {
                     None
                 } else {
                     let mut c = WarpCursor::new(self.launch, block as u64, w as u32, info.mask);
-                    match c.next()? {
-                        Some(first) => Some(Box::new((c, first))),
-                        None => continue,
+                    if !c.advance()? {
+                        continue;
                     }
+                    Some(Box::new(c))
                 };
                 if info.instructions > 0 || cursor.is_some() {
                     live += 1;
@@ -1031,14 +1031,8 @@ impl<'a> RunContext<'a> {
                 (access, iterations, mask, w.next == w.info.instructions)
             }
             Some(c) => {
-                let step = c.1;
-                let done = match c.0.next()? {
-                    Some(next) => {
-                        c.1 = next;
-                        false
-                    }
-                    None => true,
-                };
+                let step = c.step;
+                let done = !c.advance()?;
                 self.thread_accesses += step.mask.count_ones() as u64;
                 (step.access, step.iterations, step.mask, done)
             }
@@ -1066,7 +1060,7 @@ impl<'a> RunContext<'a> {
                 && {
                     let next_access = match &w.cursor {
                         None => program.decode(w.next, w.info.trips as u64).0,
-                        Some(c) => c.1.access,
+                        Some(c) => c.step.access,
                     };
                     program.accesses[next_access].kind == AccessKind::Load
                 };

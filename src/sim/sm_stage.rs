@@ -9,7 +9,7 @@ use crate::input::expr::Compiled;
 use crate::input::hw::WARP_SIZE;
 use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
-use crate::launch::geometry::{WarpInfo, block_coords, thread_coords};
+use crate::launch::geometry::{WarpInfo, block_coords, block_warps, thread_coords};
 use crate::launch::{
     Access, ArrayLayout, Launch, Layout, Outside, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS,
     thread_name,
@@ -486,6 +486,18 @@ impl GenContext {
         launch.program.simple && self.accesses.iter().all(|a| a.fast.is_some())
     }
 
+    /// How the blocks of `launch` that are alike can be told, so that each kind's footprint is
+    /// worked out once ([`SmWorker::footprints_by_block`]): by [`block_key`] where
+    /// [`GenContext::blocks_alike_by_key`] holds, else by their loads' fingerprints, which need
+    /// an affine access to place each block's origin. `None` when neither applies.
+    pub fn whole_block_keys(&self, launch: &Launch) -> Option<WholeBlockKeys> {
+        if self.blocks_alike_by_key(launch) {
+            return Some(WholeBlockKeys::BlockKey);
+        }
+        let reference = self.accesses.iter().position(|a| a.fast.is_some())?;
+        Some(WholeBlockKeys::Fingerprint { reference })
+    }
+
     /// The layout of the array `a` accesses: a shared one or a global one.
     fn array_of(&self, a: &PreparedAccess) -> &ArrayLayout {
         if a.kind.is_shared() {
@@ -711,19 +723,85 @@ pub struct SmWorker {
 
 /// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
 /// counted when each block finishes rather than probed load by load: a block's footprint depends
-/// only on its own loads, and blocks with the same [`block_key`] have the same counts (as
-/// [`instruction_counts`] relies on), so each key's block is worked out once, by issuing its
-/// instructions through a counting worker.
+/// only on its own loads, and blocks with the same key have the same counts, so each key's block
+/// is worked out once, by issuing its instructions through a counting worker, and shared by every
+/// SM of the run. The key of a program of the simple form is its [`block_key`], known before the
+/// block runs; that of any other program is its loads' [`LoadFingerprint`], summed as they issue.
 #[derive(Debug)]
 struct WholeBlockFootprints {
     counting: SmWorker,
-    /// (sectors, lines) by block key, at most [`KNOWN_BLOCK_KEYS`] of them.
-    known: HashMap<Vec<i64>, (u64, u64)>,
+    known: KnownFootprints,
+    /// For programs walked by cursors: the loads of each resident block so far.
+    fingerprints: Option<BlockFingerprints>,
 }
 
-/// The most block keys an SM remembers footprints of: a launch whose blocks are mostly unlike
+/// (sectors, lines) by block key, shared by the SMs of one run, at most [`KNOWN_BLOCK_KEYS`]
+/// of them. Whichever SM works a key out first stores it; any other gets the same counts, so the
+/// sharing cannot change a result.
+pub type KnownFootprints = std::sync::Arc<std::sync::Mutex<HashMap<Vec<i64>, (u64, u64)>>>;
+
+/// How blocks that are alike are told apart from the others ([`GenContext::whole_block_keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WholeBlockKeys {
+    /// By [`block_key`], before the block runs.
+    BlockKey,
+    /// By the fingerprint of the block's loads, with access `reference` placing its origin.
+    Fingerprint {
+        /// An access whose index is affine.
+        reference: usize,
+    },
+}
+
+/// The most block keys a run remembers footprints of: a launch whose blocks are mostly unlike
 /// works the others out again, block by block, but its memory stays flat in the grid.
-const KNOWN_BLOCK_KEYS: usize = 4096;
+const KNOWN_BLOCK_KEYS: usize = 1 << 16;
+
+/// What decides a block's footprint in a program walked by cursors, summed over its loads as they
+/// issue: each load's lanes' addresses less the block's origin (a 128-byte-aligned address of the
+/// block), as an access, a warp, a mask and the warp's base where the index is affine, else lane
+/// by lane. Moving every address by whole lines moves every line alike, so two blocks with the
+/// same multiset of these have the same distinct sectors and lines. The sum of a 64-bit hash of
+/// each is a multiset hash; with the count of loads it is the key: blocks with equal fingerprints
+/// are taken to be alike (two unlike blocks collide with a chance of about 2^-64).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LoadFingerprint {
+    block: u32,
+    origin: i64,
+    loads: u64,
+    sum: u64,
+}
+
+impl LoadFingerprint {
+    /// Adds one load's `what` (its access, warp and mask, or its access alone for one lane's
+    /// address) at `rel` from the origin.
+    #[inline]
+    fn add(&mut self, what: u64, rel: i64) {
+        self.sum = (self.sum).wrapping_add(fingerprint_mix(fingerprint_mix(what) ^ rel as u64));
+    }
+
+    fn key(&self) -> Vec<i64> {
+        vec![self.loads as i64, self.sum as i64]
+    }
+}
+
+/// A 64-bit finaliser (splitmix64's) for [`LoadFingerprint`].
+#[inline]
+fn fingerprint_mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The [`LoadFingerprint`]s of an SM's resident blocks.
+#[derive(Debug)]
+struct BlockFingerprints {
+    /// The access whose base at loop iterations 0, rounded down to its line, is a block's origin.
+    reference: usize,
+    open: Vec<LoadFingerprint>,
+    /// Index into `open` of the block of the last load.
+    current: usize,
+}
 
 /// A hash of a warp instruction's misses (line and sectors of each, in order).
 fn misses_hash(misses: &[(u64, u8)]) -> u32 {
@@ -788,17 +866,26 @@ impl SmWorker {
     }
 
     /// Counts each block's distinct load sectors and lines when the block finishes, from its
-    /// own instructions worked out once per block key, instead of probing a table at every load
-    /// (the same counts). Only for launches where
-    /// [`GenContext::blocks_alike_by_key`] holds, and only where every block that loads on the
-    /// SM finishes there within the run (an exact simulation, not a sampled one), as a block's
-    /// footprint is counted whole. Nothing changes without compulsory tracking.
-    pub fn footprints_by_block(&mut self) {
+    /// own instructions worked out once per kind of block (`keys`, from
+    /// [`GenContext::whole_block_keys`]) and shared through `known` by the SMs of the run,
+    /// instead of probing a table at every load (the same counts). Only where every block that
+    /// loads on the SM finishes there within the run (an exact simulation, not a sampled one),
+    /// as a block's footprint is counted whole. Nothing changes without compulsory tracking.
+    pub fn footprints_by_block(&mut self, keys: WholeBlockKeys, known: KnownFootprints) {
         if self.track_compulsory {
             self.track_compulsory = false;
+            let fingerprints = match keys {
+                WholeBlockKeys::BlockKey => None,
+                WholeBlockKeys::Fingerprint { reference } => Some(BlockFingerprints {
+                    reference,
+                    open: Vec::new(),
+                    current: 0,
+                }),
+            };
             self.whole_blocks = Some(Box::new(WholeBlockFootprints {
                 counting: SmWorker::counting(true),
-                known: HashMap::new(),
+                known,
+                fingerprints,
             }));
         }
     }
@@ -899,7 +986,7 @@ impl SmWorker {
         match &mut self.whole_blocks {
             Some(whole) => {
                 for &b in finished_blocks {
-                    let (sectors, lines) = whole.footprint(cx, launch, b)?;
+                    let (sectors, lines) = whole.finished(cx, launch, b)?;
                     self.counters.block_unique_load_sectors += sectors;
                     self.counters.block_unique_load_lines += lines;
                 }
@@ -989,7 +1076,16 @@ impl SmWorker {
         let coalesced = std::mem::take(&mut self.coalescer.lines);
         let (lines, shift) = pattern.unwrap_or((&coalesced, 0));
         match a.kind {
-            AccessKind::Load => self.load(lines, shift, issue.tick, issue.block),
+            AccessKind::Load => {
+                if let Some(f) = self
+                    .whole_blocks
+                    .as_mut()
+                    .and_then(|w| w.fingerprints.as_mut())
+                {
+                    f.note_load(cx, a, issue, block_xyz, &self.addrs);
+                }
+                self.load(lines, shift, issue.tick, issue.block)
+            }
             AccessKind::Store => self.store(lines, shift, issue.tick),
             AccessKind::Atomic | AccessKind::SharedLoad | AccessKind::SharedStore => {
                 unreachable!("atomics and shared accesses are handled above")
@@ -1207,7 +1303,7 @@ pub fn instruction_counts(
             },
             |(mut w, mut known), b| {
                 let block_xyz = block_coords(b, cx.grid);
-                let warps = crate::launch::geometry::block_warps(launch, b)?;
+                let warps = block_warps(launch, b)?;
                 let key = affine.then(|| block_key(cx, &warps, block_xyz));
                 if let Some(c) = key.as_ref().and_then(|k| known.get(k)) {
                     w.counters.add(c);
@@ -1267,28 +1363,172 @@ impl SmWorker {
         self.block_finished(b);
         Ok(())
     }
+
+    /// Issues every load of block `b` (at `block_xyz`, of warps `warps`) of `launch`, a program
+    /// walked by cursors, as the scheduler's cursors walk them, and ends the block: what the
+    /// block's footprint needs, the other instructions left out.
+    fn issue_block_loads_by_cursor(
+        &mut self,
+        cx: &GenContext,
+        launch: &Launch,
+        warps: &[WarpInfo],
+        b: u32,
+        block_xyz: [i64; 3],
+    ) -> Result<()> {
+        let mut slots = [0i64; SLOTS];
+        for (warp, info) in warps.iter().enumerate() {
+            if info.mask == 0 {
+                continue;
+            }
+            let mut cursor =
+                crate::launch::control::WarpCursor::new(launch, b as u64, warp as u32, info.mask);
+            while let Some(step) = cursor.next()? {
+                if cx.accesses[step.access].kind != AccessKind::Load {
+                    continue;
+                }
+                let issue = Issue {
+                    tick: 0,
+                    block: b,
+                    iterations: step.iterations,
+                    mask: step.mask,
+                    warp: warp as u16,
+                    access: step.access as u16,
+                };
+                self.issue(cx, &issue, block_xyz, &mut slots)?;
+            }
+        }
+        self.block_finished(b);
+        Ok(())
+    }
 }
 
 impl WholeBlockFootprints {
-    /// The distinct load sectors and lines of block `b` of `launch`.
-    fn footprint(&mut self, cx: &GenContext, launch: &Launch, b: u32) -> Result<(u64, u64)> {
+    /// The distinct load sectors and lines of block `b` of `launch`, which has just finished.
+    fn finished(&mut self, cx: &GenContext, launch: &Launch, b: u32) -> Result<(u64, u64)> {
         let block_xyz = block_coords(b as u64, cx.grid);
-        let warps = crate::launch::geometry::block_warps(launch, b as u64)?;
-        let key = block_key(cx, &warps, block_xyz);
-        if let Some(&known) = self.known.get(&key) {
-            return Ok(known);
+        let mut warps = None;
+        let key = match &mut self.fingerprints {
+            None => block_key(cx, warps.insert(block_warps(launch, b as u64)?), block_xyz),
+            Some(f) => f.take(b).key(),
+        };
+        let known = self
+            .known
+            .lock()
+            .expect("no SM panics holding the footprints");
+        if let Some(&counts) = known.get(&key) {
+            return Ok(counts);
         }
+        drop(known);
+        let warps = match warps {
+            Some(w) => w,
+            None => block_warps(launch, b as u64)?,
+        };
         let before = self.counting.counters;
-        self.counting.issue_block(cx, &warps, b, block_xyz)?;
+        if launch.program.simple {
+            self.counting.issue_block(cx, &warps, b, block_xyz)?;
+        } else {
+            self.counting
+                .issue_block_loads_by_cursor(cx, launch, &warps, b, block_xyz)?;
+        }
         let after = self.counting.counters;
         let counts = (
             after.block_unique_load_sectors - before.block_unique_load_sectors,
             after.block_unique_load_lines - before.block_unique_load_lines,
         );
-        if self.known.len() < KNOWN_BLOCK_KEYS {
-            self.known.insert(key, counts);
+        let mut known = self
+            .known
+            .lock()
+            .expect("no SM panics holding the footprints");
+        if known.len() < KNOWN_BLOCK_KEYS {
+            known.insert(key, counts);
         }
         Ok(counts)
+    }
+}
+
+impl BlockFingerprints {
+    /// Adds a load of `issue` (access `a`, its lanes' addresses in `addrs` where its index is
+    /// not affine) to its block's fingerprint.
+    #[inline]
+    fn note_load(
+        &mut self,
+        cx: &GenContext,
+        a: &PreparedAccess,
+        issue: &Issue,
+        block_xyz: [i64; 3],
+        addrs: &[u64; WARP_SIZE],
+    ) {
+        let f = self.open_for(cx, issue.block, block_xyz);
+        f.loads += 1;
+        let origin = f.origin;
+        match &a.fast {
+            Some(fast) => {
+                let rel = fast
+                    .warp_base(a, block_xyz, &issue.iterations)
+                    .wrapping_sub(origin);
+                let what = (issue.access as u64) << 48 | (issue.warp as u64) << 32;
+                f.add(what | issue.mask as u64, rel);
+            }
+            None => {
+                // Bit 47 is above any warp's (a block has at most 32).
+                let what = 1 << 47 | (issue.access as u64) << 48;
+                let mut m = issue.mask;
+                while m != 0 {
+                    let lane = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    f.add(what, (addrs[lane] as i64).wrapping_sub(origin));
+                }
+            }
+        }
+    }
+
+    /// The open fingerprint of `block`, starting one if it has none yet.
+    #[inline]
+    fn open_for(
+        &mut self,
+        cx: &GenContext,
+        block: u32,
+        block_xyz: [i64; 3],
+    ) -> &mut LoadFingerprint {
+        if self.open.get(self.current).is_none_or(|f| f.block != block) {
+            self.current = match self.open.iter().position(|f| f.block == block) {
+                Some(i) => i,
+                None => {
+                    let a = &cx.accesses[self.reference];
+                    let fast = a.fast.as_ref().expect("the reference access is affine");
+                    let base = fast.warp_base(a, block_xyz, &[0; MAX_LOOP_DEPTH]);
+                    let started = LoadFingerprint {
+                        block,
+                        origin: base.div_euclid(128) * 128,
+                        ..LoadFingerprint::default()
+                    };
+                    match self.open.iter().position(|f| f.block == u32::MAX) {
+                        Some(i) => {
+                            self.open[i] = started;
+                            i
+                        }
+                        None => {
+                            self.open.push(started);
+                            self.open.len() - 1
+                        }
+                    }
+                }
+            };
+        }
+        &mut self.open[self.current]
+    }
+
+    /// The finished fingerprint of `block` (that of a block without loads if it had none),
+    /// freeing its place.
+    fn take(&mut self, block: u32) -> LoadFingerprint {
+        match self.open.iter_mut().find(|f| f.block == block) {
+            Some(f) => {
+                let done = *f;
+                f.block = u32::MAX;
+                done
+            }
+            None => LoadFingerprint::default(),
+        }
     }
 }
 
