@@ -105,26 +105,53 @@ pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()>
 }
 
 /// A place in a source file, 1-based; shown as `line L, column C`, the form every error that
-/// points into a file uses.
+/// points into a file uses. A kernel lifted from PTX points at the PTX line of each access and
+/// loop (shown as `line L`), and at its printed trace for the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Position {
     /// Line, from 1.
     pub line: usize,
-    /// Column in characters, from 1.
+    /// Column in characters, from 1; 0 for a whole line (of a PTX file).
     pub column: usize,
+    /// Whether this is a place in the trace a kernel was lifted to (the file named is the
+    /// PTX or CUDA source it was lifted from, whose lines these are not).
+    pub in_lifted_trace: bool,
 }
 
 impl Position {
     /// The position of byte `offset` of `text`.
     pub fn of(text: &str, offset: usize) -> Position {
         let (line, column) = line_column(text, offset);
-        Position { line, column }
+        Position {
+            line,
+            column,
+            in_lifted_trace: false,
+        }
+    }
+
+    /// Line `line` of a file, as a whole (a PTX line).
+    pub fn line(line: usize) -> Position {
+        Position {
+            line,
+            column: 0,
+            in_lifted_trace: false,
+        }
     }
 }
 
 impl std::fmt::Display for Position {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}, column {}", self.line, self.column)
+        if self.column == 0 {
+            write!(f, "line {}", self.line)
+        } else if self.in_lifted_trace {
+            write!(
+                f,
+                "line {}, column {} of the lifted trace (as `gputraffic lift` prints it)",
+                self.line, self.column
+            )
+        } else {
+            write!(f, "line {}, column {}", self.line, self.column)
+        }
     }
 }
 

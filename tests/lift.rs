@@ -910,6 +910,31 @@ fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace
         // the same sectors reach the L2 and DRAM (the load order differs: the PTX loads c before
         // c - plane and the in-plane neighbours before c + plane; the trace in source order)
         assert_eq!(lifted.dram, hand.dram, "{what}");
+        // each block loads the same distinct sectors and lines: the lifted program's counted
+        // whole by its loads' fingerprints (its remainder loop's indices are not affine), the
+        // trace's by block keys, and both as counting them load by load gives
+        let footprint = |c: &Counts| [c.l1.block_unique_load_sectors, c.l1.block_unique_load_lines];
+        assert_eq!(footprint(&lifted), footprint(&hand), "{what}");
+        let req = LaunchRequest {
+            block: Some(block),
+            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..Default::default()
+        };
+        let b = Bound::new(lift.kernel.clone(), "h200", &req).unwrap();
+        let cx = gputraffic::sim::sm_stage::GenContext::new(&b.launch, true);
+        assert!(
+            matches!(
+                cx.whole_block_keys(&b.launch),
+                Some(gputraffic::sim::sm_stage::WholeBlockKeys::Fingerprint { .. })
+            ),
+            "{what}"
+        );
+        let load_by_load = SimOptions {
+            footprints_load_by_load: true,
+            ..SimOptions::default()
+        };
+        let reference = gputraffic::sim::simulate(&b.launch, &b.hw, &load_by_load).unwrap();
+        assert_eq!(format!("{reference:?}"), format!("{lifted:?}"), "{what}");
     }
 }
 
@@ -1875,7 +1900,7 @@ fn a_32_bit_index_that_wraps_out_of_its_array_is_one_error_naming_the_thread() {
     // x * 2^28 is 2^31 at x = 8: i32 makes it -2^31, byte -2^33 of the 4 * (15 * 2^28 + 1)
     let err = gather("gather_int", 1 << 28).unwrap_err().to_string();
     assert!(
-        err.starts_with("tests/data/ptx/wrap.ptx: line ")
+        err.starts_with("tests/data/ptx/wrap.ptx: line 207: a load of array 'in'")
             && err.contains(": a load of array 'in' is outside it: thread (8, 0, 0) of block (0, 0, 0) accesses byte offset -8589934592 of 16106127364 (the index is computed in 32 bits, i32/u32, and wraps around in this launch: the kernel as written indexes outside its array)")
             && !err.contains('\n'),
         "{err}"
@@ -2026,4 +2051,69 @@ fn the_wraps_of_the_shipped_stencils_are_dropped_at_binding_so_their_indices_sta
         assert!(a.index.as_affine().is_some(), "alternate: {}", a.index_text);
     }
     assert!(wrapped >= 12, "{wrapped} wrapped indices");
+}
+
+#[test]
+fn a_lifted_kernels_errors_name_the_ptx_line_of_the_access_or_the_place_in_its_printed_trace() {
+    // `in` allocated four planes short: the upper neighbour of a block's last plane, the load at
+    // PTX line 348 (`ld.global.nc.f64 %fd71, [%rd97+32]`: in[c + plane] of the fourth unrolled
+    // plane), is the first access outside it
+    let lift = lift_with(
+        STENCILS,
+        "star1_zloop",
+        34,
+        [
+            "cdiv(nx, blockDim.x)",
+            "cdiv(ny, blockDim.y)",
+            "cdiv(nz, cz)",
+        ],
+        "nx * ny * nz",
+        &[("in", "(nz + 4) * plane"), ("out", "(nz + 8) * plane")],
+    );
+    let ptx = std::fs::read_to_string(STENCILS).unwrap();
+    assert_eq!(
+        ptx.lines().nth(347).map(str::trim),
+        Some("ld.global.nc.f64 \t%fd71, [%rd97+32];")
+    );
+    let simulate = |kernel: Kernel, set: &[(&str, i64)]| {
+        let req = LaunchRequest {
+            block: Some([32, 8, 1]),
+            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..Default::default()
+        };
+        Bound::new(kernel, "h200", &req)
+            .and_then(|b| gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()))
+            .unwrap_err()
+            .to_string()
+    };
+    let mut set = layout([64, 64, 64]).to_vec();
+    set.push(("cz", 16));
+    let error = simulate(lift.kernel.clone(), &set);
+    assert!(
+        error.starts_with(
+            "tests/data/ptx/stencils.ptx: line 348: a load of array 'in' is outside it: thread ("
+        ),
+        "{error}"
+    );
+    // the grid has no PTX line: its place in the trace `gputraffic lift` prints
+    let mut set = layout([64, 64, 64]).to_vec();
+    set.push(("cz", 0));
+    let error = simulate(lift.kernel, &set);
+    let line = 1 + lift
+        .toml
+        .lines()
+        .position(|l| l.starts_with("grid"))
+        .unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "tests/data/ptx/stencils.ptx: line {line}, column "
+        )),
+        "{error}"
+    );
+    assert!(
+        error.contains(
+            " of the lifted trace (as `gputraffic lift` prints it): launch.grid \"cdiv(nz, cz)\": cdiv requires a positive divisor"
+        ),
+        "{error}"
+    );
 }

@@ -172,6 +172,59 @@ pub const MAX_LOOP_DEPTH: usize = 4;
 pub const MAX_NESTING: usize = 8;
 
 /// One step of the per-thread program.
+impl Kernel {
+    /// Points the positions of a kernel parsed from `toml`, the trace a kernel was lifted to,
+    /// at what its file names: each step whose line in `toml` ends with `# PTX line N` at PTX
+    /// line N, every other position at its place in the printed trace.
+    pub fn point_into_ptx(&mut self, toml: &str) {
+        let ptx_lines: BTreeMap<usize, usize> = toml
+            .lines()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let n = l.rsplit_once("# PTX line ")?.1.trim().parse().ok()?;
+                Some((i + 1, n))
+            })
+            .collect();
+        let point = |at: &mut Position| match ptx_lines.get(&at.line) {
+            Some(&n) => *at = Position::line(n),
+            None => at.in_lifted_trace = true,
+        };
+        fn steps(body: &mut [Step], point: &dyn Fn(&mut Position)) {
+            for step in body {
+                match step {
+                    Step::Access(a) => point(&mut a.at),
+                    Step::Loop(l) => {
+                        point(&mut l.at);
+                        steps(&mut l.body, point);
+                    }
+                    Step::If(i) => {
+                        point(&mut i.at);
+                        steps(&mut i.body, point);
+                    }
+                    Step::Sync(at) => point(at),
+                }
+            }
+        }
+        steps(&mut self.body, &point);
+        let at = &mut self.at;
+        for p in [
+            &mut at.block,
+            &mut at.registers_per_thread,
+            &mut at.shared_bytes_per_block,
+            &mut at.guard,
+            &mut at.lattice_updates,
+            &mut at.flops_per_update,
+        ]
+        .into_iter()
+        .chain(&mut at.grid)
+        .chain(at.dims.iter_mut().flatten())
+        .chain(at.shared_dims.iter_mut().flatten())
+        {
+            point(p);
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Step {
     /// One memory instruction.

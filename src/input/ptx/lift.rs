@@ -2519,9 +2519,10 @@ fn emit_steps(
             let l = &loops[id];
             let _ = writeln!(
                 t,
-                "{indent}{{ loop = {}, count = {}, body = [",
+                "{indent}{{ loop = {}, count = {}, body = [  # PTX line {}",
                 toml_string(&l.var),
-                toml_string(&counts[id])
+                toml_string(&counts[id]),
+                l.line
             );
             let mut inner = known.clone();
             inner.extend(l.entry.common());

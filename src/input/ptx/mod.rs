@@ -159,7 +159,8 @@ pub fn lift_ptx(text: &str, source: &str, options: &LiftOptions) -> Result<Lifte
     };
     let kernel_name = demangle(&entry.name);
     let lifted = lift::lift_entry(entry, source, &kernel_name, options)?;
-    let kernel = Kernel::parse(&lifted.toml, source)?;
+    let mut kernel = Kernel::parse(&lifted.toml, source)?;
+    kernel.point_into_ptx(&lifted.toml);
     Ok(Lifted {
         toml: lifted.toml,
         kernel,
