@@ -215,6 +215,9 @@ pub struct Access {
     pub array: usize,
     /// Linear element index over the slots.
     pub index: Compiled,
+    /// Where `index` is not affine: the same as an affine part plus a part that reads no
+    /// `threadIdx` (the same for every lane of a warp), where it splits so.
+    pub lane_split: Option<(Affine, Compiled)>,
     /// Bytes per thread.
     pub bytes: u32,
     /// Loops around it (its loop variables are slots `SLOT_LOOP..SLOT_LOOP + depth`).
@@ -1097,6 +1100,42 @@ pub fn occupancy(
     })
 }
 
+/// What `name` stands for in a trace's expression: a parameter, loop variable, `let`, or a
+/// thread, block or launch size.
+fn resolve_name<'e>(
+    name: &str,
+    params: &BTreeMap<String, i64>,
+    lets: &'e [(String, Expr)],
+    loop_vars: &[String],
+    block: [u32; 3],
+    grid: [u32; 3],
+) -> Option<Binding<'e>> {
+    if let Some(v) = params.get(name) {
+        return Some(Binding::Const(*v));
+    }
+    if let Some(d) = loop_vars.iter().position(|v| v == name) {
+        return Some(Binding::Slot(SLOT_LOOP + d));
+    }
+    if let Some((_, e)) = lets.iter().rev().find(|(n, _)| n == name) {
+        return Some(Binding::Inline(e));
+    }
+    Some(match name {
+        "threadIdx.x" => Binding::Slot(SLOT_THREAD),
+        "threadIdx.y" => Binding::Slot(SLOT_THREAD + 1),
+        "threadIdx.z" => Binding::Slot(SLOT_THREAD + 2),
+        "blockIdx.x" => Binding::Slot(SLOT_BLOCK),
+        "blockIdx.y" => Binding::Slot(SLOT_BLOCK + 1),
+        "blockIdx.z" => Binding::Slot(SLOT_BLOCK + 2),
+        "blockDim.x" => Binding::Const(block[0] as i64),
+        "blockDim.y" => Binding::Const(block[1] as i64),
+        "blockDim.z" => Binding::Const(block[2] as i64),
+        "gridDim.x" => Binding::Const(grid[0] as i64),
+        "gridDim.y" => Binding::Const(grid[1] as i64),
+        "gridDim.z" => Binding::Const(grid[2] as i64),
+        _ => return None,
+    })
+}
+
 fn compile_program(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
@@ -1120,35 +1159,17 @@ fn compile_program(
 
     let compile_with =
         |e: &Expr, lets: &[(String, Expr)], loop_vars: &[String], what: &str| -> Result<Compiled> {
-            let resolve = |name: &str| -> Option<Binding<'_>> {
-                if let Some(v) = params.get(name) {
-                    return Some(Binding::Const(*v));
-                }
-                if let Some(d) = loop_vars.iter().position(|v| v == name) {
-                    return Some(Binding::Slot(SLOT_LOOP + d));
-                }
-                if let Some((_, e)) = lets.iter().rev().find(|(n, _)| n == name) {
-                    return Some(Binding::Inline(e));
-                }
-                Some(match name {
-                    "threadIdx.x" => Binding::Slot(SLOT_THREAD),
-                    "threadIdx.y" => Binding::Slot(SLOT_THREAD + 1),
-                    "threadIdx.z" => Binding::Slot(SLOT_THREAD + 2),
-                    "blockIdx.x" => Binding::Slot(SLOT_BLOCK),
-                    "blockIdx.y" => Binding::Slot(SLOT_BLOCK + 1),
-                    "blockIdx.z" => Binding::Slot(SLOT_BLOCK + 2),
-                    "blockDim.x" => Binding::Const(block[0] as i64),
-                    "blockDim.y" => Binding::Const(block[1] as i64),
-                    "blockDim.z" => Binding::Const(block[2] as i64),
-                    "gridDim.x" => Binding::Const(grid[0] as i64),
-                    "gridDim.y" => Binding::Const(grid[1] as i64),
-                    "gridDim.z" => Binding::Const(grid[2] as i64),
-                    _ => return None,
-                })
-            };
+            let resolve = |name: &str| resolve_name(name, params, lets, loop_vars, block, grid);
             expr::compile_bounded(e, &resolve, &slot_bounds.borrow())
                 .map_err(|err| Error::new(src, format!("{what} \"{e}\": {err}")))
         };
+    let split_with = |e: &Expr, lets: &[(String, Expr)], loop_vars: &[String]| {
+        let resolve = |name: &str| resolve_name(name, params, lets, loop_vars, block, grid);
+        let lanes = SLOT_THREAD..SLOT_THREAD + 3;
+        expr::compile_split(e, &resolve, &slot_bounds.borrow(), lanes)
+            .ok()
+            .flatten()
+    };
 
     let predicate = |e: &Expr,
                      lets: &[(String, Expr)],
@@ -1197,6 +1218,7 @@ fn compile_program(
         block,
         grid,
         compile_with: &compile_with,
+        split_with: &split_with,
         predicate: &predicate,
     };
     let tree = compiler.steps(&kernel.body, &mut lets, &mut Vec::new(), &mut accesses)?;
@@ -1251,6 +1273,8 @@ fn compile_program(
     })
 }
 
+/// [`expr::compile_split`] of an index with the trace's names, its lets and loop variables.
+type SplitFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String]) -> Option<(Affine, Compiled)> + 'a;
 type CompileFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Compiled> + 'a;
 type PredicateFn<'a> = dyn Fn(&Expr, &[(String, Expr)], &[String], &str) -> Result<Predicate> + 'a;
 
@@ -1265,6 +1289,7 @@ struct StepCompiler<'a> {
     block: [u32; 3],
     grid: [u32; 3],
     compile_with: &'a CompileFn<'a>,
+    split_with: &'a SplitFn<'a>,
     predicate: &'a PredicateFn<'a>,
 }
 
@@ -1427,10 +1452,15 @@ impl StepCompiler<'_> {
             (linear, coordinates)
         };
         let index = (self.compile_with)(&index_expr, lets, loop_vars, &what)?;
+        let lane_split = match index {
+            Compiled::General(_) => (self.split_with)(&index_expr, lets, loop_vars),
+            Compiled::Affine(_) => None,
+        };
         Ok(Access {
             kind: a.kind,
             array: a.array,
             index,
+            lane_split,
             bytes: a.bytes,
             depth: loop_vars.len(),
             ends_run: a.ends_run,

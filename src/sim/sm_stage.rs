@@ -255,6 +255,9 @@ struct FastIndex {
     block_coef: [i64; 3],
     loop_coef: [i64; MAX_LOOP_DEPTH],
     lane_table: usize,
+    /// A part that reads no `threadIdx` and is not affine (an index that only splits so,
+    /// [`crate::launch::Access::lane_split`]): worked out once per warp instruction.
+    uniform: Option<Compiled>,
 }
 
 impl PreparedAccess {
@@ -269,9 +272,14 @@ impl PreparedAccess {
 
 impl FastIndex {
     /// Byte address of thread (0, 0, 0) of block `b` at loop iterations `iterations`; a lane's
-    /// address adds its lane-table offset.
+    /// address adds its lane-table offset. `None` where the uniform part fails to evaluate
+    /// (the lane-by-lane path then names the error).
     #[inline]
-    fn warp_base(&self, a: &PreparedAccess, b: [i64; 3], iterations: &[u32]) -> i64 {
+    fn warp_base(&self, a: &PreparedAccess, b: [i64; 3], iterations: &[u32]) -> Option<i64> {
+        let uniform = match &self.uniform {
+            None => 0,
+            Some(u) => uniform_value(u, b, iterations)?,
+        };
         let idx = self.c0
             + self.block_coef[0] * b[0]
             + self.block_coef[1] * b[1]
@@ -282,7 +290,27 @@ impl FastIndex {
                 .zip(iterations)
                 .map(|(c, &k)| c * k as i64)
                 .sum::<i64>();
-        (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx))
+        let idx = idx.wrapping_add(uniform);
+        Some((a.base as i64).wrapping_add(a.elem.wrapping_mul(idx)))
+    }
+}
+
+/// The uniform part `u` of an index for block `b` at loop iterations `iterations`.
+#[inline(never)]
+fn uniform_value(u: &Compiled, b: [i64; 3], iterations: &[u32]) -> Option<i64> {
+    let mut slots = [0i64; SLOTS];
+    slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&b);
+    for (d, &k) in iterations.iter().enumerate().take(MAX_LOOP_DEPTH) {
+        slots[SLOT_LOOP + d] = k as i64;
+    }
+    u.eval(&slots).ok()
+}
+
+impl PreparedAccess {
+    /// Whether the index is affine in the slots (no uniform part): blocks with the same
+    /// [`block_key`] then issue it alike.
+    fn has_affine_index(&self) -> bool {
+        self.fast.as_ref().is_some_and(|f| f.uniform.is_none())
     }
 }
 
@@ -327,7 +355,11 @@ impl GenContext {
             .map(|a| {
                 let arr = launch.array_of(a);
                 let elem = arr.element_bytes as i64;
-                let fast = a.index.as_affine().map(|f| {
+                let split = a.index.as_affine().map(|f| (f, None)).or_else(|| {
+                    let (f, uniform) = a.lane_split.as_ref()?;
+                    Some((f, Some(uniform.clone())))
+                });
+                let fast = split.map(|(f, uniform)| {
                     let t = [
                         f.coef[SLOT_THREAD],
                         f.coef[SLOT_THREAD + 1],
@@ -357,6 +389,7 @@ impl GenContext {
                         ],
                         loop_coef: std::array::from_fn(|d| f.coef[SLOT_LOOP + d]),
                         lane_table,
+                        uniform,
                     }
                 });
                 let b = a.bytes as u64;
@@ -483,7 +516,7 @@ impl GenContext {
     /// Whether blocks of `launch` with the same block key issue alike ([`instruction_counts`]
     /// relies on it): a program of the simple form whose every index is affine.
     pub fn blocks_alike_by_key(&self, launch: &Launch) -> bool {
-        launch.program.simple && self.accesses.iter().all(|a| a.fast.is_some())
+        launch.program.simple && self.accesses.iter().all(PreparedAccess::has_affine_index)
     }
 
     /// How the blocks of `launch` that are alike can be told, so that each kind's footprint is
@@ -494,7 +527,10 @@ impl GenContext {
         if self.blocks_alike_by_key(launch) {
             return Some(WholeBlockKeys::BlockKey);
         }
-        let reference = self.accesses.iter().position(|a| a.fast.is_some())?;
+        let reference = self
+            .accesses
+            .iter()
+            .position(PreparedAccess::has_affine_index)?;
         Some(WholeBlockKeys::Fingerprint { reference })
     }
 
@@ -1116,7 +1152,7 @@ impl SmWorker {
         if issue.mask != cx.full_masks[warp] {
             return None;
         }
-        let warp_base = f.warp_base(a, b, &issue.iterations);
+        let warp_base = f.warp_base(a, b, &issue.iterations)?;
         let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
         let (lo, hi) = a.address_bounds();
         let inside = warp_base.checked_add(lo_offset).is_some_and(|x| x >= lo)
@@ -1140,9 +1176,12 @@ impl SmWorker {
             check_coordinates(cx, a, issue, b, slots)?;
         }
         let mut bad = None;
-        match &a.fast {
-            Some(f) => {
-                let warp_base = f.warp_base(a, b, &issue.iterations);
+        let fast = a.fast.as_ref().and_then(|f| {
+            let warp_base = f.warp_base(a, b, &issue.iterations)?;
+            Some((f, warp_base))
+        });
+        match fast {
+            Some((f, warp_base)) => {
                 let first = issue.warp as usize * WARP_SIZE;
                 let table = &cx.lane_tables[f.lane_table][first..first + WARP_SIZE];
                 let (lo, hi) = a.address_bounds();
@@ -1293,7 +1332,7 @@ pub fn instruction_counts(
     if !launch.program.simple {
         return Ok(None);
     }
-    let affine = cx.accesses.iter().all(|a| a.fast.is_some());
+    let affine = cx.accesses.iter().all(PreparedAccess::has_affine_index);
     let counters = (0..launch.total_blocks)
         .into_par_iter()
         .try_fold(
@@ -1461,11 +1500,12 @@ impl BlockFingerprints {
         let f = self.open_for(cx, issue.block, block_xyz);
         f.loads += 1;
         let origin = f.origin;
-        match &a.fast {
-            Some(fast) => {
-                let rel = fast
-                    .warp_base(a, block_xyz, &issue.iterations)
-                    .wrapping_sub(origin);
+        // Where it is `None` the lanes' addresses were worked out one by one.
+        let warp_base =
+            (a.fast.as_ref()).and_then(|f| f.warp_base(a, block_xyz, &issue.iterations));
+        match warp_base {
+            Some(warp_base) => {
+                let rel = warp_base.wrapping_sub(origin);
                 let what = (issue.access as u64) << 48 | (issue.warp as u64) << 32;
                 f.add(what | issue.mask as u64, rel);
             }
@@ -1496,7 +1536,9 @@ impl BlockFingerprints {
                 None => {
                     let a = &cx.accesses[self.reference];
                     let fast = a.fast.as_ref().expect("the reference access is affine");
-                    let base = fast.warp_base(a, block_xyz, &[0; MAX_LOOP_DEPTH]);
+                    let base = fast
+                        .warp_base(a, block_xyz, &[0; MAX_LOOP_DEPTH])
+                        .expect("an affine index has no part that can fail");
                     let started = LoadFingerprint {
                         block,
                         origin: base.div_euclid(128) * 128,
@@ -1549,7 +1591,7 @@ fn block_key(cx: &GenContext, warps: &[WarpInfo], block_xyz: [i64; 3]) -> Vec<i6
     let bases = cx
         .accesses
         .iter()
-        .filter_map(|a| a.fast.as_ref().map(|f| f.warp_base(a, block_xyz, &zero)));
+        .filter_map(|a| a.fast.as_ref()?.warp_base(a, block_xyz, &zero));
     let mut origin = None;
     for base in bases {
         let o = *origin.get_or_insert(base.div_euclid(128) * 128);

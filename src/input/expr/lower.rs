@@ -282,6 +282,57 @@ impl Node {
         }
     }
 
+    /// Whether evaluating this node may read a slot of `slots`.
+    fn reads_any(&self, slots: &std::ops::Range<usize>) -> bool {
+        match self {
+            Node::Const(_) | Node::Fail(_) => false,
+            Node::Slot(i) => slots.contains(i),
+            Node::Neg(a) | Node::Not(a) | Node::Abs(a) | Node::Wrap(_, a) => a.reads_any(slots),
+            Node::Bin(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
+                a.reads_any(slots) || b.reads_any(slots)
+            }
+            Node::Cond(c, a, b) => c.reads_any(slots) || a.reads_any(slots) || b.reads_any(slots),
+        }
+    }
+
+    /// This node as an affine part plus a rest that reads no slot of `lanes`: the terms of its
+    /// sums and differences (scaled by constants) that read `lanes` must be affine, the others
+    /// may be anything. `None` where a term that reads `lanes` is not affine.
+    fn split_lanes(&self, lanes: &std::ops::Range<usize>) -> Option<(Affine, Node)> {
+        if let Some(a) = self.affine() {
+            return Some((a, Node::Const(0)));
+        }
+        if !self.reads_any(lanes) {
+            return Some((Affine::constant(0), self.clone()));
+        }
+        let pair = |a: &Node, b: &Node| Some((a.split_lanes(lanes)?, b.split_lanes(lanes)?));
+        match self {
+            Node::Neg(a) => {
+                let (f, r) = a.split_lanes(lanes)?;
+                Some((f.checked_scale(-1)?, Node::Neg(Box::new(r))))
+            }
+            Node::Bin(op @ (Arith::Add | Arith::Sub), a, b) => {
+                let ((fa, ra), (fb, rb)) = pair(a, b)?;
+                let f = match op {
+                    Arith::Add => fa.zip_with(&fb, i64::checked_add)?,
+                    _ => fa.zip_with(&fb, i64::checked_sub)?,
+                };
+                Some((f, Node::Bin(*op, Box::new(ra), Box::new(rb))))
+            }
+            Node::Bin(Arith::Mul, a, b) => {
+                let (x, k) = match (a.affine_constant(), b.affine_constant()) {
+                    (_, Some(k)) => (a, k),
+                    (Some(k), _) => (b, k),
+                    _ => return None,
+                };
+                let (f, r) = x.split_lanes(lanes)?;
+                let scaled = Node::Bin(Arith::Mul, Box::new(r), Box::new(Node::Const(k)));
+                Some((f.checked_scale(k)?, scaled))
+            }
+            _ => None,
+        }
+    }
+
     /// The value, if the affine form of this node is a constant.
     fn affine_constant(&self) -> Option<i64> {
         self.affine().filter(Affine::is_constant).map(|a| a.c0)
@@ -781,11 +832,73 @@ pub fn compile_bounded<'a>(
     })
 }
 
+/// [`compile_bounded`] of an expression that is not affine, split into an affine part and a
+/// rest that reads no slot of `lanes` (their sum is the expression): where the lanes of a warp
+/// differ only in `lanes`, the rest is worked out once per warp and the lanes follow from the
+/// affine part. `None` where the expression is affine (no split needed) or no such split
+/// exists. The sum may overflow where the expression would not (or fail where it would not:
+/// `x - x * 0`-like parts fold alike), so a caller checks the addresses it makes of it.
+pub fn compile_split<'a>(
+    expr: &Expr,
+    resolve: &dyn Fn(&str) -> Option<Binding<'a>>,
+    bounds: &[(i64, i64)],
+    lanes: std::ops::Range<usize>,
+) -> Result<Option<(Affine, Compiled)>, EvalError> {
+    let mut lw = Lowerer {
+        resolve,
+        bounds,
+        nodes: 0,
+    };
+    let node = lw.lower(expr, 0, 0)?;
+    if matches!(node, Node::Fail(_)) || node.affine().is_some() {
+        return Ok(None);
+    }
+    Ok(node.split_lanes(&lanes).map(|(affine, rest)| {
+        let rest = match rest.affine() {
+            Some(a) => Compiled::Affine(a),
+            None => Compiled::General(GeneralProgram::new(&rest)),
+        };
+        (affine, rest)
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::parse;
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn compile_split_parts_an_index_into_its_lanes_affine_part_and_a_rest_without_lanes() {
+        // slots 0..3 stand for threadIdx, 3 for blockIdx.z, 6 for a loop variable
+        let resolve = |n: &str| match n {
+            "x" => Some(Binding::Slot(0)),
+            "bz" => Some(Binding::Slot(3)),
+            "k" => Some(Binding::Slot(6)),
+            _ => None,
+        };
+        let split = |s: &str| compile_split(&parse(s).unwrap(), &resolve, &[], 0..3).unwrap();
+        // a lifted remainder loop's index: the main loop's trips are not affine in bz
+        let text = "x + 3 * k - 2 + 4 * (bz % 4 == 0 ? bz / 2 : 1) * 5";
+        let (f, rest) = split(text).unwrap();
+        assert_eq!((f.c0, f.coef[0], f.coef[3], f.coef[6]), (-2, 1, 0, 3));
+        assert!(!rest.reads_slots(0..3));
+        let whole = compile(&parse(text).unwrap(), &resolve).unwrap();
+        for bz in 0..9 {
+            for (x, k) in [(0, 0), (5, 1), (31, 7)] {
+                let slots = [x, 0, 0, bz, 0, 0, k];
+                let parts = f.eval(&slots) + rest.eval(&slots).unwrap();
+                assert_eq!(parts, whole.eval(&slots).unwrap(), "bz {bz}, x {x}, k {k}");
+                let expected = x + 3 * k - 2 + 20 * if bz % 4 == 0 { bz / 2 } else { 1 };
+                assert_eq!(parts, expected);
+            }
+        }
+        // affine already: nothing to split; a term on the lanes that is not affine: no split
+        assert!(split("x + 2 * bz").is_none());
+        assert!(split("x * x + bz % 3").is_none());
+        assert!(split("x % 4 + bz % 3").is_none());
+        assert!(split("bz % 4 == 0 ? x : 0").is_none());
+    }
 
     #[test]
     fn reads_slots_tells_which_slots_a_value_may_depend_on() {

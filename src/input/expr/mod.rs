@@ -56,7 +56,9 @@ mod eval;
 mod lower;
 mod parse;
 
-pub use lower::{Affine, Binding, Compiled, GeneralProgram, compile, compile_bounded};
+pub use lower::{
+    Affine, Binding, Compiled, GeneralProgram, compile, compile_bounded, compile_split,
+};
 pub use parse::parse;
 
 use arith::Arith;
