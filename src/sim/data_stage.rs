@@ -40,8 +40,8 @@ fn group_lanes(bytes: u32) -> usize {
 }
 
 /// Passes one warp instruction needs in the data stage: the bank rule over the active lanes
-/// (`mask`) of `addrs`, per group of lanes and within each [`LINES_PER_TAG_WAVEFRONT`] lines of
-/// the group (0 when no lane is active).
+/// (`mask`) of `addrs`, per group of lanes and within each 4 lines of the group (one tag-stage
+/// wavefront's lines; 0 when no lane is active).
 pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
     sum_over_groups(mask, bytes, |first, m| {
         if m == 0 {
@@ -56,7 +56,7 @@ pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
 }
 
 /// Whether [`passes`] of these lanes stays the same wherever the warp starts, by whole words:
-/// true when no lane group touches more than [`LINES_PER_TAG_WAVEFRONT`] lines at any word
+/// true when no lane group touches more than 4 lines (one tag-stage wavefront's) at any word
 /// offset in a line, so that the bank rule alone decides (moving every lane by whole words only
 /// renames the banks). A table of passes worked out once for a pattern of lane offsets holds
 /// for every base only then.
