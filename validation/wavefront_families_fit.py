@@ -7,13 +7,17 @@ Input: docs/data/wavefront-terms.csv, one row per measured launch of every set w
 simulator counts by address alone (the H200 dev set, every H100 set, the H200 families and
 few-block zloop sets; 425 launches, the histogram's atomics left out):
 - measured: `l1tex__data_pipe_lsu_wavefronts.sum`;
-- fixed: what no fitted constant touches: the bank rule's passes, shared wavefronts and the
-  blockIdx passes (`wavefronts_per_block_index` x warps x components);
+- fixed: what no fitted constant touches: the data-stage rule's passes, shared wavefronts and
+  the blockIdx passes (`wavefronts_per_block_index` x warps x components); since the banks are
+  counted within each 4 lines (later on 2026-11-29) the 22 launches whose passes that changed
+  (star1 and star4 in 2- and 4-wide blocks of the H200 and H100 dev sets and the H100 narrow
+  set, the H100's jacobi2d 4x64 and 8x32) carry their new passes (the simulator's
+  `instruction_counts` under both rules; for jacobi2d the change of its regenerated report);
 - replays: missing_request_line_wavefronts x load_miss_request_lines + partial_line_wavefronts x
   load_partial_lines at the shipped 0.244 and 1 (the simulated wavefronts of the reports in
   docs/data of 2026-11-29 less `fixed`);
-- crowded_lines: the lines of each load instruction beyond two per bank pass, summed (the
-  term tried beside replay_block_loads and not shipped; docs/model.md);
+- crowded_lines: the lines of each load instruction beyond two per bank pass of the whole
+  group, summed (the term tried beside replay_block_loads and not shipped; docs/model.md);
 - load_instructions_per_block: load requests / blocks.
 `fixed`, `crowded_lines` and the loads come from the simulator's address-only counts
 (`sm_stage::instruction_counts`, dumped per launch for this fit on 2026-11-29).

@@ -77,16 +77,21 @@ def hw_l1():
                 block_loads=get("replay_block_loads"))
 
 
-def bank_passes(addrs, size):
-    """data_stage.rs `passes` for one warp of `size`-byte aligned accesses (all lanes active)."""
+def bank_passes(addrs, size, tag_lines=4):
+    """data_stage.rs `passes` for one warp of `size`-byte aligned accesses (all lanes active):
+    per group of lanes, the bank rule within each `tag_lines` lines of the group's words in
+    address order (the tag stage's wavefronts; `tag_lines=None`: the bank rule over the whole
+    group, the rule before 2026-11-29)."""
     g = 128 // min(max(size, 4), 16)
     total = 0
     for first in range(0, 32, g):
-        per_bank = collections.Counter()
-        words = {(a >> 2) + w for a in addrs[first:first + g] for w in range(max(size // 4, 1))}
-        for w in words:
-            per_bank[w % 32] += 1
-        total += max(per_bank.values())
+        words = sorted({(a >> 2) + w for a in addrs[first:first + g] for w in range(max(size // 4, 1))})
+        lines = sorted({w >> 5 for w in words})
+        step = tag_lines or len(lines)
+        for i in range(0, len(lines), step):
+            part = set(lines[i:i + step])
+            per_bank = collections.Counter(w % 32 for w in words if w >> 5 in part)
+            total += max(per_bank.values())
     return total
 
 
@@ -102,14 +107,17 @@ def warp_addresses(r, warp, block=(0, 0)):
 
 
 def rule_passes(r):
-    """Bank-rule passes and lines per load instruction, averaged over the warps of one block (the
-    patterns repeat from block to block up to a shift by whole rows or 128-byte multiples)."""
+    """Passes by the data-stage rule and lines per load instruction, averaged over the warps of
+    one block (the patterns repeat from block to block up to a shift by whole rows or 128-byte
+    multiples); the bank rule over whole groups (the rule before) goes to r["banks_only"]."""
     wpb = r["bx"] * r["by"] // 32
-    passes = lines = 0
+    passes = banks = lines = 0
     for w in range(wpb):
         a = warp_addresses(r, w)
         passes += bank_passes(a, r["size"])
+        banks += bank_passes(a, r["size"], None)
         lines += len({x >> 7 for x in a})
+    r["banks_only"] = banks / wpb
     return passes / wpb, lines / wpb
 
 
@@ -267,19 +275,21 @@ def main():
               * min(1.0, r["wpb"] / 4))
 
     print("\nQ2 rows: passes per load instruction (bx x by tile, rows `pitch` apart); "
-          "measured (hit 0) / bank rule / lines; 1 warp per block | 8 warps per block")
+          "measured (hit 0) / bank rule over the whole warp / data-stage rule (banks within each "
+          "4 lines) / lines; 1 warp per block | 8 warps per block")
     rows = [r for r in runs if r["kernel"] == "rows"]
     for t in ("f32", "f64"):
         pitches = sorted({r["pitch"] for r in rows if r["type"] == t})
-        print(f"{t}: pitch " + "  ".join(f"{p:>21}" for p in pitches))
+        print(f"{t}: pitch " + "  ".join(f"{p:>26}" for p in pitches))
         for bx in (1, 2, 4, 8, 16, 32):
             cells = []
             for p in pitches:
                 one = [r for r in rows if (r["type"], r["bx"], r["pitch"], r["hit"]) == (t, bx, p, 0)]
                 one.sort(key=lambda r: r["wpb"])
                 s = " | ".join(f"{r[WF_GLOBAL] / r[REQ]:5.1f}" for r in one)
-                cells.append(f"{s} /{one[0]['bank']:3.0f} /{one[0]['lines_per_req']:3.0f}")
-            print(f"  bx {bx:>2}     " + "  ".join(f"{c:>21}" for c in cells))
+                cells.append(f"{s} /{one[0]['banks_only']:3.0f} /{one[0]['bank']:3.0f} "
+                             f"/{one[0]['lines_per_req']:3.0f}")
+            print(f"  bx {bx:>2}     " + "  ".join(f"{c:>26}" for c in cells))
     r0 = [r for r in rows if r["hit"] == 0]
 
     def score_rows(name, extra):
@@ -289,10 +299,14 @@ def main():
     # Every sector of these loads misses (hit 0): the lines of the instruction are its missing lines.
     replay = lambda r: l1["miss"] * r["lines_per_req"] * r[REQ] * min(1.0, r["loads_per_block"] / l1["block_loads"])
     print(f"Q2 rules over the {len(r0)} rows launches with hit 0 (global-load wavefronts, median |error|, worst):")
-    score_rows("bank rule alone", lambda r: 0)
-    score_rows("shipped (bank rule + replays of missing lines)", replay)
-    score_rows("shipped + crowded lines tried (0.178 per line beyond two per pass)",
-               lambda r: replay(r) + 0.178 * max(0.0, r["lines_per_req"] - 2 * r["bank"]) * r[REQ])
+    banks_only = lambda r: (r["banks_only"] - r["bank"]) * r[REQ]
+    score_rows("bank rule over the whole warp alone (before)", banks_only)
+    score_rows("before + replays of missing lines", lambda r: banks_only(r) + replay(r))
+    score_rows("before + replays + crowded lines tried (0.178 per line beyond two per pass)",
+               lambda r: banks_only(r) + replay(r)
+               + 0.178 * max(0.0, r["lines_per_req"] - 2 * r["banks_only"]) * r[REQ])
+    score_rows("data-stage rule (banks within each 4 lines) alone", lambda r: 0)
+    score_rows("shipped (data-stage rule + replays of missing lines)", replay)
     merged = [r for r in rows if r["hit"] == 1]
     print(f"\nQ2 hits: in all {len(merged)} rows launches with hit 1 the load requests per warp are "
           f"{sorted({r['req_per_warp'] for r in merged})} and the L1 hit sectors "

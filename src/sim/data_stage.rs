@@ -6,8 +6,16 @@
 //!   16 lanes of 8 bytes, 8 lanes of 16 bytes. A group needs as many passes as the largest number
 //!   of distinct 4-byte words one of the 32 banks must deliver (lanes reading the same word share
 //!   it; a word's bank is its index mod 32).
-//! - How many lines or sectors the lanes touch does not matter beyond that (8 doubles × 4 rows
-//!   over 6 lines take 2 passes, as 4 lines do).
+//! - The lines a group touches are looked up 4 at a time (the tag stage's wavefronts: the H100's
+//!   `t_out_wf` is a quarter of the lines, `tests/data/h100/micro/summary.md`), and the bank
+//!   rule holds within each 4 lines, not across them: a group's words, in address order, are cut
+//!   after every fourth line and the parts' passes add up. Up to 4 lines this is the bank rule
+//!   itself (8 doubles × 4 rows over 6 lines, 3 per half warp, take 2 passes as over 4 lines);
+//!   it matters for narrow tiles whose rows move across the banks (4 floats × 8 rows, rows 2
+//!   banks apart: 2 passes by banks, 4 in two parts of 4 lines; the H200 benchmark of
+//!   `validation/wavefront_replay.cu`, `tests/data/h200/wavefront_replay/`, takes 4.9 in
+//!   one-warp blocks, all missing, and a column of 32 floats one bank apart 8.9 where the banks
+//!   alone give 1).
 //! - Loads and stores of the same pattern cost the same; a miss costs no extra pass on an idle SM.
 //!
 //! What the rule leaves out is added per launch by [`extra_wavefronts`]: the passes that loads
@@ -19,6 +27,12 @@ use crate::input::hw::L1Config;
 /// Banks of the L1 data array, 4 bytes wide.
 const BANKS: usize = 32;
 
+/// Lines the tag stage looks up per wavefront (the H100's `l1tex__t_output_wavefronts` per
+/// load instruction is a quarter of its lines: strides of 8, 16 and 32 floats, 8, 16 and 32
+/// lines, take 2, 4 and 8; `tests/data/h100/micro/summary.md`, column t_out_wf). The bank rule
+/// holds within the lines of one such wavefront ([`passes`]).
+const LINES_PER_TAG_WAVEFRONT: u64 = 4;
+
 /// Lanes served together for an access of `bytes` per lane: 128 bytes' worth, at most 32.
 #[inline]
 fn group_lanes(bytes: u32) -> usize {
@@ -26,7 +40,8 @@ fn group_lanes(bytes: u32) -> usize {
 }
 
 /// Passes one warp instruction needs in the data stage: the bank rule over the active lanes
-/// (`mask`) of `addrs` (0 when no lane is active).
+/// (`mask`) of `addrs`, per group of lanes and within each 4 lines of the group (one tag-stage
+/// wavefront's lines; 0 when no lane is active).
 pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
     sum_over_groups(mask, bytes, |first, m| {
         if m == 0 {
@@ -38,6 +53,35 @@ pub fn passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
             group_passes(addrs, first, m, bytes)
         }
     })
+}
+
+/// Whether [`passes`] of these lanes stays the same wherever the warp starts, by whole words:
+/// true when no lane group touches more than 4 lines (one tag-stage wavefront's) at any word
+/// offset in a line, so that the bank rule alone decides (moving every lane by whole words only
+/// renames the banks). A table of passes worked out once for a pattern of lane offsets holds
+/// for every base only then.
+pub fn passes_ignore_word_offset(addrs: &[u64; 32], mask: u32, bytes: u32) -> bool {
+    sum_over_groups(mask, bytes, |first, m| {
+        let mut words = Vec::new();
+        let mut rest = m;
+        while rest != 0 {
+            let l = first + rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            words.extend((addrs[l] >> 2)..=((addrs[l] + bytes.max(1) as u64 - 1) >> 2));
+        }
+        words.sort_unstable();
+        words.dedup();
+        // 32 words to a line: every offset of the first word in its line.
+        let most_lines = (0..32u64)
+            .map(|offset| {
+                let mut lines = words.iter().map(|w| (w + offset) >> 5).collect::<Vec<_>>();
+                lines.dedup();
+                lines.len() as u64
+            })
+            .max()
+            .unwrap_or(0);
+        u64::from(most_lines > LINES_PER_TAG_WAVEFRONT)
+    }) == 0
 }
 
 /// The sum of `group(first lane, active lanes of the group)` over the lane groups of an access
@@ -71,7 +115,8 @@ fn contiguous(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> bool {
     base.is_multiple_of(4) || bytes < 4
 }
 
-/// The bank rule for one group: the largest count of distinct words in one bank.
+/// The bank rule for one group: the largest count of distinct words in one bank, summed over
+/// the group's parts of [`LINES_PER_TAG_WAVEFRONT`] lines (its words in address order).
 fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     let words_per_lane = (bytes / 4).max(1) as u64;
     // 8 lanes of at most 128 bytes, each one word more when misaligned.
@@ -93,15 +138,28 @@ fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     }
     let words = &mut words[..n];
     words.sort_unstable();
+    // 32 words to a 128-byte line.
+    let line_of = |w: u64| w >> 5;
     let mut per_bank = [0u8; BANKS];
-    let mut prev = None;
+    let (mut total, mut prev, mut lines, mut line) = (0, None, 0, None);
     for &w in words.iter() {
-        if prev != Some(w) {
-            per_bank[(w % BANKS as u64) as usize] += 1;
-            prev = Some(w);
+        if prev == Some(w) {
+            continue;
         }
+        prev = Some(w);
+        if line != Some(line_of(w)) {
+            line = Some(line_of(w));
+            lines += 1;
+            if lines > LINES_PER_TAG_WAVEFRONT {
+                // The next tag wavefront: the banks start afresh.
+                total += per_bank.iter().copied().max().unwrap_or(0) as u64;
+                per_bank = [0; BANKS];
+                lines = 1;
+            }
+        }
+        per_bank[(w % BANKS as u64) as usize] += 1;
     }
-    per_bank.iter().copied().max().unwrap_or(0) as u64
+    total + per_bank.iter().copied().max().unwrap_or(0) as u64
 }
 
 /// What one shared-memory warp instruction (`LDS`/`STS`) costs the data pipe.
@@ -377,6 +435,47 @@ mod tests {
         assert_eq!(cost(8, 1, 1, 264, 0), 16);
         // Rows 256 doubles apart (no bank shift): one bank pair takes all 16 words of a half warp.
         assert_eq!(cost(8, 1, 1, 256, 0), 32);
+    }
+
+    #[test]
+    fn banks_count_within_each_four_lines_of_a_narrow_tile() {
+        // The H200's narrow tiles (tests/data/h200/wavefront_replay/, one-warp blocks, every
+        // load missing; measured passes per load in the comments, the miss replays beyond).
+        // 4 floats × 8 rows, rows 4098 floats apart (2 banks): rows 0–3 fill banks 0–9, the
+        // busiest (2–7) twice; rows 4–7 alike 8 banks on: 2 + 2 where all 8 lines give 2 (4.9).
+        assert_eq!(cost(4, 1, 4, 4098, 0), 4);
+        // A column of 32 floats one bank apart: every bank once, 8 parts of 4 lines: 8 (8.9).
+        assert_eq!(cost(4, 1, 1, 4097, 0), 8);
+        // 2 floats × 16 rows one bank apart: each part of 4 rows holds banks 0–4, 1–3 twice: 8
+        // (8.9); 2 banks apart: once each: 4 (4.9).
+        assert_eq!(cost(4, 1, 2, 4097, 0), 8);
+        assert_eq!(cost(4, 1, 2, 4098, 0), 4);
+        // 4 floats × 8 rows one bank apart: bank 3 holds rows 0–3 of the first part: 4 + 4 (8.0).
+        assert_eq!(cost(4, 1, 4, 4097, 0), 8);
+        // Rows that stay in their banks pile up as before: 32 rows 4096 floats apart, 32 (32.4).
+        assert_eq!(cost(4, 1, 1, 4096, 0), 32);
+        // Not caught: rows 8 banks apart take about twice this (15.4, 7.8, 3.9, 1.9 measured).
+        assert_eq!(cost(4, 1, 1, 4104, 0), 8);
+        assert_eq!(cost(4, 1, 8, 4104, 0), 1);
+        // Where the tile starts in a line now matters: 4 floats × 8 rows 130 floats apart (rows
+        // 2 banks apart, each in a line of its own) take 2 + 2; started 120 bytes into a line,
+        // row 0 (banks 30, 31, 0, 1) straddles two lines, and the parts hold rows 0–2 (banks
+        // 0–3 twice), 3–6 (banks 6–11 twice) and 7: 2 + 2 + 1.
+        let tile = |offset| pattern(4, 1, 4, 130, offset).0;
+        assert_eq!(passes(&tile(0), u32::MAX, 4), 4);
+        assert_eq!(passes(&tile(120), u32::MAX, 4), 5);
+        assert!(!passes_ignore_word_offset(&tile(0), u32::MAX, 4));
+        // A unit-stride warp or 8 doubles × 4 rows reach over at most 4 lines at any offset.
+        assert!(passes_ignore_word_offset(
+            &pattern(4, 1, 32, 0, 0).0,
+            u32::MAX,
+            4
+        ));
+        assert!(passes_ignore_word_offset(
+            &pattern(8, 1, 8, 264, 24).0,
+            u32::MAX,
+            8
+        ));
     }
 
     #[test]

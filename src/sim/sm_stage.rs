@@ -118,8 +118,9 @@ struct PreparedAccess {
     fast: Option<FastIndex>,
     general: Compiled,
     /// Data-stage passes of each warp of the block with all its lanes active, where they do not
-    /// depend on the warp's base address (an affine index on 4-byte-aligned elements: moving
-    /// every lane by whole words only renames the banks).
+    /// depend on the warp's base address (an affine index on 4-byte-aligned elements whose lane
+    /// groups reach over at most 4 lines: moving every lane by whole words only renames the
+    /// banks).
     full_warp_passes: Option<Vec<u8>>,
     /// Which line pattern a full warp of this access takes (see [`LinePatterns`]): set for loads
     /// and stores that have `fast` and `full_warp_passes`, unless the launch runs lane by lane.
@@ -464,6 +465,24 @@ impl GenContext {
             if a.elem % 4 != 0 || a.base % 4 != 0 {
                 continue;
             }
+            let table = &lane_tables[f.lane_table];
+            let warp_addrs = |w: usize| {
+                let mut addrs = [0u64; WARP_SIZE];
+                for (l, x) in addrs.iter_mut().enumerate() {
+                    // Far from zero so negative offsets stay positive; a multiple of 128 keeps
+                    // the bank of every word.
+                    *x = (1u64 << 40)
+                        .wrapping_add_signed(table.get(WARP_SIZE * w + l).copied().unwrap_or(0));
+                }
+                addrs
+            };
+            // Lanes reaching over more than 4 lines cost what their offset in a line gives: no
+            // table for them (data_stage::passes_ignore_word_offset).
+            if !(0..warps).all(|w| {
+                data_stage::passes_ignore_word_offset(&warp_addrs(w), full_masks[w], a.bytes)
+            }) {
+                continue;
+            }
             if line_patterns && a.kind != AccessKind::Atomic {
                 let class = PatternClass {
                     lane_table: f.lane_table,
@@ -479,19 +498,10 @@ impl GenContext {
                     }
                 });
             }
-            let table = &lane_tables[f.lane_table];
             a.full_warp_passes = Some(
                 (0..warps)
                     .map(|w| {
-                        let mut addrs = [0u64; WARP_SIZE];
-                        for (l, x) in addrs.iter_mut().enumerate() {
-                            // Far from zero so negative offsets stay positive; a multiple of
-                            // 128 keeps the bank of every word.
-                            *x = (1u64 << 40).wrapping_add_signed(
-                                table.get(WARP_SIZE * w + l).copied().unwrap_or(0),
-                            );
-                        }
-                        data_stage::passes(&addrs, full_masks[w], a.bytes).min(255) as u8
+                        data_stage::passes(&warp_addrs(w), full_masks[w], a.bytes).min(255) as u8
                     })
                     .collect(),
             );

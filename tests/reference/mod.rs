@@ -496,16 +496,40 @@ fn group_lanes(bytes: u32) -> usize {
     (128 / bytes.clamp(4, 16)) as usize
 }
 
-/// Data-stage passes of a global load or store: per group of lanes, the bank rule.
+/// Data-stage passes of a global load or store: per group of lanes, the bank rule within each
+/// 4 lines of the group's words in address order (one tag-stage wavefront's lines).
 fn passes(addrs: &[Option<u64>; 32], bytes: u32) -> u64 {
     let per_lane = (bytes / 4).max(1) as u64;
     addrs
         .chunks(group_lanes(bytes))
         .map(|g| {
-            bank_depth(g.iter().flatten().copied(), |a| {
-                let (first, last) = (a >> 2, (a + bytes as u64 - 1) >> 2);
-                (first..=last.max(first + per_lane - 1)).collect()
-            })
+            let words: BTreeSet<u64> = g
+                .iter()
+                .flatten()
+                .flat_map(|&a| {
+                    let (first, last) = (a >> 2, (a + bytes as u64 - 1) >> 2);
+                    first..=last.max(first + per_lane - 1)
+                })
+                .collect();
+            let lines: Vec<u64> = words
+                .iter()
+                .map(|w| w >> 5)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            lines
+                .chunks(4)
+                .map(|part| {
+                    let (lo, hi) = (part[0], part[part.len() - 1]);
+                    bank_depth(
+                        words
+                            .iter()
+                            .copied()
+                            .filter(|w| (lo..=hi).contains(&(w >> 5))),
+                        |w| vec![w],
+                    )
+                })
+                .sum::<u64>()
         })
         .sum()
 }
