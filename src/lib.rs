@@ -72,6 +72,19 @@ impl Bound {
         clock_ghz: Option<f64>,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<report::Report> {
+        self.simulate_given(opts, clock_ghz, None, progress)
+    }
+
+    /// [`Bound::simulate_with_progress`], given for a sampled run the L1 counts that the
+    /// addresses alone decide when already worked out ([`sim::simulate_sampled_given`]; not
+    /// read by an exact run).
+    pub fn simulate_given(
+        &self,
+        opts: &sim::SimOptions,
+        clock_ghz: Option<f64>,
+        exact_l1: Option<sim::counters::L1Counters>,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<report::Report> {
         if !opts.exceed_memory {
             self.launch.check_memory(&self.hw)?;
         }
@@ -79,9 +92,14 @@ impl Bound {
             return Err(Error::new("--by-array", sim::BY_ARRAY_SAMPLED));
         }
         let sampled = match &opts.sample {
-            Some(sampling) => {
-                sim::simulate_sampled(&self.launch, &self.hw, opts, sampling, progress)?
-            }
+            Some(sampling) => sim::simulate_sampled_given(
+                &self.launch,
+                &self.hw,
+                opts,
+                sampling,
+                exact_l1,
+                progress,
+            )?,
             None => None,
         };
         let (counts, sampled) = match sampled {

@@ -509,8 +509,8 @@ fn rank(a: &RankArgs) -> Result<String> {
             .unwrap_or_else(rayon::current_num_threads)
             .max(1);
         let n = shapes.len();
-        // A race costs its screens (the confirmations come on top: a few exact runs); where the
-        // launch is too short to screen, the shapes run exactly, as with --exact.
+        // A race costs its screens and its confirmations; where the launch is too short to
+        // screen, the shapes run exactly, as with --exact.
         let screens = gputraffic::sim::cost::estimate(
             &bound.launch,
             &bound.hw,
@@ -518,18 +518,21 @@ fn rank(a: &RankArgs) -> Result<String> {
             &SampleOptions::screening(),
         )?;
         let racing = mode == rank::RankMode::Screen && n > 1 && screens.sampled.is_some();
-        let c = if racing {
-            screens
+        let line = if racing {
+            race_cost_line(&screens, n, threads)
         } else {
-            estimate_cost(bound, threads)?
-        }
-        .times(n);
-        let what = match (n, racing) {
-            (_, true) => format!("{n} shapes screened (then the contenders exactly), "),
-            (1, false) => String::new(),
-            (_, false) => format!("{n} shapes, "),
+            let what = match n {
+                1 => String::new(),
+                _ => format!("{n} shapes, "),
+            };
+            cost_line(
+                estimate_cost(bound, threads)?.times(n),
+                threads,
+                a.launch.sample,
+                &what,
+            )
         };
-        if let Some(line) = cost_line(c, threads, a.launch.sample || racing, &what) {
+        if let Some(line) = line {
             eprintln!("{line}");
         }
     }
@@ -821,6 +824,40 @@ fn cost_line(
         if threads == 1 { "" } else { "s" },
         cost::THREAD_ACCESSES_PER_SECOND_PER_THREAD / 1e6
     ))
+}
+
+/// The cost line of a race of `n` shapes (each costing `c`, screened): the rounds screen at
+/// least the first round's shapes and at most all of them (those whose lower bounds lie above
+/// the leader's are not), then the contenders run exactly, usually one or two; the range given
+/// is from the first round's screens alone to every shape's screen and one exact run. `None`
+/// where even that is shorter than [`cost_line_seconds`].
+fn race_cost_line(c: &gputraffic::sim::cost::Cost, n: usize, threads: usize) -> Option<String> {
+    use gputraffic::sim::cost;
+    let (detailed, waves, screen) = c.sampled?;
+    let least = n.min(gputraffic::analysis::rank::SCREEN_ROUND);
+    let most = n as f64 * screen + c.seconds;
+    if most <= cost_line_seconds() {
+        return None;
+    }
+    Some(format!(
+        "note: {n} shapes raced, {} thread accesses each, on {threads} thread{}: {least} to {n} screened (sampled, {detailed} of {waves} waves in detail, about {} each; those whose lower bounds lie above the leader's are not), then the contenders exactly (about {} each): about {} (the first round's screens alone) to {} (every shape screened, one confirmed) (estimated at {:.0} M accesses/s per thread)",
+        c.thread_accesses,
+        if threads == 1 { "" } else { "s" },
+        seconds_fine(screen),
+        seconds_fine(c.seconds),
+        seconds_fine(least as f64 * screen),
+        seconds(most),
+        cost::THREAD_ACCESSES_PER_SECOND_PER_THREAD / 1e6
+    ))
+}
+
+/// [`seconds`], with a tenth of a second below 10 s.
+fn seconds_fine(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else {
+        seconds(s)
+    }
 }
 
 /// What simulating `bound` costs on `threads` threads, exactly and sampled.

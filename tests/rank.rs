@@ -210,18 +210,35 @@ fn launches_too_short_to_screen_are_ranked_exactly() {
 
 #[test]
 fn the_table_marks_each_shape_and_gives_screened_intervals() {
-    let (code, out, err) = gputraffic(&[
-        "rank",
-        "--kernel",
-        "star4",
-        "--hw",
-        HW,
-        "--domain",
-        "128x128x256",
-        "--blocks",
-        SHAPES,
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+        .args([
+            "rank",
+            "--kernel",
+            "star4",
+            "--hw",
+            HW,
+            "--domain",
+            "128x128x256",
+            "--blocks",
+            SHAPES,
+            "--threads",
+            "2",
+        ])
+        // The cost line however short the run (`tests/cli.rs`).
+        .env("GPUTRAFFIC_COST_LINE_SECONDS", "0")
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    // The race's cost line, for the trace's 32x8x4 block: 128·128·256 threads of 25 loads and
+    // a store; an exact run at 100 M accesses/s on each of 2 threads, 0.545 s; a screen, 8 of
+    // its 257 waves (the plan below), 0.017 s; the first round screens 8 of the 10 shapes
+    // (0.136 s), all of them and one exact run 0.715 s.
+    assert_eq!(
+        err.lines().next().unwrap(),
+        "note: 10 shapes raced, 109051904 thread accesses each, on 2 threads: 8 to 10 screened (sampled, 8 of 257 waves in detail, about 0.0 s each; those whose lower bounds lie above the leader's are not), then the contenders exactly (about 0.5 s each): about 0.1 s (the first round's screens alone) to 1 s (every shape screened, one confirmed) (estimated at 100 M accesses/s per thread)",
+        "{err}"
+    );
     // The context line, the column names, the shapes, the legend of the terms and of the ties.
     assert!(out.starts_with("kernel star4 on sampling-small, domain 128x128x256, clock 1.38 GHz"));
     let header = out.lines().nth(1).unwrap();
@@ -287,6 +304,14 @@ fn a_screening_plan_counts_the_head_and_the_waves_right_after_it() {
         plan.strata,
         vec![((4, 130), vec![4, 5]), ((130, 257), vec![6, 7])]
     );
+    // A head of half the turnover: 1 + 1 waves.
+    let half = SampleOptions {
+        screen_head_percent: 50,
+        ..SampleOptions::screening()
+    };
+    let plan = WavePlan::plan(&b.launch, &b.hw, &half).unwrap();
+    assert_eq!(plan.interior, (3, 257));
+    assert_eq!(plan.detailed(), 7);
     // Twice the detailed waves of the sampled plan would be too many.
     let sampled = WavePlan::plan(&b.launch, &b.hw, &SampleOptions::default()).unwrap();
     assert!(sampled.detailed() > 2 * plan.detailed());

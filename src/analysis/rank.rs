@@ -8,9 +8,10 @@
 //! an interval of ± [`SCREEN_MARGIN`] (the screen's error measured on the H200 dev set and the
 //! H100 data, docs/performance.md), and only the shapes whose interval reaches below the
 //! leader's upper end (by more than [`PICK_TOLERANCE`]) are simulated exactly and ranked by their
-//! exact figures, unless the leader is alone. The others keep their screened estimates, after
-//! them, and the bounded ones their bounds, last. Launches too short to screen are simulated
-//! exactly at once.
+//! exact figures, unless the leader is alone: the best screened first, whose exact time may put
+//! the others out. The others keep their screened estimates, after them, and the bounded ones
+//! their bounds, last. Launches too short to screen are simulated exactly at once. A screen
+//! takes the L1 counts that its shape's bound worked out instead of counting them again.
 
 use crate::Bound;
 use crate::analysis::time_bound;
@@ -21,6 +22,7 @@ use crate::launch::LaunchRequest;
 use crate::metrics;
 use crate::report::Report;
 use crate::sim::SimOptions;
+use crate::sim::counters::L1Counters;
 use crate::sim::sample::SampleOptions;
 use crate::timing::{self, Clock};
 use rayon::prelude::*;
@@ -311,20 +313,27 @@ pub fn rank(
         progress(n, total.load(std::sync::atomic::Ordering::Relaxed));
     };
     progress(0, bound.len());
-    let run = |b: &Bound, sample: Option<SampleOptions>| {
+    // `exact_l1`: the L1 counts the addresses decide, where a lower bound worked them out.
+    let run = |b: &Bound, sample: Option<SampleOptions>, exact_l1: Option<L1Counters>| {
         let opts = SimOptions { sample, ..*opts };
-        let r = b.simulate(&opts, clock_ghz);
+        let r = b.simulate_given(&opts, clock_ghz, exact_l1, &|_, _| {});
         tick();
         r
     };
+    // The bound works out the L1 counts the addresses decide as a screen with these options
+    // would (`time_bound::lower_bound`): the screen takes them from it.
+    let shares_bound_counts = !opts.compulsory && !opts.lane_by_lane;
     // The first pass: every shape simulated as the mode says, except in a race the shapes
     // whose lower bound already lies above the leader's upper end (`None` for those).
     let first_reports: Vec<(Report, bool)> = match mode {
-        RankMode::Screen => screen_in_rounds(&bound, clock_ghz, &|b| run(b, first_pass))?,
+        RankMode::Screen => screen_in_rounds(&bound, clock_ghz, &|b, lower| {
+            let exact_l1 = lower.filter(|_| shares_bound_counts).map(|r| r.counts.l1);
+            run(b, first_pass, exact_l1)
+        })?,
         _ => bound
             .par_iter()
             .with_max_len(1)
-            .map(|(_, b)| run(b, first_pass).map(|r| (r, true)))
+            .map(|(_, b)| run(b, first_pass, None).map(|r| (r, true)))
             .collect::<Result<_>>()?,
     };
     let mut not_sampled = Vec::new();
@@ -375,49 +384,58 @@ pub fn rank(
     }
     // The race: a shape is out when the lower end of its interval, made `PICK_TOLERANCE`
     // larger, lies above the leader's upper end (the least upper end of any shape, exact ones at
-    // their exact time); the screened shapes still in are simulated exactly, unless the leader
-    // is alone in: then it is the first shape whatever its exact time, and stays screened.
-    // Decided once, from the screens, so that the same shapes are confirmed on any thread count.
+    // their exact time); the screened shapes still in are simulated exactly (the best screened
+    // first, which may put the others out), unless the leader is alone in: then it is the first
+    // shape whatever its exact time, and stays screened. Decided from the screens and the
+    // exact runs, in a fixed order, so that the same shapes are confirmed on any thread count.
     let leader = shapes
         .iter()
         .map(|s| s.predicted_hi_s)
         .fold(f64::INFINITY, f64::min);
     let still_in = |s: &RankedShape| s.predicted_lo_s * (1.0 + PICK_TOLERANCE) <= leader;
-    let in_race: Vec<bool> = shapes
+    let mut in_race: Vec<bool> = shapes
         .iter()
         .map(|s| mode == RankMode::Screen && s.simulated != BOUNDED && still_in(s))
         .collect();
     let alone = in_race.iter().filter(|&&b| b).count() == 1;
-    let contenders: Vec<usize> = screened
+    // The contenders, by their screened estimates (ties in the order given).
+    let mut contenders: Vec<usize> = screened
         .iter()
         .copied()
         .filter(|&i| !alone && still_in(&shapes[i]))
         .collect();
+    contenders.sort_by(|&a, &b| {
+        (shapes[a].predicted_s.total_cmp(&shapes[b].predicted_s)).then(a.cmp(&b))
+    });
     let screens = screened
         .iter()
         .map(|&i| (shapes[i].block, shapes[i].predicted_s))
         .collect();
-    total.store(
-        bound.len() - bounded.len() + contenders.len(),
-        std::sync::atomic::Ordering::Relaxed,
-    );
-    let confirmed: Vec<RankedShape> = contenders
-        .par_iter()
-        .with_max_len(1)
-        .map(|&i| {
-            let (block, b) = &bound[i];
-            let r = run(b, None)?;
-            let t = r
-                .time
-                .as_ref()
-                .expect("simulate adds the time model")
-                .predicted_s;
-            Ok(RankedShape::from_report(*block, &r, EXACT, (t, t)))
-        })
-        .collect::<Result<_>>()?;
-    for (&i, s) in contenders.iter().zip(confirmed) {
-        shapes[i] = s;
-    }
+    let set_total = |contenders: usize| {
+        total.store(
+            bound.len() - bounded.len() + contenders,
+            std::sync::atomic::Ordering::Relaxed,
+        )
+    };
+    set_total(contenders.len());
+    let confirm = |i: usize| -> Result<RankedShape> {
+        let (block, b) = &bound[i];
+        let r = run(b, None, None)?;
+        let t = r
+            .time
+            .as_ref()
+            .expect("simulate adds the time model")
+            .predicted_s;
+        Ok(RankedShape::from_report(*block, &r, EXACT, (t, t)))
+    };
+    let confirmed = confirm_contenders(
+        &mut shapes,
+        &mut in_race,
+        &contenders,
+        leader,
+        &confirm,
+        &set_total,
+    )?;
     // In a race, the shapes still in it first (those confirmed, or the leader alone), by their
     // times; then the others simulated or screened, by their times or estimates; then those
     // dropped by their bounds, by their bounds. Otherwise every shape by its time.
@@ -462,7 +480,7 @@ pub fn rank(
         skipped,
         not_sampled,
         screened: screened.len(),
-        confirmed: contenders.len(),
+        confirmed: confirmed.len(),
         bounded: bounded.len(),
         raced: mode == RankMode::Screen,
         screens,
@@ -478,6 +496,45 @@ fn number(shapes: &mut [RankedShape]) {
         s.relative = s.predicted_s / fastest;
         s.tie = i > 0 && s.relative <= 1.0 + TIE_MARGIN;
     }
+}
+
+/// Simulates exactly (`confirm(i)`) the race's contenders, `contenders` (indices into `shapes`,
+/// best screened first): the best alone first, whose exact time, or the leader's upper end
+/// `leader` where lower, is then an upper end of the first shape's exact time; the others whose
+/// lower end, made [`PICK_TOLERANCE`] larger, lies above it are out (their `in_race` cleared)
+/// without an exact run, as the argument of [`PICK_TOLERANCE`] allows with that upper end; those
+/// still in, side by side. `confirming(n)` is told how many exact runs there are once known.
+/// Returns the indices confirmed, in the order they ran.
+fn confirm_contenders(
+    shapes: &mut [RankedShape],
+    in_race: &mut [bool],
+    contenders: &[usize],
+    leader: f64,
+    confirm: &(dyn Fn(usize) -> Result<RankedShape> + Sync),
+    confirming: &dyn Fn(usize),
+) -> Result<Vec<usize>> {
+    let Some((&best, rest)) = contenders.split_first() else {
+        return Ok(Vec::new());
+    };
+    shapes[best] = confirm(best)?;
+    let leader = leader.min(shapes[best].predicted_s);
+    let (rest, out): (Vec<usize>, Vec<usize>) =
+        (rest.iter()).partition(|&&i| shapes[i].predicted_lo_s * (1.0 + PICK_TOLERANCE) <= leader);
+    for i in out {
+        in_race[i] = false;
+    }
+    confirming(1 + rest.len());
+    let exact: Vec<RankedShape> = rest
+        .par_iter()
+        .with_max_len(1)
+        .map(|&i| confirm(i))
+        .collect::<Result<_>>()?;
+    let mut confirmed = vec![best];
+    for (i, s) in rest.into_iter().zip(exact) {
+        shapes[i] = s;
+        confirmed.push(i);
+    }
+    Ok(confirmed)
 }
 
 /// The time estimate of the first report (every shape's is at the same clock).
@@ -497,8 +554,8 @@ fn screen_interval(t: f64) -> (f64, f64) {
 /// that the rounds, and what they drop, are the same on any thread count.
 pub const SCREEN_ROUND: usize = 8;
 
-/// The first pass of a race: `screen(b)` (a screen, or an exact simulation where the launch is
-/// too short to screen) of the shapes in rounds, in the order of their lower bounds
+/// The first pass of a race: `screen(b, its bound's report)` (a screen, or an exact simulation
+/// where the launch is too short to screen) of the shapes in rounds, in the order of their lower bounds
 /// ([`time_bound::lower_bound`]; shapes without one first), [`SCREEN_ROUND`] shapes a round,
 /// until the next shape's bound lies above the leader's upper end so far: that shape and all
 /// after it cannot be the fastest and are left unsimulated (with one round's shapes or fewer,
@@ -507,7 +564,7 @@ pub const SCREEN_ROUND: usize = 8;
 fn screen_in_rounds(
     bound: &[([u32; 3], Bound)],
     clock_ghz: Option<f64>,
-    screen: &(dyn Fn(&Bound) -> Result<Report> + Sync),
+    screen: &(dyn Fn(&Bound, Option<&Report>) -> Result<Report> + Sync),
 ) -> Result<Vec<(Report, bool)>> {
     // Shapes that fit in one round are all screened whatever their bounds: none worked out.
     let mut lower: Vec<Option<Report>> = if bound.len() <= SCREEN_ROUND {
@@ -543,7 +600,7 @@ fn screen_in_rounds(
         let screened: Vec<Report> = round
             .par_iter()
             .with_max_len(1)
-            .map(|&i| screen(&bound[i].1))
+            .map(|&i| screen(&bound[i].1, lower[i].as_ref()))
             .collect::<Result<_>>()?;
         for (i, r) in round.into_iter().zip(screened) {
             let t = r
@@ -791,6 +848,85 @@ mod tests {
             raced: false,
             screens: vec![],
         }
+    }
+
+    /// The best screened contender is confirmed alone first; its exact time (where below the
+    /// leader's upper end) puts out the contenders whose lower end, made `PICK_TOLERANCE`
+    /// larger, lies above it, and only the others run exactly.
+    #[test]
+    fn the_best_contenders_exact_time_puts_out_the_others_above_it() {
+        // Screens at 100, 100.5 and 100.9 µs (the third listed first); the leader's upper end is
+        // 101 µs (100 · 1.01), so all three are contenders (t / 1.01 · 1.01 = t ≤ 101).
+        let screens = [100.9, 100.0, 100.5];
+        let mut base = ranking(&screens).shapes;
+        base.sort_by_key(|s| s.block[1]);
+        for (s, us) in base.iter_mut().zip(screens) {
+            s.simulated = SCREENED;
+            s.predicted_s = us * 1e-6;
+            (s.predicted_lo_s, s.predicted_hi_s) = screen_interval(s.predicted_s);
+        }
+        let leader = 100.0e-6 * (1.0 + SCREEN_MARGIN);
+        // Each case: the best's exact time (µs), the shapes run exactly (in order) and the
+        // contenders left in the race.
+        for (exact_best, ran, left_in) in [
+            // Below both others: both out, only the best runs.
+            (99.0, vec![1], [false, true, false]),
+            // Between: the 100.9 screen out, the 100.5 one may still be faster by more than
+            // the tolerance allows.
+            (100.6, vec![1, 2], [false, true, true]),
+            // Above both: both run.
+            (100.95, vec![1, 2, 0], [true, true, true]),
+            // Above the leader's upper end (a screen beyond its margin): that end stays the
+            // bound, and both others run.
+            (102.0, vec![1, 2, 0], [true, true, true]),
+        ] {
+            let mut shapes = base.clone();
+            let mut in_race = [true; 3];
+            let calls = std::sync::Mutex::new(Vec::new());
+            let confirm = |i: usize| {
+                calls.lock().unwrap().push(i);
+                let us = if i == 1 { exact_best } else { screens[i] + 0.2 };
+                let mut s = base[i].clone();
+                s.simulated = EXACT;
+                s.predicted_s = us * 1e-6;
+                (s.predicted_lo_s, s.predicted_hi_s) = (s.predicted_s, s.predicted_s);
+                Ok(s)
+            };
+            let runs = std::sync::Mutex::new(0);
+            let confirmed = confirm_contenders(
+                &mut shapes,
+                &mut in_race,
+                &[1, 2, 0],
+                leader,
+                &confirm,
+                &|n| *runs.lock().unwrap() = n,
+            )
+            .unwrap();
+            let mut called = calls.into_inner().unwrap();
+            assert_eq!(called[0], 1, "{exact_best}: the best first");
+            called[1..].sort();
+            let mut expected = ran.clone();
+            expected[1..].sort();
+            assert_eq!(called, expected, "{exact_best}");
+            assert_eq!(confirmed.len(), ran.len(), "{exact_best}");
+            assert_eq!(*runs.lock().unwrap(), ran.len(), "{exact_best}");
+            assert_eq!(in_race, left_in, "{exact_best}");
+            for (i, s) in shapes.iter().enumerate() {
+                let kind = if ran.contains(&i) { EXACT } else { SCREENED };
+                assert_eq!(s.simulated, kind, "{exact_best}: shape {i}");
+            }
+        }
+        // No contenders, nothing run.
+        let mut shapes = base.clone();
+        let none = confirm_contenders(
+            &mut shapes,
+            &mut [true; 3],
+            &[],
+            1.0,
+            &|_| unreachable!(),
+            &|_| {},
+        );
+        assert!(none.unwrap().is_empty());
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! and lie at or below them elsewhere:
 //! - exact: the L1's requests, sectors, partial store sectors, data-stage passes and shared
 //!   wavefronts (every warp's every instruction coalesced, [`sm_stage::instruction_counts`]);
-//!   the active warps and the rounds of loads (the warps' instruction streams,
+//!   the L2's write and atomic sectors (the L1's store and atomic sectors: all go on to the
+//!   L2); the wavefronts every launched warp costs ([`data_stage::extra_wavefronts`]' launch
+//!   term); the active warps and the rounds of loads (the warps' instruction streams,
 //!   [`StreamTotals`]); the floating-point work and the blocks (the launch's).
-//! - lower: no DRAM traffic, no L2 traffic (the L2 limiter keeps only the partial store
-//!   sectors' time, which the simulation's counts include as well), and the L1 wavefronts
-//!   without the misses' extra wavefronts ([`crate::sim::data_stage::extra_wavefronts`], never
-//!   negative).
+//! - lower: no DRAM traffic, no L2 reads, and the L1 wavefronts without the misses' replays
+//!   (`extra_wavefronts`' replay terms, never negative; the rounded sum is at most the
+//!   simulation's).
 //!
 //! Every limiter's time grows with its count, each level's service demand in the per-SM
 //! queueing model with its limiter's time, and the model's throughput (exact mean-value
@@ -27,7 +28,8 @@ use crate::input::trace::Kernel;
 use crate::launch::Launch;
 use crate::launch::stream::StreamTotals;
 use crate::report::Report;
-use crate::sim::counters::Counts;
+use crate::sim::counters::{Counts, L2Counters};
+use crate::sim::data_stage;
 use crate::sim::sm_stage::{self, GenContext};
 use crate::timing;
 
@@ -45,13 +47,32 @@ pub fn lower_bound(
     let Some(mut l1) = sm_stage::instruction_counts(launch, &cx, false)? else {
         return Ok(None);
     };
-    // The misses' extra wavefronts need the L1's hits and misses: left out (they only add).
-    l1.wavefronts = l1.data_passes + l1.shared_load_wavefronts + l1.shared_store_wavefronts;
+    // The misses' replays need the L1's hits and misses: left out (they only add); what every
+    // launched warp costs is the launch's.
+    let warps_launched = launch.total_blocks * launch.occupancy.warps_per_block as u64;
+    let launch_terms = data_stage::LaunchTerms {
+        miss_request_lines: 0,
+        partial_lines: 0,
+        load_instructions_per_block: l1.load_requests as f64 / launch.total_blocks.max(1) as f64,
+        warps_launched,
+        block_index_components: launch.block_index_components,
+    };
+    l1.wavefronts = l1.data_passes
+        + l1.shared_load_wavefronts
+        + l1.shared_store_wavefronts
+        + data_stage::extra_wavefronts(&hw.l1, &launch_terms);
+    // Every store and atomic sector goes on to the L2 (write-through; atomics bypass the L1).
+    let l2 = L2Counters {
+        write_sectors: l1.store_sectors,
+        atomic_sectors: l1.atomic_sectors,
+        ..L2Counters::default()
+    };
     let streams = StreamTotals::of_launch(launch, hw.schedule.warp_issue == WarpIssue::LoadRuns)?;
     let counts = Counts {
         l1,
+        l2,
         active_warps: streams.active_warps,
-        warps_launched: launch.total_blocks * launch.occupancy.warps_per_block as u64,
+        warps_launched,
         load_rounds: streams.load_rounds,
         warp_instructions: streams.instructions,
         ..Counts::default()
@@ -135,6 +156,19 @@ mod tests {
                 (bound.counts.active_warps, bound.counts.load_rounds),
                 (exact.active_warps, exact.load_rounds),
                 "{kernel} {block:?}"
+            );
+            assert_eq!(
+                bound.counts.l2.write_sectors, exact.l2.write_sectors,
+                "{kernel} {block:?}"
+            );
+            // The launch's wavefronts are in the bound: above the passes alone, below the
+            // simulation's.
+            assert!(
+                l1.wavefronts > l1.data_passes && l1.wavefronts <= e.wavefronts,
+                "{kernel} {block:?}: {} passes, {} bound, {} exact",
+                l1.data_passes,
+                l1.wavefronts,
+                e.wavefronts
             );
         }
     }

@@ -186,6 +186,21 @@ pub fn simulate_sampled(
     sampling: &sample::SampleOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Option<SampledCounts>> {
+    simulate_sampled_given(launch, hw, opts, sampling, None, progress)
+}
+
+/// [`simulate_sampled`], given the L1 counts that the addresses alone decide when they are
+/// already worked out: what [`sm_stage::instruction_counts`] returns for this launch with these
+/// options (its other fields are not read), e.g. by `rank`'s lower bound of the same shape, so
+/// that the pass over every block is not made twice. `None`: worked out here.
+pub fn simulate_sampled_given(
+    launch: &Launch,
+    hw: &HwConfig,
+    opts: &SimOptions,
+    sampling: &sample::SampleOptions,
+    exact_l1: Option<L1Counters>,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Option<SampledCounts>> {
     if opts.by_array {
         return Err(crate::error::Error::new("--by-array", BY_ARRAY_SAMPLED));
     }
@@ -197,8 +212,13 @@ pub fn simulate_sampled(
     // What the addresses alone decide is counted over every warp, not estimated: a wave's
     // labels cut warps' programs anywhere, so its share of loads and stores is not the
     // launch's, and the ratio estimate had them off by up to 0.2%.
-    let cx = GenContext::new(launch, !opts.lane_by_lane);
-    let exact_l1 = sm_stage::instruction_counts(launch, &cx, opts.compulsory)?;
+    let exact_l1 = match exact_l1 {
+        Some(l1) => Some(l1),
+        None => {
+            let cx = GenContext::new(launch, !opts.lane_by_lane);
+            sm_stage::instruction_counts(launch, &cx, opts.compulsory)?
+        }
+    };
     if let Some(l1) = &exact_l1 {
         let exact = sample::fields(&Counts {
             l1: *l1,

@@ -76,6 +76,10 @@ pub struct SampleOptions {
     /// counted wave the next), biased towards the launch's start; `rank` screens block shapes
     /// with it.
     pub screen: bool,
+    /// A screen's head, in percent of the waves in which the kernel's data fills the L2 once
+    /// (100: until the L2 has turned over, then one wave more); at least [`Self::head_waves`].
+    /// Ignored unless [`Self::screen`].
+    pub screen_head_percent: u32,
 }
 
 impl Default for SampleOptions {
@@ -90,6 +94,7 @@ impl Default for SampleOptions {
             seed: 0x5eed_9e37_79b9_7f4a,
             jump: true,
             screen: false,
+            screen_head_percent: 100,
         }
     }
 }
@@ -234,7 +239,8 @@ impl WavePlan {
         strata: u64,
         o: &SampleOptions,
     ) -> std::result::Result<WavePlan, String> {
-        let lo = first + (turnover + 1).max(o.head_waves as u64);
+        let head = (turnover * o.screen_head_percent as u64).div_ceil(100) + 1;
+        let lo = first + head.max(o.head_waves as u64);
         let hi = last + 1;
         let interior = hi.saturating_sub(lo);
         // Screening pays only where most of the launch is left out.

@@ -1,0 +1,151 @@
+//! The screen's error against the exact simulation for heads of several lengths, over the H200
+//! dev set (star1, star4 and copy, whose exact predicted times docs/data/validation-h200.json
+//! holds) and the box27 shapes of validation/launches.txt (simulated exactly here): how short
+//! `rank`'s screen head can be while every screen stays within `SCREEN_MARGIN`
+//! (docs/performance.md). Per launch and head, the screened time's error in percent; then per
+//! head the largest error and the screens' total seconds. Run through `benches/screen_head.sh`.
+//!
+//! Usage: `screen_head [--only SUBSTRING] PERCENT...` (heads in percent of the L2's turnover,
+//! [`SampleOptions::screen_head_percent`]).
+
+use gputraffic::Bound;
+use gputraffic::analysis::rank;
+use gputraffic::input::hw::HwConfig;
+use gputraffic::input::trace;
+use gputraffic::launch::LaunchRequest;
+use gputraffic::sim::SimOptions;
+use gputraffic::sim::sample::SampleOptions;
+use std::time::Instant;
+
+/// One launch: its label, kernel, domain, block and exact predicted time (`None`: simulate it).
+struct Launch {
+    label: String,
+    kernel: String,
+    domain: [i64; 3],
+    block: [u32; 3],
+    exact_s: Option<f64>,
+}
+
+fn launches() -> Vec<Launch> {
+    let path = "docs/data/validation-h200.json";
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let mut out: Vec<Launch> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            let d = &r["domain"];
+            let b = &r["block"];
+            Launch {
+                label: r["launch"].as_str().unwrap().to_string(),
+                kernel: r["kernel"].as_str().unwrap().to_string(),
+                domain: [0, 1, 2].map(|i| d[i].as_i64().unwrap()),
+                block: [0, 1, 2].map(|i| b[i].as_u64().unwrap() as u32),
+                exact_s: r["time"]["predicted_s"].as_f64(),
+            }
+        })
+        .collect();
+    let path = "validation/launches.txt";
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for line in text.lines().filter(|l| l.starts_with("box27 ")) {
+        let f: Vec<i64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        out.push(Launch {
+            label: format!(
+                "box27 {}x{}x{} {}x{}x{}",
+                f[0], f[1], f[2], f[3], f[4], f[5]
+            ),
+            kernel: "box27".into(),
+            domain: [f[0], f[1], f[2]],
+            block: [f[3] as u32, f[4] as u32, f[5] as u32],
+            exact_s: None,
+        });
+    }
+    out
+}
+
+fn main() {
+    let mut only = None;
+    let mut heads: Vec<u32> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--only" => only = args.next(),
+            _ => heads.push(a.parse().expect("a head in percent")),
+        }
+    }
+    assert!(
+        !heads.is_empty(),
+        "usage: screen_head [--only SUBSTRING] PERCENT..."
+    );
+    let hw = HwConfig::load("h200").unwrap();
+    let opts = SimOptions {
+        compulsory: false,
+        exceed_memory: true,
+        ..SimOptions::default()
+    };
+    print!("{:<34} {:>11}", "launch", "exact us");
+    for h in &heads {
+        print!(" {:>8}", format!("{h}%"));
+    }
+    println!();
+    let mut worst = vec![0f64; heads.len()];
+    let mut seconds = vec![0f64; heads.len()];
+    let mut screened = 0;
+    for l in launches() {
+        if only.as_ref().is_some_and(|o| !l.label.contains(o.as_str())) {
+            continue;
+        }
+        let kernel = trace::load(&l.kernel).unwrap();
+        let req = LaunchRequest {
+            block: Some(l.block),
+            domain: Some(l.domain),
+            ..LaunchRequest::default()
+        };
+        let b = Bound::with_hw(kernel, hw.clone(), &req).unwrap();
+        let exact = l.exact_s.unwrap_or_else(|| {
+            let r = b.simulate(&opts, None).unwrap();
+            r.time.unwrap().predicted_s
+        });
+        print!("{:<34} {:>11.3}", l.label, exact * 1e6);
+        for (i, &h) in heads.iter().enumerate() {
+            let sample = SampleOptions {
+                screen_head_percent: h,
+                ..SampleOptions::screening()
+            };
+            let start = Instant::now();
+            let r = b
+                .simulate(
+                    &SimOptions {
+                        sample: Some(sample),
+                        ..opts
+                    },
+                    None,
+                )
+                .unwrap();
+            seconds[i] += start.elapsed().as_secs_f64();
+            if r.sample.is_none() {
+                print!(" {:>8}", "-");
+                continue;
+            }
+            let e = (r.time.unwrap().predicted_s / exact - 1.0) * 100.0;
+            worst[i] = worst[i].max(e.abs());
+            print!(" {e:>+8.3}");
+        }
+        screened += 1;
+        println!();
+    }
+    println!("{screened} launches; per head: largest |error| %, screens' seconds");
+    for (i, h) in heads.iter().enumerate() {
+        println!(
+            "head {h:>3}% of the turnover: largest {:.3}% (margin {:.1}%), {:.1} s",
+            worst[i],
+            rank::SCREEN_MARGIN * 100.0,
+            seconds[i]
+        );
+    }
+}
