@@ -530,7 +530,7 @@ impl GenContext {
     }
 
     /// How the blocks of `launch` that are alike can be told, so that each kind's footprint is
-    /// worked out once ([`SmWorker::footprints_by_block`]): by [`block_key`] where
+    /// worked out once ([`SmWorker::footprints_by_block`]): by their block keys where
     /// [`GenContext::blocks_alike_by_key`] holds, else by their loads' fingerprints, which need
     /// an affine access to place each block's origin. `None` when neither applies.
     pub fn whole_block_keys(&self, launch: &Launch) -> Option<WholeBlockKeys> {
@@ -781,15 +781,16 @@ struct WholeBlockFootprints {
     fingerprints: Option<BlockFingerprints>,
 }
 
-/// (sectors, lines) by block key, shared by the SMs of one run, at most [`KNOWN_BLOCK_KEYS`]
-/// of them. Whichever SM works a key out first stores it; any other gets the same counts, so the
+/// (sectors, lines) by block key, shared by the SMs of one run, at most 65536 of them
+/// (`KNOWN_BLOCK_KEYS`). Whichever SM works a key out first stores it; any other gets the same counts, so the
 /// sharing cannot change a result.
 pub type KnownFootprints = std::sync::Arc<std::sync::Mutex<HashMap<Vec<i64>, (u64, u64)>>>;
 
 /// How blocks that are alike are told apart from the others ([`GenContext::whole_block_keys`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WholeBlockKeys {
-    /// By [`block_key`], before the block runs.
+    /// By the block's key (its warps' lanes and trips and its accesses' first addresses
+    /// relative to one another), known before the block runs.
     BlockKey,
     /// By the fingerprint of the block's loads, with access `reference` placing its origin.
     Fingerprint {
