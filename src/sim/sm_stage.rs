@@ -1075,10 +1075,14 @@ impl SmWorker {
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
         let a = &cx.accesses[issue.access as usize];
+        // Worked out once for the pattern, the lanes and the fingerprint: with a uniform part
+        // it is an evaluation of an expression.
+        let warp_base =
+            (a.fast.as_ref()).and_then(|f| f.warp_base(a, block_xyz, &issue.iterations));
         if a.kind.is_shared() {
             // Shared memory: the bank rule decides the data-pipe wavefronts; nothing reaches
             // the L1's tags, the L2 or DRAM.
-            self.addresses(cx, a, issue, block_xyz, slots)?;
+            self.addresses(cx, a, issue, block_xyz, warp_base, slots)?;
             let is_store = a.kind == AccessKind::SharedStore;
             let cost = data_stage::shared_wavefronts(&self.addrs, issue.mask, a.bytes, is_store);
             let c = &mut self.counters;
@@ -1095,9 +1099,9 @@ impl SmWorker {
         }
         // The warp's lines: a full warp's straight from the launch's line patterns (each line
         // `shift` past the pattern's), others coalesced here, lane by lane.
-        let pattern = self.full_warp_lines(cx, a, issue, block_xyz);
+        let pattern = self.full_warp_lines(cx, a, issue, block_xyz, warp_base);
         if pattern.is_none() {
-            self.addresses(cx, a, issue, block_xyz, slots)?;
+            self.addresses(cx, a, issue, block_xyz, warp_base, slots)?;
             let is_store = a.kind == AccessKind::Store;
             if a.kind == AccessKind::Atomic {
                 self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
@@ -1129,7 +1133,7 @@ impl SmWorker {
                     .as_mut()
                     .and_then(|w| w.fingerprints.as_mut())
                 {
-                    f.note_load(cx, a, issue, block_xyz, &self.addrs);
+                    f.note_load(cx, issue, block_xyz, warp_base, &self.addrs);
                 }
                 self.load(lines, shift, issue.tick, issue.block)
             }
@@ -1145,7 +1149,8 @@ impl SmWorker {
     /// The lines of `issue` from the launch's line patterns when it is a full warp of an access
     /// that has them and all its lanes are in bounds: the pattern's lines, and what to add to
     /// each one's line ([`LinePatterns::lines_of`]). `None` otherwise: the caller then goes lane
-    /// by lane (which also reports a lane out of bounds).
+    /// by lane (which also reports a lane out of bounds). `warp_base` is the access's
+    /// [`FastIndex::warp_base`].
     #[inline]
     fn full_warp_lines<'c>(
         &mut self,
@@ -1153,8 +1158,9 @@ impl SmWorker {
         a: &PreparedAccess,
         issue: &Issue,
         b: [i64; 3],
+        warp_base: Option<i64>,
     ) -> Option<(&'c [LineRequest], u64)> {
-        let (Some(class), Some(f)) = (a.pattern_class, &a.fast) else {
+        let (Some(class), Some(f), Some(warp_base)) = (a.pattern_class, &a.fast, warp_base) else {
             return None;
         };
         // The caller counts the warp's data-stage passes from this table, not its addresses.
@@ -1163,7 +1169,6 @@ impl SmWorker {
         if issue.mask != cx.full_masks[warp] {
             return None;
         }
-        let warp_base = f.warp_base(a, b, &issue.iterations)?;
         let (lo_offset, hi_offset) = cx.lane_extremes[f.lane_table][warp];
         let (lo, hi) = a.address_bounds();
         let inside = warp_base.checked_add(lo_offset).is_some_and(|x| x >= lo)
@@ -1174,6 +1179,8 @@ impl SmWorker {
         inside.then(|| cx.patterns.lines_of(class, warp, warp_base))
     }
 
+    /// The lanes' addresses of `issue` into `addrs`, from the access's `warp_base`
+    /// ([`FastIndex::warp_base`]) where it has one, else lane by lane.
     #[inline]
     fn addresses(
         &mut self,
@@ -1181,17 +1188,14 @@ impl SmWorker {
         a: &PreparedAccess,
         issue: &Issue,
         b: [i64; 3],
+        warp_base: Option<i64>,
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
         if !a.coordinates.is_empty() {
             check_coordinates(cx, a, issue, b, slots)?;
         }
         let mut bad = None;
-        let fast = a.fast.as_ref().and_then(|f| {
-            let warp_base = f.warp_base(a, b, &issue.iterations)?;
-            Some((f, warp_base))
-        });
-        match fast {
+        match a.fast.as_ref().zip(warp_base) {
             Some((f, warp_base)) => {
                 let first = issue.warp as usize * WARP_SIZE;
                 let table = &cx.lane_tables[f.lane_table][first..first + WARP_SIZE];
@@ -1497,23 +1501,20 @@ impl WholeBlockFootprints {
 }
 
 impl BlockFingerprints {
-    /// Adds a load of `issue` (access `a`, its lanes' addresses in `addrs` where its index is
-    /// not affine) to its block's fingerprint.
+    /// Adds a load of `issue` to its block's fingerprint: by its `warp_base` where it has one
+    /// ([`FastIndex::warp_base`]), else by its lanes' addresses in `addrs`.
     #[inline]
     fn note_load(
         &mut self,
         cx: &GenContext,
-        a: &PreparedAccess,
         issue: &Issue,
         block_xyz: [i64; 3],
+        warp_base: Option<i64>,
         addrs: &[u64; WARP_SIZE],
     ) {
         let f = self.open_for(cx, issue.block, block_xyz);
         f.loads += 1;
         let origin = f.origin;
-        // Where it is `None` the lanes' addresses were worked out one by one.
-        let warp_base =
-            (a.fast.as_ref()).and_then(|f| f.warp_base(a, block_xyz, &issue.iterations));
         match warp_base {
             Some(warp_base) => {
                 let rel = warp_base.wrapping_sub(origin);
