@@ -817,19 +817,35 @@ pub fn compile_bounded<'a>(
     resolve: &dyn Fn(&str) -> Option<Binding<'a>>,
     bounds: &[(i64, i64)],
 ) -> Result<Compiled, EvalError> {
+    let node = lowered(expr, resolve, bounds)?;
+    if let Node::Fail(e) = node {
+        return Err(e);
+    }
+    Ok(Compiled::of(&node))
+}
+
+/// `expr` lowered to a tree, its names resolved and its constants folded.
+fn lowered<'a>(
+    expr: &Expr,
+    resolve: &dyn Fn(&str) -> Option<Binding<'a>>,
+    bounds: &[(i64, i64)],
+) -> Result<Node, EvalError> {
     let mut lw = Lowerer {
         resolve,
         bounds,
         nodes: 0,
     };
-    let node = lw.lower(expr, 0, 0)?;
-    if let Node::Fail(e) = node {
-        return Err(e);
+    lw.lower(expr, 0, 0)
+}
+
+impl Compiled {
+    /// The affine form of `node` where it has one, else its program.
+    fn of(node: &Node) -> Compiled {
+        match node.affine() {
+            Some(a) => Compiled::Affine(a),
+            None => Compiled::General(GeneralProgram::new(node)),
+        }
     }
-    Ok(match node.affine() {
-        Some(a) => Compiled::Affine(a),
-        None => Compiled::General(GeneralProgram::new(&node)),
-    })
 }
 
 /// [`compile_bounded`] of an expression that is not affine, split into an affine part and a
@@ -844,22 +860,13 @@ pub fn compile_split<'a>(
     bounds: &[(i64, i64)],
     lanes: std::ops::Range<usize>,
 ) -> Result<Option<(Affine, Compiled)>, EvalError> {
-    let mut lw = Lowerer {
-        resolve,
-        bounds,
-        nodes: 0,
-    };
-    let node = lw.lower(expr, 0, 0)?;
+    let node = lowered(expr, resolve, bounds)?;
     if matches!(node, Node::Fail(_)) || node.affine().is_some() {
         return Ok(None);
     }
-    Ok(node.split_lanes(&lanes).map(|(affine, rest)| {
-        let rest = match rest.affine() {
-            Some(a) => Compiled::Affine(a),
-            None => Compiled::General(GeneralProgram::new(&rest)),
-        };
-        (affine, rest)
-    }))
+    Ok(node
+        .split_lanes(&lanes)
+        .map(|(affine, rest)| (affine, Compiled::of(&rest))))
 }
 
 #[cfg(test)]
