@@ -16,13 +16,18 @@ const STENCILS: &str = "tests/data/ptx/stencils.ptx";
 const NEW_KERNELS: &str = "tests/data/ptx/new_kernels.ptx";
 const CONSTRUCTS: &str = "tests/data/ptx/constructs.ptx";
 
-fn counts(kernel: Kernel, block: [u32; 3], set: &[(&str, i64)]) -> Counts {
+/// `kernel` bound on the h200 with `block` (else its default) and the parameters `set`.
+fn bind(kernel: Kernel, block: Option<[u32; 3]>, set: &[(&str, i64)]) -> gputraffic::Result<Bound> {
     let req = LaunchRequest {
-        block: Some(block),
+        block,
         set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
         ..Default::default()
     };
-    let b = Bound::new(kernel, "h200", &req).unwrap();
+    Bound::new(kernel, "h200", &req)
+}
+
+fn counts(kernel: Kernel, block: [u32; 3], set: &[(&str, i64)]) -> Counts {
+    let b = bind(kernel, Some(block), set).unwrap();
     gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
 }
 
@@ -915,12 +920,7 @@ fn lifted_star1_zloop_unrolled_with_a_remainder_counts_as_the_hand_written_trace
         // trace's by block keys, and both as counting them load by load gives
         let footprint = |c: &Counts| [c.l1.block_unique_load_sectors, c.l1.block_unique_load_lines];
         assert_eq!(footprint(&lifted), footprint(&hand), "{what}");
-        let req = LaunchRequest {
-            block: Some(block),
-            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-            ..Default::default()
-        };
-        let b = Bound::new(lift.kernel.clone(), "h200", &req).unwrap();
+        let b = bind(lift.kernel.clone(), Some(block), &set).unwrap();
         let cx = gputraffic::sim::sm_stage::GenContext::new(&b.launch, true);
         assert!(
             matches!(
@@ -1857,15 +1857,8 @@ fn an_index_computed_in_32_bits_wraps_as_the_ptx_computes_it() {
 fn a_launch_too_small_to_wrap_counts_exactly_as_the_64_bit_kernel_with_affine_indices() {
     for (block, domain) in CASES {
         let set = [("nx", domain[0]), ("ny", domain[1]), ("nz", domain[2])];
-        let bind = |entry: &str| {
-            let req = LaunchRequest {
-                block: Some(block),
-                set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-                ..Default::default()
-            };
-            Bound::new(wrap_kernel(entry).kernel, "h200", &req).unwrap()
-        };
-        let (int, long) = (bind("copy_int"), bind("copy_long"));
+        let bound = |entry: &str| bind(wrap_kernel(entry).kernel, Some(block), &set).unwrap();
+        let (int, long) = (bound("copy_int"), bound("copy_long"));
         // the wraps are dropped at binding: the launch cannot leave 32 bits, the index is affine
         for a in &int.launch.program.accesses {
             assert!(a.index.as_affine().is_some(), "{}", a.index_text);
@@ -2016,17 +2009,11 @@ fn the_wraps_of_the_shipped_stencils_are_dropped_at_binding_so_their_indices_sta
     // star<1>, star<4>, box27 (x + P in int), jacobi2d, transpose_naive: i32(…) in the lifted
     // text; at 256^3 (and 64^2) nothing can wrap, and every index binds to the affine form
     let extent = [("in", "(nz + 8) * plane"), ("out", "(nz + 8) * plane")];
-    let bind = |k: Kernel, set: &[(&str, i64)]| {
-        let req = LaunchRequest {
-            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-            ..Default::default()
-        };
-        Bound::new(k, "h200", &req).unwrap()
-    };
+    let bound = |k: Kernel, set: &[(&str, i64)]| bind(k, None, set).unwrap();
     let mut wrapped = 0;
     for entry in ["star<1>", "star<4>", "box27"] {
         let k = lifted(STENCILS, entry, 32, &extent);
-        let b = bind(k, &[("pitch", 264), ("plane", 264 * 264)]);
+        let b = bound(k, &[("pitch", 264), ("plane", 264 * 264)]);
         for a in &b.launch.program.accesses {
             wrapped += usize::from(a.index_text.contains("i32("));
             assert!(a.index.as_affine().is_some(), "{entry}: {}", a.index_text);
@@ -2038,14 +2025,14 @@ fn the_wraps_of_the_shipped_stencils_are_dropped_at_binding_so_their_indices_sta
     ];
     for entry in ["jacobi2d", "transpose_naive"] {
         let k = lifted(NEW_KERNELS, entry, 32, &square);
-        let b = bind(k, &[("nx", 64), ("ny", 64)]);
+        let b = bound(k, &[("nx", 64), ("ny", 64)]);
         for a in &b.launch.program.accesses {
             wrapped += usize::from(a.index_text.contains("i32("));
             assert!(a.index.as_affine().is_some(), "{entry}: {}", a.index_text);
         }
     }
     // inside a loop: i32(k * nx + x), k below its count max(0, nz - 1) + 1 = 4
-    let b = bind(control("alternate").kernel, &[("nx", 64), ("nz", 4)]);
+    let b = bound(control("alternate").kernel, &[("nx", 64), ("nz", 4)]);
     for a in &b.launch.program.accesses {
         wrapped += usize::from(a.index_text.contains("i32("));
         assert!(a.index.as_affine().is_some(), "alternate: {}", a.index_text);
@@ -2076,12 +2063,7 @@ fn a_lifted_kernels_errors_name_the_ptx_line_of_the_access_or_the_place_in_its_p
         Some("ld.global.nc.f64 \t%fd71, [%rd97+32];")
     );
     let simulate = |kernel: Kernel, set: &[(&str, i64)]| {
-        let req = LaunchRequest {
-            block: Some([32, 8, 1]),
-            set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-            ..Default::default()
-        };
-        Bound::new(kernel, "h200", &req)
+        bind(kernel, Some([32, 8, 1]), set)
             .and_then(|b| gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()))
             .unwrap_err()
             .to_string()
