@@ -11,7 +11,10 @@ use super::geometry::{MAX_TRIPS, block_coords, thread_coords};
 use super::{Launch, LoopNode, Node, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Position, Result};
 use crate::input::hw::WARP_SIZE;
-use crate::input::trace::MAX_LOOP_DEPTH;
+use crate::input::trace::{MAX_LOOP_DEPTH, MAX_NESTING};
+
+/// Frames a cursor holds: the program's body and one per loop or `if` around the instruction.
+const MAX_FRAMES: usize = MAX_NESTING + 1;
 
 /// Most instructions one warp may issue before the launch is rejected.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 1 << 32;
@@ -27,15 +30,16 @@ pub struct WarpStep {
     pub mask: u32,
 }
 
-/// A loop being run: its variable and each lane's trip count.
-#[derive(Debug)]
+/// A loop being run: its node and variable (each lane's trip count is in
+/// [`WarpCursor::counts`], at the loop's depth: kept out of the frame so that moving on an
+/// iteration moves a few bytes, not the counts).
+#[derive(Debug, Clone, Copy)]
 struct LoopState<'a> {
     node: &'a LoopNode,
     k: u32,
-    counts: [i64; WARP_SIZE],
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Frame<'a> {
     body: &'a [Node],
     pos: usize,
@@ -44,47 +48,79 @@ struct Frame<'a> {
 }
 
 /// Walks the program of one warp, instruction by instruction.
+// The fields read on every instruction first, in one cache line: the scheduler keeps thousands
+// of cursors and visits each in turn.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct WarpCursor<'a> {
+    /// The instruction [`WarpCursor::advance`] moved to. Its `iterations` are also the loop
+    /// variables as the walk goes (they only change between instructions).
+    pub step: WarpStep,
+    /// Frames in use in `frames`, innermost last.
+    depth: usize,
+    issued: u64,
+    /// Inline rather than on the heap: the innermost frame is read on every instruction.
+    frames: [Frame<'a>; MAX_FRAMES],
     launch: &'a Launch,
     warp: u32,
-    frames: Vec<Frame<'a>>,
     slots: [i64; SLOTS],
-    iterations: [u32; MAX_LOOP_DEPTH],
-    issued: u64,
-    /// The instruction [`WarpCursor::advance`] moved to.
-    pub step: WarpStep,
+    /// Each lane's trip count of the loop being run at each depth (only the first lane's
+    /// where the count is the same for every lane); a count is at most [`MAX_TRIPS`], and a
+    /// negative one is stored as -1.
+    counts: [[i32; WARP_SIZE]; MAX_LOOP_DEPTH],
 }
 
 impl<'a> WarpCursor<'a> {
     /// A cursor at the start of warp `warp` of block `block_id`, running the lanes in `mask`
     /// (those that passed the guard).
     pub fn new(launch: &'a Launch, block_id: u64, warp: u32, mask: u32) -> WarpCursor<'a> {
-        let mut slots = [0i64; SLOTS];
-        slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
-        let mut frames = Vec::new();
-        if mask != 0 {
-            // Room for the loops a warp may be inside, and an `if` or two, without growing.
-            frames.reserve(MAX_LOOP_DEPTH + 3);
-            frames.push(Frame {
-                body: &launch.program.tree,
-                pos: 0,
-                mask,
-                lp: None,
-            });
-        }
-        WarpCursor {
-            launch,
-            warp,
-            frames,
-            slots,
-            iterations: [0; MAX_LOOP_DEPTH],
-            issued: 0,
+        let mut cursor = WarpCursor {
             step: WarpStep {
                 access: 0,
                 iterations: [0; MAX_LOOP_DEPTH],
                 mask: 0,
             },
+            depth: 0,
+            issued: 0,
+            frames: [Frame {
+                body: &[],
+                pos: 0,
+                mask: 0,
+                lp: None,
+            }; MAX_FRAMES],
+            launch,
+            warp,
+            slots: [0; SLOTS],
+            counts: [[0; WARP_SIZE]; MAX_LOOP_DEPTH],
+        };
+        cursor.restart(block_id, warp, mask);
+        cursor
+    }
+
+    /// Puts this cursor at the start of warp `warp` of block `block_id` of the same launch,
+    /// as [`WarpCursor::new`] would, keeping its allocation (the scheduler reuses the cursors
+    /// of warps that finished).
+    pub fn restart(&mut self, block_id: u64, warp: u32, mask: u32) {
+        self.warp = warp;
+        self.slots = [0; SLOTS];
+        self.slots[SLOT_BLOCK..SLOT_BLOCK + 3]
+            .copy_from_slice(&block_coords(block_id, self.launch.grid));
+        self.issued = 0;
+        self.step = WarpStep {
+            access: 0,
+            iterations: [0; MAX_LOOP_DEPTH],
+            mask: 0,
+        };
+        self.depth = 0;
+        if mask != 0 {
+            let launch: &'a Launch = self.launch;
+            self.frames[0] = Frame {
+                body: &launch.program.tree,
+                pos: 0,
+                mask,
+                lp: None,
+            };
+            self.depth = 1;
         }
     }
 
@@ -98,9 +134,10 @@ impl<'a> WarpCursor<'a> {
     /// [`WarpCursor::next`] without the step passed back: the scheduler reads it in place.
     pub fn advance(&mut self) -> Result<bool> {
         loop {
-            let Some(top) = self.frames.last_mut() else {
+            if self.depth == 0 {
                 return Ok(false);
-            };
+            }
+            let top = &mut self.frames[self.depth - 1];
             if top.pos < top.body.len() {
                 let body: &'a [Node] = top.body;
                 let node = &body[top.pos];
@@ -116,43 +153,48 @@ impl<'a> WarpCursor<'a> {
                                 &format!("{at}: the warp issues more than 2^32 instructions"),
                             ));
                         }
-                        self.step = WarpStep {
-                            access: *a,
-                            iterations: self.iterations,
-                            mask,
-                        };
+                        self.step.access = *a;
+                        self.step.mask = mask;
                         return Ok(true);
                     }
                     Node::If(i) => {
-                        let taken = self
-                            .lanes_where(mask, i.at, "if condition", |slots| i.cond.holds(slots))?;
+                        let taken = self.lanes_where(
+                            mask,
+                            i.cond_lane_invariant,
+                            i.at,
+                            "if condition",
+                            |slots| i.cond.holds(slots),
+                        )?;
                         if taken != 0 {
-                            self.frames.push(Frame {
-                                body: &i.body,
-                                pos: 0,
-                                mask: taken,
-                                lp: None,
-                            });
+                            self.push_frame(
+                                Frame {
+                                    body: &i.body,
+                                    pos: 0,
+                                    mask: taken,
+                                    lp: None,
+                                },
+                                i.at,
+                            )?;
                         }
                     }
                     Node::Loop(l) => self.enter_loop(l, mask)?,
                 }
             } else {
                 let Some(mut st) = top.lp.take() else {
-                    self.frames.pop();
+                    self.depth -= 1;
                     continue;
                 };
                 let mask = top.mask;
                 st.k += 1;
                 let alive = self.loop_lanes(&st, mask)?;
-                let top = self.frames.last_mut().expect("the loop's frame");
+                let top = &mut self.frames[self.depth - 1];
                 if alive == 0 {
-                    self.iterations[st.node.depth] = 0;
-                    self.frames.pop();
+                    self.step.iterations[st.node.depth] = 0;
+                    self.depth -= 1;
                 } else {
                     top.mask = alive;
                     top.pos = 0;
-                    self.iterations[st.node.depth] = st.k;
+                    self.step.iterations[st.node.depth] = st.k;
                     top.lp = Some(st);
                 }
             }
@@ -161,7 +203,6 @@ impl<'a> WarpCursor<'a> {
 
     /// Starts loop `l` for the lanes in `mask`: each lane's count, then the first iteration.
     fn enter_loop(&mut self, l: &'a LoopNode, mask: u32) -> Result<()> {
-        let mut counts = [0i64; 32];
         self.sync_loop_slots();
         let mut m = mask;
         while m != 0 {
@@ -180,62 +221,83 @@ impl<'a> WarpCursor<'a> {
                     crate::input::expr::EvalError::Overflow,
                 ));
             }
+            // at most MAX_TRIPS; below zero, no trips at all
+            let c = c.max(-1) as i32;
             if l.count_lane_invariant {
                 // Every lane counts as the first: the same value, or the same error, which
                 // the lane-by-lane walk also meets first.
-                counts.fill(c);
+                self.counts[l.depth][0] = c;
                 break;
             }
-            counts[lane as usize] = c;
+            self.counts[l.depth][lane as usize] = c;
         }
-        let st = LoopState {
-            node: l,
-            k: 0,
-            counts,
-        };
+        let st = LoopState { node: l, k: 0 };
         let alive = self.loop_lanes(&st, mask)?;
-        self.iterations[l.depth] = 0;
+        self.step.iterations[l.depth] = 0;
         if alive != 0 {
-            self.frames.push(Frame {
-                body: &l.body,
-                pos: 0,
-                mask: alive,
-                lp: Some(st),
-            });
+            self.push_frame(
+                Frame {
+                    body: &l.body,
+                    pos: 0,
+                    mask: alive,
+                    lp: Some(st),
+                },
+                l.at,
+            )?;
         }
+        Ok(())
+    }
+
+    /// Enters `frame`, the body of the loop or `if` at `at`.
+    fn push_frame(&mut self, frame: Frame<'a>, at: Position) -> Result<()> {
+        if self.depth == MAX_FRAMES {
+            // Traces are refused nesting this deep when read; a program built otherwise is too.
+            return Err(self.error(
+                frame.mask,
+                &format!("{at}: loops and ifs nest more than {MAX_NESTING} deep"),
+            ));
+        }
+        self.frames[self.depth] = frame;
+        self.depth += 1;
         Ok(())
     }
 
     /// Lanes of `mask` that run iteration `st.k`: below their count, and meeting `while`.
     fn loop_lanes(&mut self, st: &LoopState<'a>, mask: u32) -> Result<u32> {
         let k = st.k as i64;
+        let counts = &self.counts[st.node.depth];
         let mut m = mask;
         let mut alive = 0u32;
         if st.node.count_lane_invariant {
             // One count for the warp: every lane of `mask` stays, or none does.
             m = 0;
-            if k < st.counts[0] {
+            if k < i64::from(counts[0]) {
                 alive = mask;
             }
         }
         while m != 0 {
             let lane = m.trailing_zeros();
             m &= m - 1;
-            if k < st.counts[lane as usize] {
+            if k < i64::from(counts[lane as usize]) {
                 alive |= 1 << lane;
             }
         }
         let Some(w) = &st.node.while_cond else {
             return Ok(alive);
         };
-        self.iterations[st.node.depth] = st.k;
-        self.lanes_where(alive, st.node.at, "loop condition", |slots| w.holds(slots))
+        self.step.iterations[st.node.depth] = st.k;
+        let invariant = st.node.while_lane_invariant;
+        self.lanes_where(alive, invariant, st.node.at, "loop condition", |slots| {
+            w.holds(slots)
+        })
     }
 
-    /// Lanes of `mask` for which `test` holds.
+    /// Lanes of `mask` for which `test` holds; where `lane_invariant` (the test reads no
+    /// `threadIdx`), worked out for the first lane only and taken for all.
     fn lanes_where(
         &mut self,
         mask: u32,
+        lane_invariant: bool,
         at: Position,
         what: &str,
         test: impl Fn(&[i64]) -> std::result::Result<bool, crate::input::expr::EvalError>,
@@ -247,7 +309,13 @@ impl<'a> WarpCursor<'a> {
             let lane = m.trailing_zeros();
             m &= m - 1;
             self.lane_slots(lane);
-            if test(&self.slots).map_err(|e| self.lane_error(lane, at, what, e))? {
+            let holds = test(&self.slots).map_err(|e| self.lane_error(lane, at, what, e))?;
+            if lane_invariant {
+                // Every lane has the first's value, or its error, which the lane-by-lane
+                // walk also meets first.
+                return Ok(if holds { mask } else { 0 });
+            }
+            if holds {
                 out |= 1 << lane;
             }
         }
@@ -256,7 +324,7 @@ impl<'a> WarpCursor<'a> {
 
     /// Copies the loop variables into the expression slots.
     fn sync_loop_slots(&mut self) {
-        for (d, &k) in self.iterations.iter().enumerate() {
+        for (d, &k) in self.step.iterations.iter().enumerate() {
             self.slots[SLOT_LOOP + d] = k as i64;
         }
     }

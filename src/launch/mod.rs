@@ -179,6 +179,16 @@ impl Predicate {
         }
     }
 
+    /// Whether the condition may depend on a slot in `slots` ([`Compiled::reads_slots`]).
+    pub fn reads_slots(&self, slots: std::ops::Range<usize>) -> bool {
+        match self {
+            Predicate::Conjunction(terms) => terms
+                .iter()
+                .any(|(d, _)| Compiled::Affine(d.clone()).reads_slots(slots.clone())),
+            Predicate::General(c) => c.reads_slots(slots),
+        }
+    }
+
     /// The condition's value when it names no thread, block or loop index (parameters and
     /// block dimensions only): the same for every thread of the launch.
     pub fn constant(&self) -> Option<bool> {
@@ -420,6 +430,9 @@ pub struct LoopNode {
     pub count_lane_invariant: bool,
     /// Early exit: a lane leaves at the first iteration where this is false.
     pub while_cond: Option<Predicate>,
+    /// Whether `while_cond` reads no `threadIdx` (it is then worked out once per warp and
+    /// iteration, not lane by lane).
+    pub while_lane_invariant: bool,
     /// Loops around this one (its variable is slot `SLOT_LOOP + depth`).
     pub depth: usize,
     /// One iteration.
@@ -433,6 +446,8 @@ pub struct LoopNode {
 pub struct IfNode {
     /// Lanes for which this holds run the body.
     pub cond: Predicate,
+    /// Whether `cond` reads no `threadIdx` (it is then worked out once per warp).
+    pub cond_lane_invariant: bool,
     /// The steps.
     pub body: Vec<Node>,
     /// Where the `if` stands in the trace.
@@ -1364,8 +1379,12 @@ impl StepCompiler<'_> {
                     lets.truncate(saved);
                     loop_vars.pop();
                     self.slot_bounds.borrow_mut().truncate(SLOT_LOOP + depth);
+                    let lanes = SLOT_THREAD..SLOT_THREAD + 3;
                     nodes.push(Node::Loop(LoopNode {
-                        count_lane_invariant: !count.reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
+                        count_lane_invariant: !count.reads_slots(lanes.clone()),
+                        while_lane_invariant: !while_cond
+                            .as_ref()
+                            .is_some_and(|w| w.reads_slots(lanes)),
                         count,
                         while_cond,
                         depth,
@@ -1385,6 +1404,8 @@ impl StepCompiler<'_> {
                         None => {
                             let body = self.steps(&i.body, lets, loop_vars, accesses)?;
                             nodes.push(Node::If(IfNode {
+                                cond_lane_invariant: !cond
+                                    .reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
                                 cond,
                                 body,
                                 at: i.at,

@@ -171,7 +171,7 @@ fn carry_from(out: &mut Vec<Issued>, end: u32, carried: &mut Vec<Issued>) {
 }
 
 #[derive(Debug)]
-struct ResidentWarp<'a> {
+struct ResidentWarp {
     block: u32,
     warp: u16,
     slot: u16,
@@ -182,8 +182,9 @@ struct ResidentWarp<'a> {
     /// Simple form: the next dynamic instruction.
     next: u64,
     info: WarpInfo,
-    /// Other programs: the warp's cursor, at its next instruction.
-    cursor: Option<Box<WarpCursor<'a>>>,
+    /// Other programs: whether the warp is walked by its cursor (`SmQueue::cursors`, at the
+    /// warp's place), at its next instruction.
+    walks: bool,
 }
 
 #[derive(Debug, Default)]
@@ -192,7 +193,10 @@ struct SmQueue<'a> {
     /// the middle then moves two bytes per warp behind it, not the warps).
     ring: Vec<u16>,
     /// The resident warps' state, in places reused as warps finish.
-    warps: Vec<ResidentWarp<'a>>,
+    warps: Vec<ResidentWarp>,
+    /// The cursors of warps walked by cursors, by place: restarted in place for each new warp,
+    /// so a warp costs no allocation, and next to each other for the scheduler's reads.
+    cursors: Vec<WarpCursor<'a>>,
     /// Places in `warps` free for the next warps.
     free_places: Vec<u16>,
     /// Position in `ring` of the warp issuing next.
@@ -413,19 +417,23 @@ impl<'a> Scheduler<'a> {
             let mut live = 0;
             let simple = self.launch.program.simple;
             for (w, info) in warps.into_iter().enumerate() {
-                let cursor = if simple || info.mask == 0 {
-                    None
-                } else {
-                    let mut c = WarpCursor::new(self.launch, block as u64, w as u32, info.mask);
+                let walks = !simple && info.mask != 0;
+                if walks {
+                    // The place this warp takes, if it has an instruction.
+                    let place = q.free_places.last().map_or(q.warps.len(), |&p| p as usize);
+                    while q.cursors.len() <= place {
+                        q.cursors.push(WarpCursor::new(self.launch, 0, 0, 0));
+                    }
+                    let c = &mut q.cursors[place];
+                    c.restart(block as u64, w as u32, info.mask);
                     if !c.advance()? {
                         continue;
                     }
-                    Some(Box::new(c))
-                };
-                if info.instructions > 0 || cursor.is_some() {
+                }
+                if info.instructions > 0 || walks {
                     live += 1;
                     self.active_warps += 1;
-                    if cursor.is_none() {
+                    if !walks {
                         // Counted here rather than lane by lane as it issues: the same total.
                         self.thread_accesses += lane_accesses(&self.launch.program, &info);
                     }
@@ -437,7 +445,7 @@ impl<'a> Scheduler<'a> {
                         turns: 0,
                         next: 0,
                         info,
-                        cursor,
+                        walks,
                     };
                     let place = match q.free_places.pop() {
                         Some(p) => {
@@ -877,7 +885,7 @@ impl<'a> RunContext<'a> {
             }
             let place = q.ring[q.cursor] as usize;
             let w = &q.warps[place];
-            if w.cursor.is_some() || w.info.lane_trips.is_some() {
+            if w.walks || w.info.lane_trips.is_some() {
                 // The warp issues its run of loads here, one instruction a tick, while it keeps
                 // its turn: the same as going round this loop again, where it would pass no
                 // turn up (a warp inside a run never does) and be the ring's warp again.
@@ -1015,8 +1023,8 @@ impl<'a> RunContext<'a> {
         let (pre, body) = (self.layout.pre, self.layout.body);
         let place = q.ring[q.cursor];
         let w = &mut q.warps[place as usize];
-        let (access, iterations, mask, done) = match &mut w.cursor {
-            None => {
+        let (access, iterations, mask, done) = match w.walks {
+            false => {
                 let i = w.next;
                 let (access, iteration) = program.decode(i, w.info.trips as u64);
                 let in_loop = i >= pre && i < pre + body * w.info.trips as u64;
@@ -1030,7 +1038,8 @@ impl<'a> RunContext<'a> {
                 w.next += 1;
                 (access, iterations, mask, w.next == w.info.instructions)
             }
-            Some(c) => {
+            true => {
+                let c = &mut q.cursors[place as usize];
                 let step = c.step;
                 let done = !c.advance()?;
                 self.thread_accesses += step.mask.count_ones() as u64;
@@ -1058,9 +1067,9 @@ impl<'a> RunContext<'a> {
                 && !program.accesses[access].ends_run
                 && w.run + 1 < self.launch.loads_per_run
                 && {
-                    let next_access = match &w.cursor {
-                        None => program.decode(w.next, w.info.trips as u64).0,
-                        Some(c) => c.step.access,
+                    let next_access = match w.walks {
+                        false => program.decode(w.next, w.info.trips as u64).0,
+                        true => q.cursors[place as usize].step.access,
                     };
                     program.accesses[next_access].kind == AccessKind::Load
                 };
