@@ -564,6 +564,9 @@ impl<'a> Scheduler<'a> {
         }
         for ((o, f), q) in out.iter_mut().zip(finished.iter_mut()).zip(&mut self.sms) {
             o.clear();
+            // An SM issues at most one instruction a tick: room for a whole chunk at once, so
+            // the list never grows by copies (pages it leaves unused are never touched).
+            o.reserve(ticks as usize + q.carried.len());
             o.append(&mut q.carried);
             f.clear();
             q.last_issue_end = o.last().map_or(0, |i| i.end());

@@ -281,6 +281,18 @@ impl FastIndex {
             None => 0,
             Some(u) => uniform_value(u, b, iterations)?,
         };
+        Some(self.warp_base_with(a, b, iterations, uniform))
+    }
+
+    /// [`FastIndex::warp_base`], given the value of the uniform part (0 where there is none).
+    #[inline]
+    fn warp_base_with(
+        &self,
+        a: &PreparedAccess,
+        b: [i64; 3],
+        iterations: &[u32],
+        uniform: i64,
+    ) -> i64 {
         let idx = self.c0
             + self.block_coef[0] * b[0]
             + self.block_coef[1] * b[1]
@@ -292,8 +304,17 @@ impl FastIndex {
                 .map(|(c, &k)| c * k as i64)
                 .sum::<i64>();
         let idx = idx.wrapping_add(uniform);
-        Some((a.base as i64).wrapping_add(a.elem.wrapping_mul(idx)))
+        (a.base as i64).wrapping_add(a.elem.wrapping_mul(idx))
     }
+}
+
+/// The uniform part of one access's index as last worked out: the warps of a block issue an
+/// access at the same loop iterations one after another, so most find it here.
+#[derive(Debug, Clone, Copy)]
+struct UniformMemo {
+    block: u32,
+    iterations: [u32; MAX_LOOP_DEPTH],
+    value: Option<i64>,
 }
 
 /// The uniform part `u` of an index for block `b` at loop iterations `iterations`.
@@ -765,6 +786,8 @@ pub struct SmWorker {
     pub by_access: Option<Vec<L1Counters>>,
     /// Set by [`SmWorker::footprints_by_block`]: blocks' footprints counted whole, at their end.
     whole_blocks: Option<Box<WholeBlockFootprints>>,
+    /// Per access with a uniform part: its last value ([`SmWorker::uniform_part`]).
+    uniform_memo: Vec<Option<UniformMemo>>,
 }
 
 /// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
@@ -909,6 +932,7 @@ impl SmWorker {
             misses: Vec::with_capacity(WARP_SIZE),
             by_access: None,
             whole_blocks: None,
+            uniform_memo: Vec::new(),
         }
     }
 
@@ -956,6 +980,7 @@ impl SmWorker {
             misses: Vec::new(),
             by_access: None,
             whole_blocks: None,
+            uniform_memo: Vec::new(),
         }
     }
 
@@ -1047,6 +1072,29 @@ impl SmWorker {
         Ok(())
     }
 
+    /// The uniform part `u` of the index of `issue`'s access, for its block and iterations:
+    /// remembered per access, as the block's other warps ask for the same one next.
+    #[inline]
+    fn uniform_part(&mut self, issue: &Issue, u: &Compiled, block_xyz: [i64; 3]) -> Option<i64> {
+        let i = issue.access as usize;
+        if self.uniform_memo.len() <= i {
+            self.uniform_memo.resize(i + 1, None);
+        }
+        let memo = &mut self.uniform_memo[i];
+        match memo {
+            Some(m) if m.block == issue.block && m.iterations == issue.iterations => m.value,
+            _ => {
+                let value = uniform_value(u, block_xyz, &issue.iterations);
+                *memo = Some(UniformMemo {
+                    block: issue.block,
+                    iterations: issue.iterations,
+                    value,
+                });
+                value
+            }
+        }
+    }
+
     /// [`SmWorker::issue`], adding what it counted to its access's counters (`--by-array`): an
     /// instruction is of one access, so every counter it changes is that access's.
     fn issue_tallied(
@@ -1077,8 +1125,16 @@ impl SmWorker {
         let a = &cx.accesses[issue.access as usize];
         // Worked out once for the pattern, the lanes and the fingerprint: with a uniform part
         // it is an evaluation of an expression.
-        let warp_base =
-            (a.fast.as_ref()).and_then(|f| f.warp_base(a, block_xyz, &issue.iterations));
+        let warp_base = match a.fast.as_ref() {
+            None => None,
+            Some(f) => {
+                let uniform = match &f.uniform {
+                    None => Some(0),
+                    Some(u) => self.uniform_part(issue, u, block_xyz),
+                };
+                uniform.map(|v| f.warp_base_with(a, block_xyz, &issue.iterations, v))
+            }
+        };
         if a.kind.is_shared() {
             // Shared memory: the bank rule decides the data-pipe wavefronts; nothing reaches
             // the L1's tags, the L2 or DRAM.
