@@ -184,7 +184,7 @@ impl Predicate {
         match self {
             Predicate::Conjunction(terms) => terms
                 .iter()
-                .any(|(d, _)| Compiled::Affine(d.clone()).reads_slots(slots.clone())),
+                .any(|(d, _)| Compiled::Affine(*d).reads_slots(slots.clone())),
             Predicate::General(c) => c.reads_slots(slots),
         }
     }
