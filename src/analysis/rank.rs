@@ -14,7 +14,7 @@
 //! takes the L1 counts that its shape's bound worked out instead of counting them again.
 
 use crate::Bound;
-use crate::analysis::time_bound;
+use crate::analysis::{side_by_side, time_bound};
 use crate::error::Result;
 use crate::input::hw::HwConfig;
 use crate::input::trace::Kernel;
@@ -330,11 +330,7 @@ pub fn rank(
             let exact_l1 = lower.filter(|_| shares_bound_counts).map(|r| r.counts.l1);
             run(b, first_pass, exact_l1)
         })?,
-        _ => bound
-            .par_iter()
-            .with_max_len(1)
-            .map(|(_, b)| run(b, first_pass, None).map(|r| (r, true)))
-            .collect::<Result<_>>()?,
+        _ => side_by_side::map(&bound, |(_, b)| run(b, first_pass, None).map(|r| (r, true)))?,
     };
     let mut not_sampled = Vec::new();
     let mut shapes = Vec::with_capacity(bound.len());
@@ -524,11 +520,7 @@ fn confirm_contenders(
         in_race[i] = false;
     }
     confirming(1 + rest.len());
-    let exact: Vec<RankedShape> = rest
-        .par_iter()
-        .with_max_len(1)
-        .map(|&i| confirm(i))
-        .collect::<Result<_>>()?;
+    let exact: Vec<RankedShape> = side_by_side::map(&rest, |&i| confirm(i))?;
     let mut confirmed = vec![best];
     for (i, s) in rest.into_iter().zip(exact) {
         shapes[i] = s;

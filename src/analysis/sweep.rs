@@ -13,6 +13,7 @@
 //! front names the shard and the sweep's [`Sweep::fingerprint`]); [`merge`](crate::analysis::shard::merge) puts the
 //! shards back together into the unsharded file's bytes.
 
+use crate::analysis::side_by_side;
 use crate::analysis::sweep_file::{Fnv1a, OutputFormat, Shard, ShardHeader};
 use crate::error::{Error, Result};
 use crate::input::hw::HwConfig;
@@ -26,7 +27,6 @@ use crate::report::{Report, csv_field};
 use crate::sim::sample::SampleOptions;
 use crate::sim::{Counts, SimOptions};
 use crate::{Bound, timing};
-use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -595,20 +595,18 @@ impl Sweep {
         let todo: Vec<usize> = (0..self.len()).filter(|i| mine(i) && !done[*i]).collect();
         let finished = std::sync::atomic::AtomicUsize::new(kept);
         progress(kept, total);
-        todo.par_iter()
-            .with_max_len(1)
-            .try_for_each(|&i| -> Result<()> {
-                let cells = self.row(i)?;
-                let line = self.encode(&cells, format);
-                let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
-                f.write_all(line.as_bytes())
-                    .and_then(|_| f.flush())
-                    .map_err(io)?;
-                drop(f);
-                let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(n, total);
-                Ok(())
-            })?;
+        side_by_side::map(&todo, |&i| -> Result<()> {
+            let cells = self.row(i)?;
+            let line = self.encode(&cells, format);
+            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+            f.write_all(line.as_bytes())
+                .and_then(|_| f.flush())
+                .map_err(io)?;
+            drop(f);
+            let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, total);
+            Ok(())
+        })?;
         drop(file);
         self.sort_file(out, format, header.is_some())?;
         Ok(RunSummary {
@@ -623,16 +621,13 @@ impl Sweep {
     pub fn records(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Value>> {
         let finished = std::sync::atomic::AtomicUsize::new(0);
         progress(0, self.len());
-        (0..self.len())
-            .into_par_iter()
-            .with_max_len(1)
-            .map(|i| {
-                let cells = self.row(i)?;
-                let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(n, self.len());
-                Ok(self.record(&cells))
-            })
-            .collect()
+        let all: Vec<usize> = (0..self.len()).collect();
+        side_by_side::map(&all, |&i| {
+            let cells = self.row(i)?;
+            let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, self.len());
+            Ok(self.record(&cells))
+        })
     }
 
     /// A row as a JSON object, keyed by column.

@@ -8,12 +8,12 @@
 //! worst launch keeps its sign.
 
 use crate::analysis::measured::MeasuredLaunch;
+use crate::analysis::side_by_side;
 use crate::error::{Error, Result};
 use crate::metrics;
 use crate::report::pairs_as_map;
 use crate::sim::SimOptions;
 use crate::sim::sample::SampleOptions;
-use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -280,29 +280,25 @@ pub fn validate_resumable(
     let to_run: Vec<usize> = (0..total)
         .filter(|i| !done_before.contains_key(i))
         .collect();
-    let fresh = to_run
-        .into_par_iter()
-        .with_max_len(1)
-        .map(|i| {
-            let (b, l) = (&bound[i], &launches[i]);
-            let opts = SimOptions {
-                compulsory: false,
-                sample,
-                ..SimOptions::default()
-            };
-            let report = b.simulate(&opts, clock).map_err(|e| in_launch(l, e))?;
-            let finished = Finished {
-                simulated: simulated_values(&report),
-                time: report.time,
-            };
-            if let Some(j) = &journal {
-                j.record(i, &labels[i], &finished)?;
-            }
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            progress(n, total);
-            Ok((i, finished))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let fresh = side_by_side::map(&to_run, |&i| {
+        let (b, l) = (&bound[i], &launches[i]);
+        let opts = SimOptions {
+            compulsory: false,
+            sample,
+            ..SimOptions::default()
+        };
+        let report = b.simulate(&opts, clock).map_err(|e| in_launch(l, e))?;
+        let finished = Finished {
+            simulated: simulated_values(&report),
+            time: report.time,
+        };
+        if let Some(j) = &journal {
+            j.record(i, &labels[i], &finished)?;
+        }
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        progress(n, total);
+        Ok((i, finished))
+    })?;
     done_before.extend(fresh);
     if let Some(j) = journal {
         j.remove();
