@@ -3,7 +3,7 @@
 //! screen, the default's first shape is `--exact`'s, the confirmed shapes' figures are
 //! `simulate`'s bit for bit, every shape left screened or bounded was rightly dropped (its
 //! interval starts above the leader's upper end, and its exact time lies in its interval), and
-//! the output is the same on 1 and 2 threads.
+//! the output is the same on 1, 2 and 16 threads.
 //! Launches too short to screen are simulated exactly, as `--exact` does.
 //!
 //! The GPU is tests/data/hw/sampling-small.toml (a V100 cut down to 8 SMs and a 512 KB L2), so
@@ -57,6 +57,10 @@ fn the_race_picks_the_exact_first_shape_and_drops_only_slower_shapes() {
     let (default, out1, err) = rank(&["--threads", "1"]);
     let (_, out2, _) = rank(&["--threads", "2"]);
     assert_eq!(out1, out2, "the same ranking on 1 and 2 threads");
+    // More threads than shapes (the confirmations' windows, `analysis::side_by_side`, take them
+    // all at once): the same ranking.
+    let (_, out16, _) = rank(&["--threads", "16"]);
+    assert_eq!(out1, out16, "the same ranking on 1 and 16 threads");
     let (exact, _, _) = rank(&["--exact", "--threads", "2"]);
     let n = SHAPES.split(',').count();
     assert_eq!(default.len(), n);
