@@ -3,7 +3,7 @@
 //!
 //! A plain `par_iter` over simulations does not bound them: a worker waiting inside one
 //! simulation's parallel work steals the next simulation and opens it on its own stack, so on 16
-//! threads all 42 shapes of a `rank --exact` were open at once (8.7 GB). Here the items go in
+//! threads nearly all 42 shapes of a `rank --exact` were open at once (8.7 GB). Here the items go in
 //! windows of the pool's thread count, one window after another; a window's stragglers still use
 //! every core through their own parallel work. Results never depend on the thread count.
 
