@@ -2,7 +2,7 @@
 //! clear message with exit code 2 for every kind of bad input.
 
 mod common;
-use common::{gputraffic, rejects};
+use common::{gputraffic, gputraffic_with_env, rejects};
 
 #[test]
 fn bad_kernel_files_name_the_file_and_the_problem() {
@@ -1452,20 +1452,6 @@ fn out_creates_missing_folders() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(png.exists());
-}
-
-/// Runs the binary with `env` set: (exit code, stdout, stderr).
-fn gputraffic_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 /// `tests/data/hw/sampling-small.toml` with `dram.capacity_gib` set, written to a scratch file.

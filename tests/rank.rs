@@ -10,32 +10,32 @@
 //! that launches simulated exactly in a second have hundreds of waves and an L2 that turns over.
 
 mod common;
-use common::{gputraffic, rejects};
+use common::{gputraffic, gputraffic_with_env, rejects};
 use gputraffic::analysis::rank::{BOUNDED, EXACT, PICK_TOLERANCE, SCREEN_MARGIN, SCREENED};
 use serde_json::Value;
 
 const HW: &str = "tests/data/hw/sampling-small.toml";
 const SHAPES: &str = "32x8x4,16x16x4,64x4x4,32x4x8,8x8x16,128x2x4,256x1x4,16x4x16,2x16x32,1x32x32";
 
-/// `rank` of star4 on 128×128×256 with `extra` flags: (JSON shapes, stderr).
+/// The arguments of `rank` of star4 on 128×128×256 over [`SHAPES`], then `extra`.
+fn rank_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let base = [
+        "rank",
+        "--kernel",
+        "star4",
+        "--hw",
+        HW,
+        "--domain",
+        "128x128x256",
+        "--blocks",
+        SHAPES,
+    ];
+    [&base[..], extra].concat()
+}
+
+/// `rank` of star4 on 128×128×256 with `extra` flags: (JSON shapes, stdout, stderr).
 fn rank(extra: &[&str]) -> (Vec<Value>, String, String) {
-    let args = [
-        &[
-            "rank",
-            "--kernel",
-            "star4",
-            "--hw",
-            HW,
-            "--domain",
-            "128x128x256",
-            "--blocks",
-            SHAPES,
-            "--format",
-            "json",
-        ][..],
-        extra,
-    ]
-    .concat();
+    let args = rank_args(&[&["--format", "json"][..], extra].concat());
     let (code, out, err) = gputraffic(&args);
     assert_eq!(code, 0, "{err}");
     let ranking: Value = serde_json::from_str(&out).unwrap();
@@ -214,26 +214,10 @@ fn launches_too_short_to_screen_are_ranked_exactly() {
 
 #[test]
 fn the_table_marks_each_shape_and_gives_screened_intervals() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
-        .args([
-            "rank",
-            "--kernel",
-            "star4",
-            "--hw",
-            HW,
-            "--domain",
-            "128x128x256",
-            "--blocks",
-            SHAPES,
-            "--threads",
-            "2",
-        ])
-        // The cost line however short the run (`tests/cli.rs`).
-        .env("GPUTRAFFIC_COST_LINE_SECONDS", "0")
-        .output()
-        .unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    let out = String::from_utf8(out.stdout).unwrap();
+    // The cost line however short the run (`tests/cli.rs`).
+    let env = [("GPUTRAFFIC_COST_LINE_SECONDS", "0")];
+    let (code, out, err) = gputraffic_with_env(&rank_args(&["--threads", "2"]), &env);
+    assert_eq!(code, 0, "{err}");
     // The race's cost line, for the trace's 32x8x4 block: 128·128·256 threads of 25 loads and
     // a store; an exact run at 100 M accesses/s on each of 2 threads, 0.545 s; a screen, 8 of
     // its 257 waves (the plan below), 0.017 s; the first round screens 8 of the 10 shapes

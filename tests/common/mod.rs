@@ -6,8 +6,14 @@ use std::process::Command;
 
 /// Runs the binary: (exit code, stdout, stderr).
 pub fn gputraffic(args: &[&str]) -> (i32, String, String) {
+    gputraffic_with_env(args, &[])
+}
+
+/// [`gputraffic`] with these environment variables set.
+pub fn gputraffic_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gputraffic"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("binary runs");
     (
