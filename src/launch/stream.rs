@@ -15,9 +15,6 @@ use crate::error::Result;
 use crate::input::trace::AccessKind;
 use rayon::prelude::*;
 
-/// Blocks worked out together, in parallel (errors are then reported in block order).
-const BLOCK_BATCH: u64 = 4096;
-
 /// Totals over the warps with at least one instruction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StreamTotals {
@@ -43,18 +40,37 @@ impl StreamTotals {
     pub fn of_launch(launch: &Launch, load_runs: bool) -> Result<StreamTotals> {
         let rules = Rules::new(launch, load_runs);
         let parts = SimpleParts::new(launch, &rules);
+        // A few chunks of blocks per thread, each summed in block order and stopping at its
+        // first error, so that the error reported is the first in block order; a block of the
+        // simple form whose warps are those of the block before it has its totals.
+        let chunk = (launch.total_blocks)
+            .div_ceil(4 * rayon::current_num_threads() as u64)
+            .max(1);
+        let sums: Vec<Result<StreamTotals>> = (0..launch.total_blocks.div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| {
+                let mut sum = StreamTotals::default();
+                let mut last: Option<(Vec<WarpInfo>, StreamTotals)> = None;
+                for b in c * chunk..((c + 1) * chunk).min(launch.total_blocks) {
+                    let warps = block_warps(launch, b)?;
+                    let t = match &last {
+                        Some((w, t)) if *w == warps => *t,
+                        _ => {
+                            let t = block_totals(launch, &rules, parts.as_ref(), b, &warps)?;
+                            if parts.is_some() {
+                                last = Some((warps, t));
+                            }
+                            t
+                        }
+                    };
+                    sum.add(&t);
+                }
+                Ok(sum)
+            })
+            .collect();
         let mut totals = StreamTotals::default();
-        let mut lo = 0;
-        while lo < launch.total_blocks {
-            let hi = (lo + BLOCK_BATCH).min(launch.total_blocks);
-            let batch: Vec<Result<StreamTotals>> = (lo..hi)
-                .into_par_iter()
-                .map(|b| block_totals(launch, &rules, parts.as_ref(), b))
-                .collect();
-            for t in batch {
-                totals.add(&t?);
-            }
-            lo = hi;
+        for t in sums {
+            totals.add(&t?);
         }
         // After a barrier a warp waits for its block's slowest warp: a round of its own.
         totals.load_rounds += launch.barriers_per_thread * totals.active_warps;
@@ -271,18 +287,19 @@ impl SimpleParts {
     }
 }
 
-/// The totals of block `b`'s warps.
+/// The totals of block `b`'s warps, `warps`.
 fn block_totals(
     launch: &Launch,
     rules: &Rules,
     parts: Option<&SimpleParts>,
     b: u64,
+    warps: &[WarpInfo],
 ) -> Result<StreamTotals> {
     let mut totals = StreamTotals::default();
-    for (w, info) in block_warps(launch, b)?.into_iter().enumerate() {
+    for (w, info) in warps.iter().enumerate() {
         let t = match parts {
-            Some(parts) => simple_warp(parts, rules, &info),
-            None => walked_warp(launch, rules, b, w as u32, &info)?,
+            Some(parts) => simple_warp(parts, rules, info),
+            None => walked_warp(launch, rules, b, w as u32, info)?,
         };
         totals.add(&t);
     }

@@ -807,7 +807,8 @@ struct WholeBlockFootprints {
 /// (sectors, lines) by block key, shared by the SMs of one run, at most 65536 of them
 /// (`KNOWN_BLOCK_KEYS`). Whichever SM works a key out first stores it; any other gets the same counts, so the
 /// sharing cannot change a result.
-pub type KnownFootprints = std::sync::Arc<std::sync::Mutex<HashMap<Vec<i64>, (u64, u64)>>>;
+pub type KnownFootprints =
+    std::sync::Arc<std::sync::Mutex<HashMap<Vec<i64>, (u64, u64), ahash::RandomState>>>;
 
 /// How blocks that are alike are told apart from the others ([`GenContext::whole_block_keys`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1404,30 +1405,39 @@ pub fn instruction_counts(
         return Ok(None);
     }
     let affine = cx.accesses.iter().all(PreparedAccess::has_affine_index);
-    let counters = (0..launch.total_blocks)
+    // Blocks in a few chunks per thread, each with its own worker and its own blocks worked out
+    // (a worker is too large to move from block to block as a fold's state); the counts are sums,
+    // the same however the blocks are cut.
+    let chunk = launch
+        .total_blocks
+        .div_ceil(4 * rayon::current_num_threads() as u64)
+        .max(1);
+    let chunks = launch.total_blocks.div_ceil(chunk);
+    let counters = (0..chunks)
         .into_par_iter()
-        .try_fold(
-            || {
-                let known: HashMap<Vec<i64>, L1Counters> = HashMap::new();
-                (SmWorker::counting(track_compulsory), known)
-            },
-            |(mut w, mut known), b| {
+        .map(|c| -> Result<L1Counters> {
+            let mut w = SmWorker::counting(track_compulsory);
+            let mut known: HashMap<Vec<i64>, L1Counters, ahash::RandomState> = HashMap::default();
+            let mut key = Vec::new();
+            let blocks = c * chunk..((c + 1) * chunk).min(launch.total_blocks);
+            for b in blocks {
                 let block_xyz = block_coords(b, cx.grid);
                 let warps = block_warps(launch, b)?;
-                let key = affine.then(|| block_key(cx, &warps, block_xyz));
-                if let Some(c) = key.as_ref().and_then(|k| known.get(k)) {
-                    w.counters.add(c);
-                    return Ok((w, known));
+                if affine {
+                    block_key_into(cx, &warps, block_xyz, &mut key);
+                    if let Some(c) = known.get(key.as_slice()) {
+                        w.counters.add(c);
+                        continue;
+                    }
                 }
                 let before = w.counters;
                 w.issue_block(cx, &warps, b as u32, block_xyz)?;
-                if let Some(k) = key {
-                    known.insert(k, w.counters.minus(&before));
+                if affine {
+                    known.insert(key.clone(), w.counters.minus(&before));
                 }
-                Ok((w, known))
-            },
-        )
-        .map(|r: Result<(SmWorker, _)>| r.map(|(w, _)| w.counters))
+            }
+            Ok(w.counters)
+        })
         .try_reduce(L1Counters::default, |mut a, b| {
             a.add(&b);
             Ok(a)
@@ -1647,6 +1657,14 @@ impl BlockFingerprints {
 /// access's, rounded down to its line, with that line's offset kept.
 fn block_key(cx: &GenContext, warps: &[WarpInfo], block_xyz: [i64; 3]) -> Vec<i64> {
     let mut key = Vec::with_capacity(warps.len() * 2 + cx.accesses.len());
+    block_key_into(cx, warps, block_xyz, &mut key);
+    key
+}
+
+/// [`block_key`] written into `key` (cleared first), so that a loop over many blocks reuses one
+/// buffer.
+fn block_key_into(cx: &GenContext, warps: &[WarpInfo], block_xyz: [i64; 3], key: &mut Vec<i64>) {
+    key.clear();
     for w in warps {
         key.push(w.mask as i64);
         key.push(w.trips as i64);
@@ -1665,5 +1683,4 @@ fn block_key(cx: &GenContext, warps: &[WarpInfo], block_xyz: [i64; 3]) -> Vec<i6
         let o = *origin.get_or_insert(base.div_euclid(128) * 128);
         key.push(base.wrapping_sub(o));
     }
-    key
 }
