@@ -79,6 +79,30 @@ fn the_dispatcher_hands_out_a_block_every_0_61_ns_at_either_clock() {
         checked += 1;
     }
     assert_eq!(checked, 5);
+    // So do copies in blocks of one and two warps whose bytes need less time than their blocks:
+    // copy_k1 on 2^27 doubles in 32- and 64-thread blocks, copy_k4 (4 x 2^25) in 32-thread ones
+    // (validation/streams_launches_narrow.txt).
+    let dir = "tests/data/h200/streams_narrow";
+    let m = ncu(&format!("{dir}/ncu.csv"));
+    let lines = launches(&format!("{dir}/launches.txt"));
+    let mut checked = 0;
+    for (i, l) in lines.iter().enumerate() {
+        let block: f64 = l[2].parse().unwrap();
+        if !matches!(
+            (l[0].as_str(), l[2].as_str()),
+            ("copy_k1", "32" | "64") | ("copy_k4", "32")
+        ) {
+            continue;
+        }
+        let blocks = l[1].parse::<f64>().unwrap() / block;
+        let ns = m[i]["gpu__time_duration.sum"];
+        assert!(
+            (ns / (blocks * pace) - 1.0).abs() < 0.02,
+            "{l:?}: {ns} ns for {blocks} blocks"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
 }
 
 #[test]
