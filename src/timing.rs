@@ -558,6 +558,27 @@ mod tests {
     }
 
     #[test]
+    fn a_block_of_one_warp_turns_over_at_no_cost() {
+        let (mut hw, k, mut l) = setup("h200", "star1");
+        hw.timing.block_turnover_cycles = 1000.0;
+        let inputs = TimeInputs {
+            dram_bytes: Some(1e8),
+            ..Default::default()
+        };
+        // 396 blocks on 132 SMs with 2 slots each: one per SM takes over a slot. Blocks of two
+        // warps pay 1000 / 2^2 cycles for it; a block of one warp leaves no warp behind.
+        l.total_blocks = 396;
+        l.occupancy.warps_per_block = 2;
+        let two = estimate(&hw, &k, &l, &inputs, Some(1.0)).block_turnover_s;
+        assert!((two - 250e-9).abs() < 1e-18, "{two}");
+        l.occupancy.warps_per_block = 1;
+        assert_eq!(
+            estimate(&hw, &k, &l, &inputs, Some(1.0)).block_turnover_s,
+            0.0
+        );
+    }
+
+    #[test]
     fn each_load_of_a_round_lengthens_the_delay() {
         let (hw, k, l) = setup("h200", "star1");
         let delay = |loads: Option<f64>, rounds: f64| {

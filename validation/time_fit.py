@@ -9,7 +9,8 @@ reports). With the constants a report was written with, the replica gives every 
 `predicted_s` (checked on load). It then searches the grid of
 
   loaded_latency_factor a, latency_per_load_factor b  (delay = (a + b*loads) * latency * rounds),
-  block_turnover_cycles C and the exponent e of its rounds (turnover = C * rounds^e * ...),
+  block_turnover_cycles C and the exponent e of its rounds (turnover = C * rounds^e * ...;
+  none for blocks of one warp, as src/sim/queueing.rs),
   the DRAM time: one rate (`dram_gbs`) or a rate per direction with a turnaround,
     reads / read rate + writes / write rate + min(reads, writes) / turnaround rate,
     the best rates validation/bw_inflight.cu measured (tests/data/*/micro/bw_inflight.csv),
@@ -21,7 +22,7 @@ runs below 97 % of its fastest (the objective of the shipped fit), over all laun
 each kernel family held out in turn (fitted without it, scored on it).
 
   validation/time_fit.py REPORT.json ... [--family-cv] [--show=(a,b,C,e,split)]
-  e.g. validation/time_fit.py docs/data/validation-h*.json --family-cv   (the 493 launches of 2026-11-29)
+  e.g. validation/time_fit.py docs/data/validation-h*.json --family-cv   (the 530 launches of 2026-11-29, evening)
 """
 import collections, csv, json, math, pathlib, statistics, sys, tomllib
 
@@ -100,7 +101,9 @@ def load(paths):
                 rounds = t["delay_cycles"] / (h["latency"] * (SHIPPED[0] + SHIPPED[1] * loads))
                 warps = None
             m = x["metrics"]
+            block_threads = math.prod(x["block"])
             e = dict(set=p.split("/")[-1], hw=hw, kernel=x["kernel"], family=family(x["kernel"]),
+                     block_warps=math.ceil(block_threads / 32),
                      group=x["group"], launch=x["launch"], cps=cps, blocks=blocks, rounds=rounds,
                      loads=loads, resident=t["resident_warps"], effective=t["effective_warps"],
                      secs={k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "launch_s") if k in t},
@@ -132,7 +135,8 @@ def predict(e, params, warps=None):
     x = mva(e["effective"], delay, demands)
     busy = warps / h["sms"] / x / e["cps"]
     slots = e["resident"] * e["blocks"] / warps
-    turning = max(e["blocks"] / h["sms"] - max(round(slots), 1), 0.0)
+    # A block of one warp has no warps to wait for: it turns over at no cost.
+    turning = max(e["blocks"] / h["sms"] - max(round(slots), 1), 0.0) if e["block_warps"] > 1 else 0.0
     turnover = c * max(e["rounds"], 1.0) ** ex * turning / max(round(slots), 1) ** 2 / e["cps"]
     return busy + turnover + h["overhead_us"] * 1e-6
 

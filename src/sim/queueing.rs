@@ -18,7 +18,8 @@
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
 //! slot until its last warp ends, and every block that finishes idles its share of the SM while
 //! its slot turns over: `[timing] block_turnover_cycles` × rounds × (1 / blocks per SM)² per block
-//! that takes over a slot (large blocks lose more; the first wave's blocks start together). The
+//! that takes over a slot (large blocks lose more; the first wave's blocks start together; a block
+//! of one warp loses nothing, having no warps to wait for). The
 //! block dispatcher is one more station (`launch`: `[timing] block_launch_ns` per block, for the
 //! whole GPU), and partly written sectors cost the L2 at their own rate. A fixed launch overhead
 //! is added. Details and the measurements behind the constants: `docs/model.md`.
@@ -244,9 +245,14 @@ pub(crate) fn queueing(
     let throughput = mva_throughput(effective_warps, delay, &demands);
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
     // Only a block that takes over a slot another block left waits for it: the first wave's
-    // blocks start together (a launch of at most one wave turns nothing over).
+    // blocks start together (a launch of at most one wave turns nothing over). A block of one
+    // warp has no warps to wait for: its slot is free the moment its warp ends.
     let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
-    let blocks_turning_over = (launch.total_blocks as f64 / sms - slots).max(0.0);
+    let blocks_turning_over = if launch.occupancy.warps_per_block <= 1 {
+        0.0
+    } else {
+        (launch.total_blocks as f64 / sms - slots).max(0.0)
+    };
     let block_turnover_s =
         hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_turning_over
             / (slots * slots)
