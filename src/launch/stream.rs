@@ -42,7 +42,7 @@ impl StreamTotals {
         let parts = SimpleParts::new(launch, &rules);
         // A few chunks of blocks per thread, each summed in block order and stopping at its
         // first error, so that the error reported is the first in block order; a block of the
-        // simple form whose warps are those of the block before it has its totals.
+        // simple form whose warps are those of the block before it takes that block's totals.
         let chunk = (launch.total_blocks)
             .div_ceil(4 * rayon::current_num_threads() as u64)
             .max(1);

@@ -1407,15 +1407,16 @@ pub fn instruction_counts(
     let affine = cx.accesses.iter().all(PreparedAccess::has_affine_index);
     // Blocks in a few chunks per thread, each with its own worker and its own blocks worked out
     // (a worker is too large to move from block to block as a fold's state); the counts are sums,
-    // the same however the blocks are cut.
+    // the same however the blocks are cut. Each chunk stops at its first error and the chunks are
+    // read in order, so the error reported is the first in block order on any thread count.
     let chunk = launch
         .total_blocks
         .div_ceil(4 * rayon::current_num_threads() as u64)
         .max(1);
     let chunks = launch.total_blocks.div_ceil(chunk);
-    let counters = (0..chunks)
+    let sums: Vec<Result<L1Counters>> = (0..chunks)
         .into_par_iter()
-        .map(|c| -> Result<L1Counters> {
+        .map(|c| {
             let mut w = SmWorker::counting(track_compulsory);
             let mut known: HashMap<Vec<i64>, L1Counters, ahash::RandomState> = HashMap::default();
             let mut key = Vec::new();
@@ -1425,8 +1426,8 @@ pub fn instruction_counts(
                 let warps = block_warps(launch, b)?;
                 if affine {
                     block_key_into(cx, &warps, block_xyz, &mut key);
-                    if let Some(c) = known.get(key.as_slice()) {
-                        w.counters.add(c);
+                    if let Some(counts) = known.get(key.as_slice()) {
+                        w.counters.add(counts);
                         continue;
                     }
                 }
@@ -1438,10 +1439,11 @@ pub fn instruction_counts(
             }
             Ok(w.counters)
         })
-        .try_reduce(L1Counters::default, |mut a, b| {
-            a.add(&b);
-            Ok(a)
-        })?;
+        .collect();
+    let mut counters = L1Counters::default();
+    for c in sums {
+        counters.add(&c?);
+    }
     Ok(Some(counters))
 }
 
