@@ -19,6 +19,11 @@ const SHAPES: &str = "32x8x4,16x16x4,64x4x4,32x4x8,8x8x16,128x2x4,256x1x4,16x4x1
 
 /// The arguments of `rank` of star4 on 128×128×256 over [`SHAPES`], then `extra`.
 fn rank_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    rank_args_over(SHAPES, extra)
+}
+
+/// The arguments of `rank` of star4 on 128×128×256 over `blocks`, then `extra`.
+fn rank_args_over<'a>(blocks: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let base = [
         "rank",
         "--kernel",
@@ -28,7 +33,7 @@ fn rank_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
         "--domain",
         "128x128x256",
         "--blocks",
-        SHAPES,
+        blocks,
     ];
     [&base[..], extra].concat()
 }
@@ -307,19 +312,7 @@ fn a_screening_plan_counts_the_head_and_the_waves_right_after_it() {
 
 #[test]
 fn a_lone_shape_is_simulated_exactly_without_a_race() {
-    let args = [
-        "rank",
-        "--kernel",
-        "star4",
-        "--hw",
-        HW,
-        "--domain",
-        "128x128x256",
-        "--blocks",
-        "32x8x4",
-        "--format",
-        "csv",
-    ];
+    let args = rank_args_over("32x8x4", &["--format", "csv"]);
     let (code, default, err) = gputraffic(&args);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("note:"), "{err}");
