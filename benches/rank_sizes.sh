@@ -6,14 +6,19 @@
 # launch, the issue's yardstick (docs/performance.md, "rank: screen, then confirm").
 #
 #   benches/rank_sizes.sh [KERNEL [HW [DOMAIN]]]      (default: star4 h200 256x256x256)
+#   BIN=path/to/gputraffic benches/rank_sizes.sh ...  (a built binary: no cargo build; e.g. on a GPU host)
 #
 # The sets: eight shapes near the best (a code generator's short list), all-256 (42) and
 # all-128,all-256,all-512 (126). --exact of 126 shapes of star4 256^3 takes some minutes of CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kernel=${1:-star4} hw=${2:-h200} domain=${3:-256x256x256}
-cargo build --release >&2
-bin=target/release/gputraffic
+if [[ -n ${BIN:-} ]]; then
+  bin=$BIN
+else
+  cargo build --release >&2
+  bin=target/release/gputraffic
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # CPU seconds, wall seconds and peak MB of one command; its stdout to $tmp/out.
@@ -23,6 +28,7 @@ measure() {
 }
 launch=(--kernel "$kernel" --hw "$hw" --domain "$domain")
 read -r cpu wall mb < <(measure "$bin" simulate "${launch[@]}" --block 32x8x4)
+echo "machine: $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$kernel $hw $domain: one exact simulate of 32x8x4: $cpu s CPU, $wall s wall, $mb MB"
 printf '%-8s %6s | %9s %9s %7s | %9s %9s %7s | %-10s %-10s %7s\n' set shapes \
   "default" "wall" "MB" "--exact" "wall" "MB" "exact 1st" "default 1st" "gap %"
