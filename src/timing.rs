@@ -47,7 +47,7 @@ pub struct TimeEstimate {
     /// Of those, the warps the queueing model runs (at most the warps an SM has in all).
     pub effective_warps: f64,
     /// The queueing model's time beyond the bandwidth bound: memory latency the resident warps
-    /// do not hide (seconds; part of `predicted_s`).
+    /// do not hide, the last partial wave's included (seconds; part of `predicted_s`).
     pub latency_s: f64,
     /// Time the SMs lose to blocks turning over in their slots (seconds; part of `predicted_s`).
     pub block_turnover_s: f64,
@@ -575,6 +575,70 @@ mod tests {
         assert_eq!(
             estimate(&hw, &k, &l, &inputs, Some(1.0)).block_turnover_s,
             0.0
+        );
+    }
+
+    #[test]
+    fn a_slot_turns_over_at_one_cost_however_many_rounds_its_blocks_run() {
+        let (mut hw, k, mut l) = setup("h200", "star1");
+        hw.timing.block_turnover_cycles = 1000.0;
+        l.total_blocks = 396;
+        // One block per SM takes over a slot, at 1000 / 2^2 cycles, whether its warps run one
+        // round or 256 (validation/turnover.cu: the same copy in longer blocks runs faster).
+        for rounds in [1.0, 16.0, 256.0] {
+            let inputs = TimeInputs {
+                dram_bytes: Some(1e8),
+                rounds_per_warp: rounds,
+                ..Default::default()
+            };
+            let t = estimate(&hw, &k, &l, &inputs, Some(1.0)).block_turnover_s;
+            assert!((t - 250e-9).abs() < 1e-18, "{rounds} rounds: {t}");
+        }
+    }
+
+    #[test]
+    fn the_last_partial_wave_runs_at_its_own_population() {
+        // One SM with 4 slots of one-warp blocks, a 1000-cycle delay and a 10-cycle queue.
+        let time = |blocks: u64| {
+            let (mut hw, k, mut l) = setup("h200", "copy");
+            hw.sm.count = 1;
+            hw.timing.dram_latency_cycles = 1000.0;
+            hw.timing.loaded_latency_factor = 1.0;
+            hw.timing.latency_per_load_factor = 0.0;
+            hw.timing.launch_overhead_us = 0.0;
+            hw.timing.block_launch_ns = None;
+            hw.bandwidth.l2_gbs = None;
+            hw.bandwidth.dram_gbs = Some(100.0);
+            l.total_blocks = blocks;
+            l.occupancy.warps_per_block = 1;
+            l.occupancy.blocks_per_sm = 4;
+            // 1000 B of DRAM traffic per warp at 100 GB/s: 10 cycles per warp at 1 GHz.
+            let inputs = TimeInputs {
+                dram_bytes: Some(blocks as f64 * 1000.0),
+                active_warps: Some(blocks as f64),
+                ..Default::default()
+            };
+            estimate(&hw, &k, &l, &inputs, Some(1.0)).predicted_s * 1e9
+        };
+        let full = mva_throughput(4.0, 1000.0, &[10.0]);
+        // Two whole waves go at the full population's pace; so does one wave alone.
+        assert!((time(8) - 8.0 / full).abs() < 1e-6, "{}", time(8));
+        assert!((time(4) - 4.0 / full).abs() < 1e-6, "{}", time(4));
+        // A wave and a half: the last two blocks run on their own, at two warps' pace, taking
+        // a warp's whole life there (2 / X(2)) instead of their share of the full pace (2 / X(4)).
+        let half = mva_throughput(2.0, 1000.0, &[10.0]);
+        let expected = 6.0 / full + 2.0 / half - 2.0 / full;
+        assert!(
+            (time(6) - expected).abs() < 1e-6,
+            "{} against {expected}",
+            time(6)
+        );
+        // Almost latency-bound, that is close to two whole waves' time.
+        assert!(
+            (time(6) / time(8) - 1.0).abs() < 0.02,
+            "{} {}",
+            time(6),
+            time(8)
         );
     }
 

@@ -1,6 +1,7 @@
 //! The time model's hardware rules against the measurements that settle them (issue 53): the
 //! block dispatcher's pace (empty blocks at two clocks), the L2's rate for partly written sectors
-//! (validation/store_patterns.cu), and the counts the simulator feeds them (partly written
+//! (validation/store_patterns.cu), a slot's turnover whatever its blocks' rounds
+//! (validation/turnover.cu), and the counts the simulator feeds them (partly written
 //! sectors, block counts) on the measured kernel families of tests/data/h200/.
 
 use gputraffic::Bound;
@@ -103,6 +104,56 @@ fn at_the_dispatchers_pace(
         checked += 1;
     }
     checked
+}
+
+#[test]
+fn a_slot_turns_over_at_a_cost_that_does_not_grow_with_its_blocks_rounds() {
+    // validation/turnover.cu: one copy of 2^28 doubles in blocks whose warps run 1 to 256
+    // rounds. Were a slot's turnover to cost in proportion to its block's rounds, as the model
+    // had it until 2026-11-29, the blocks' count falling as their rounds grow would leave the
+    // time as it is. It falls instead: fewer, longer blocks turn over less often.
+    let dir = "tests/data/h200/turnover";
+    let m = ncu(&format!("{dir}/ncu.csv"));
+    let lines = launches(&format!("{dir}/launches.txt"));
+    let time = |kernel: &str, rounds: &str, block: &str| {
+        let i = (lines.iter())
+            .position(|l| l[0] == kernel && l[1] == rounds && l[2] == block)
+            .unwrap();
+        m[i]["gpu__time_duration.sum"]
+    };
+    // At full occupancy (2 to 8 blocks per SM) and at 4 blocks per SM: 16 rounds run at least
+    // 4% faster than one, and 256 within 3% of 16.
+    for (kernel, block, faster) in [
+        ("copy_rounds", "256", 1.05),
+        ("copy_rounds", "1024", 1.15),
+        ("copy_rounds_smem48", "64", 1.4),
+        ("copy_rounds_smem48", "256", 1.35),
+    ] {
+        let (one, sixteen) = (time(kernel, "1", block), time(kernel, "16", block));
+        assert!(
+            one > faster * sixteen,
+            "{kernel} {block}: {one} against {sixteen} ns"
+        );
+        let long = time(kernel, "256", block);
+        assert!(
+            (long / sixteen - 1.0).abs() < 0.03,
+            "{kernel} {block}: {long} ns"
+        );
+    }
+    // Per block that turns over (the blocks' count falls 4x from 1 to 4 rounds, and again
+    // from 4 to 16): 1024-thread blocks of 16 rounds cost the GPU about what blocks of one do,
+    // 0.9-1.0 ns each, not 16 times as much.
+    let blocks = |rounds: f64| (1u64 << 28) as f64 / (1024.0 * rounds);
+    let per_block = |a: &str, b: &str, ra: f64, rb: f64| {
+        (time("copy_rounds", a, "1024") - time("copy_rounds", b, "1024"))
+            / (blocks(ra) - blocks(rb))
+    };
+    let short = per_block("1", "4", 1.0, 4.0);
+    let long = per_block("4", "16", 4.0, 16.0);
+    assert!(
+        (0.8..1.1).contains(&short) && (0.8..1.1).contains(&long),
+        "{short} {long} ns"
+    );
 }
 
 #[test]

@@ -593,8 +593,9 @@ pub struct TimingConfig {
     /// issue, and the later return of a longer round; fitted with `loaded_latency_factor`).
     pub latency_per_load_factor: f64,
     /// SM cycles a finishing block costs, scaled by the square of its share of the SM's block
-    /// slots and by its warps' rounds of loads: while a block's last warps finish and the next
-    /// block starts, its share of the SM idles for a time that grows with the block (fitted).
+    /// slots: while a block's last warps finish and the next block starts, its share of the SM
+    /// idles for a time that grows with the block (fitted; the same however many rounds of
+    /// loads its warps run, as `validation/turnover.cu` measured).
     pub block_turnover_cycles: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     pub launch_overhead_us: f64,

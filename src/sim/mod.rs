@@ -32,7 +32,7 @@ use crate::input::hw::HwConfig;
 use crate::launch::Launch;
 use crate::launch::stream::StreamTotals;
 use crate::sim::l2::{L2Router, RequestList, ShardedL2};
-use crate::sim::queueing::{TimeInputs, busy_seconds, busy_seconds_at};
+use crate::sim::queueing::{TimeInputs, busy_seconds_at, steady_busy_seconds};
 use crate::sim::schedule::{Issued, Scheduler};
 use crate::sim::sm_stage::{GenContext, L1Counters, SmWorker};
 use rayon::prelude::*;
@@ -307,9 +307,10 @@ fn l2_counts(l2: &ShardedL2) -> Counts {
 /// The chance that the block after one dispatched to a GPC goes to another of its freed slots
 /// ([`Scheduler::gpc_chain`]): the GPC's block rate times `schedule.gpc_window_ns` (0 without
 /// one). The rate is the launch's blocks over its GPCs and its time, which the simulation has
-/// yet to work out: the time model's busy time with each array the kernel touches moved to or
-/// from DRAM once, at the launch's active warps and their mean rounds of loads, `streams` (an
-/// L1-bound launch takes longer, so its chance is overstated). The streams depend only on the
+/// yet to work out: the time model's busy time while every slot is taken
+/// ([`steady_busy_seconds`]) with each array the kernel touches moved to or from DRAM once, at
+/// the launch's active warps and their mean rounds of loads, `streams` (an L1-bound launch takes
+/// longer, so its chance is overstated). The streams depend only on the
 /// instructions each warp issues, so every way of writing a program draws alike.
 pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) -> f32 {
     let window_ns = hw.schedule.gpc_window_ns.unwrap_or(0.0);
@@ -336,7 +337,7 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
         rounds_per_warp: streams.rounds_per_warp(),
         ..Default::default()
     };
-    let seconds = busy_seconds(hw, launch, &inputs);
+    let seconds = steady_busy_seconds(hw, launch, &inputs);
     let gpcs = hw.gpc_of_sms().into_iter().max().map_or(1, |g| g + 1);
     let blocks_per_ns = launch.total_blocks as f64 / gpcs as f64 / (seconds * 1e9);
     (blocks_per_ns * window_ns).clamp(0.0, 1.0) as f32

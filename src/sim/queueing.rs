@@ -17,9 +17,10 @@
 //! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
 //! slot until its last warp ends, and every block that finishes idles its share of the SM while
-//! its slot turns over: `[timing] block_turnover_cycles` × rounds × (1 / blocks per SM)² per block
-//! that takes over a slot (large blocks lose more; the first wave's blocks start together; a block
-//! of one warp loses nothing, having no warps to wait for). The
+//! its slot turns over: `[timing] block_turnover_cycles` × (1 / blocks per SM)² per block that
+//! takes over a slot, however many rounds it runs (large blocks lose more; the first wave's blocks
+//! start together; a block of one warp loses nothing, having no warps to wait for). The last,
+//! partial wave runs at its own, smaller population ([`last_wave_cycles`]). The
 //! block dispatcher is one more station (`launch`: `[timing] block_launch_ns` per block, for the
 //! whole GPU), and partly written sectors cost the L2 at their own rate. A fixed launch overhead
 //! is added. Details and the measurements behind the constants: `docs/model.md`.
@@ -121,8 +122,11 @@ pub(crate) struct Queueing {
     pub(crate) loads_per_round: f64,
     /// Warps of the launch with a lane inside the guard.
     pub(crate) active_warps: f64,
-    /// The queueing network's time, without the block turnover and the launch overhead.
+    /// The queueing network's time (the last partial wave's included), without the block
+    /// turnover and the launch overhead.
     pub(crate) busy_s: f64,
+    /// Of `busy_s`, what the last, partial wave adds ([`last_wave_cycles`]).
+    pub(crate) last_wave_s: f64,
     pub(crate) predicted_s: f64,
 }
 
@@ -130,6 +134,16 @@ pub(crate) struct Queueing {
 /// the launch overhead), at the boost clock.
 pub fn busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
     busy_seconds_at(hw, launch, inputs, None)
+}
+
+/// [`busy_seconds`] without the last, partial wave's slower end ([`last_wave_cycles`]): the pace
+/// of the SMs while every slot is taken, at the boost clock. The dispatcher's GPC chance takes
+/// this: it is about how fast blocks are handed out while they are, and it keeps the chance
+/// independent of how a program is written (the last wave's small population makes the delay
+/// count, and the delay's loads per round fall back on the program's text where unknown).
+pub fn steady_busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
+    let q = queueing(hw, launch, inputs, None);
+    q.predicted_s - q.last_wave_s - hw.timing.launch_overhead_us * 1e-6
 }
 
 /// [`busy_seconds`] at `clock_ghz` (the config's boost clock when `None`).
@@ -140,6 +154,32 @@ pub fn busy_seconds_at(
     clock_ghz: Option<f64>,
 ) -> f64 {
     queueing(hw, launch, inputs, clock_ghz).predicted_s - hw.timing.launch_overhead_us * 1e-6
+}
+
+/// What the last, partial wave of blocks adds to the steady pace, in cycles: an SM whose last
+/// blocks fill only part of its slots runs them with fewer warps to hide the delay, so they take
+/// the life of a warp at that population, not their share of the full one's pace
+/// (`throughput`, warps per cycle). Nothing for a launch of at most one wave (its population is
+/// the resident warps already) or of whole waves. The blocks of the last wave are spread evenly
+/// over the SMs, as the steady pace spreads every block.
+fn last_wave_cycles(
+    launch: &Launch,
+    sms: f64,
+    active_per_block: f64,
+    delay: f64,
+    demands: &[f64],
+    throughput: f64,
+) -> f64 {
+    let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
+    let waves = launch.total_blocks as f64 / sms / slots;
+    let part = waves - waves.floor();
+    if waves <= 1.0 || part <= 0.0 {
+        return 0.0;
+    }
+    let warps = part * slots * active_per_block;
+    let population = warps.max(1.0);
+    let life = population / mva_throughput(population, delay, demands);
+    (life - warps / throughput).max(0.0)
 }
 
 /// The limiters and the per-SM queueing model (the time model's [`crate::timing::estimate`]
@@ -253,11 +293,14 @@ pub(crate) fn queueing(
     } else {
         (launch.total_blocks as f64 / sms - slots).max(0.0)
     };
+    // A slot turns over at the same cost however long its blocks run (validation/turnover.cu:
+    // the same copy in blocks of 1 to 256 rounds per warp runs faster, not slower, as the
+    // blocks get fewer and longer).
     let block_turnover_s =
-        hw.timing.block_turnover_cycles * inputs.rounds_per_warp.max(1.0) * blocks_turning_over
-            / (slots * slots)
-            / cycles_per_s;
-    let busy_s = warps_per_sm / throughput / cycles_per_s;
+        hw.timing.block_turnover_cycles * blocks_turning_over / (slots * slots) / cycles_per_s;
+    let last_wave = last_wave_cycles(launch, sms, active_per_block, delay, &demands, throughput);
+    let busy_s = (warps_per_sm / throughput + last_wave) / cycles_per_s;
+    let last_wave_s = last_wave / cycles_per_s;
     let predicted_s = busy_s + block_turnover_s + hw.timing.launch_overhead_us * 1e-6;
     Queueing {
         clock,
@@ -272,6 +315,7 @@ pub(crate) fn queueing(
         loads_per_round,
         active_warps: warps,
         busy_s,
+        last_wave_s,
         predicted_s,
     }
 }

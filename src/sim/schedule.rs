@@ -1883,7 +1883,8 @@ body = [
         let hw = HwConfig::load("h100-sxm").unwrap();
         assert_eq!(hw.schedule.gpc_window_ns, Some(4.5));
         let l = launch_on(&hw, [256, 1, 1], [256, 256, 256]);
-        // Both arrays once to or from DRAM, at the launch's active warps, through the time model.
+        // Both arrays once to or from DRAM, at the launch's active warps, through the time
+        // model while every slot is taken.
         let footprint = 2.0 * 264.0 * 264.0 * 264.0 * 8.0;
         let inputs = crate::sim::queueing::TimeInputs {
             dram_bytes: Some(footprint),
@@ -1891,7 +1892,7 @@ body = [
             rounds_per_warp: 1.0,
             ..Default::default()
         };
-        let busy_ns = crate::sim::queueing::busy_seconds(&hw, &l, &inputs) * 1e9;
+        let busy_ns = crate::sim::queueing::steady_busy_seconds(&hw, &l, &inputs) * 1e9;
         let chance = gpc_chance(&l, &hw) as f64;
         assert!(
             (chance - 4.5 * 65536.0 / 8.0 / busy_ns).abs() < 1e-6,
