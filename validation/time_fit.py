@@ -23,7 +23,7 @@ runs below 97 % of its fastest (the objective of the shipped fit), over all laun
 each kernel family held out in turn (fitted without it, scored on it).
 
   validation/time_fit.py REPORT.json ... [--family-cv] [--show=(a,b,C,e,split)]
-  e.g. validation/time_fit.py docs/data/validation-h*.json --family-cv   (the 530 launches of 2026-11-29, evening)
+  e.g. validation/time_fit.py docs/data/validation-h*.json --family-cv   (the 551 launches of 2026-11-29, night)
 """
 import collections, csv, json, math, pathlib, statistics, sys, tomllib
 

@@ -20,7 +20,7 @@
 //! its slot turns over: `[timing] block_turnover_cycles` × (1 / blocks per SM)² per block that
 //! takes over a slot, however many rounds it runs (large blocks lose more; the first wave's blocks
 //! start together; a block of one warp loses nothing, having no warps to wait for). The last,
-//! partial wave runs at its own, smaller population ([`last_wave_cycles`]). The
+//! partial wave runs at its own, smaller population (docs/model.md, "The last, partial wave"). The
 //! block dispatcher is one more station (`launch`: `[timing] block_launch_ns` per block, for the
 //! whole GPU), and partly written sectors cost the L2 at their own rate. A fixed launch overhead
 //! is added. Details and the measurements behind the constants: `docs/model.md`.
@@ -136,11 +136,12 @@ pub fn busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 
     busy_seconds_at(hw, launch, inputs, None)
 }
 
-/// [`busy_seconds`] without the last, partial wave's slower end ([`last_wave_cycles`]): the pace
-/// of the SMs while every slot is taken, at the boost clock. The dispatcher's GPC chance takes
-/// this: it is about how fast blocks are handed out while they are, and it keeps the chance
-/// independent of how a program is written (the last wave's small population makes the delay
-/// count, and the delay's loads per round fall back on the program's text where unknown).
+/// [`busy_seconds`] without the last, partial wave's slower end (whose blocks run with fewer
+/// warps than the slots hold): the pace of the SMs while every slot is taken, at the boost
+/// clock. The dispatcher's GPC chance takes this: it is about how fast blocks are handed out
+/// while they are, and it keeps the chance independent of how a program is written (the last
+/// wave's small population makes the delay count, and the delay's loads per round fall back on
+/// the program's text where unknown).
 pub fn steady_busy_seconds(hw: &HwConfig, launch: &Launch, inputs: &TimeInputs) -> f64 {
     let q = queueing(hw, launch, inputs, None);
     q.predicted_s - q.last_wave_s - hw.timing.launch_overhead_us * 1e-6
