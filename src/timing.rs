@@ -458,6 +458,11 @@ mod tests {
 
     /// A copy of 64 blocks of one warp on a one-SM GPU: hand-computed limits of the model.
     fn one_sm_copy(blocks_per_sm: u32, latency: f64) -> TimeEstimate {
+        one_sm_copy_of(64, blocks_per_sm, latency)
+    }
+
+    /// [`one_sm_copy`] with `blocks` blocks of one warp.
+    fn one_sm_copy_of(blocks: u64, blocks_per_sm: u32, latency: f64) -> TimeEstimate {
         let (mut hw, k, mut l) = setup("h200", "copy");
         hw.sm.count = 1;
         hw.timing.dram_latency_cycles = latency;
@@ -467,18 +472,18 @@ mod tests {
         hw.timing.launch_overhead_us = 0.0;
         hw.timing.block_launch_ns = None;
         hw.bandwidth.l2_gbs = None;
-        l.total_blocks = 64;
+        l.total_blocks = blocks;
         l.occupancy.warps_per_block = 1;
         l.occupancy.blocks_per_sm = blocks_per_sm;
-        // 64 warps, each moving 1000 B of DRAM traffic at 100 GB/s: 10 cycles per warp at 1 GHz.
+        // Each warp moves 1000 B of DRAM traffic at 100 GB/s: 10 cycles per warp at 1 GHz.
         hw.bandwidth.dram_gbs = Some(100.0);
         estimate(
             &hw,
             &k,
             &l,
             &TimeInputs {
-                dram_bytes: Some(64.0 * 1000.0),
-                active_warps: Some(64.0),
+                dram_bytes: Some(blocks as f64 * 1000.0),
+                active_warps: Some(blocks as f64),
                 ..Default::default()
             },
             Some(1.0),
@@ -599,27 +604,7 @@ mod tests {
     #[test]
     fn the_last_partial_wave_runs_at_its_own_population() {
         // One SM with 4 slots of one-warp blocks, a 1000-cycle delay and a 10-cycle queue.
-        let time = |blocks: u64| {
-            let (mut hw, k, mut l) = setup("h200", "copy");
-            hw.sm.count = 1;
-            hw.timing.dram_latency_cycles = 1000.0;
-            hw.timing.loaded_latency_factor = 1.0;
-            hw.timing.latency_per_load_factor = 0.0;
-            hw.timing.launch_overhead_us = 0.0;
-            hw.timing.block_launch_ns = None;
-            hw.bandwidth.l2_gbs = None;
-            hw.bandwidth.dram_gbs = Some(100.0);
-            l.total_blocks = blocks;
-            l.occupancy.warps_per_block = 1;
-            l.occupancy.blocks_per_sm = 4;
-            // 1000 B of DRAM traffic per warp at 100 GB/s: 10 cycles per warp at 1 GHz.
-            let inputs = TimeInputs {
-                dram_bytes: Some(blocks as f64 * 1000.0),
-                active_warps: Some(blocks as f64),
-                ..Default::default()
-            };
-            estimate(&hw, &k, &l, &inputs, Some(1.0)).predicted_s * 1e9
-        };
+        let time = |blocks: u64| one_sm_copy_of(blocks, 4, 1000.0).predicted_s * 1e9;
         let full = mva_throughput(4.0, 1000.0, &[10.0]);
         // Two whole waves go at the full population's pace; so does one wave alone.
         assert!((time(8) - 8.0 / full).abs() < 1e-6, "{}", time(8));
