@@ -321,12 +321,13 @@ pub fn rank(
         r
     };
     // The bound works out the L1 counts the addresses decide as a screen with these options
-    // would (`time_bound::lower_bound`): the screen takes them from it.
-    let shares_bound_counts = !opts.compulsory && !opts.lane_by_lane;
+    // would (`time_bound::lower_bound`, with the blocks' footprints where the compulsory volume
+    // is tracked): the screen takes them from it.
+    let shares_bound_counts = !opts.lane_by_lane;
     // The first pass: every shape simulated as the mode says, except in a race the shapes
     // whose lower bound already lies above the leader's upper end (`None` for those).
     let first_reports: Vec<(Report, bool)> = match mode {
-        RankMode::Screen => screen_in_rounds(&bound, clock_ghz, &|b, lower| {
+        RankMode::Screen => screen_in_rounds(&bound, clock_ghz, opts.compulsory, &|b, lower| {
             let exact_l1 = lower.filter(|_| shares_bound_counts).map(|r| r.counts.l1);
             run(b, first_pass, exact_l1)
         })?,
@@ -552,10 +553,13 @@ pub const SCREEN_ROUND: usize = 8;
 /// until the next shape's bound lies above the leader's upper end so far: that shape and all
 /// after it cannot be the fastest and are left unsimulated (with one round's shapes or fewer,
 /// no bounds are worked out: every shape is screened). Each shape's report: its screen's,
-/// or for a shape left unsimulated its bound's, with `false`.
+/// or for a shape left unsimulated its bound's, with `false`. `footprints`: the bounds count
+/// the blocks' distinct load sectors and lines too, as a simulation tracking the compulsory
+/// volume does.
 fn screen_in_rounds(
     bound: &[([u32; 3], Bound)],
     clock_ghz: Option<f64>,
+    footprints: bool,
     screen: &(dyn Fn(&Bound, Option<&Report>) -> Result<Report> + Sync),
 ) -> Result<Vec<(Report, bool)>> {
     // Shapes that fit in one round are all screened whatever their bounds: none worked out.
@@ -565,7 +569,9 @@ fn screen_in_rounds(
         bound
             .par_iter()
             .with_max_len(1)
-            .map(|(_, b)| time_bound::lower_bound(&b.kernel, &b.hw, &b.launch, clock_ghz))
+            .map(|(_, b)| {
+                time_bound::lower_bound(&b.kernel, &b.hw, &b.launch, clock_ghz, footprints)
+            })
             .collect::<Result<_>>()?
     };
     let bounds: Vec<f64> = (lower.iter())

@@ -36,15 +36,18 @@ use crate::timing;
 /// The lower bound of `launch`'s predicted time at `clock_ghz` (the base clock when `None`), as
 /// a report of the time model on the bound's counts (its `time.predicted_s` is the bound); `None`
 /// for a program whose warps are not of the simple form (its address-decided counts would need
-/// the simulation's cursors).
+/// the simulation's cursors). With `footprints`, its L1 counts include each block's distinct
+/// load sectors and lines (as a simulation tracking the compulsory volume counts them; the time
+/// model does not read them), so that a screen of the same shape can take all of them.
 pub fn lower_bound(
     kernel: &Kernel,
     hw: &HwConfig,
     launch: &Launch,
     clock_ghz: Option<f64>,
+    footprints: bool,
 ) -> Result<Option<Report>> {
     let cx = GenContext::new(launch, true);
-    let Some(mut l1) = sm_stage::instruction_counts(launch, &cx, false)? else {
+    let Some(mut l1) = sm_stage::instruction_counts(launch, &cx, footprints)? else {
         return Ok(None);
     };
     // The misses' replays need the L1's hits and misses: left out (they only add); what every
@@ -130,7 +133,7 @@ mod tests {
                 ..LaunchRequest::default()
             };
             let launch = Launch::new(&k, &hw, &req).unwrap();
-            let bound = lower_bound(&k, &hw, &launch, None).unwrap().unwrap();
+            let bound = lower_bound(&k, &hw, &launch, None, true).unwrap().unwrap();
             let exact = crate::sim::simulate(&launch, &hw, &Default::default()).unwrap();
             let inputs = timing::inputs_from_counts(&exact, &launch);
             let t = timing::estimate(&hw, &k, &launch, &inputs, None).predicted_s;

@@ -114,7 +114,8 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Counts> {
-    let (mut counts, _, gaps, merges, tally) = pipeline(launch, hw, opts, None, progress)?;
+    let (mut counts, _, gaps, merges, tally) =
+        pipeline(launch, hw, opts, None, opts.compulsory, progress)?;
     let tally = tally.as_ref();
     // Each array's share of a correction is the correction of its own gaps (both are linear in
     // the gaps, so the shares add up to the whole before rounding).
@@ -207,8 +208,6 @@ pub fn simulate_sampled_given(
     let Some(plan) = sample::WavePlan::new(launch, hw, sampling) else {
         return Ok(None);
     };
-    let (counts, tallies, gaps, merges, _) = pipeline(launch, hw, opts, Some(&plan), progress)?;
-    let mut e = sample::estimate(&plan, &tallies, counts.warp_instructions);
     // What the addresses alone decide is counted over every warp, not estimated: a wave's
     // labels cut warps' programs anywhere, so its share of loads and stores is not the
     // launch's, and the ratio estimate had them off by up to 0.2%.
@@ -219,6 +218,12 @@ pub fn simulate_sampled_given(
             sm_stage::instruction_counts(launch, &cx, opts.compulsory)?
         }
     };
+    // The blocks' distinct load sectors and lines are among those exact counts: the detailed
+    // waves need not probe the footprint tables at every load for them.
+    let probe_footprints = opts.compulsory && exact_l1.is_none();
+    let (counts, tallies, gaps, merges, _) =
+        pipeline(launch, hw, opts, Some(&plan), probe_footprints, progress)?;
+    let mut e = sample::estimate(&plan, &tallies, counts.warp_instructions);
     if let Some(l1) = &exact_l1 {
         let exact = sample::fields(&Counts {
             l1: *l1,
@@ -348,12 +353,15 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
 type PipelineTally = Option<(Vec<L1Counters>, by_array::L2Tally)>;
 
 /// The three-stage pipeline; with a `plan`, only its detailed waves reach the per-SM stage and
-/// the L2, and each counted wave's traffic is tallied by label.
+/// the L2, and each counted wave's traffic is tallied by label. `probe_footprints`: the SMs
+/// count each block's distinct load sectors and lines (the compulsory volume's L1 side);
+/// without, those counts stay zero for the caller to fill in.
 fn pipeline(
     launch: &Launch,
     hw: &HwConfig,
     opts: &SimOptions,
     plan: Option<&sample::WavePlan>,
+    probe_footprints: bool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(
     Counts,
@@ -371,7 +379,7 @@ fn pipeline(
     let router = L2Router::new(hw, opts.infinite_l2, shards);
     let l1_bytes = launch.l1_bytes(hw);
     let mut workers: Vec<SmWorker> = (0..n)
-        .map(|_| SmWorker::new(hw, l1_bytes, opts.infinite_l1, opts.compulsory, router))
+        .map(|_| SmWorker::new(hw, l1_bytes, opts.infinite_l1, probe_footprints, router))
         .collect();
     let range = opts.compulsory.then(|| {
         let lo = launch.arrays.iter().map(|a| a.base).min().unwrap_or(0);
