@@ -6,7 +6,7 @@
 # (LAUNCHES defaults to validation/NAME_launches.txt). Writes OUTDIR/ncu.csv (raw --csv
 # --print-units base export of validation/metrics.txt and four more), OUTDIR/run.log (the
 # program's "ID line" list), OUTDIR/sass.txt (cuobjdump -sass) and OUTDIR/ptxas.txt (registers
-# per kernel). families.sh, streams.sh and turnover.sh call it.
+# per kernel). families.sh, streams.sh, turnover.sh and lbm_parts.sh call it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage="usage: ncu_launches.sh NAME KERNEL_REGEX OUTDIR [LAUNCHES]"

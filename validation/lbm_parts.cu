@@ -1,0 +1,179 @@
+// The D3Q19 lattice-Boltzmann step of validation/families.cu taken apart (issue 53: predicted
+// 16-31% too fast on every shape, slower measured the more warps an SM holds): the same 19 + 19
+// streams of doubles in the same layout ((nx+2)(ny+2)(nz+2) cells per population, interior cells
+// only), with less of the kernel each time:
+//   lbm_full        the step itself (about 100 registers)
+//   lbm_pull        the pull's loads (each population from its upwind neighbour) stored as they
+//                   came: the same addresses, hardly any arithmetic, fewer registers
+//   lbm_same        each population loaded from and stored to the cell itself: no neighbours
+//   lbm_pull_s13    lbm_pull holding 13 KiB of shared memory a block (16 blocks an SM at most,
+//                   with the 1 KiB the driver reserves a block, of 228 KiB)
+//   lbm_pull_s27    the same with 27 KiB (8 blocks an SM at most)
+//   lbm_layout      lbm_same over a layout of its own: rows `pitch` doubles apart, the row's
+//                   cells from `xoff`, populations `cells` doubles apart (lbm_same is pitch nx+2,
+//                   xoff 1, cells (nx+2)(ny+2)(nz+2)): is it the rows' alignment, the sectors the
+//                   rows leave partly written, or the populations' spacing?
+//   lbm_shift       lbm_layout with the loads `lshift` and the stores `sshift` doubles past the
+//                   cell (rows `pitch` apart, populations `cells` apart): which of the two a
+//                   warp's access straddling sectors or lines costs
+// Each config line: kernel nx ny nz bx by bz [pitch xoff cells [sshift]] (lbm_layout's and
+// lbm_shift's; lbm_shift's xoff is lshift). Every launch gets freshly cudaMalloc'd arrays set to
+// a fluid at rest (freed after it), so ncu's ID i is the i-th config line. Prints "ID line".
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s\n", cudaGetErrorString(e)); exit(1); } } while (0)
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+#define Q 19
+
+__global__ void lbm_full(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz, double omega) {
+  const int cx[Q] = {0, 1, -1, 0, 0, 0, 0, 1, -1, 1, -1, 1, -1, 1, -1, 0, 0, 0, 0};
+  const int cy[Q] = {0, 0, 0, 1, -1, 0, 0, 1, 1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};
+  const int cz[Q] = {0, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1, 1, -1, -1, 1, 1, -1, -1};
+  const double w[Q] = {1. / 3, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18,
+                       1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36,
+                       1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36};
+  int x = blockIdx.x * blockDim.x + threadIdx.x + 1;
+  int y = blockIdx.y * blockDim.y + threadIdx.y + 1;
+  int z = blockIdx.z * blockDim.z + threadIdx.z + 1;
+  if (x > nx || y > ny || z > nz) return;
+  int pitch = nx + 2;
+  int plane = pitch * (ny + 2);
+  int cells = plane * (nz + 2);
+  int c = z * plane + y * pitch + x;
+  double fq[Q];
+  double rho = 0, ux = 0, uy = 0, uz = 0;
+#pragma unroll
+  for (int q = 0; q < Q; q++) {
+    fq[q] = f[q * cells + c - cz[q] * plane - cy[q] * pitch - cx[q]];
+    rho += fq[q];
+    ux += cx[q] * fq[q];
+    uy += cy[q] * fq[q];
+    uz += cz[q] * fq[q];
+  }
+  ux /= rho; uy /= rho; uz /= rho;
+  double usq = 1.5 * (ux * ux + uy * uy + uz * uz);
+#pragma unroll
+  for (int q = 0; q < Q; q++) {
+    double cu = 3.0 * (cx[q] * ux + cy[q] * uy + cz[q] * uz);
+    double feq = w[q] * rho * (1.0 + cu + 0.5 * cu * cu - usq);
+    g[q * cells + c] = fq[q] + omega * (feq - fq[q]);
+  }
+}
+
+// The pull's loads, all issued before the first store as in lbm_full (every store waits for
+// their sum), stored unchanged (plus PAD, the shared-memory variants' zero).
+#define PULL_BODY(SHIFT, PAD)                                                                \
+  const int ex[Q] = {0, 1, -1, 0, 0, 0, 0, 1, -1, 1, -1, 1, -1, 1, -1, 0, 0, 0, 0};         \
+  const int ey[Q] = {0, 0, 0, 1, -1, 0, 0, 1, 1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};         \
+  const int ez[Q] = {0, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1, 1, -1, -1, 1, 1, -1, -1};         \
+  int x = blockIdx.x * blockDim.x + threadIdx.x + 1;                                      \
+  int y = blockIdx.y * blockDim.y + threadIdx.y + 1;                                      \
+  int z = blockIdx.z * blockDim.z + threadIdx.z + 1;                                      \
+  if (x > nx || y > ny || z > nz) return;                                                 \
+  int pitch = nx + 2;                                                                     \
+  int plane = pitch * (ny + 2);                                                           \
+  int cells = plane * (nz + 2);                                                           \
+  int c = z * plane + y * pitch + x;                                                      \
+  double fq[Q];                                                                           \
+  _Pragma("unroll") for (int q = 0; q < Q; q++)                                           \
+    fq[q] = f[q * cells + c - (SHIFT) * (ez[q] * plane + ey[q] * pitch + ex[q])];         \
+  double s = 0.0;                                                                         \
+  _Pragma("unroll") for (int q = 0; q < Q; q++) s += fq[q];                               \
+  _Pragma("unroll") for (int q = 0; q < Q; q++) g[q * cells + c] = fq[q] + 0.0 * s + (PAD);
+
+__global__ void lbm_pull(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz) {
+  PULL_BODY(1, 0.0)
+}
+
+__global__ void lbm_same(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz) {
+  PULL_BODY(0, 0.0)
+}
+
+__global__ void lbm_pull_s13(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz) {
+  __shared__ double pad[1664];
+  pad[threadIdx.x] = 0.0;
+  __syncthreads();
+  double p = pad[threadIdx.x];  // keeps the shared memory (every store adds it)
+  PULL_BODY(1, p)
+}
+
+__global__ void lbm_pull_s27(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz) {
+  __shared__ double pad[3456];
+  pad[threadIdx.x] = 0.0;
+  __syncthreads();
+  double p = pad[threadIdx.x];  // keeps the shared memory (every store adds it)
+  PULL_BODY(1, p)
+}
+
+__global__ void lbm_layout(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz,
+                           int pitch, int xoff, int cells) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y + 1;
+  int z = blockIdx.z * blockDim.z + threadIdx.z + 1;
+  if (x >= nx || y > ny || z > nz) return;
+  int plane = pitch * (ny + 2);
+  int c = z * plane + y * pitch + x + xoff;
+  double fq[Q];
+#pragma unroll
+  for (int q = 0; q < Q; q++) fq[q] = f[q * cells + c];
+  double s = 0.0;
+#pragma unroll
+  for (int q = 0; q < Q; q++) s += fq[q];
+#pragma unroll
+  for (int q = 0; q < Q; q++) g[q * cells + c] = fq[q] + 0.0 * s;
+}
+
+__global__ void lbm_shift(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz,
+                          int pitch, int lshift, int cells, int sshift) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y + 1;
+  int z = blockIdx.z * blockDim.z + threadIdx.z + 1;
+  if (x >= nx || y > ny || z > nz) return;
+  int plane = pitch * (ny + 2);
+  int c = z * plane + y * pitch + x;
+  double fq[Q];
+#pragma unroll
+  for (int q = 0; q < Q; q++) fq[q] = f[q * cells + c + lshift];
+  double s = 0.0;
+#pragma unroll
+  for (int q = 0; q < Q; q++) s += fq[q];
+#pragma unroll
+  for (int q = 0; q < Q; q++) g[q * cells + c + sshift] = fq[q] + 0.0 * s;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) { printf("usage: lbm_parts LAUNCHES\n"); return 1; }
+  FILE* fl = fopen(argv[1], "r"); if (!fl) { printf("cannot open %s\n", argv[1]); return 1; }
+  char line[256]; int id = 0;
+  while (fgets(line, sizeof line, fl)) {
+    char k[32]; int nx, ny, nz, bx, by, bz, pitch = 0, xoff = 0, lcells = 0, sshift = 0;
+    if (line[0] == '#' || sscanf(line, "%31s %d %d %d %d %d %d %d %d %d %d", k, &nx, &ny, &nz, &bx, &by, &bz, &pitch, &xoff, &lcells, &sshift) < 7) continue;
+    size_t cells = lcells ? (size_t)lcells : (size_t)(nx + 2) * (ny + 2) * (nz + 2);
+    double *f, *g;
+    CK(cudaMalloc(&f, Q * cells * 8)); CK(cudaMalloc(&g, Q * cells * 8));
+    CK(cudaMemset(g, 0, Q * cells * 8));
+    double h[Q] = {1. / 3, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 36, 1. / 36, 1. / 36,
+                   1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36};
+    double* tmp = (double*)malloc(cells * sizeof(double));
+    for (int q = 0; q < Q; q++) {
+      for (size_t i = 0; i < cells; i++) tmp[i] = h[q];
+      CK(cudaMemcpy(f + q * cells, tmp, cells * sizeof(double), cudaMemcpyHostToDevice));
+    }
+    free(tmp);
+    dim3 grid(cdiv(nx, bx), cdiv(ny, by), cdiv(nz, bz)), b(bx, by, bz);
+    if (!strcmp(k, "lbm_full")) lbm_full<<<grid, b>>>(f, g, nx, ny, nz, 1.7);
+    else if (!strcmp(k, "lbm_pull")) lbm_pull<<<grid, b>>>(f, g, nx, ny, nz);
+    else if (!strcmp(k, "lbm_same")) lbm_same<<<grid, b>>>(f, g, nx, ny, nz);
+    else if (!strcmp(k, "lbm_pull_s13")) lbm_pull_s13<<<grid, b>>>(f, g, nx, ny, nz);
+    else if (!strcmp(k, "lbm_pull_s27")) lbm_pull_s27<<<grid, b>>>(f, g, nx, ny, nz);
+    else if (!strcmp(k, "lbm_layout")) lbm_layout<<<grid, b>>>(f, g, nx, ny, nz, pitch, xoff, lcells);
+    else if (!strcmp(k, "lbm_shift")) lbm_shift<<<grid, b>>>(f, g, nx, ny, nz, pitch, xoff, lcells, sshift);
+    else { printf("unknown kernel %s\n", k); return 1; }
+    CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+    CK(cudaFree(f)); CK(cudaFree(g));
+    printf("%d %s", id++, line);
+  }
+  return 0;
+}
