@@ -164,7 +164,7 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
     // population loaded `lshift` and stored `sshift` doubles past the cell, rows 160 doubles (10
     // lines) apart. Only a store that leaves sectors partly written costs time: the warps'
     // neighbours complete those sectors in the L2, and the DRAM moves 3-4 % more sectors, yet the
-    // kernel runs 20-40 % longer, the more so in narrow blocks. A load 8 bytes off, or a load or
+    // kernel runs 20-45 % longer, the more so in narrow blocks. A load 8 bytes off, or a load or
     // store a whole sector off its line, costs at most 3 %.
     let dir = "tests/data/h200/lbm_parts";
     let m = ncu(&format!("{dir}/ncu.csv"));
@@ -195,9 +195,36 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
             );
         }
     }
-    // Narrow blocks pay more: 8 bytes off costs 32-wide blocks 39 %, 256-wide ones 23 %.
+    // Narrow blocks pay more: 8 bytes off costs 32-wide blocks 37 %, 256-wide ones 23 %.
     let cost = |bx: &str| shift(bx, "0", "1") / shift(bx, "0", "0") - 1.0;
-    assert!(cost("32") > 0.35 && (0.2..0.27).contains(&cost("256")));
+    assert!(cost("32") > 0.33 && (0.2..0.27).contains(&cost("256")));
+    // On whole rows of 256 doubles it is the block's width W in warps that decides, not its
+    // size: the stores 8 bytes off add about 50 us for the 2.43 M sectors that two warps write
+    // in part (49 per ns) and 83 us / W more for those whose two writers are two blocks (29
+    // per ns), within 6 us at every width and height.
+    let row = |bx: &str, by: &str, sshift: &str| {
+        let i = (lines.iter())
+            .position(|l| l[1] == "256" && l[4] == bx && l[5] == by && l[10] == sshift)
+            .unwrap_or_else(|| panic!("{bx}x{by} {sshift}"));
+        m[i]["gpu__time_duration.sum"] / 1e3
+    };
+    for (bx, by, warps_wide) in [
+        ("32", "1", 1.0),
+        ("32", "2", 1.0),
+        ("32", "8", 1.0),
+        ("64", "1", 2.0),
+        ("64", "4", 2.0),
+        ("128", "1", 4.0),
+        ("128", "2", 4.0),
+        ("256", "1", 8.0),
+    ] {
+        let extra_us = row(bx, by, "1") - row(bx, by, "0");
+        let law = 49.6 + 83.1 / warps_wide;
+        assert!(
+            (extra_us - law).abs() < 6.0,
+            "{bx}x{by}: {extra_us} us more, the law {law}"
+        );
+    }
     // The step's own layout (rows of 162 doubles, the interior from the second) is as slow with
     // its arithmetic, its neighbours' offsets or neither, at 8 warps an SM as at 30: the stores'
     // alignment, not the registers, the occupancy or page locality, sets its pace. Aligned rows
@@ -214,7 +241,7 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
         layout("32", "162", "1", "4456448"),
     ] {
         assert!(
-            (other / same - 1.0).abs() < 0.05,
+            (other / same - 1.0).abs() < 0.06,
             "{other} against {same} ns"
         );
     }
