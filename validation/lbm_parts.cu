@@ -1,10 +1,10 @@
 // The D3Q19 lattice-Boltzmann step of validation/families.cu taken apart (issue 53: predicted
-// 16-31% too fast on every shape, slower measured the more warps an SM holds): the same 19 + 19
+// 16-31% too fast on every shape, and measured slower the narrower its blocks): the same 19 + 19
 // streams of doubles in the same layout ((nx+2)(ny+2)(nz+2) cells per population, interior cells
 // only), with less of the kernel each time:
-//   lbm_full        the step itself (about 100 registers)
+//   lbm_full        the step itself (72 registers)
 //   lbm_pull        the pull's loads (each population from its upwind neighbour) stored as they
-//                   came: the same addresses, hardly any arithmetic, fewer registers
+//                   came: the same addresses, hardly any arithmetic, 48 registers
 //   lbm_same        each population loaded from and stored to the cell itself: no neighbours
 //   lbm_pull_s13    lbm_pull holding 13 KiB of shared memory a block (16 blocks an SM at most,
 //                   with the 1 KiB the driver reserves a block, of 228 KiB)
