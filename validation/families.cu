@@ -44,41 +44,9 @@ __global__ void transpose_f32(const float* __restrict__ in, float* __restrict__ 
   if (x < nx && y < ny) out[x * ny + y] = in[y * nx + x];
 }
 
-// D3Q19 velocities: rest, 6 faces, 12 edges.
-#define Q 19
+#include "lbm_d3q19.cuh"
 __global__ void lbm_d3q19(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz, double omega) {
-  const int cx[Q] = {0, 1, -1, 0, 0, 0, 0, 1, -1, 1, -1, 1, -1, 1, -1, 0, 0, 0, 0};
-  const int cy[Q] = {0, 0, 0, 1, -1, 0, 0, 1, 1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};
-  const int cz[Q] = {0, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1, 1, -1, -1, 1, 1, -1, -1};
-  const double w[Q] = {1. / 3, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18,
-                       1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36,
-                       1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36};
-  int x = blockIdx.x * blockDim.x + threadIdx.x + 1;
-  int y = blockIdx.y * blockDim.y + threadIdx.y + 1;
-  int z = blockIdx.z * blockDim.z + threadIdx.z + 1;
-  if (x > nx || y > ny || z > nz) return;
-  int pitch = nx + 2;
-  int plane = pitch * (ny + 2);
-  int cells = plane * (nz + 2);
-  int c = z * plane + y * pitch + x;
-  double fq[Q];
-  double rho = 0, ux = 0, uy = 0, uz = 0;
-#pragma unroll
-  for (int q = 0; q < Q; q++) {  // pull: the population that streams into c
-    fq[q] = f[q * cells + c - cz[q] * plane - cy[q] * pitch - cx[q]];
-    rho += fq[q];
-    ux += cx[q] * fq[q];
-    uy += cy[q] * fq[q];
-    uz += cz[q] * fq[q];
-  }
-  ux /= rho; uy /= rho; uz /= rho;
-  double usq = 1.5 * (ux * ux + uy * uy + uz * uz);
-#pragma unroll
-  for (int q = 0; q < Q; q++) {
-    double cu = 3.0 * (cx[q] * ux + cy[q] * uy + cz[q] * uz);
-    double feq = w[q] * rho * (1.0 + cu + 0.5 * cu * cu - usq);
-    g[q * cells + c] = fq[q] + omega * (feq - fq[q]);
-  }
+  lbm_d3q19_step(f, g, nx, ny, nz, omega);
 }
 
 __global__ void triad_f32(float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float s, int n) {
@@ -120,17 +88,7 @@ int main(int argc, char** argv) {
     else { printf("unknown kernel %s\n", k); return 1; }
     void* a[3] = {0, 0, 0};
     for (int j = 0; j < arrays; j++) { CK(cudaMalloc(&a[j], n1 * elem)); CK(cudaMemset(a[j], 0, n1 * elem)); }
-    if (!strcmp(k, "lbm_d3q19")) {  // a fluid at rest: f = w, so rho = 1 and no division by zero
-      double h[Q] = {1. / 3, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 36, 1. / 36, 1. / 36,
-                     1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36};
-      size_t cells = n1 / Q;
-      double* tmp = (double*)malloc(cells * sizeof(double));
-      for (int q = 0; q < Q; q++) {
-        for (size_t i = 0; i < cells; i++) tmp[i] = h[q];
-        CK(cudaMemcpy((double*)a[0] + q * cells, tmp, cells * sizeof(double), cudaMemcpyHostToDevice));
-      }
-      free(tmp);
-    }
+    if (!strcmp(k, "lbm_d3q19")) CK(lbm_fluid_at_rest((double*)a[0], n1 / Q));  // rho = 1
     if (!strcmp(k, "jacobi2d_f32")) jacobi2d_f32<<<dim3(cdiv(p1, bx), cdiv(p2, by)), b>>>((const float*)a[0], (float*)a[1], p1, p2);
     if (!strcmp(k, "jacobi2d_f64")) jacobi2d_f64<<<dim3(cdiv(p1, bx), cdiv(p2, by)), b>>>((const double*)a[0], (double*)a[1], p1, p2);
     if (!strcmp(k, "transpose_f32")) transpose_f32<<<dim3(cdiv(p1, bx), cdiv(p2, by)), b>>>((const float*)a[0], (float*)a[1], p1, p2);

@@ -25,49 +25,16 @@
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s\n", cudaGetErrorString(e)); exit(1); } } while (0)
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
-#define Q 19
+#include "lbm_d3q19.cuh"
 
 __global__ void lbm_full(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz, double omega) {
-  const int cx[Q] = {0, 1, -1, 0, 0, 0, 0, 1, -1, 1, -1, 1, -1, 1, -1, 0, 0, 0, 0};
-  const int cy[Q] = {0, 0, 0, 1, -1, 0, 0, 1, 1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};
-  const int cz[Q] = {0, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1, 1, -1, -1, 1, 1, -1, -1};
-  const double w[Q] = {1. / 3, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18,
-                       1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36,
-                       1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36};
-  int x = blockIdx.x * blockDim.x + threadIdx.x + 1;
-  int y = blockIdx.y * blockDim.y + threadIdx.y + 1;
-  int z = blockIdx.z * blockDim.z + threadIdx.z + 1;
-  if (x > nx || y > ny || z > nz) return;
-  int pitch = nx + 2;
-  int plane = pitch * (ny + 2);
-  int cells = plane * (nz + 2);
-  int c = z * plane + y * pitch + x;
-  double fq[Q];
-  double rho = 0, ux = 0, uy = 0, uz = 0;
-#pragma unroll
-  for (int q = 0; q < Q; q++) {
-    fq[q] = f[q * cells + c - cz[q] * plane - cy[q] * pitch - cx[q]];
-    rho += fq[q];
-    ux += cx[q] * fq[q];
-    uy += cy[q] * fq[q];
-    uz += cz[q] * fq[q];
-  }
-  ux /= rho; uy /= rho; uz /= rho;
-  double usq = 1.5 * (ux * ux + uy * uy + uz * uz);
-#pragma unroll
-  for (int q = 0; q < Q; q++) {
-    double cu = 3.0 * (cx[q] * ux + cy[q] * uy + cz[q] * uz);
-    double feq = w[q] * rho * (1.0 + cu + 0.5 * cu * cu - usq);
-    g[q * cells + c] = fq[q] + omega * (feq - fq[q]);
-  }
+  lbm_d3q19_step(f, g, nx, ny, nz, omega);
 }
 
 // The pull's loads, all issued before the first store as in lbm_full (every store waits for
 // their sum), stored unchanged (plus PAD, the shared-memory variants' zero).
 #define PULL_BODY(SHIFT, PAD)                                                                \
-  const int ex[Q] = {0, 1, -1, 0, 0, 0, 0, 1, -1, 1, -1, 1, -1, 1, -1, 0, 0, 0, 0};         \
-  const int ey[Q] = {0, 0, 0, 1, -1, 0, 0, 1, 1, -1, -1, 0, 0, 0, 0, 1, -1, 1, -1};         \
-  const int ez[Q] = {0, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 1, 1, -1, -1, 1, 1, -1, -1};         \
+  D3Q19_VELOCITIES                                                                        \
   int x = blockIdx.x * blockDim.x + threadIdx.x + 1;                                      \
   int y = blockIdx.y * blockDim.y + threadIdx.y + 1;                                      \
   int z = blockIdx.z * blockDim.z + threadIdx.z + 1;                                      \
@@ -78,7 +45,7 @@ __global__ void lbm_full(const double* __restrict__ f, double* __restrict__ g, i
   int c = z * plane + y * pitch + x;                                                      \
   double fq[Q];                                                                           \
   _Pragma("unroll") for (int q = 0; q < Q; q++)                                           \
-    fq[q] = f[q * cells + c - (SHIFT) * (ez[q] * plane + ey[q] * pitch + ex[q])];         \
+    fq[q] = f[q * cells + c - (SHIFT) * (cz[q] * plane + cy[q] * pitch + cx[q])];         \
   double s = 0.0;                                                                         \
   _Pragma("unroll") for (int q = 0; q < Q; q++) s += fq[q];                               \
   _Pragma("unroll") for (int q = 0; q < Q; q++) g[q * cells + c] = fq[q] + 0.0 * s + (PAD);
@@ -91,19 +58,21 @@ __global__ void lbm_same(const double* __restrict__ f, double* __restrict__ g, i
   PULL_BODY(0, 0.0)
 }
 
+// DOUBLES doubles of shared memory a block, kept (every store adds `p`, their zero). The kernels
+// below are written out, not made by a macro, so that the lifter finds their parameters' names.
+#define SMEM_PAD(DOUBLES)             \
+  __shared__ double pad[DOUBLES];     \
+  pad[threadIdx.x] = 0.0;             \
+  __syncthreads();                    \
+  double p = pad[threadIdx.x];
+
 __global__ void lbm_pull_s13(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz) {
-  __shared__ double pad[1664];
-  pad[threadIdx.x] = 0.0;
-  __syncthreads();
-  double p = pad[threadIdx.x];  // keeps the shared memory (every store adds it)
+  SMEM_PAD(1664)
   PULL_BODY(1, p)
 }
 
 __global__ void lbm_pull_s27(const double* __restrict__ f, double* __restrict__ g, int nx, int ny, int nz) {
-  __shared__ double pad[3456];
-  pad[threadIdx.x] = 0.0;
-  __syncthreads();
-  double p = pad[threadIdx.x];  // keeps the shared memory (every store adds it)
+  SMEM_PAD(3456)
   PULL_BODY(1, p)
 }
 
@@ -154,14 +123,7 @@ int main(int argc, char** argv) {
     double *f, *g;
     CK(cudaMalloc(&f, Q * cells * 8)); CK(cudaMalloc(&g, Q * cells * 8));
     CK(cudaMemset(g, 0, Q * cells * 8));
-    double h[Q] = {1. / 3, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 18, 1. / 36, 1. / 36, 1. / 36,
-                   1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36, 1. / 36};
-    double* tmp = (double*)malloc(cells * sizeof(double));
-    for (int q = 0; q < Q; q++) {
-      for (size_t i = 0; i < cells; i++) tmp[i] = h[q];
-      CK(cudaMemcpy(f + q * cells, tmp, cells * sizeof(double), cudaMemcpyHostToDevice));
-    }
-    free(tmp);
+    CK(lbm_fluid_at_rest(f, cells));
     dim3 grid(cdiv(nx, bx), cdiv(ny, by), cdiv(nz, bz)), b(bx, by, bz);
     if (!strcmp(k, "lbm_full")) lbm_full<<<grid, b>>>(f, g, nx, ny, nz, 1.7);
     else if (!strcmp(k, "lbm_pull")) lbm_pull<<<grid, b>>>(f, g, nx, ny, nz);
