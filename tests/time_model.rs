@@ -169,14 +169,15 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
     let dir = "tests/data/h200/lbm_parts";
     let m = ncu(&format!("{dir}/ncu.csv"));
     let lines = launches(&format!("{dir}/launches.txt"));
-    let time = |kernel: &str, bx: &str, tail: &[&str]| {
+    // The time of `kernel` in blocks of bx x by with the launch line's words from the 8th on.
+    let time = |kernel: &str, bx: &str, by: &str, tail: &[&str]| {
         let i = (lines.iter())
-            .position(|l| l[0] == kernel && l[4] == bx && l[5] == "1" && l[7..] == *tail)
-            .unwrap_or_else(|| panic!("{kernel} {bx} {tail:?}"));
+            .position(|l| l[0] == kernel && l[4] == bx && l[5] == by && l[7..] == *tail)
+            .unwrap_or_else(|| panic!("{kernel} {bx}x{by} {tail:?}"));
         m[i]["gpu__time_duration.sum"]
     };
     let shift = |bx: &str, lshift: &str, sshift: &str| {
-        time("lbm_shift", bx, &["160", lshift, "4199056", sshift])
+        time("lbm_shift", bx, "1", &["160", lshift, "4199056", sshift])
     };
     for bx in ["32", "256"] {
         let aligned = shift(bx, "0", "0");
@@ -203,10 +204,7 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
     // in part (50 per ns) and 79 us / W more for those whose two writers are two blocks (31
     // per ns), within 6 us at every width and height.
     let row = |bx: &str, by: &str, sshift: &str| {
-        let i = (lines.iter())
-            .position(|l| l[1] == "256" && l[4] == bx && l[5] == by && l[10] == sshift)
-            .unwrap_or_else(|| panic!("{bx}x{by} {sshift}"));
-        m[i]["gpu__time_duration.sum"] / 1e3
+        time("lbm_shift", bx, by, &["256", "0", "4230144", sshift]) / 1e3
     };
     for (bx, by, warps_wide) in [
         ("32", "1", 1.0),
@@ -230,13 +228,13 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
     // alignment, not the registers, the occupancy or page locality, sets its pace. Aligned rows
     // run 37 % faster, however far apart the populations lie.
     let layout = |bx: &str, pitch: &str, xoff: &str, cells: &str| {
-        time("lbm_layout", bx, &[pitch, xoff, cells])
+        time("lbm_layout", bx, "1", &[pitch, xoff, cells])
     };
-    let same = time("lbm_same", "32", &[]);
+    let same = time("lbm_same", "32", "1", &[]);
     for other in [
-        time("lbm_full", "32", &[]),
-        time("lbm_pull", "32", &[]),
-        time("lbm_pull_s27", "32", &[]),
+        time("lbm_full", "32", "1", &[]),
+        time("lbm_pull", "32", "1", &[]),
+        time("lbm_pull_s27", "32", "1", &[]),
         layout("32", "162", "1", "4251528"),
         layout("32", "162", "1", "4456448"),
     ] {
