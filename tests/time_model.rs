@@ -249,6 +249,137 @@ fn stores_that_write_sectors_in_part_cost_dram_time_where_misaligned_loads_do_no
 }
 
 #[test]
+fn sectors_written_in_part_cost_time_as_the_streams_a_warp_stores_at_once_make_the_dram_write_them_back_early()
+ {
+    // validation/partial_streams.cu: K streams of doubles (2^26 in all, each stream on a line),
+    // stored aligned or 8 bytes off a sector, so that two warps write 2.1 M sectors between them
+    // whatever K. Off a sector, the DRAM reads sectors it did not read aligned, and writes about
+    // as many more: partly written sectors leave the L2 before their neighbours complete them
+    // (their missing bytes read, merged, written), and the completed sector is written again.
+    // How often grows with the partial sectors waiting at once (the warps on the GPU times their
+    // streams); the time grows with it, not with the partial sectors' number.
+    let dir = "tests/data/h200/partial_streams";
+    let m = ncu(&format!("{dir}/ncu.csv"));
+    let lines = launches(&format!("{dir}/launches.txt"));
+    // (us, DRAM reads in M sectors, DRAM writes) of K streams in blocks of `block`, the stores
+    // `shift` doubles off, with `smem` KiB of shared memory ("" for none).
+    let run = |k: &str, block: &str, shift: &str, smem: &str| {
+        let i = (lines.iter())
+            .position(|l| {
+                l[0] == format!("shifted_k{k}")
+                    && l[2] == block
+                    && l[3] == shift
+                    && l.get(4).map_or("", String::as_str) == smem
+            })
+            .unwrap_or_else(|| panic!("{k} {block} {shift} {smem}"));
+        let c = &m[i];
+        (
+            c["gpu__time_duration.sum"] / 1e3,
+            c["dram__sectors_read.sum"] / 1e6,
+            c["dram__sectors_write.sum"] / 1e6,
+        )
+    };
+    // What 8 bytes off adds: time (us) and early write-backs (M sectors read more).
+    let cost = |k: &str, block: &str, smem: &str| {
+        let (t0, r0, _) = run(k, block, "0", smem);
+        let (t1, r1, _) = run(k, block, "1", smem);
+        (t1 - t0, r1 - r0)
+    };
+    // 256-thread blocks, 46-50 warps an SM: one stream costs nothing to speak of, 19 cost 25 %,
+    // and both the time and the early write-backs grow with the streams.
+    let by_streams: Vec<(f64, f64)> = ["1", "2", "4", "8", "19"]
+        .iter()
+        .map(|k| cost(k, "256", ""))
+        .collect();
+    assert!(
+        by_streams[0].0 < 10.0 && by_streams[0].1 < 0.005,
+        "{by_streams:?}"
+    );
+    assert!(
+        by_streams[4].0 > 55.0 && by_streams[4].1 > 0.15,
+        "{by_streams:?}"
+    );
+    for pair in by_streams.windows(2) {
+        assert!(
+            pair[1].0 > pair[0].0 && pair[1].1 > pair[0].1,
+            "{by_streams:?}"
+        );
+    }
+    // Fewer warps waiting, fewer write-backs, less time: 19 streams in 32-wide blocks at 48,
+    // 24 and 12 % occupancy (13 or 27 KiB of shared memory a block).
+    let (full, half, eighth) = (
+        cost("19", "32", ""),
+        cost("19", "32", "13"),
+        cost("19", "32", "27"),
+    );
+    assert!(
+        full.0 > 2.0 * half.0 && half.0 > eighth.0,
+        "{full:?} {half:?} {eighth:?}"
+    );
+    assert!(
+        full.1 > 5.0 * half.1 && half.1 > eighth.1,
+        "{full:?} {half:?} {eighth:?}"
+    );
+    // Each early write-back writes the sector twice: the DRAM's extra writes follow its extra
+    // reads (within a third where there are 0.1 M or more).
+    for k in ["8", "19"] {
+        for block in ["32", "64", "256", "1024"] {
+            let (_, r0, w0) = run(k, block, "0", "");
+            let (_, r1, w1) = run(k, block, "1", "");
+            let (reads, writes) = (r1 - r0, w1 - w0);
+            if reads > 0.1 {
+                assert!(
+                    (writes / reads - 1.0).abs() < 0.33,
+                    "{k} {block}: {reads} {writes}"
+                );
+            }
+        }
+    }
+    // The time follows the write-backs: 20 us + 180 us per M of them, within 10 us, on every
+    // launch of four streams or more whose aligned run the dispatcher does not limit (two
+    // streams cost 10-15 us with hardly any write-back).
+    let pace_ns = HwConfig::load("h200")
+        .unwrap()
+        .timing
+        .block_launch_ns
+        .unwrap();
+    let mut fitted = 0;
+    for k in ["4", "8", "19"] {
+        for block in ["32", "64", "256", "1024"] {
+            for smem in ["", "13", "27"] {
+                let Some(l) = lines.iter().find(|l| {
+                    l[0] == format!("shifted_k{k}")
+                        && l[2] == block
+                        && l.get(4).map_or("", String::as_str) == smem
+                }) else {
+                    continue;
+                };
+                let blocks = l[1].parse::<f64>().unwrap() / l[2].parse::<f64>().unwrap();
+                if blocks * pace_ns / 1e3 > 0.9 * run(k, block, "0", smem).0 {
+                    continue;
+                }
+                let (us, backs) = cost(k, block, smem);
+                let law = 20.0 + 180.0 * backs;
+                assert!(
+                    (us - law).abs() < 10.0,
+                    "{k} {block} {smem}: {us} us, the law {law}"
+                );
+                fitted += 1;
+            }
+        }
+    }
+    assert_eq!(fitted, 15);
+    // A store a whole sector off writes no sector in part: 19 streams cost 5 %, one nothing.
+    for (k, most) in [("19", 0.06), ("1", 0.015)] {
+        for block in ["32", "256"] {
+            let (aligned, _, _) = run(k, block, "0", "");
+            let (sector_off, _, _) = run(k, block, "4", "");
+            assert!(sector_off < (1.0 + most) * aligned, "{k} {block}");
+        }
+    }
+}
+
+#[test]
 fn the_l2_takes_69_partly_written_sectors_per_ns_whatever_their_bytes() {
     let dir = "tests/data/h200/store_patterns";
     let m = ncu(&format!("{dir}/ncu.csv"));
