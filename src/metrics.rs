@@ -139,6 +139,12 @@ macro_rules! counter_table {
                 read_lookup_miss_sectors: [L2_READ_MISS] all extrapolated;
                 /// Sectors crossing the fabric between the partitions.
                 fabric_sectors: [L2_FABRIC] all extrapolated;
+                /// Sectors a store left partly written in the L2: written in part while whole
+                /// or absent before (each time a sector becomes partly written).
+                sectors_left_partial: [] none extrapolated;
+                /// Of those, sectors an SM other than their first writer's writes into while
+                /// they are partly written (each once): sectors two blocks write between them.
+                partial_sectors_across_sms: [] none extrapolated;
                 /// Atomic (reduction) requests arriving from the SMs.
                 atomic_requests: [L2_RED_REQUESTS] atomic extrapolated;
                 /// Their sectors.

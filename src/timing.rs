@@ -63,6 +63,17 @@ pub struct TimeEstimate {
     pub loads_per_round: f64,
     /// Warps of the launch with at least one lane inside the guard.
     pub active_warps: f64,
+    /// Sectors the stores left partly written in the L2 (`l2.sectors_left_partial`).
+    pub sectors_left_partial: f64,
+    /// Of those, the sectors two SMs (two blocks) write between them
+    /// (`l2.partial_sectors_across_sms`).
+    pub partial_sectors_across_sms: f64,
+    /// Partly written sectors waiting in the L2 at once: the GPU's resident warps times the
+    /// partly written sectors a warp stores per round.
+    pub partial_sectors_waiting: f64,
+    /// What the partly written sectors add to the DRAM limiter's time (`[partial_writeback]`;
+    /// seconds, part of `dram_s`).
+    pub partial_writeback_s: f64,
     /// Waves of blocks (Su et al.'s #groups).
     pub waves: u64,
     /// Occupancy over the largest occupancy any block size reaches for this kernel.
@@ -153,6 +164,10 @@ impl TimeEstimate {
             rounds_per_warp: num("rounds_per_warp").unwrap_or(f64::NAN),
             loads_per_round: num("loads_per_round").unwrap_or(f64::NAN),
             active_warps: num("active_warps").unwrap_or(f64::NAN),
+            sectors_left_partial: num("sectors_left_partial").unwrap_or(f64::NAN),
+            partial_sectors_across_sms: num("partial_sectors_across_sms").unwrap_or(f64::NAN),
+            partial_sectors_waiting: num("partial_sectors_waiting").unwrap_or(f64::NAN),
+            partial_writeback_s: num("partial_writeback_s").unwrap_or(f64::NAN),
             waves: o.get("waves")?.as_u64()?,
             occupancy_efficiency: num("occupancy_efficiency")?,
             time_adjusted_s: num("time_adjusted_s")?,
@@ -179,6 +194,10 @@ struct TimeJson<'a> {
     rounds_per_warp: f64,
     loads_per_round: f64,
     active_warps: f64,
+    sectors_left_partial: f64,
+    partial_sectors_across_sms: f64,
+    partial_sectors_waiting: f64,
+    partial_writeback_s: f64,
     time_adjusted_s: f64,
     lups_per_s: f64,
     waves: u64,
@@ -219,6 +238,10 @@ impl Serialize for TimeEstimate {
             rounds_per_warp: self.rounds_per_warp,
             loads_per_round: self.loads_per_round,
             active_warps: self.active_warps,
+            sectors_left_partial: self.sectors_left_partial,
+            partial_sectors_across_sms: self.partial_sectors_across_sms,
+            partial_sectors_waiting: self.partial_sectors_waiting,
+            partial_writeback_s: self.partial_writeback_s,
             time_adjusted_s: self.time_adjusted_s,
             lups_per_s: self.lups_per_s,
             waves: self.waves,
@@ -397,6 +420,10 @@ pub fn estimate(
         rounds_per_warp: q.rounds_per_warp,
         loads_per_round: q.loads_per_round,
         active_warps: q.active_warps,
+        sectors_left_partial: q.partial.left_partial,
+        partial_sectors_across_sms: q.partial.across_sms,
+        partial_sectors_waiting: q.partial.waiting,
+        partial_writeback_s: q.partial.seconds,
         waves,
         occupancy_efficiency,
         time_adjusted_s,

@@ -2,9 +2,9 @@
 //! block dispatcher's pace (empty blocks at two clocks), the L2's rate for partly written sectors
 //! (validation/store_patterns.cu), a slot's turnover whatever its blocks' rounds
 //! (validation/turnover.cu), the DRAM time that stores writing sectors in part cost where loads
-//! do not (validation/lbm_parts.cu, not yet in the model), and the counts the simulator feeds
-//! them (partly written sectors, block counts) on the measured kernel families of
-//! tests/data/h200/.
+//! do not (validation/lbm_parts.cu, validation/partial_streams.cu: `[partial_writeback]`), and
+//! the counts the simulator feeds them (partly written sectors, block counts) on the measured
+//! kernel families of tests/data/h200/.
 
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
@@ -445,4 +445,114 @@ fn a_transposes_stores_are_partly_written_sectors_and_a_copys_are_whole() {
     assert_eq!(inputs.l2_partial_write_sectors, Some(0.0));
     let loads = c.l1.load_requests as f64 / c.active_warps as f64;
     assert_eq!(inputs.loads_per_round, Some(loads));
+}
+
+/// K = 8 streams of n doubles, each on a line, copied with the stores `shift` doubles past the
+/// element (validation/partial_streams.cu's kernel).
+const SHIFTED_STREAMS: &str = r#"
+name = "shifted-streams"
+[params]
+n = 262144
+shift = 1
+[[arrays]]
+name = "a"
+element_bytes = 8
+dims = ["8 * (n + 32)"]
+align_bytes = 4096
+[[arrays]]
+name = "b"
+element_bytes = 8
+dims = ["8 * (n + 32)"]
+align_bytes = 4096
+[launch]
+block = [256, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+registers_per_thread = 32
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x", "p = n + 32"]
+guard = "i < n"
+lattice_updates = "n"
+flops_per_update = 0
+body = [
+  { load = "a", index = "i" }, { load = "a", index = "p + i" }, { load = "a", index = "2 * p + i" },
+  { load = "a", index = "3 * p + i" }, { load = "a", index = "4 * p + i" }, { load = "a", index = "5 * p + i" },
+  { load = "a", index = "6 * p + i" }, { load = "a", index = "7 * p + i" },
+  { store = "b", index = "i + shift" }, { store = "b", index = "p + i + shift" },
+  { store = "b", index = "2 * p + i + shift" }, { store = "b", index = "3 * p + i + shift" },
+  { store = "b", index = "4 * p + i + shift" }, { store = "b", index = "5 * p + i + shift" },
+  { store = "b", index = "6 * p + i + shift" }, { store = "b", index = "7 * p + i + shift" },
+]
+"#;
+
+#[test]
+fn stores_off_a_sector_are_counted_and_charged_the_dram_along_the_waiting_ramp() {
+    let run = |block: u32, shift: i64| {
+        let k = Kernel::parse(SHIFTED_STREAMS, "shifted.toml").unwrap();
+        let req = LaunchRequest {
+            block: Some([block, 1, 1]),
+            set: [("shift".to_string(), shift)].into_iter().collect(),
+            ..Default::default()
+        };
+        let b = Bound::new(k, "h200", &req).unwrap();
+        let c = gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap();
+        let inputs = gputraffic::timing::inputs_from_counts(&c, &b.launch);
+        let t = gputraffic::timing::estimate(&b.hw, &b.kernel, &b.launch, &inputs, None);
+        (c, t)
+    };
+    // Aligned: no sector written in part, nothing charged.
+    let (c, t) = run(256, 0);
+    assert_eq!(
+        (c.l1.store_partial_sectors, c.l2.sectors_left_partial),
+        (0, 0)
+    );
+    assert_eq!(t.partial_writeback_s, 0.0);
+    // 8 bytes off: each warp's 256 bytes span 9 sectors, the first and last in part (16 per
+    // warp and round); of the 8192 warps of a stream, each leaves its first sector partial for
+    // the warp before it to complete, and the last its last: 8193 per stream.
+    let warps = 262144 / 32;
+    let (c, t) = run(256, 1);
+    assert_eq!(c.l1.store_partial_sectors, 8 * 2 * warps);
+    assert_eq!(c.l2.sectors_left_partial, 8 * (warps + 1));
+    // Two SMs write only the sectors between two blocks: 1023 per stream at most, all but the
+    // few whose two blocks share an SM.
+    let across = c.l2.partial_sectors_across_sms;
+    assert!(
+        (0.8 * 8.0 * 1023.0..=8.0 * 1023.0).contains(&(across as f64)),
+        "{across}"
+    );
+    // 64 warps an SM on 132 SMs, 16 partly written sectors each: 135 168 waiting at once.
+    let hw = HwConfig::load("h200").unwrap();
+    let p = hw.partial_writeback.unwrap();
+    let waiting = t.resident_warps * hw.sm.count as f64 * 16.0;
+    assert_eq!(
+        (t.resident_warps, t.partial_sectors_waiting),
+        (64.0, waiting)
+    );
+    // The DRAM's extra time by hand: the ramp at those waiting, times the sectors across SMs
+    // and the others at their weight, at the config's rate.
+    let by_hand = |c: &Counts, waiting: f64| {
+        let ramp = (waiting - p.onset_waiting_sectors)
+            / (p.saturation_waiting_sectors - p.onset_waiting_sectors);
+        let across = c.l2.partial_sectors_across_sms as f64;
+        let within = c.l2.sectors_left_partial as f64 - across;
+        ramp.clamp(0.0, 1.0) * (across + p.within_block_weight * within) / p.sectors_per_ns * 1e-9
+    };
+    assert!((t.partial_writeback_s / by_hand(&c, waiting) - 1.0).abs() < 1e-12);
+    // In 32-wide blocks every boundary is between two blocks: eight times as many sectors
+    // across SMs, with half the warps waiting (32 blocks an SM), so the ramp at 0.38, not 0.83.
+    let (c32, t32) = run(32, 1);
+    assert_eq!(c32.l2.sectors_left_partial, 8 * (warps + 1));
+    assert!(c32.l2.partial_sectors_across_sms as f64 > 0.8 * 8.0 * (warps - 1) as f64);
+    assert_eq!(t32.partial_sectors_waiting, waiting / 2.0);
+    assert!((t32.partial_writeback_s / by_hand(&c32, waiting / 2.0) - 1.0).abs() < 1e-12);
+    assert!(t32.partial_writeback_s > 2.0 * t.partial_writeback_s);
+    let dram = |t: &gputraffic::timing::TimeEstimate| {
+        t.limiters
+            .iter()
+            .find(|l| l.name == "dram")
+            .unwrap()
+            .seconds
+    };
+    let (_, aligned32) = run(32, 0);
+    assert!(dram(&t32) > dram(&aligned32) + t32.partial_writeback_s * 0.999);
 }

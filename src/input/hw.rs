@@ -44,6 +44,72 @@ pub struct HwConfig {
     /// Constants of the latency-aware time model; defaults where absent.
     #[serde(default)]
     pub timing: TimingConfig,
+    /// How partly written sectors leave the L2 early when many wait at once, and what each such
+    /// write-back costs the DRAM (absent: not measured, never charged).
+    #[serde(default)]
+    pub partial_writeback: Option<PartialWritebackConfig>,
+}
+
+/// What partly written sectors cost the DRAM when many wait in the L2 at once: the L2 then
+/// writes some back before their other writers complete them (the DRAM reads each one's missing
+/// bytes, writes it, and writes it again once completed), the more so the longer they wait, so
+/// chiefly those two blocks write between them (measured on the H200:
+/// `validation/partial_streams.cu`, `validation/lbm_parts.cu`; docs/model.md, "Partly written
+/// sectors"). The DRAM's time grows by (sectors two blocks write in part + `within_block_weight`
+/// × those one block's warps complete) / `sectors_per_ns` ns, times a ramp from 0, when the
+/// GPU's resident warps leave `onset_waiting_sectors` or fewer partly written sectors waiting
+/// at once, to 1 at `saturation_waiting_sectors` and beyond.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartialWritebackConfig {
+    /// Partly written sectors waiting at once up to which they cost nothing.
+    pub onset_waiting_sectors: f64,
+    /// Partly written sectors waiting at once from which they cost in full.
+    pub saturation_waiting_sectors: f64,
+    /// Sectors two blocks write in part that the DRAM takes per ns at full cost, beside its
+    /// byte rate.
+    pub sectors_per_ns: f64,
+    /// What a sector one block's warps write in part costs beside one two blocks write (0-1).
+    pub within_block_weight: f64,
+}
+
+impl PartialWritebackConfig {
+    /// Seconds the DRAM takes for `left_partial` sectors left partly written, `across_sms` of
+    /// them written by two blocks, while `waiting` wait at once.
+    pub fn seconds(&self, left_partial: f64, across_sms: f64, waiting: f64) -> f64 {
+        let span = self.saturation_waiting_sectors - self.onset_waiting_sectors;
+        let ramp = ((waiting - self.onset_waiting_sectors) / span).clamp(0.0, 1.0);
+        let within = (left_partial - across_sms).max(0.0);
+        ramp * (across_sms + self.within_block_weight * within) / self.sectors_per_ns * 1e-9
+    }
+
+    /// Every constant a finite number, the onset below the saturation, the weight a fraction,
+    /// the rate positive.
+    fn check(&self) -> std::result::Result<(), String> {
+        let finite = [
+            self.onset_waiting_sectors,
+            self.saturation_waiting_sectors,
+            self.within_block_weight,
+            self.sectors_per_ns,
+        ]
+        .iter()
+        .all(|v| v.is_finite());
+        if !finite
+            || self.onset_waiting_sectors < 0.0
+            || self.saturation_waiting_sectors <= self.onset_waiting_sectors
+        {
+            return Err("partial_writeback.onset_waiting_sectors must be a number >= 0 below partial_writeback.saturation_waiting_sectors".into());
+        }
+        if !(0.0..=1.0).contains(&self.within_block_weight) {
+            return Err(
+                "partial_writeback.within_block_weight must be a fraction between 0 and 1".into(),
+            );
+        }
+        if self.sectors_per_ns <= 0.0 {
+            return Err("partial_writeback.sectors_per_ns must be a positive number".into());
+        }
+        Ok(())
+    }
 }
 
 /// SM count and per-SM occupancy limits.
@@ -751,6 +817,9 @@ impl HwConfig {
     /// granularity, in that order (the first problem is the error).
     fn check(&self) -> std::result::Result<(), String> {
         self.timing.check()?;
+        if let Some(p) = &self.partial_writeback {
+            p.check()?;
+        }
         if let Some(rate) = self.bandwidth.l2_partial_write_sectors_per_ns
             && !(rate.is_finite() && rate > 0.0)
         {
@@ -1284,6 +1353,59 @@ mod tests {
         assert!(
             (l1 / set).fract() == 0.0 && (l1 - 1.3 * hw.l1.size_bytes as f64).abs() <= set / 2.0
         );
+    }
+
+    #[test]
+    fn partly_written_sectors_cost_the_dram_along_a_ramp_of_those_waiting() {
+        let p = PartialWritebackConfig {
+            onset_waiting_sectors: 40_000.0,
+            saturation_waiting_sectors: 140_000.0,
+            sectors_per_ns: 20.0,
+            within_block_weight: 0.25,
+        };
+        // 2 M sectors left partly written, 1.2 M of them by two blocks: 1.2 M + 0.25 x 0.8 M =
+        // 1.4 M at 20 per ns, 70 us in full; nothing at or below the onset, 60 % of it 60 000
+        // above the onset of a 100 000 span, all of it from the saturation on.
+        for (waiting, us) in [
+            (0.0, 0.0),
+            (40_000.0, 0.0),
+            (100_000.0, 42.0),
+            (140_000.0, 70.0),
+            (1e7, 70.0),
+        ] {
+            assert!(
+                (p.seconds(2e6, 1.2e6, waiting) * 1e6 - us).abs() < 1e-9,
+                "{waiting}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_partial_writeback_table_that_cannot_ramp_is_refused() {
+        let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
+        for (table, message) in [
+            (
+                "onset_waiting_sectors = 9\nsaturation_waiting_sectors = 9\nwithin_block_weight = 0.2\nsectors_per_ns = 5",
+                "partial_writeback.onset_waiting_sectors must be a number >= 0 below",
+            ),
+            (
+                "onset_waiting_sectors = 0\nsaturation_waiting_sectors = 9\nwithin_block_weight = 1.5\nsectors_per_ns = 5",
+                "partial_writeback.within_block_weight must be a fraction",
+            ),
+            (
+                "onset_waiting_sectors = 0\nsaturation_waiting_sectors = 9\nwithin_block_weight = 0.2\nsectors_per_ns = 0",
+                "partial_writeback.sectors_per_ns must be a positive number",
+            ),
+        ] {
+            let cut = text.find("[partial_writeback]").unwrap_or(text.len());
+            let mut bad = text[..cut].to_string();
+            if let Some(next) = text[cut..].find("\n[").filter(|_| cut < text.len()) {
+                bad.push_str(&text[cut + next..]);
+            }
+            bad.push_str(&format!("\n[partial_writeback]\n{table}\n"));
+            let e = HwConfig::parse(&bad, "bad.toml").unwrap_err().to_string();
+            assert!(e.starts_with("bad.toml: ") && e.contains(message), "{e}");
+        }
     }
 
     #[test]

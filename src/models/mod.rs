@@ -141,6 +141,8 @@ impl PredictedVolumes {
             // the time model counts the program's loads as one round
             loads_per_round: None,
             l2_partial_write_sectors: None,
+            sectors_left_partial: None,
+            partial_sectors_across_sms: None,
         }
     }
 

@@ -63,6 +63,8 @@ impl Counts {
                 self.l1.load_requests as f64 / self.active_warps.max(1) as f64 / rounds_per_warp,
             ),
             l2_partial_write_sectors: Some(self.l1.store_partial_sectors as f64),
+            sectors_left_partial: Some(self.l2.sectors_left_partial as f64),
+            partial_sectors_across_sms: Some(self.l2.partial_sectors_across_sms as f64),
             ..Default::default()
         }
     }
@@ -221,8 +223,8 @@ mod tests {
             *p = i as u64 + 1;
         }
         // Nineteen L1 counters (thirteen of global accesses, six of shared memory; wavefronts
-        // is derived, not sampled), six L2, two DRAM, then the compulsory volume and the ticks.
-        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (29, 19));
+        // is derived, not sampled), eight L2, two DRAM, then the compulsory volume and the ticks.
+        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (31, 19));
         assert_eq!((c.l1.load_requests, c.l1.store_partial_sectors), (1, 6));
         assert_eq!(c.l1.atomic_sectors, 13);
         assert_eq!(
@@ -233,10 +235,14 @@ mod tests {
         assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (20, 21));
         assert_eq!(
             (c.l2.read_lookup_miss_sectors, c.l2.atomic_sectors),
-            (22, 25)
+            (22, 27)
         );
-        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (26, 27));
-        assert_eq!((compulsory, c.ticks), (28, 29));
+        assert_eq!(
+            (c.l2.sectors_left_partial, c.l2.partial_sectors_across_sms),
+            (24, 25)
+        );
+        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (28, 29));
+        assert_eq!((compulsory, c.ticks), (30, 31));
         c.l1.wavefronts = 99;
         let by_name = |level: &str, field: &str| {
             let at = COUNTERS
@@ -248,7 +254,8 @@ mod tests {
         assert_eq!(by_name("l1", "store_sectors"), 5);
         assert_eq!(by_name("l1", "wavefronts"), 99);
         assert_eq!(by_name("l2", "fabric_sectors"), 23);
-        assert_eq!(by_name("dram", "write_sectors"), 27);
+        assert_eq!(by_name("dram", "write_sectors"), 29);
+        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 25);
         // The places the sampler treats apart: what the addresses decide, the instructions (the
         // shared ones too).
         assert_eq!(

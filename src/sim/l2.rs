@@ -660,6 +660,15 @@ impl RequestList {
 
 pub use crate::sim::counters::L2Counters;
 
+/// A line's partly written sectors: the bytes written so far, the SM that first wrote them, and
+/// those of them an SM other than that one has written to since.
+#[derive(Debug, Clone, Copy)]
+struct PartialLine {
+    bytes: u128,
+    sm: u16,
+    crossed: u8,
+}
+
 /// The L2 and the DRAM behind it, or one shard of them (the sets `s % shards == shard` of both
 /// partitions).
 #[derive(Debug)]
@@ -669,8 +678,9 @@ pub struct L2 {
     /// The address bits whose parity is a line's home partition (0: one partition).
     home_mask: u64,
     fill_sectors: u32,
-    /// Accumulated byte masks of sectors that are dirty but not fully written (by line).
-    partial_bytes: HashMap<u64, u128, ahash::RandomState>,
+    /// Accumulated byte masks of sectors that are dirty but not fully written, and who wrote
+    /// them (by line).
+    partial_bytes: HashMap<u64, PartialLine, ahash::RandomState>,
     /// The first tick of the chunk being replayed, and the tick of the request at hand.
     chunk_tick: u64,
     now: u64,
@@ -1057,10 +1067,10 @@ impl L2 {
         // Most kernels never store part of a sector: skip hashing the line then.
         if sectors != 0
             && !self.partial_bytes.is_empty()
-            && let Some(bytes) = self.partial_bytes.get_mut(&line)
+            && let Some(pending) = self.partial_bytes.get_mut(&line)
         {
-            *bytes &= !sector_byte_mask(sectors);
-            if *bytes == 0 {
+            pending.bytes &= !sector_byte_mask(sectors);
+            if pending.bytes == 0 {
                 self.partial_bytes.remove(&line);
             }
         }
@@ -1141,24 +1151,42 @@ impl L2 {
             state.stored_from_far = false;
             self.counters.fabric_sectors += 1;
         }
+        let waiting = state.dirty & !state.valid;
+        // Partly written sectors that another SM than their first writer's writes into: two
+        // blocks write them between them (a block's warps share its SM).
+        if waiting & sectors != 0
+            && let Some(pending) = self.partial_bytes.get_mut(&line)
+            && pending.sm as usize != sm
+        {
+            let shared = waiting & sectors & !pending.crossed;
+            self.counters.partial_sectors_across_sms += shared.count_ones() as u64;
+            pending.crossed |= shared;
+        }
         state.dirty |= sectors;
         state.valid |= full;
         let partial = sectors & !full & !state.valid;
+        self.counters.sectors_left_partial += (partial & !waiting).count_ones() as u64;
         if partial != 0 {
-            let acc = self.partial_bytes.entry(line).or_insert(0);
-            *acc |= bytes & sector_byte_mask(partial);
-            let completed = full_sectors(*acc) & partial;
+            let acc = self.partial_bytes.entry(line).or_insert(PartialLine {
+                bytes: 0,
+                sm: sm as u16,
+                crossed: 0,
+            });
+            acc.bytes |= bytes & sector_byte_mask(partial);
+            let completed = full_sectors(acc.bytes) & partial;
             // A sector whose bytes have all been written by now is whole again.
-            *acc &= !sector_byte_mask(completed | full);
+            acc.bytes &= !sector_byte_mask(completed | full);
+            acc.crossed &= !(completed | full);
             state.valid |= completed;
-            if *acc == 0 {
+            if acc.bytes == 0 {
                 self.partial_bytes.remove(&line);
             }
         } else if full != 0
             && let Some(acc) = self.partial_bytes.get_mut(&line)
         {
-            *acc &= !sector_byte_mask(full);
-            if *acc == 0 {
+            acc.bytes &= !sector_byte_mask(full);
+            acc.crossed &= !full;
+            if acc.bytes == 0 {
                 self.partial_bytes.remove(&line);
             }
         }
@@ -1658,6 +1686,23 @@ mod tests {
         assert_eq!(l2.dram.write_sectors, 1);
         assert_eq!(l2.dram.read_sectors, 2 + 1); // two fills + one merge read
         assert_eq!(l2.dirty_sectors(), 0);
+    }
+
+    #[test]
+    fn a_sector_two_stores_write_in_part_is_left_partial_once() {
+        let mut l2 = small(32);
+        // The first 8 bytes of sector 0, then the other 24: partial once, then whole.
+        l2.write(0, 0, 0b0001, 0xFF);
+        l2.write(1, 0, 0b0001, 0xFFFF_FFFF_FFFF_FFFF_FFFF_FF00);
+        assert_eq!(l2.counters.sectors_left_partial, 1);
+        // Whole again, its next partial store leaves nothing partial; a whole store, neither.
+        l2.write(0, 0, 0b0001, 0xFF);
+        l2.write(0, 0, 0b0010, 0xFFFF_FFFF << 32);
+        assert_eq!(l2.counters.sectors_left_partial, 1);
+        // Two sectors of another line written in part by one store: two more.
+        l2.write(0, 6, 0b0011, 0xFF | 0xFF << 32);
+        assert_eq!(l2.counters.sectors_left_partial, 3);
+        assert_eq!(l2.dram, DramCounters::default());
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub struct TimeInputs {
     /// Sectors the stores write only in part: the L2 takes them at
     /// `[bandwidth] l2_partial_write_sectors_per_ns` instead of its byte rate.
     pub l2_partial_write_sectors: Option<f64>,
+    /// Sectors the stores left partly written in the L2 (`l2.sectors_left_partial`).
+    pub sectors_left_partial: Option<f64>,
+    /// Of those, the sectors two SMs (two blocks) write between them
+    /// (`l2.partial_sectors_across_sms`).
+    pub partial_sectors_across_sms: Option<f64>,
 }
 
 /// Every limiter's name, in report order: the memory levels, the floating-point units, and the
@@ -77,6 +82,48 @@ pub struct LimiterTime {
     pub name: &'static str,
     /// Seconds.
     pub seconds: f64,
+}
+
+/// The partly written sectors a launch leaves in the L2, those waiting at once, and the DRAM
+/// time they take (`[partial_writeback]`; 0 without it or without such sectors).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PartialWritebacks {
+    /// Sectors the stores left partly written (`l2.sectors_left_partial`).
+    pub left_partial: f64,
+    /// Of those, the sectors two SMs write between them (`l2.partial_sectors_across_sms`).
+    pub across_sms: f64,
+    /// Partly written sectors waiting at once: the resident warps of the GPU times the partly
+    /// written sectors a warp stores per round of loads (those of one round wait together; a
+    /// loop's trips are rounds, so a program gives the same however it is written).
+    pub waiting: f64,
+    /// What they add to the DRAM's time.
+    pub seconds: f64,
+}
+
+/// [`PartialWritebacks`] of a launch with `resident` warps on the GPU at once, of `warps` that
+/// run `rounds` rounds of loads each.
+fn partial_writebacks(
+    hw: &HwConfig,
+    inputs: &TimeInputs,
+    resident: f64,
+    warps: f64,
+    rounds: f64,
+) -> PartialWritebacks {
+    let (Some(left_partial), Some(stored)) =
+        (inputs.sectors_left_partial, inputs.l2_partial_write_sectors)
+    else {
+        return PartialWritebacks::default();
+    };
+    let waiting = resident * stored / warps / rounds;
+    let across_sms = inputs.partial_sectors_across_sms.unwrap_or(0.0);
+    PartialWritebacks {
+        left_partial,
+        across_sms,
+        waiting,
+        seconds: hw
+            .partial_writeback
+            .map_or(0.0, |p| p.seconds(left_partial, across_sms, waiting)),
+    }
 }
 
 /// Throughput (jobs per cycle) of a closed queueing network by exact mean-value analysis:
@@ -122,6 +169,8 @@ pub(crate) struct Queueing {
     pub(crate) loads_per_round: f64,
     /// Warps of the launch with a lane inside the guard.
     pub(crate) active_warps: f64,
+    /// Partly written sectors, those waiting at once, and their DRAM time.
+    pub(crate) partial: PartialWritebacks,
     /// The queueing network's time (the last partial wave's included), without the block
     /// turnover and the launch overhead.
     pub(crate) busy_s: f64,
@@ -193,12 +242,20 @@ pub(crate) fn queueing(
 ) -> Queueing {
     let clock = clock_ghz.unwrap_or(hw.sm.clock_ghz);
     let clock_scale = clock / hw.sm.clock_ghz;
+    let sms = hw.sm.count as f64;
+    let warps_per_block = launch.occupancy.warps_per_block as f64;
+    let all_warps = launch.total_blocks as f64 * warps_per_block;
+    let warps = inputs.active_warps.unwrap_or(all_warps).max(1.0);
+    let active_per_block = warps / launch.total_blocks.max(1) as f64;
+    let resident_warps = launch.occupancy.blocks_per_sm as f64 * active_per_block;
+    let rounds = inputs.rounds_per_warp.max(1.0);
+    let partial = partial_writebacks(hw, inputs, resident_warps * sms, warps, rounds);
     let mut limiters = Vec::new();
     let dram_gbs = hw.bandwidth.dram_gbs.unwrap_or(hw.dram.bandwidth_gbs);
     if let Some(b) = inputs.dram_bytes {
         limiters.push(LimiterTime {
             name: "dram",
-            seconds: b / (dram_gbs * 1e9),
+            seconds: b / (dram_gbs * 1e9) + partial.seconds,
         });
     }
     // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
@@ -261,13 +318,7 @@ pub(crate) fn queueing(
     let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);
 
     // The per-SM queueing model, in cycles of the SM clock.
-    let sms = hw.sm.count as f64;
     let cycles_per_s = clock * 1e9;
-    let warps_per_block = launch.occupancy.warps_per_block as f64;
-    let all_warps = launch.total_blocks as f64 * warps_per_block;
-    let warps = inputs.active_warps.unwrap_or(all_warps).max(1.0);
-    let active_per_block = warps / launch.total_blocks.max(1) as f64;
-    let resident_warps = launch.occupancy.blocks_per_sm as f64 * active_per_block;
     let warps_per_sm = warps / sms;
     let effective_warps = resident_warps.max(1.0).min(warps_per_sm.max(1.0));
     // A level moving B bytes at bandwidth W serves one warp's share of B at W / SMs per SM.
@@ -275,7 +326,6 @@ pub(crate) fn queueing(
         .iter()
         .map(|l| l.seconds * sms / warps * cycles_per_s)
         .collect();
-    let rounds = inputs.rounds_per_warp.max(1.0);
     let loads_per_round = inputs.loads_per_round.unwrap_or_else(|| {
         let loads = (launch.program.accesses.iter())
             .filter(|a| a.kind == AccessKind::Load)
@@ -315,6 +365,7 @@ pub(crate) fn queueing(
         rounds_per_warp: rounds,
         loads_per_round,
         active_warps: warps,
+        partial,
         busy_s,
         last_wave_s,
         predicted_s,

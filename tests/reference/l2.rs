@@ -20,6 +20,8 @@ pub struct L2Totals {
     pub fabric_sectors: u64,
     pub atomic_requests: u64,
     pub atomic_sectors: u64,
+    pub sectors_left_partial: u64,
+    pub partial_sectors_across_sms: u64,
     pub dram_read_sectors: u64,
     pub dram_write_sectors: u64,
 }
@@ -59,6 +61,9 @@ pub struct ReferenceL2 {
     fill_sectors: u32,
     /// Bytes written so far of sectors dirty but not wholly written, by line.
     partial: HashMap<u64, u128>,
+    /// For a line in `partial`: the SM that first wrote its partial sectors, and those of them
+    /// another SM has written into since.
+    writers: HashMap<u64, (usize, u8)>,
     /// Compulsory tracking, by line: the fill units fetched (all their sectors' bits set) and
     /// the sectors wholly written by a store.
     units_read: HashMap<u64, u8>,
@@ -96,6 +101,7 @@ impl ReferenceL2 {
             home_mask,
             fill_sectors: c.fill_bytes / c.sector_bytes,
             partial: HashMap::new(),
+            writers: HashMap::new(),
             units_read: HashMap::new(),
             written_whole: HashMap::new(),
             compulsory_reads: 0,
@@ -131,6 +137,7 @@ impl ReferenceL2 {
             *b &= !sector_bytes(sectors);
             if *b == 0 {
                 self.partial.remove(&line);
+                self.writers.remove(&line);
             }
         }
     }
@@ -147,6 +154,7 @@ impl ReferenceL2 {
         self.totals.dram_read_sectors += partial.count_ones() as u64;
         if partial != 0 {
             self.partial.remove(&line);
+            self.writers.remove(&line);
         }
     }
 
@@ -210,24 +218,41 @@ impl ReferenceL2 {
             state.stored_from_far = false;
             self.totals.fabric_sectors += 1;
         }
+        // Sectors still partly written that another SM than their first writer's writes into.
+        let waiting = state.dirty & !state.valid;
+        if let Some((first, crossed)) = self.writers.get_mut(&line)
+            && *first != sm
+        {
+            let shared = waiting & sectors & !*crossed;
+            self.totals.partial_sectors_across_sms += shared.count_ones() as u64;
+            *crossed |= shared;
+        }
         state.dirty |= sectors;
         state.valid |= whole;
         let partial = sectors & !whole & !state.valid;
+        self.totals.sectors_left_partial += (partial & !waiting).count_ones() as u64;
         if partial != 0 {
             let acc = self.partial.entry(line).or_insert(0);
             *acc |= bytes & sector_bytes(partial);
             let completed = whole_sectors(*acc) & partial;
             *acc &= !sector_bytes(completed | whole);
             state.valid |= completed;
+            let writer = self.writers.entry(line).or_insert((sm, 0));
+            writer.1 &= !(completed | whole);
             if *acc == 0 {
                 self.partial.remove(&line);
+                self.writers.remove(&line);
             }
         } else if whole != 0
             && let Some(acc) = self.partial.get_mut(&line)
         {
             *acc &= !sector_bytes(whole);
+            if let Some(writer) = self.writers.get_mut(&line) {
+                writer.1 &= !whole;
+            }
             if *acc == 0 {
                 self.partial.remove(&line);
+                self.writers.remove(&line);
             }
         }
         self.evicted(ev);
