@@ -69,7 +69,7 @@ pub struct TimeEstimate {
     /// (`l2.partial_sectors_across_sms`).
     pub partial_sectors_across_sms: f64,
     /// Partly written sectors waiting in the L2 at once: the GPU's resident warps times the
-    /// partly written sectors a warp stores per round.
+    /// partly written sectors a warp stores per round of loads.
     pub partial_sectors_waiting: f64,
     /// What the partly written sectors add to the DRAM limiter's time (`[partial_writeback]`;
     /// seconds, part of `dram_s`).

@@ -13,6 +13,8 @@ reports). With the constants a report was written with, the replica gives every 
   none for blocks of one warp; the shipped model has e = 0, measured by validation/turnover.cu,
   and runs the last, partial wave at its own population, as src/sim/queueing.rs),
   the DRAM time: one rate (`dram_gbs`) or a rate per direction with a turnaround,
+    plus what partly written sectors cost it ([partial_writeback], the config's unless given:
+    validation/partial_writeback_fit.py fits it through this replica),
     reads / read rate + writes / write rate + min(reads, writes) / turnaround rate,
     the best rates validation/bw_inflight.cu measured (tests/data/*/micro/bw_inflight.csv),
     the turnaround making a copy run at its measured rate; the other constants are the
@@ -132,7 +134,6 @@ def load(paths):
                      secs=secs, left_partial=number("sectors_left_partial"),
                      waiting=number("partial_sectors_waiting"),
                      across_sms=number("partial_sectors_across_sms"),
-                     extra_reads=(m["dram__sectors_read.sum"]["measured"] - m["dram__sectors_read.sum"]["simulated"]),
                      reads=m["dram__sectors_read.sum"]["simulated"] * 32,
                      writes=m["dram__sectors_write.sum"]["simulated"] * 32,
                      measured=m["gpu__time_duration.sum"]["measured"] * 1e-9, reported=t["predicted_s"])
@@ -156,11 +157,11 @@ def predict(e, params, warps=None, pw="shipped"):
     warps = warps or e["warps"]
     secs = dict(e["secs"])
     pw = h["partial_writeback"] if pw == "shipped" else pw
-    if "dram" in secs:
-        secs["dram"] += partial_seconds(e, pw)
     if split and "dram" in secs:
         r, w = e["reads"], e["writes"]
         secs["dram"] = r / (h["read"] * 1e9) + w / (h["write"] * 1e9) + min(r, w) / (turnaround_gbs(h) * 1e9)
+    if "dram" in secs:
+        secs["dram"] += partial_seconds(e, pw)
     demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]
     delay = (a + b * e["loads"]) * h["latency"] * max(e["rounds"], 1.0)
     x = mva(e["effective"], delay, demands)

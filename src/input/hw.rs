@@ -44,8 +44,8 @@ pub struct HwConfig {
     /// Constants of the latency-aware time model; defaults where absent.
     #[serde(default)]
     pub timing: TimingConfig,
-    /// How partly written sectors leave the L2 early when many wait at once, and what each such
-    /// write-back costs the DRAM (absent: not measured, never charged).
+    /// What partly written sectors cost the DRAM when many wait in the L2 at once (absent: not
+    /// measured, never charged).
     #[serde(default)]
     pub partial_writeback: Option<PartialWritebackConfig>,
 }
