@@ -26,6 +26,14 @@ pub struct L2Totals {
     pub dram_write_sectors: u64,
 }
 
+/// A line's sectors dirty but not wholly written ([`ReferenceL2`]'s `partial`).
+#[derive(Debug)]
+struct Partial {
+    bytes: u128,
+    first: usize,
+    crossed: u8,
+}
+
 /// Bytes of each sector of `sectors` (bit i: byte i of the line).
 pub fn sector_bytes(sectors: u8) -> u128 {
     (0..4)
@@ -59,11 +67,9 @@ pub struct ReferenceL2 {
     home_mask: u64,
     /// Sectors per DRAM fill unit.
     fill_sectors: u32,
-    /// Bytes written so far of sectors dirty but not wholly written, by line.
-    partial: HashMap<u64, u128>,
-    /// For a line in `partial`: the SM that first wrote its partial sectors, and those of them
-    /// another SM has written into since.
-    writers: HashMap<u64, (usize, u8)>,
+    /// Sectors dirty but not wholly written, by line: the bytes written so far, the SM that
+    /// first wrote them, and those of them another SM has written into since.
+    partial: HashMap<u64, Partial>,
     /// Compulsory tracking, by line: the fill units fetched (all their sectors' bits set) and
     /// the sectors wholly written by a store.
     units_read: HashMap<u64, u8>,
@@ -101,7 +107,6 @@ impl ReferenceL2 {
             home_mask,
             fill_sectors: c.fill_bytes / c.sector_bytes,
             partial: HashMap::new(),
-            writers: HashMap::new(),
             units_read: HashMap::new(),
             written_whole: HashMap::new(),
             compulsory_reads: 0,
@@ -133,11 +138,10 @@ impl ReferenceL2 {
     /// Counts a DRAM read of `sectors` of `line`; their partial bytes are whole again.
     fn dram_read(&mut self, line: u64, sectors: u8) {
         self.totals.dram_read_sectors += sectors.count_ones() as u64;
-        if let Some(b) = self.partial.get_mut(&line) {
-            *b &= !sector_bytes(sectors);
-            if *b == 0 {
+        if let Some(p) = self.partial.get_mut(&line) {
+            p.bytes &= !sector_bytes(sectors);
+            if p.bytes == 0 {
                 self.partial.remove(&line);
-                self.writers.remove(&line);
             }
         }
     }
@@ -154,7 +158,6 @@ impl ReferenceL2 {
         self.totals.dram_read_sectors += partial.count_ones() as u64;
         if partial != 0 {
             self.partial.remove(&line);
-            self.writers.remove(&line);
         }
     }
 
@@ -220,39 +223,38 @@ impl ReferenceL2 {
         }
         // Sectors still partly written that another SM than their first writer's writes into.
         let waiting = state.dirty & !state.valid;
-        if let Some((first, crossed)) = self.writers.get_mut(&line)
-            && *first != sm
+        if let Some(p) = self.partial.get_mut(&line)
+            && p.first != sm
         {
-            let shared = waiting & sectors & !*crossed;
+            let shared = waiting & sectors & !p.crossed;
             self.totals.partial_sectors_across_sms += shared.count_ones() as u64;
-            *crossed |= shared;
+            p.crossed |= shared;
         }
         state.dirty |= sectors;
         state.valid |= whole;
         let partial = sectors & !whole & !state.valid;
         self.totals.sectors_left_partial += (partial & !waiting).count_ones() as u64;
         if partial != 0 {
-            let acc = self.partial.entry(line).or_insert(0);
-            *acc |= bytes & sector_bytes(partial);
-            let completed = whole_sectors(*acc) & partial;
-            *acc &= !sector_bytes(completed | whole);
+            let p = self.partial.entry(line).or_insert(Partial {
+                bytes: 0,
+                first: sm,
+                crossed: 0,
+            });
+            p.bytes |= bytes & sector_bytes(partial);
+            let completed = whole_sectors(p.bytes) & partial;
+            p.bytes &= !sector_bytes(completed | whole);
+            p.crossed &= !(completed | whole);
             state.valid |= completed;
-            let writer = self.writers.entry(line).or_insert((sm, 0));
-            writer.1 &= !(completed | whole);
-            if *acc == 0 {
+            if p.bytes == 0 {
                 self.partial.remove(&line);
-                self.writers.remove(&line);
             }
         } else if whole != 0
-            && let Some(acc) = self.partial.get_mut(&line)
+            && let Some(p) = self.partial.get_mut(&line)
         {
-            *acc &= !sector_bytes(whole);
-            if let Some(writer) = self.writers.get_mut(&line) {
-                writer.1 &= !whole;
-            }
-            if *acc == 0 {
+            p.bytes &= !sector_bytes(whole);
+            p.crossed &= !whole;
+            if p.bytes == 0 {
                 self.partial.remove(&line);
-                self.writers.remove(&line);
             }
         }
         self.evicted(ev);
