@@ -673,3 +673,31 @@ fn every_shipped_trace_on_every_shipped_gpu_counts_as_the_reference_counts() {
         "{refused:?}"
     );
 }
+
+/// A disagreement the proptest found once shuffles joined its draws (2026-11-30; production
+/// fixed): a use that inserts nothing (a far store of part of a sector, a far atomic, on the
+/// writer's own partition) marked the line used for the replacement policy but not for the
+/// near-line limit (`local_ways`), so the limit later evicted it as if unused; the reference
+/// shared one stamp for both under LRU. Here 4-byte stores of `a[i % 97]` (8-byte elements)
+/// after loads and atomics, on 2 SMs with a 2-partition L2 of 2 sets of 4 ways and one local
+/// way: 29 partly written sectors and 27 DRAM writes against the reference's 33 and 31.
+#[test]
+fn four_byte_stores_into_a_tiny_split_l2_with_a_local_way_count_as_the_reference_counts() {
+    let text = std::fs::read_to_string("tests/data/differential/partial_local_way.toml").unwrap();
+    let kernel = Kernel::parse(&text, "partial_local_way.toml").unwrap();
+    let g = Gpu {
+        sms: 2,
+        gpcs: 1,
+        max_blocks: 3,
+        l1: (1, 1, Replacement::Lru, 0, false),
+        l2: (2, 2, 4, Replacement::Lru, 0, 32),
+        home_bit: (7, 2),
+        local_ways: Some(1),
+        schedule: (false, 0, 0, false),
+        chain: 0,
+    };
+    let hw = hw_of(&g);
+    let launch = Launch::new(&kernel, &hw, &LaunchRequest::default()).unwrap();
+    let diff = compare(&launch, &hw).expect("both simulate");
+    assert!(diff.is_empty(), "{diff:#?}");
+}

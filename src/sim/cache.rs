@@ -635,6 +635,10 @@ impl Cache {
             Cache::SetAssoc(c) => {
                 let i = c.find_in(start, line)?;
                 c.use_slot(i);
+                // A use is a use for the near-line limit too, whatever the policy.
+                if let Some(limit) = c.near_limit.as_mut() {
+                    limit.used.stamp(i);
+                }
                 Some(&mut c.states[i])
             }
             Cache::Infinite(m) => m.get_mut(&line),

@@ -306,11 +306,17 @@ impl Cache {
         (&mut self.sets[set][way].line, evicted)
     }
 
-    /// Looks `line` up, marking it used; `None` when absent (nothing inserted).
+    /// Looks `line` up, marking it used (for the near-line limit too); `None` when absent
+    /// (nothing inserted).
     pub fn access(&mut self, line: u64) -> Option<&mut Line> {
         let (set, way) = self.find(line);
         let way = way?;
         self.mark_used(set, way);
+        if self.limited() {
+            // the near-line limit's recency, whatever the policy
+            let stamp = self.next_stamp();
+            self.sets[set][way].stamp = stamp;
+        }
         Some(&mut self.sets[set][way].line)
     }
 
