@@ -123,6 +123,10 @@ macro_rules! counter_table {
                 shared_load_bank_conflicts: [SHARED_LD_BANK_CONFLICTS] shared address;
                 /// Bank conflicts of the shared stores.
                 shared_store_bank_conflicts: [SHARED_ST_BANK_CONFLICTS] shared address;
+                /// Warp-level shuffle instructions (`SHFL`), each one data-pipe wavefront: the
+                /// GPU counts them under `l1tex__data_pipe_lsu_wavefronts_mem_shared`, not under
+                /// its loads or stores (`validation/warp_ops_probe.cu`).
+                shuffles: [] none instruction;
                 /// L1 data-stage wavefronts, what the time model's L1 limiter counts:
                 /// `data_passes` plus what `sim::data_stage::extra_wavefronts` adds for the
                 /// launch and the shared wavefronts; set when the simulation ends.

@@ -107,8 +107,9 @@ fn star1_on_the_h200_counts_as_the_reference_counts() {
 /// One step of a random kernel's body.
 #[derive(Debug, Clone)]
 enum Step {
-    /// An access: kind (0 load, 1 store, 2 atomic, 3 shared load, 4 shared store), array (0 or
-    /// 1 of the global ones), index form, stride, offset, per-loop coefficient, bytes, ends_run.
+    /// An access: kind (0 load, 1 store, 2 atomic, 3 shared load, 4 shared store, 5 shuffles:
+    /// 1 + offset % 3 of them), array (0 or 1 of the global ones), index form, stride, offset,
+    /// per-loop coefficient, bytes, ends_run.
     Access {
         kind: usize,
         array: usize,
@@ -139,6 +140,10 @@ fn render(steps: &[Step], depth: usize, out: &mut Vec<String>) {
                 bytes,
                 ends_run,
             } => {
+                if *kind == 5 {
+                    out.push(format!("{{ shuffles = {} }}", 1 + offset % 3));
+                    continue;
+                }
                 let loops: String = (0..depth)
                     .map(|d| format!(" + {} * k{d}", per_loop * (d as i64 + 1)))
                     .collect();
@@ -271,7 +276,7 @@ body = [
 
 fn access() -> impl Strategy<Value = Step> {
     (
-        prop::sample::select(vec![0usize, 0, 0, 1, 1, 2, 3, 4]),
+        prop::sample::select(vec![0usize, 0, 0, 1, 1, 2, 3, 4, 5]),
         0..2usize,
         prop::sample::select(vec![0usize, 0, 0, 1, 2]),
         prop::sample::select(vec![1i64, 1, 2, 3, 4, 7, 33]),

@@ -2099,3 +2099,145 @@ fn a_lifted_kernels_errors_name_the_ptx_line_of_the_access_or_the_place_in_its_p
         "{error}"
     );
 }
+
+const SHUFFLES: &str = "tests/data/ptx/shuffles.ptx";
+
+/// A warp shuffle (`shfl.sync`) lifts as a `shuffles` step in its place and under its
+/// conditions; each costs every warp that issues it one data-pipe wavefront, whatever lanes
+/// take part (validation/warp_ops_probe.cu on the H200), and nothing else.
+#[test]
+fn a_warp_shuffle_lifts_as_a_step_that_costs_each_warp_issuing_it_one_wavefront() {
+    let warp_sum = lifted(SHUFFLES, "warp_sum", 16, &[("out", "n / 32")]);
+    let body = format!("{:?}", warp_sum.body);
+    assert_eq!(body.matches("kind: Shuffle").count(), 10, "{body}");
+    let half_swap = lifted(SHUFFLES, "half_swap", 16, &[]);
+    // 4096 elements in 256-thread blocks: 16 blocks of 8 warps
+    let set = [("n", 4096)];
+    let with_hw = |kernel: &Kernel, per_shuffle: f64| {
+        let mut b = bind(kernel.clone(), Some([256, 1, 1]), &set).unwrap();
+        b.hw.l1.wavefronts_per_shuffle = per_shuffle;
+        gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    };
+    // the sum: ten shuffles in each of the 128 warps
+    let (one, none) = (with_hw(&warp_sum, 1.0), with_hw(&warp_sum, 0.0));
+    assert_eq!(one.l1.shuffles, 128 * 10);
+    assert_eq!(one.l1.wavefronts - none.l1.wavefronts, 128 * 10);
+    // no memory moves for them: the counters but the wavefronts are the same
+    let mut same = one.clone();
+    same.l1.wavefronts = none.l1.wavefronts;
+    assert_eq!(same, none);
+    // the swap: the first warp of each block, half its lanes, one shuffle
+    let (one, none) = (with_hw(&half_swap, 1.0), with_hw(&half_swap, 0.0));
+    assert_eq!(one.l1.shuffles, 16);
+    assert_eq!(one.l1.wavefronts - none.l1.wavefronts, 16);
+    // a sampled run counts them as it counts the other instructions (exactly here)
+    let b = bind(warp_sum.clone(), Some([256, 1, 1]), &[("n", 1 << 24)]).unwrap();
+    let sampled = gputraffic::sim::simulate(
+        &b.launch,
+        &b.hw,
+        &SimOptions {
+            sample: Some(gputraffic::sim::sample::SampleOptions::default()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(sampled.l1.shuffles, (1 << 24) / 32 * 10);
+}
+
+/// A kernel that copies global memory into shared memory asynchronously (CUDA's
+/// `__pipeline_memcpy_async`, nvcc 13.5 for sm_90), its copy on line 30.
+const ASYNC_COPY: &str = r#".version 9.5
+.target sm_90
+.address_size 64
+
+.visible .entry _Z10async_copyPKfPfi(
+	.param .u64 _Z10async_copyPKfPfi_param_0,
+	.param .u64 _Z10async_copyPKfPfi_param_1,
+	.param .u32 _Z10async_copyPKfPfi_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<2>;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<7>;
+	.shared .align 4 .b8 _ZZ10async_copyPKfPfiE4tile[1024];
+	ld.param.u64 	%rd1, [_Z10async_copyPKfPfi_param_0];
+	ld.param.u64 	%rd2, [_Z10async_copyPKfPfi_param_1];
+	ld.param.u32 	%r3, [_Z10async_copyPKfPfi_param_2];
+	mov.u32 	%r4, %ctaid.x;
+	mov.u32 	%r5, %ntid.x;
+	mov.u32 	%r1, %tid.x;
+	mad.lo.s32 	%r2, %r4, %r5, %r1;
+	setp.ge.s32 	%p1, %r2, %r3;
+	@%p1 bra 	$L__BB0_2;
+	cvta.to.global.u64 	%rd4, %rd2;
+	mul.wide.s32 	%rd5, %r2, 4;
+	add.s64 	%rd3, %rd1, %rd5;
+	shl.b32 	%r7, %r1, 2;
+	mov.u32 	%r8, _ZZ10async_copyPKfPfiE4tile;
+	add.s32 	%r6, %r8, %r7;
+	cp.async.ca.shared.global [%r6], [%rd3], 4, 4;
+	cp.async.commit_group;
+	cp.async.wait_group 0;
+	ld.shared.f32 	%f1, [%r6];
+	add.s64 	%rd6, %rd4, %rd5;
+	st.global.f32 	[%rd6], %f1;
+$L__BB0_2:
+	ret;
+}
+"#;
+
+/// Instructions that move memory the trace language cannot say are refused in one line (an
+/// asynchronous copy's global reads would otherwise vanish from the trace, its array with
+/// them), or, where they only hint the caches, lifted with a warning: never dropped silently.
+#[test]
+fn memory_instructions_the_trace_cannot_say_are_refused_or_warned_never_dropped() {
+    let options = LiftOptions {
+        registers: Some(32),
+        issue_order: ptx_order(),
+        ..Default::default()
+    };
+    let lift = |text: &str| gputraffic::input::ptx::lift_ptx(text, "copy.ptx", &options);
+    assert_eq!(
+        lift(ASYNC_COPY).unwrap_err().to_string(),
+        "copy.ptx: line 31: an asynchronous copy between global and shared memory (`cp.async`, LDGSTS or a bulk/TMA copy) is not lifted: the trace language has none (write it as a global load and a shared store)"
+    );
+    let ldmatrix = ASYNC_COPY.replace(
+        "cp.async.ca.shared.global [%r6], [%rd3], 4, 4;",
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r7}, [%r6];",
+    );
+    assert!(lift(&ldmatrix).unwrap_err().to_string().starts_with(
+        "copy.ptx: line 31: `ldmatrix` (a matrix, texture or surface access) is not lifted"
+    ));
+    // a prefetch into the L2 beside a plain load: lifted, with a warning naming it
+    let prefetch = ASYNC_COPY.replace(
+        "cp.async.ca.shared.global [%r6], [%rd3], 4, 4;",
+        "prefetch.global.L2 [%rd3];\n\tcvta.to.global.u64 \t%rd7, %rd1;\n\tadd.s64 \t%rd8, %rd7, %rd5;\n\tld.global.f32 \t%f1, [%rd8];",
+    )
+    .replace(".reg .b64 \t%rd<7>;", ".reg .b64 \t%rd<9>;");
+    let lifted = lift(&prefetch).unwrap();
+    assert!(
+        lifted.warnings.iter().any(|w| w
+            == "copy.ptx: line 31: `prefetch.global.L2` is not modelled (the trace language has no such step): what it does to the caches is left out"),
+        "{:?}",
+        lifted.warnings
+    );
+    assert!(
+        lifted.toml.contains("{ load = \"p0\", index = \"x\" }"),
+        "{}",
+        lifted.toml
+    );
+    // a load of the L2 only (`__ldcg`: `ld.global.cg`) bypasses the L1
+    // (validation/load_cache_ops.cu; tests/load_cache_ops.rs)
+    let cg = prefetch
+        .replace("prefetch.global.L2 [%rd3];\n\t", "")
+        .replace("ld.global.f32", "ld.global.cg.f32");
+    let lifted = lift(&cg).unwrap();
+    assert!(
+        lifted
+            .toml
+            .contains("{ load = \"p0\", index = \"x\", bypass_l1 = true }"),
+        "{}",
+        lifted.toml
+    );
+}

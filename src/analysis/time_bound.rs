@@ -60,9 +60,7 @@ pub fn lower_bound(
         warps_launched,
         block_index_components: launch.block_index_components,
     };
-    l1.wavefronts = l1.data_passes
-        + l1.shared_load_wavefronts
-        + l1.shared_store_wavefronts
+    l1.wavefronts = data_stage::instruction_wavefronts(&hw.l1, &l1)
         + data_stage::extra_wavefronts(&hw.l1, &launch_terms);
     // Every store and atomic sector goes on to the L2 (write-through; atomics bypass the L1).
     let l2 = L2Counters {

@@ -356,6 +356,10 @@ pub struct L1Config {
     /// (measured on the H100: `validation/l1_wavefronts.cu`).
     #[serde(default = "default_wavefronts_per_block_index")]
     pub wavefronts_per_block_index: f64,
+    /// Data-stage wavefronts of one warp shuffle (`SHFL`), whatever its lanes and mode
+    /// (measured on the H200: `validation/warp_ops_probe.cu`).
+    #[serde(default = "default_wavefronts_per_shuffle")]
+    pub wavefronts_per_shuffle: f64,
     /// The shared-memory carve-out the driver picks for a kernel that sets no preference, by the
     /// most blocks one SM can hold: `[blocks, bytes]` pairs, both increasing; a launch whose SM
     /// holds up to `blocks` blocks gets `bytes` (the last pair beyond). `size_bytes` is the L1
@@ -460,6 +464,10 @@ fn default_replay_block_loads() -> f64 {
 }
 
 fn default_wavefronts_per_block_index() -> f64 {
+    1.0
+}
+
+fn default_wavefronts_per_shuffle() -> f64 {
     1.0
 }
 
@@ -857,6 +865,7 @@ impl HwConfig {
                 "l1.wavefronts_per_block_index",
                 self.l1.wavefronts_per_block_index,
             ),
+            ("l1.wavefronts_per_shuffle", self.l1.wavefronts_per_shuffle),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{what} must be a number >= 0"));

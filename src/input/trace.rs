@@ -140,6 +140,10 @@ pub enum AccessKind {
     SharedLoad,
     /// A shared-memory store (`STS`).
     SharedStore,
+    /// A warp shuffle (`SHFL`, CUDA's `__shfl_*_sync` of 4 bytes; a double's is two): it moves
+    /// registers between the lanes and no memory, but takes one L1 data-pipe wavefront per warp
+    /// instruction (measured: `validation/warp_ops_probe.cu`). It has no array and no index.
+    Shuffle,
 }
 
 impl AccessKind {
@@ -147,6 +151,15 @@ impl AccessKind {
     /// never reaches the L1's tags, the L2 or DRAM.
     pub fn is_shared(self) -> bool {
         matches!(self, AccessKind::SharedLoad | AccessKind::SharedStore)
+    }
+
+    /// Whether the access reaches global memory through the L1's tags (a load, store or
+    /// atomic): not a shared access nor a shuffle.
+    pub fn is_global(self) -> bool {
+        matches!(
+            self,
+            AccessKind::Load | AccessKind::Store | AccessKind::Atomic
+        )
     }
 }
 
@@ -266,6 +279,10 @@ pub struct AccessDecl {
     /// A load after which the warp waits: its next instruction uses a value loaded so far, so
     /// the run of loads it issues back to back ends here (read off the SASS).
     pub ends_run: bool,
+    /// A global load that never hits in, nor allocates, the L1: every sector goes to the L2
+    /// (PTX `ld.global.cg`, `.lu`, `.cv`, volatile and GPU- or system-scope loads; measured on
+    /// the H200: `validation/load_cache_ops.cu`).
+    pub bypass_l1: bool,
     /// Where the step stands in the trace (bind-time errors name it).
     pub at: Position,
 }
@@ -351,6 +368,7 @@ struct RawStep {
     index: Option<Spanned<toml::Value>>,
     bytes: Option<Spanned<i64>>,
     ends_run: Option<Spanned<bool>>,
+    bypass_l1: Option<Spanned<bool>>,
     #[serde(rename = "loop")]
     loop_var: Option<Spanned<String>>,
     count: Option<Spanned<String>>,
@@ -360,6 +378,7 @@ struct RawStep {
     lets: Option<Vec<Spanned<String>>>,
     body: Option<Vec<Spanned<RawStep>>>,
     sync: Option<Spanned<bool>>,
+    shuffles: Option<Spanned<i64>>,
 }
 
 /// Reserved names the thread mapping may use.
@@ -902,15 +921,19 @@ fn parse_steps(
             r.loop_var.is_some(),
             r.if_cond.is_some(),
             r.sync.is_some(),
+            r.shuffles.is_some(),
         ];
         if heads.iter().filter(|h| **h).count() != 1 {
             return Err(cx.err_at(
                 at,
-                "each body entry is exactly one of: load = \"array\", store = \"array\", atomic = \"array\", loop = \"var\", if = \"condition\", sync = true",
+                "each body entry is exactly one of: load = \"array\", store = \"array\", atomic = \"array\", loop = \"var\", if = \"condition\", sync = true, shuffles = N",
             ));
         }
         if let Some(sync) = &r.sync {
             out.push(Step::Sync(parse_sync(cx, at, r, sync)?));
+        } else if let Some(n) = &r.shuffles {
+            let shuffle = parse_shuffles(cx, at, r, n)?;
+            out.extend((0..n.get_ref().to_owned()).map(|_| Step::Access(shuffle.clone())));
         } else if let Some(a) = r.load.as_ref().or(r.store.as_ref()).or(r.atomic.as_ref()) {
             out.push(Step::Access(parse_access(cx, at, r, a, arrays, names)?));
         } else if let Some(var) = &r.loop_var {
@@ -929,6 +952,7 @@ fn parse_sync(cx: &Ctx, at: usize, r: &RawStep, sync: &Spanned<bool>) -> Result<
     if r.index.is_some()
         || r.bytes.is_some()
         || r.ends_run.is_some()
+        || r.bypass_l1.is_some()
         || r.count.is_some()
         || r.while_cond.is_some()
         || r.lets.is_some()
@@ -945,6 +969,44 @@ fn parse_sync(cx: &Ctx, at: usize, r: &RawStep, sync: &Spanned<bool>) -> Result<
     Ok(cx.position(at))
 }
 
+/// Most shuffles one `shuffles = N` step may hold.
+pub const MAX_SHUFFLES_PER_STEP: i64 = 1024;
+
+/// A `{ shuffles = N }` entry at `at`: N warp shuffles (`SHFL`) in a row, each one access of
+/// kind [`AccessKind::Shuffle`]; it takes nothing else.
+fn parse_shuffles(cx: &Ctx, at: usize, r: &RawStep, n: &Spanned<i64>) -> Result<AccessDecl> {
+    if r.index.is_some()
+        || r.bytes.is_some()
+        || r.ends_run.is_some()
+        || r.bypass_l1.is_some()
+        || r.count.is_some()
+        || r.while_cond.is_some()
+        || r.lets.is_some()
+        || r.body.is_some()
+    {
+        return Err(cx.err_at(at, "a shuffles step takes only shuffles = N"));
+    }
+    if !(1..=MAX_SHUFFLES_PER_STEP).contains(n.get_ref()) {
+        return Err(cx.err_at(
+            n.span().start,
+            format!(
+                "shuffles = {} must be a count from 1 to {MAX_SHUFFLES_PER_STEP}",
+                n.get_ref()
+            ),
+        ));
+    }
+    Ok(AccessDecl {
+        kind: AccessKind::Shuffle,
+        array: 0,
+        index: Vec::new(),
+        index_text: Vec::new(),
+        bytes: 4,
+        ends_run: false,
+        bypass_l1: false,
+        at: cx.position(at),
+    })
+}
+
 /// One access entry at `at`, of the array named `a` (global, or shared when `[[shared]]` declares
 /// it): its kind, index expressions (using only `names`) and bytes per thread (the element size
 /// by default, at most 128; 4, 8 or 16 for a shared one, or the element size when smaller).
@@ -959,7 +1021,7 @@ fn parse_access(
     if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
         return Err(cx.err_at(
             at,
-            "an access takes only load/store/atomic, index, bytes and ends_run",
+            "an access takes only load/store/atomic, index, bytes, ends_run and bypass_l1",
         ));
     }
     let shared_index = declared.shared.iter().position(|x| &x.name == a.get_ref());
@@ -1037,6 +1099,16 @@ fn parse_access(
         Some(e) => *e.get_ref(),
         None => false,
     };
+    let bypass_l1 = match &r.bypass_l1 {
+        Some(b) if kind != AccessKind::Load => {
+            return Err(cx.err_at(
+                b.span().start,
+                "bypass_l1 marks a load of global memory (stores, atomics and shared accesses never look the L1 up)",
+            ));
+        }
+        Some(b) => *b.get_ref(),
+        None => false,
+    };
     Ok(AccessDecl {
         kind,
         array,
@@ -1044,6 +1116,7 @@ fn parse_access(
         index: index.into_iter().map(|(e, _, _)| e).collect(),
         bytes,
         ends_run,
+        bypass_l1,
         at: cx.position(at),
     })
 }
@@ -1193,6 +1266,7 @@ fn parse_if(
     if r.index.is_some()
         || r.bytes.is_some()
         || r.ends_run.is_some()
+        || r.bypass_l1.is_some()
         || r.count.is_some()
         || r.while_cond.is_some()
         || r.lets.is_some()

@@ -201,7 +201,7 @@ pub fn analyze(launch: &Launch, line_bytes: u32) -> Result<CodeAnalysis> {
         .map(|a| a.element_bytes)
         .unwrap_or(8);
     let mut accesses = Vec::new();
-    for r in runs.iter().filter(|r| !r.access.kind.is_shared()) {
+    for r in runs.iter().filter(|r| r.access.kind.is_global()) {
         let a = r.access;
         let idx = at(a, &with_loops(&r.iterations))?;
         let layout = &launch.arrays[a.array];

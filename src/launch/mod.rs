@@ -136,6 +136,15 @@ pub struct ArrayLayout {
     pub dims: Vec<i64>,
 }
 
+/// What a shuffle ([`AccessKind::Shuffle`]) addresses: nothing, an empty array at 0.
+pub static NO_ARRAY: ArrayLayout = ArrayLayout {
+    name: String::new(),
+    base: 0,
+    elements: 0,
+    element_bytes: 4,
+    dims: Vec::new(),
+};
+
 impl ArrayLayout {
     /// Size in bytes.
     pub fn bytes(&self) -> u64 {
@@ -234,6 +243,8 @@ pub struct Access {
     pub depth: usize,
     /// A load after which the warp waits ([`crate::input::trace::AccessDecl::ends_run`]).
     pub ends_run: bool,
+    /// A global load that bypasses the L1 ([`crate::input::trace::AccessDecl::bypass_l1`]).
+    pub bypass_l1: bool,
     /// A per-dimension index's coordinates, x first (`index` is their linearisation); empty for
     /// a linear index.
     pub coordinates: Vec<Coordinate>,
@@ -299,6 +310,7 @@ impl Access {
             AccessKind::Atomic => "an atomic",
             AccessKind::SharedLoad => "a shared load",
             AccessKind::SharedStore => "a shared store",
+            AccessKind::Shuffle => "a shuffle",
         };
         let problem = match outside {
             Outside::Coordinate { dim, value } => {
@@ -627,10 +639,10 @@ impl Launch {
     /// The layout of the array access `a` reads or writes: [`Launch::shared_arrays`] for a
     /// shared access, else [`Launch::arrays`].
     pub fn array_of(&self, a: &Access) -> &ArrayLayout {
-        if a.kind.is_shared() {
-            &self.shared_arrays[a.array]
-        } else {
-            &self.arrays[a.array]
+        match a.kind {
+            AccessKind::Shuffle => &NO_ARRAY,
+            k if k.is_shared() => &self.shared_arrays[a.array],
+            _ => &self.arrays[a.array],
         }
     }
 
@@ -1428,6 +1440,22 @@ impl StepCompiler<'_> {
         lets: &[(String, Expr)],
         loop_vars: &[String],
     ) -> Result<Access> {
+        if a.kind == AccessKind::Shuffle {
+            // no address: its index is a constant the simulation never evaluates
+            return Ok(Access {
+                kind: a.kind,
+                array: 0,
+                index: Compiled::Affine(Affine::constant(0)),
+                lane_split: None,
+                bytes: a.bytes,
+                depth: loop_vars.len(),
+                ends_run: false,
+                bypass_l1: false,
+                coordinates: Vec::new(),
+                index_text: String::new(),
+                at: a.at,
+            });
+        }
         let array = if a.kind.is_shared() {
             &self.shared[a.array]
         } else {
@@ -1442,6 +1470,7 @@ impl StepCompiler<'_> {
                 AccessKind::Atomic => "atomic on",
                 AccessKind::SharedLoad => "shared load from",
                 AccessKind::SharedStore => "shared store to",
+                AccessKind::Shuffle => unreachable!("a shuffle has no index"),
             },
             array.name
         );
@@ -1485,6 +1514,7 @@ impl StepCompiler<'_> {
             bytes: a.bytes,
             depth: loop_vars.len(),
             ends_run: a.ends_run,
+            bypass_l1: a.bypass_l1,
             coordinates,
             index_text: match &a.index_text[..] {
                 [one] => one.clone(),

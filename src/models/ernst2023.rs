@@ -640,7 +640,7 @@ impl<'a> Enumerator<'a> {
             let static_stores = p
                 .accesses
                 .iter()
-                .filter(|a| a.kind != AccessKind::Load && !a.kind.is_shared())
+                .filter(|a| a.kind != AccessKind::Load && a.kind.is_global())
                 .count()
                 .max(1) as f64;
             for (w, info) in warps.iter().enumerate() {
@@ -648,7 +648,7 @@ impl<'a> Enumerator<'a> {
                 let mut stores = 0u64;
                 while let Some(step) = cursor.next()? {
                     let a = &p.accesses[step.access];
-                    if a.kind.is_shared() {
+                    if !a.kind.is_global() {
                         continue;
                     }
                     if a.kind != AccessKind::Load {
@@ -689,7 +689,7 @@ impl<'a> Enumerator<'a> {
                 }
             }
             let mut run = |k: usize, a: &Access, mask: u32, iteration: u32| -> Result<()> {
-                if a.kind.is_shared() {
+                if !a.kind.is_global() {
                     return Ok(());
                 }
                 let mut iterations = [0; MAX_LOOP_DEPTH];
@@ -947,8 +947,8 @@ pub fn block_metrics(
                 }
             }
             AccessKind::Store | AccessKind::Atomic => m.store_request_sectors += warp.len() as u64,
-            AccessKind::SharedLoad | AccessKind::SharedStore => {
-                unreachable!("visit_block passes no shared access")
+            AccessKind::SharedLoad | AccessKind::SharedStore | AccessKind::Shuffle => {
+                unreachable!("visit_block passes no shared access nor shuffle")
             }
         }
         // Lanes 0-15 and 16-31 are the two half warps; `addrs` holds the active lanes in lane
@@ -1011,8 +1011,8 @@ pub fn wave_metrics(
             let set = match a.kind {
                 AccessKind::Load => &mut loads,
                 AccessKind::Store | AccessKind::Atomic => &mut stores,
-                AccessKind::SharedLoad | AccessKind::SharedStore => {
-                    unreachable!("visit_block passes no shared access")
+                AccessKind::SharedLoad | AccessKind::SharedStore | AccessKind::Shuffle => {
+                    unreachable!("visit_block passes no shared access nor shuffle")
                 }
             };
             set.insert_lanes(addrs, a.bytes, sector_bytes);

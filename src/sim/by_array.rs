@@ -24,6 +24,7 @@ fn kind_name(kind: crate::input::trace::AccessKind) -> &'static str {
         Atomic => "atomic",
         SharedLoad => "shared_load",
         SharedStore => "shared_store",
+        Shuffle => "shuffle",
     }
 }
 
@@ -92,7 +93,7 @@ pub fn assemble(
         .collect();
     let steps = launch.program.flattened();
     for (step, l1) in steps.iter().zip(by_access) {
-        if !step.kind.is_shared() {
+        if step.kind.is_global() {
             arrays[step.array].1.l1.add(l1);
         }
     }

@@ -23,6 +23,7 @@
 //! passes every warp costs at launch.
 
 use crate::input::hw::L1Config;
+use crate::sim::counters::L1Counters;
 
 /// Banks of the L1 data array, 4 bytes wide.
 const BANKS: usize = 32;
@@ -292,6 +293,17 @@ pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
         }
         per_bank.iter().copied().max().unwrap_or(0) as u64
     })
+}
+
+/// The data-pipe wavefronts the L1 counters `c` hold, instruction by instruction: the global
+/// accesses' passes by the measured rule, the shared accesses' by the bank rule, and each warp
+/// shuffle's `wavefronts_per_shuffle` (one on the H200: `validation/warp_ops_probe.cu`). What a
+/// launch adds beyond them is [`extra_wavefronts`].
+pub fn instruction_wavefronts(l1: &L1Config, c: &L1Counters) -> u64 {
+    c.data_passes
+        + c.shared_load_wavefronts
+        + c.shared_store_wavefronts
+        + (l1.wavefronts_per_shuffle * c.shuffles as f64).round() as u64
 }
 
 /// A launch's counts that [`extra_wavefronts`] charges for.

@@ -274,9 +274,7 @@ pub const BY_ARRAY_SAMPLED: &str = "cannot be combined with --sample: a sampled 
 /// L1 data-stage wavefronts: the passes of global accesses, the shared accesses' wavefronts
 /// (the hardware's total counts both) and what the launch adds ([`data_stage`]).
 fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u64) -> u64 {
-    l1.data_passes
-        + l1.shared_load_wavefronts
-        + l1.shared_store_wavefronts
+    data_stage::instruction_wavefronts(&hw.l1, l1)
         + data_stage::extra_wavefronts(
             &hw.l1,
             &data_stage::LaunchTerms {
@@ -328,7 +326,7 @@ pub fn gpc_chain_chance(launch: &Launch, hw: &HwConfig, streams: &StreamTotals) 
         .program
         .accesses
         .iter()
-        .filter(|a| !a.kind.is_shared())
+        .filter(|a| a.kind.is_global())
     {
         touched[a.array] = true;
     }

@@ -114,6 +114,8 @@ struct PreparedAccess {
     array: usize,
     /// Every lane's access lies within one sector (see [`Coalescer::coalesce_aligned`]).
     aligned: bool,
+    /// A load that never looks the L1 up ([`crate::launch::Access::bypass_l1`]).
+    bypass_l1: bool,
     /// Affine index split into the part shared by a warp and a per-lane table.
     fast: Option<FastIndex>,
     general: Compiled,
@@ -436,6 +438,7 @@ impl GenContext {
                     .collect();
                 PreparedAccess {
                     aligned,
+                    bypass_l1: a.bypass_l1,
                     full_warp_passes: None,
                     pattern_class: None,
                     coordinates,
@@ -479,8 +482,9 @@ impl GenContext {
         let mut pattern_classes: Vec<PatternClass> = Vec::new();
         for a in &mut accesses {
             let Some(f) = &a.fast else { continue };
-            if a.kind.is_shared() {
-                // Never coalesced into lines; their wavefronts are the bank rule's, per warp.
+            if !a.kind.is_global() {
+                // Never coalesced into lines; their wavefronts are the bank rule's, per warp
+                // (one per warp for a shuffle).
                 continue;
             }
             if a.elem % 4 != 0 || a.base % 4 != 0 {
@@ -1124,6 +1128,11 @@ impl SmWorker {
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
         let a = &cx.accesses[issue.access as usize];
+        if a.kind == AccessKind::Shuffle {
+            // No address: one data-pipe wavefront for the warp, however many lanes take part.
+            self.counters.shuffles += 1;
+            return Ok(());
+        }
         // Worked out once for the pattern, the lanes and the fingerprint: with a uniform part
         // it is an evaluation of an expression.
         let warp_base = match a.fast.as_ref() {
@@ -1192,11 +1201,14 @@ impl SmWorker {
                 {
                     f.note_load(cx, issue, block_xyz, warp_base, &self.addrs);
                 }
-                self.load(lines, shift, issue.tick, issue.block)
+                self.load(lines, shift, issue.tick, issue.block, a.bypass_l1)
             }
             AccessKind::Store => self.store(lines, shift, issue.tick),
-            AccessKind::Atomic | AccessKind::SharedLoad | AccessKind::SharedStore => {
-                unreachable!("atomics and shared accesses are handled above")
+            AccessKind::Atomic
+            | AccessKind::SharedLoad
+            | AccessKind::SharedStore
+            | AccessKind::Shuffle => {
+                unreachable!("atomics, shared accesses and shuffles are handled above")
             }
         }
         self.coalescer.lines = coalesced;
@@ -1301,7 +1313,7 @@ impl SmWorker {
 
     /// A load of `lines` (each line `shift` past its `line`, wrapping).
     #[inline]
-    fn load(&mut self, lines: &[LineRequest], shift: u64, tick: u32, block: u32) {
+    fn load(&mut self, lines: &[LineRequest], shift: u64, tick: u32, block: u32, bypass_l1: bool) {
         self.counters.load_requests += 1;
         if self.track_compulsory {
             let f = self.footprint(block);
@@ -1320,7 +1332,8 @@ impl SmWorker {
         for r in lines {
             let (line, sectors) = (r.line.wrapping_add(shift), r.sectors);
             c.load_sectors += sectors.count_ones() as u64;
-            let missing = if !self.caches_loads {
+            let missing = if !self.caches_loads || bypass_l1 {
+                // Never looked up nor allocated: every sector goes to the L2.
                 sectors
             } else {
                 // A line that was absent comes in empty: all its sectors miss. The L1 is

@@ -222,6 +222,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     c.l1.wavefronts = c.l1.data_passes
         + c.l1.shared_load_wavefronts
         + c.l1.shared_store_wavefronts
+        + (l1.wavefronts_per_shuffle * c.l1.shuffles as f64).round() as u64
         + extra.round() as u64;
     c.load_rounds = StreamTotals::of_launch(launch, burst)?.load_rounds;
     Ok(c)
@@ -602,9 +603,15 @@ fn memory(
     mem: &mut Memory,
 ) -> Result<()> {
     let a = &launch.program.accesses[step.access];
+    if a.kind == AccessKind::Shuffle {
+        // No address: one data-pipe wavefront per warp.
+        mem.counts.l1.shuffles += 1;
+        return Ok(());
+    }
     let addrs = addresses(launch, block, warp, step)?;
     let c = &mut mem.counts.l1;
     match a.kind {
+        AccessKind::Shuffle => unreachable!("handled above"),
         AccessKind::SharedLoad | AccessKind::SharedStore => {
             let store = a.kind == AccessKind::SharedStore;
             let (w, k) = shared_cost(&addrs, a.bytes, store);
@@ -654,7 +661,8 @@ fn memory(
                     }
                 }
                 c.load_sectors += r.sectors.count_ones() as u64;
-                let missing = match l1.as_deref_mut() {
+                // a load that bypasses the L1 never looks it up nor fills it
+                let missing = match l1.as_deref_mut().filter(|_| !a.bypass_l1) {
                     None => r.sectors,
                     Some(l1) => {
                         // A line that was absent comes in empty; what it evicts is clean.

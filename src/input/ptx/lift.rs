@@ -39,6 +39,16 @@ struct FoundAccess {
     condition: Dnf,
     /// The loops (indices into `Lifter::loops`) the access is in, outermost first.
     loops: Vec<usize>,
+    /// A global load that bypasses the L1 (`.cg`, `.lu`, `.cv`, volatile, GPU or system scope).
+    bypass_l1: bool,
+}
+
+impl FoundAccess {
+    /// A barrier (`sync`) or a warp shuffle (`shuffle`): a step the trace keeps in its place,
+    /// with no array or address.
+    fn is_step_without_address(&self) -> bool {
+        self.kind == "sync" || self.kind == "shuffle"
+    }
 }
 
 /// A counted loop found in the entry.
@@ -1131,6 +1141,33 @@ impl<'a> Lifter<'a> {
                 };
                 return self.set(state, ins, &dest, v, line);
             }
+            // Instructions that move memory the trace language cannot say: lifting on without
+            // them would leave their traffic out silently.
+            "cp" if has("shared") || has("global") || has("bulk") => {
+                return Err(self.err(
+                    line,
+                    "an asynchronous copy between global and shared memory (`cp.async`, LDGSTS or a bulk/TMA copy) is not lifted: the trace language has none (write it as a global load and a shared store)",
+                ));
+            }
+            "ldmatrix" | "stmatrix" | "tex" | "tld4" | "suld" | "sust" | "sured" => {
+                return Err(self.err(
+                    line,
+                    format!("`{op}` (a matrix, texture or surface access) is not lifted: the trace language has none"),
+                ));
+            }
+            "prefetch" | "prefetchu" | "discard" | "applypriority" | "mbarrier" => {
+                self.warnings.push(format!(
+                    "{}: line {line}: `{}` is not modelled (the trace language has no such step): what it does to the caches is left out",
+                    self.source,
+                    ins.opcode.join(".")
+                ));
+                if op == "mbarrier" && !dest.starts_with('[') {
+                    let v =
+                        Val::Unknown(format!("the mbarrier result at line {line} is not lifted"));
+                    return self.set(state, ins, &dest, v, line);
+                }
+                return Ok(());
+            }
             "ld" | "st" | "atom" | "red" if has("local") => {
                 self.warnings.push(format!(
                     "{}: line {line}: a local-memory access (a spill?); its traffic is not modelled",
@@ -1147,6 +1184,29 @@ impl<'a> Lifter<'a> {
             "ld" | "st" if has("shared") && !has("cluster") => {
                 return self.memory_access(state, ins, line, true);
             }
+            "shfl" => {
+                // A warp shuffle moves registers between lanes, no memory, but takes a data-pipe
+                // wavefront: a step of its own (`{ shuffles = 1 }`), the value it gives unknown.
+                self.accesses.push(FoundAccess {
+                    line,
+                    kind: "shuffle",
+                    shared: None,
+                    address: Poly::default(),
+                    scalar_bytes: 0,
+                    lanes: 0,
+                    condition: state.reached.clone(),
+                    loops: self.loop_stack.clone(),
+                    bypass_l1: false,
+                });
+                let v = Val::Unknown(format!(
+                    "a value exchanged between lanes by a shuffle (line {line}) is not lifted"
+                ));
+                // `shfl.sync.bfly.b32 %r1|%p1, ...`: the value and whether its lane was valid
+                for r in dest.split('|') {
+                    self.assign(state, ins, r.trim(), v.clone(), line);
+                }
+                return Ok(());
+            }
             "bar" | "barrier"
                 if modifiers.is_empty()
                     || modifiers.iter().all(|m| m == "sync" || m == "aligned") =>
@@ -1160,6 +1220,7 @@ impl<'a> Lifter<'a> {
                     lanes: 0,
                     condition: state.reached.clone(),
                     loops: self.loop_stack.clone(),
+                    bypass_l1: false,
                 });
                 return Ok(());
             }
@@ -1588,6 +1649,16 @@ impl<'a> Lifter<'a> {
             .reached
             .and(&self.predicate_of(state, ins, line)?)
             .ok_or_else(|| self.err(line, "the access's condition grows too large"))?;
+        // Loads that never hit in the L1 on the H200 (validation/load_cache_ops.cu): `.cg`
+        // and `.lu`, `.cv` and volatile ones, and those of GPU or system scope (the same SASS).
+        let has = |m: &str| ins.opcode.iter().any(|x| x == m);
+        let bypass_l1 = op == "ld"
+            && !shared
+            && (has("cg")
+                || has("lu")
+                || has("cv")
+                || has("volatile")
+                || ((has("relaxed") || has("acquire")) && (has("gpu") || has("sys"))));
         // a shared access's array is found once the loops' registers are known (lift_entry)
         let shared = shared.then(String::new);
         self.accesses.push(FoundAccess {
@@ -1599,6 +1670,7 @@ impl<'a> Lifter<'a> {
             lanes,
             condition,
             loops: self.loop_stack.clone(),
+            bypass_l1,
         });
         if op != "st" && op != "red" {
             let v = Val::Unknown(format!("it depends on the value loaded at line {line}"));
@@ -1723,6 +1795,8 @@ struct Resolved {
     loops: Vec<usize>,
     /// The compiled code waits after this load.
     ends_run: bool,
+    /// A global load that bypasses the L1.
+    bypass_l1: bool,
 }
 
 /// A trace-language name for parameter `i` (`p0`, …) unless the source gave one.
@@ -1876,7 +1950,7 @@ pub fn lift_entry(
     for a in lifter
         .accesses
         .iter()
-        .filter(|a| a.shared.is_none() && a.kind != "sync")
+        .filter(|a| a.shared.is_none() && !a.is_step_without_address())
     {
         let bases: Vec<&String> = pointer_params
             .iter()
@@ -1907,7 +1981,7 @@ pub fn lift_entry(
     }
     let mut resolved = Vec::new();
     for a in &lifter.accesses {
-        if a.kind == "sync" {
+        if a.is_step_without_address() {
             resolved.push(Resolved {
                 line: a.line,
                 kind: a.kind,
@@ -1917,6 +1991,7 @@ pub fn lift_entry(
                 condition: a.condition.clone(),
                 loops: a.loops.clone(),
                 ends_run: false,
+                bypass_l1: false,
             });
             continue;
         }
@@ -1953,6 +2028,7 @@ pub fn lift_entry(
             condition: a.condition.clone(),
             loops: a.loops.clone(),
             ends_run: false,
+            bypass_l1: a.bypass_l1,
         });
     }
     // The compiled code's issue order and runs, where the SASS issues the PTX's accesses (ptxas
@@ -2563,6 +2639,14 @@ fn emit_steps(
                 let _ = writeln!(t, "{inner_indent}{{ sync = true }},  # PTX line {}", r.line);
                 continue;
             }
+            if r.kind == "shuffle" {
+                let _ = writeln!(
+                    t,
+                    "{inner_indent}{{ shuffles = 1 }},  # PTX line {}",
+                    r.line
+                );
+                continue;
+            }
             let mut access = format!(
                 "{{ {} = {}, index = {}",
                 r.kind,
@@ -2574,6 +2658,9 @@ fn emit_steps(
             }
             if r.ends_run {
                 access.push_str(", ends_run = true");
+            }
+            if r.bypass_l1 {
+                access.push_str(", bypass_l1 = true");
             }
             let _ = writeln!(t, "{inner_indent}{access} }},  # PTX line {}", r.line);
         }

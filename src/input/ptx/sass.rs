@@ -7,7 +7,7 @@
 //!
 //! Each instruction of the PTX is tagged with its own line number (`.loc`), ptxas compiles with
 //! `-lineinfo`, and `nvdisasm -g` prints every SASS instruction under the PTX line it came from,
-//! so each `LDG`/`STG`/`RED`/`ATOMG`/`LDS`/`STS`/`BAR.SYNC` names its PTX access exactly. A run
+//! so each `LDG`/`STG`/`RED`/`ATOMG`/`LDS`/`STS`/`BAR.SYNC`/`SHFL` names its PTX step exactly. A run
 //! of loads ends where an instruction reads a register a load of the run writes, or at a branch,
 //! barrier or exit (the rule of `validation/sass_runs.py`, measured in docs/model.md,
 //! "Schedule").
@@ -196,6 +196,12 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 ends_run: false,
             }),
             "BAR" if op.contains(".SYNC") => out.push(Issued {
+                line: *line,
+                load: false,
+                ends_run: false,
+            }),
+            // a warp shuffle is a step of the trace too (one data-pipe wavefront)
+            "SHFL" => out.push(Issued {
                 line: *line,
                 load: false,
                 ends_run: false,
