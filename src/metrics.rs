@@ -129,7 +129,7 @@ macro_rules! counter_table {
                 shuffles: [] none instruction;
                 /// L1 data-stage wavefronts, what the time model's L1 limiter counts:
                 /// `data_passes` plus what `sim::data_stage::extra_wavefronts` adds for the
-                /// launch and the shared wavefronts; set when the simulation ends.
+                /// launch, the shared wavefronts and the shuffles'; set when the simulation ends.
                 wavefronts: [L1_WAVEFRONTS] all derived;
             }
             /// L2 counters under their Nsight Compute meaning.

@@ -26,6 +26,13 @@ $G validate --measured tests/data/h200/zloop_fewblocks/ncu.csv --manifest tests/
     --hw h200 --format json --out $D/validation-h200-zloop-fewblocks.json
 $G validate --measured tests/data/h100/new_kernels/ncu.csv --manifest tests/data/h100/new_kernels/manifest.toml \
     --hw h100-sxm --format json --out $D/validation-h100-new-kernels.json
+# The streams, lattice-Boltzmann parts, partly written streams and block-turnover benchmarks,
+# lifted from their .cu sources (validation/*.cu; needs nvcc).
+for s in streams:streams streams_narrow:streams-narrow streams_occupancy:streams-occupancy \
+         lbm_parts:lbm-parts partial_streams:partial-streams turnover:turnover; do
+    $G validate --measured tests/data/h200/${s%%:*}/ncu.csv --manifest tests/data/h200/${s%%:*}/manifest.toml \
+        --hw h200 --format json --out $D/validation-h200-${s##*:}.json
+done
 for s in transpose stencil; do
     $G validate --measured tests/data/h200/shared/${s}_ncu.csv --manifest tests/data/h200/shared/${s}_manifest.toml \
         --hw h200 --format json --out $D/validation-h200-$([ $s = stencil ] && echo shared-stencil || echo transpose).json

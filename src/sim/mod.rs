@@ -271,8 +271,9 @@ pub const BY_ARRAY_SAMPLED: &str = "cannot be combined with --sample: a sampled 
      estimates its totals from a sample of waves, and counts per array would not add up to them; \
      simulate exactly (drop --sample)";
 
-/// L1 data-stage wavefronts: the passes of global accesses, the shared accesses' wavefronts
-/// (the hardware's total counts both) and what the launch adds ([`data_stage`]).
+/// L1 data-stage wavefronts: the passes of global accesses, the shared accesses' and the
+/// shuffles' wavefronts (the hardware's total counts them all) and what the launch adds
+/// ([`data_stage`]).
 fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u64) -> u64 {
     data_stage::instruction_wavefronts(&hw.l1, l1)
         + data_stage::extra_wavefronts(

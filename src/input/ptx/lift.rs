@@ -1187,6 +1187,10 @@ impl<'a> Lifter<'a> {
             "shfl" => {
                 // A warp shuffle moves registers between lanes, no memory, but takes a data-pipe
                 // wavefront: a step of its own (`{ shuffles = 1 }`), the value it gives unknown.
+                let condition = state
+                    .reached
+                    .and(&self.predicate_of(state, ins, line)?)
+                    .ok_or_else(|| self.err(line, "the shuffle's condition grows too large"))?;
                 self.accesses.push(FoundAccess {
                     line,
                     kind: "shuffle",
@@ -1194,7 +1198,7 @@ impl<'a> Lifter<'a> {
                     address: Poly::default(),
                     scalar_bytes: 0,
                     lanes: 0,
-                    condition: state.reached.clone(),
+                    condition,
                     loops: self.loop_stack.clone(),
                     bypass_l1: false,
                 });
