@@ -207,8 +207,10 @@ fn bad_hardware_and_options_are_rejected() {
 
 #[test]
 fn the_time_model_follows_the_simulated_volumes() {
-    // 64³ star1 on the H200 at the base clock: the DRAM time is the DRAM bytes over the measured
-    // stream bandwidth, the L1 time the wavefronts over 132 SMs × 1.5 GHz.
+    // 64³ star1 on the H200 at the base clock: the DRAM time is its reads over the measured read
+    // rate, its writes over the write rate and the lesser of the two over the turnaround rate
+    // that brings a copy to its measured rate (hw-configs/h200.toml), the L1 time the
+    // wavefronts over 132 SMs × 1.5 GHz.
     let (code, out, err) = gputraffic(&[
         "simulate", "--kernel", "star1", "--hw", "h200", "--domain", "64x64x64", "--clock", "base",
         "--format", "json",
@@ -217,7 +219,12 @@ fn the_time_model_follows_the_simulated_volumes() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let m = |k: &str| v["metrics"][k].as_f64().unwrap();
     let t = &v["time"];
-    let dram = (m("dram__sectors_read.sum") + m("dram__sectors_write.sum")) * 32.0 / 3850e9;
+    let (r, w) = (
+        m("dram__sectors_read.sum") * 32.0,
+        m("dram__sectors_write.sum") * 32.0,
+    );
+    let turnaround = 1.0 / (2.0 / 3941.0 - 1.0 / 4518.0 - 1.0 / 4344.0);
+    let dram = (r / 4518.0 + w / 4344.0 + r.min(w) / turnaround) / 1e9;
     assert!((t["dram_s"].as_f64().unwrap() - dram).abs() < 1e-15);
     let wavefronts = m(gputraffic::metrics::L1_WAVEFRONTS);
     assert!((t["l1_s"].as_f64().unwrap() - wavefronts / (132.0 * 1.5e9)).abs() < 1e-15);

@@ -12,7 +12,8 @@ reports). With the constants a report was written with, the replica gives every 
   block_turnover_cycles C and the exponent e of its rounds (turnover = C * rounds^e * ...;
   none for blocks of one warp; the shipped model has e = 0, measured by validation/turnover.cu,
   and runs the last, partial wave at its own population, as src/sim/queueing.rs),
-  the DRAM time: one rate (`dram_gbs`) or a rate per direction with a turnaround,
+  the DRAM time: one rate (`dram_gbs`) or a rate per direction with a turnaround (the config's
+    `dram_read_gbs`, `dram_write_gbs`, `dram_copy_gbs` where it has them: the H200's),
     plus what partly written sectors cost it ([partial_writeback], the config's unless given:
     validation/partial_writeback_fit.py fits it through this replica),
     reads / read rate + writes / write rate + min(reads, writes) / turnaround rate,
@@ -44,7 +45,9 @@ def hw_constants(name):
             if row["level"] == "dram" and row["variant"] in ("read", "write", "copy"):
                 rates[row["variant"]] = max(rates.get(row["variant"], 0.0), float(row["dram_GB_s"]))
     pw = cfg.get("partial_writeback")
-    return dict(sms=cfg["sm"]["count"], launch_ns=cfg["timing"]["block_launch_ns"],
+    bw = cfg["bandwidth"]
+    by_direction = "dram_read_gbs" in bw and (bw["dram_read_gbs"], bw["dram_write_gbs"], bw["dram_copy_gbs"])
+    return dict(sms=cfg["sm"]["count"], launch_ns=cfg["timing"]["block_launch_ns"], by_direction=by_direction,
                 overhead_us=cfg["timing"]["launch_overhead_us"],
                 latency=cfg["timing"]["dram_latency_cycles"], one_rate=cfg["bandwidth"]["dram_gbs"],
                 partial_writeback=pw and (pw["onset_waiting_sectors"], pw["saturation_waiting_sectors"],
@@ -157,9 +160,13 @@ def predict(e, params, warps=None, pw="shipped"):
     warps = warps or e["warps"]
     secs = dict(e["secs"])
     pw = h["partial_writeback"] if pw == "shipped" else pw
-    if split and "dram" in secs:
+    if (split or h["by_direction"]) and "dram" in secs:
+        # the config's rates by direction (src/input/hw.rs, BandwidthConfig::dram_seconds), or
+        # with `split` on a GPU without them, bw_inflight's best
+        rd, wr, cp = h["by_direction"] or (h["read"], h["write"], h["copy"])
         r, w = e["reads"], e["writes"]
-        secs["dram"] = r / (h["read"] * 1e9) + w / (h["write"] * 1e9) + min(r, w) / (turnaround_gbs(h) * 1e9)
+        turnaround = 1.0 / (2.0 / cp - 1.0 / rd - 1.0 / wr)
+        secs["dram"] = r / (rd * 1e9) + w / (wr * 1e9) + min(r, w) / (turnaround * 1e9)
     if "dram" in secs:
         secs["dram"] += partial_seconds(e, pw)
     demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]

@@ -632,6 +632,18 @@ pub struct BandwidthConfig {
     /// `[dram]` when absent.
     #[serde(default)]
     pub dram_gbs: Option<f64>,
+    /// DRAM rates by direction (GB/s, measured), which the time model uses in place of
+    /// `dram_gbs` where it knows a launch's DRAM reads and writes apart
+    /// ([`BandwidthConfig::dram_seconds`]). Set all three or none.
+    #[serde(default)]
+    pub dram_read_gbs: Option<f64>,
+    /// DRAM write rate (GB/s, measured); see `dram_read_gbs`.
+    #[serde(default)]
+    pub dram_write_gbs: Option<f64>,
+    /// DRAM rate of an even copy, reads and writes together (GB/s, measured): below both
+    /// directions' rates by the turnarounds between them; see `dram_read_gbs`.
+    #[serde(default)]
+    pub dram_copy_gbs: Option<f64>,
     /// L2 bandwidth (GB/s).
     #[serde(default)]
     pub l2_gbs: Option<f64>,
@@ -649,6 +661,29 @@ pub struct BandwidthConfig {
     /// `validation/store_patterns.cu`). None: such sectors cost what full ones do.
     #[serde(default)]
     pub l2_partial_write_sectors_per_ns: Option<f64>,
+}
+
+impl BandwidthConfig {
+    /// Seconds the DRAM takes for `bytes` of which `read_bytes` are reads (the rest writes):
+    /// with rates by direction, reads at `dram_read_gbs`, writes at `dram_write_gbs`, and the
+    /// lesser of the two at the turnaround rate that makes an even copy run at `dram_copy_gbs`;
+    /// else (or with the reads unknown) all of it at `one_rate_gbs`.
+    pub fn dram_seconds(&self, bytes: f64, read_bytes: Option<f64>, one_rate_gbs: f64) -> f64 {
+        match (
+            read_bytes,
+            self.dram_read_gbs,
+            self.dram_write_gbs,
+            self.dram_copy_gbs,
+        ) {
+            (Some(r), Some(read), Some(write), Some(copy)) => {
+                let r = r.clamp(0.0, bytes);
+                let w = bytes - r;
+                let turnaround = 1.0 / (2.0 / copy - 1.0 / read - 1.0 / write);
+                (r / read + w / write + r.min(w) / turnaround) * 1e-9
+            }
+            _ => bytes / (one_rate_gbs * 1e9),
+        }
+    }
 }
 
 /// Constants of the time model's per-SM queueing model (`src/timing.rs`, `docs/model.md`).
@@ -834,6 +869,35 @@ impl HwConfig {
             return Err(
                 "bandwidth.l2_partial_write_sectors_per_ns must be a positive number".into(),
             );
+        }
+        let b = &self.bandwidth;
+        match (b.dram_read_gbs, b.dram_write_gbs, b.dram_copy_gbs) {
+            (None, None, None) => {}
+            (Some(read), Some(write), Some(copy)) => {
+                if ![read, write, copy]
+                    .iter()
+                    .all(|r| r.is_finite() && *r > 0.0)
+                {
+                    return Err(
+                        "bandwidth.dram_read_gbs, dram_write_gbs and dram_copy_gbs must be positive numbers"
+                            .into(),
+                    );
+                }
+                // the turnaround between the directions takes time: a copy is slower than
+                // reads and writes at their own rates
+                if 2.0 / copy <= 1.0 / read + 1.0 / write {
+                    return Err(format!(
+                        "bandwidth.dram_copy_gbs = {copy} must be below the rate of reads and writes at their own rates ({:.0} GB/s): the turnaround between them would take no time",
+                        2.0 / (1.0 / read + 1.0 / write)
+                    ));
+                }
+            }
+            _ => {
+                return Err(
+                    "bandwidth.dram_read_gbs, dram_write_gbs and dram_copy_gbs go together: set all three or none"
+                        .into(),
+                );
+            }
         }
         check_sm(&self.sm)?;
         check_cache(
@@ -1878,12 +1942,31 @@ mod tests {
                 "l2_partial_write_sectors_per_ns = 0 ",
                 "bandwidth.l2_partial_write_sectors_per_ns",
             ),
+            (
+                "dram_copy_gbs = 3941 ",
+                "dram_copy_gbs = 4500 ",
+                "the turnaround between them would take no time",
+            ),
+            (
+                "dram_copy_gbs = 3941 ",
+                "dram_copy_gbs = -3941 ",
+                "must be positive numbers",
+            ),
+            ("dram_write_gbs = 4344 ", "", "set all three or none"),
         ] {
             assert!(h200.contains(from), "{from}");
             let err = HwConfig::parse(&h200.replace(from, to), "bad.toml").unwrap_err();
             assert!(err.message.contains(says), "{}", err.message);
         }
         let hw = HwConfig::parse(h200, "h200.toml").unwrap();
+        // DRAM by direction: 1 GB read, written, and copied evenly (half each way, plus the
+        // turnaround that brings a copy to its measured rate).
+        let b = &hw.bandwidth;
+        let one = b.dram_gbs.unwrap();
+        assert!((b.dram_seconds(1e9, Some(1e9), one) - 1.0 / 4518.0).abs() < 1e-12);
+        assert!((b.dram_seconds(1e9, Some(0.0), one) - 1.0 / 4344.0).abs() < 1e-12);
+        assert!((b.dram_seconds(1e9, Some(0.5e9), one) - 1.0 / 3941.0).abs() < 1e-12);
+        assert_eq!(b.dram_seconds(1e9, None, one), 1.0 / one);
         // A round of 5 loads: (1.25 + 0.2 * 5) idle DRAM latencies.
         assert!((hw.timing.round_latency_cycles(5.0) - 2.25 * 535.0).abs() < 1e-9);
         assert_eq!(hw.timing.block_launch_ns, Some(0.61));

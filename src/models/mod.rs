@@ -129,6 +129,10 @@ impl PredictedVolumes {
         };
         crate::timing::TimeInputs {
             dram_bytes: sum(self.dram_load_bytes, self.dram_store_bytes),
+            // the reads apart where both directions are predicted
+            dram_read_bytes: self
+                .dram_load_bytes
+                .filter(|_| self.dram_store_bytes.is_some()),
             l2_bytes: sum(self.l2_load_bytes, self.l2_store_bytes),
             // Stores pass through L1 with the same bytes they bring to L2.
             l1_bytes: self

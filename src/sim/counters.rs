@@ -47,6 +47,7 @@ impl Counts {
             dram_bytes: Some(sector_bytes(
                 self.dram.read_sectors + self.dram.write_sectors,
             )),
+            dram_read_bytes: Some(sector_bytes(self.dram.read_sectors)),
             l2_bytes: Some(sector_bytes(self.l2.read_sectors + self.l2.write_sectors)),
             // a byte-based L1 limiter (`bandwidth.l1_gbs`) also moves one pass of the 128-byte
             // data array per shared wavefront (shared memory and the L1 are one storage)

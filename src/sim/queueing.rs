@@ -43,6 +43,9 @@ use crate::metrics::SECTOR_BYTES;
 pub struct TimeInputs {
     /// Bytes read from and written to DRAM.
     pub dram_bytes: Option<f64>,
+    /// Of those, the bytes read (the DRAM's rates by direction apply where the config has them,
+    /// [`crate::input::hw::BandwidthConfig::dram_seconds`]); `None`: one rate for all.
+    pub dram_read_bytes: Option<f64>,
     /// Bytes moved between L1 and L2 (both directions).
     pub l2_bytes: Option<f64>,
     /// Bytes moved between registers and L1 (both directions).
@@ -255,7 +258,10 @@ pub(crate) fn queueing(
     if let Some(b) = inputs.dram_bytes {
         limiters.push(LimiterTime {
             name: "dram",
-            seconds: b / (dram_gbs * 1e9) + partial.seconds,
+            seconds: hw
+                .bandwidth
+                .dram_seconds(b, inputs.dram_read_bytes, dram_gbs)
+                + partial.seconds,
         });
     }
     // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
