@@ -381,6 +381,22 @@ struct RawStep {
     shuffles: Option<Spanned<i64>>,
 }
 
+impl RawStep {
+    /// Whether the entry has a key only an access takes (`index`, `bytes`, `ends_run`,
+    /// `bypass_l1`).
+    fn has_access_keys(&self) -> bool {
+        self.index.is_some()
+            || self.bytes.is_some()
+            || self.ends_run.is_some()
+            || self.bypass_l1.is_some()
+    }
+
+    /// Whether the entry has a key only a loop takes (`count`, `while`, `let`).
+    fn has_loop_keys(&self) -> bool {
+        self.count.is_some() || self.while_cond.is_some() || self.lets.is_some()
+    }
+}
+
 /// Reserved names the thread mapping may use.
 pub const BUILTINS: [&str; 12] = [
     "threadIdx.x",
@@ -949,15 +965,7 @@ fn parse_steps(
 
 /// A `{ sync = true }` entry at `at` (`__syncthreads()`): it takes nothing else, and only `true`.
 fn parse_sync(cx: &Ctx, at: usize, r: &RawStep, sync: &Spanned<bool>) -> Result<Position> {
-    if r.index.is_some()
-        || r.bytes.is_some()
-        || r.ends_run.is_some()
-        || r.bypass_l1.is_some()
-        || r.count.is_some()
-        || r.while_cond.is_some()
-        || r.lets.is_some()
-        || r.body.is_some()
-    {
+    if r.has_access_keys() || r.has_loop_keys() || r.body.is_some() {
         return Err(cx.err_at(at, "a sync step takes only sync = true"));
     }
     if !*sync.get_ref() {
@@ -975,15 +983,7 @@ pub const MAX_SHUFFLES_PER_STEP: i64 = 1024;
 /// A `{ shuffles = N }` entry at `at`: N warp shuffles (`SHFL`) in a row, each one access of
 /// kind [`AccessKind::Shuffle`]; it takes nothing else.
 fn parse_shuffles(cx: &Ctx, at: usize, r: &RawStep, n: &Spanned<i64>) -> Result<AccessDecl> {
-    if r.index.is_some()
-        || r.bytes.is_some()
-        || r.ends_run.is_some()
-        || r.bypass_l1.is_some()
-        || r.count.is_some()
-        || r.while_cond.is_some()
-        || r.lets.is_some()
-        || r.body.is_some()
-    {
+    if r.has_access_keys() || r.has_loop_keys() || r.body.is_some() {
         return Err(cx.err_at(at, "a shuffles step takes only shuffles = N"));
     }
     if !(1..=MAX_SHUFFLES_PER_STEP).contains(n.get_ref()) {
@@ -1018,7 +1018,7 @@ fn parse_access(
     declared: &Declared,
     names: &[String],
 ) -> Result<AccessDecl> {
-    if r.count.is_some() || r.while_cond.is_some() || r.lets.is_some() || r.body.is_some() {
+    if r.has_loop_keys() || r.body.is_some() {
         return Err(cx.err_at(
             at,
             "an access takes only load/store/atomic, index, bytes, ends_run and bypass_l1",
@@ -1263,14 +1263,7 @@ fn parse_if(
     if depth.nesting >= MAX_NESTING {
         return Err(cx.err_at(at, format!("loops and ifs nest at most {MAX_NESTING} deep")));
     }
-    if r.index.is_some()
-        || r.bytes.is_some()
-        || r.ends_run.is_some()
-        || r.bypass_l1.is_some()
-        || r.count.is_some()
-        || r.while_cond.is_some()
-        || r.lets.is_some()
-    {
+    if r.has_access_keys() || r.has_loop_keys() {
         return Err(cx.err_at(at, "an if takes only if and body"));
     }
     let cond = cx.expr(cond_s)?;
