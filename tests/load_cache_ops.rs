@@ -116,4 +116,12 @@ fn bypass_l1_marks_a_global_load_and_nothing_else() {
         )
         .contains("a shuffles step takes only shuffles = N")
     );
+    // a loop does not take it either (it was accepted and ignored before)
+    assert!(
+        err(
+            "{ store = \"b\", index = \"i\" }",
+            "{ loop = \"k\", count = \"2\", bypass_l1 = true, body = [{ store = \"b\", index = \"i\" }] }"
+        )
+        .contains("a loop takes loop, count, while, let and body")
+    );
 }

@@ -1183,7 +1183,7 @@ fn parse_loop(
     if depth.nesting >= MAX_NESTING {
         return Err(cx.err_at(at, format!("loops and ifs nest at most {MAX_NESTING} deep")));
     }
-    if r.index.is_some() || r.bytes.is_some() || r.ends_run.is_some() {
+    if r.has_access_keys() {
         return Err(cx.err_at(at, "a loop takes loop, count, while, let and body"));
     }
     let name = var.get_ref().clone();
