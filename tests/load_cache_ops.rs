@@ -12,6 +12,8 @@ use gputraffic::metrics;
 use gputraffic::sim::SimOptions;
 use std::path::Path;
 
+mod common;
+
 const PAIR: &str = r#"
 name = "pair"
 params = { n = 16777216 }
@@ -41,12 +43,7 @@ body = [
 fn loads_of_gpu_or_system_scope_never_hit_in_the_l1_and_the_others_do() {
     let dir = "tests/data/h200/load_cache_ops";
     let m = measured::ncu_counters(Path::new(&format!("{dir}/ncu.csv"))).unwrap();
-    let lines: Vec<Vec<String>> = std::fs::read_to_string(format!("{dir}/launches.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split_whitespace().map(String::from).collect())
-        .collect();
+    let lines = common::launch_lines(&format!("{dir}/launches.txt"));
     assert_eq!(lines.len(), m.len());
     let mut checked = 0;
     for (line, measured) in lines.iter().zip(&m) {

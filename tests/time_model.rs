@@ -20,15 +20,8 @@ fn ncu(path: &str) -> Vec<BTreeMap<String, f64>> {
     measured::ncu_counters(Path::new(path)).unwrap()
 }
 
-/// The launch lines of a launches file (comments and blank lines left out), split in words.
-fn launches(path: &str) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split_whitespace().map(String::from).collect())
-        .collect()
-}
+mod common;
+use common::launch_lines as launches;
 
 #[test]
 fn the_dispatcher_hands_out_a_block_every_0_61_ns_at_either_clock() {

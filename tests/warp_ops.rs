@@ -12,6 +12,8 @@ use gputraffic::metrics;
 use gputraffic::sim::SimOptions;
 use std::path::Path;
 
+mod common;
+
 /// The probe's kernels as the trace language says them: each thread reads blockIdx.x (one
 /// wavefront per launched warp) and issues `k` shuffles in a loop, the lanes below `lanes` of
 /// each warp taking part.
@@ -39,12 +41,7 @@ body = [
 fn a_shuffle_takes_one_wavefront_per_warp_and_other_warp_operations_none() {
     let dir = "tests/data/h200/warp_ops";
     let m = measured::ncu_counters(Path::new(&format!("{dir}/ncu.csv"))).unwrap();
-    let lines: Vec<Vec<String>> = std::fs::read_to_string(format!("{dir}/launches.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split_whitespace().map(String::from).collect())
-        .collect();
+    let lines = common::launch_lines(&format!("{dir}/launches.txt"));
     assert_eq!(lines.len(), m.len());
     let kernel = Kernel::parse(PROBE, "warp-ops.toml").unwrap();
     for (line, measured) in lines.iter().zip(&m) {

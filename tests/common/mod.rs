@@ -58,3 +58,14 @@ pub fn measured_l1(config: &str) -> gputraffic::input::hw::HwConfig {
     hw.l1.replacement = Replacement::Lru;
     hw
 }
+
+/// The launch lines of a launches file (`validation/*_launches.txt`, `tests/data/*/launches.txt`:
+/// comments and blank lines left out), split in words.
+pub fn launch_lines(path: &str) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
