@@ -1022,6 +1022,13 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
         "the launch's blocks at the block dispatcher's rate (block_launch_ns each)",
     ),
     Quantity::new(
+        "time_atomic_s",
+        "atomic time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the atomics of the busiest L2 slice, applied one after another ([atomics])",
+    ),
+    Quantity::new(
         "time_predicted_s",
         "predicted time",
         "s",
@@ -1061,7 +1068,7 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
         "limiter",
         "",
         None,
-        "the level whose time bounds the kernel (dram, l2, l1, fp, launch, latency)",
+        "the level whose time bounds the kernel (dram, l2, l1, fp, launch, atomic, latency)",
     ),
     Quantity::new(
         "time_adjusted_s",

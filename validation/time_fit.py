@@ -125,7 +125,7 @@ def load(paths):
             m = x["metrics"]
             block_threads = math.prod(x["block"])
             number = lambda k: t.get(k) if isinstance(t.get(k), (int, float)) else 0.0
-            secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "launch_s") if k in t}
+            secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "launch_s", "atomic_s") if k in t}
             # The DRAM's time at its byte rate alone: the partly written sectors' is added back
             # by predict (with the constants tried).
             if "dram" in secs:
@@ -245,7 +245,7 @@ def main():
     if not args:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
-    launches = [e for e in load(args) if e["family"] != "histogram"]  # same-address atomics: not modelled
+    launches = load(args)
     print(f"{len(launches)} launches, {len(set(e['family'] for e in launches))} families")
     show = [a for a in sys.argv[1:] if a.startswith("--show=")]
     for params in [SHIPPED] + ([tuple(eval(show[0][7:]))] if show else [fit(launches)]):

@@ -5,6 +5,7 @@
 //! `--hw h200` works from any directory; any other value of `--hw` is read as a path.
 
 use crate::error::{Error, Result};
+use crate::metrics::LINE_BYTES;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -48,6 +49,68 @@ pub struct HwConfig {
     /// measured, never charged).
     #[serde(default)]
     pub partial_writeback: Option<PartialWritebackConfig>,
+    /// How fast the L2 slices apply atomics (absent: not measured, no atomics limiter).
+    #[serde(default)]
+    pub atomics: Option<AtomicsConfig>,
+}
+
+/// How fast the L2 applies atomics: each L2 slice performs the atomic requests whose lines it
+/// holds one after another, `request_ns` per request plus `sector_ns` per sector it updates
+/// (`wide_sector_ns` for 8-byte operations), so atomics that crowd into few slices (a
+/// histogram's few bins) take far longer than their bytes say (measured on the H200:
+/// `validation/atomics_contention.cu`, docs/model.md "Atomics"). The time model's `atomic`
+/// limiter is the busiest slice's time.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AtomicsConfig {
+    /// L2 slices that apply atomics (Nsight Compute's `lts` instances).
+    pub slices: u32,
+    /// Bytes of consecutive addresses one slice holds before the next slice's begin, and how
+    /// many such runs are cut apart before the pattern repeats: see [`AtomicsConfig::slice`].
+    pub slice_bytes: u32,
+    /// Nanoseconds a slice spends per atomic request, beside its sectors.
+    pub request_ns: f64,
+    /// Nanoseconds per sector of a 1- to 4-byte atomic.
+    pub sector_ns: f64,
+    /// Nanoseconds per sector of an 8-byte atomic.
+    pub wide_sector_ns: f64,
+}
+
+impl AtomicsConfig {
+    /// The slice that applies atomics on 128-byte line `line`: runs of `slice_bytes` go to
+    /// consecutive slices, but the run just above each pair shares its pair's two slices (the
+    /// H200: 2 lines take 1 slice, 4 and 8 lines 2, 16 lines 4, 32 lines 8), so the address
+    /// bit that picks between a pair and the run above it is dropped.
+    pub fn slice(&self, line: u64) -> usize {
+        let run = (line * LINE_BYTES) / self.slice_bytes.max(1) as u64;
+        let key = ((run >> 2) << 1) | (run & 1);
+        (key % self.slices.max(1) as u64) as usize
+    }
+
+    /// Nanoseconds one slice takes for `requests` atomic requests updating `sectors` sectors of
+    /// 1- to 4-byte operations and `wide_sectors` of 8-byte ones.
+    pub fn slice_ns(&self, requests: f64, sectors: f64, wide_sectors: f64) -> f64 {
+        requests * self.request_ns + sectors * self.sector_ns + wide_sectors * self.wide_sector_ns
+    }
+
+    /// At least one slice and one line to a run; every time a finite number >= 0.
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.slices == 0 {
+            return Err("atomics.slices must be at least 1".into());
+        }
+        if self.slice_bytes == 0 || !self.slice_bytes.is_multiple_of(LINE_BYTES as u32) {
+            return Err("atomics.slice_bytes must be a positive multiple of 128".into());
+        }
+        if ![self.request_ns, self.sector_ns, self.wide_sector_ns]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0)
+        {
+            return Err(
+                "atomics.request_ns, sector_ns and wide_sector_ns must be numbers >= 0".into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// What partly written sectors cost the DRAM when many wait in the L2 at once: the L2 then
@@ -862,6 +925,9 @@ impl HwConfig {
         self.timing.check()?;
         if let Some(p) = &self.partial_writeback {
             p.check()?;
+        }
+        if let Some(a) = &self.atomics {
+            a.check()?;
         }
         if let Some(rate) = self.bandwidth.l2_partial_write_sectors_per_ns
             && !(rate.is_finite() && rate > 0.0)

@@ -147,6 +147,7 @@ impl PredictedVolumes {
             l2_partial_write_sectors: None,
             sectors_left_partial: None,
             partial_sectors_across_sms: None,
+            atomic_busiest_slice: None,
         }
     }
 

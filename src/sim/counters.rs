@@ -16,6 +16,11 @@ pub struct Counts {
     pub l2: L2Counters,
     /// DRAM traffic during the kernel.
     pub dram: DramCounters,
+    /// The atomics of the L2 slice that takes longest to apply its share
+    /// ([`crate::sim::atomic_slices`]): requests, sectors of 1- to 4-byte operations, sectors
+    /// of 8-byte ones. Zeros without atomics, or where the config does not say how the slices
+    /// take them.
+    pub atomic_busiest_slice: [u64; 3],
     /// Dirty sectors left in L2 at kernel end.
     pub dirty_at_end_sectors: u64,
     /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
@@ -66,6 +71,8 @@ impl Counts {
             l2_partial_write_sectors: Some(self.l1.store_partial_sectors as f64),
             sectors_left_partial: Some(self.l2.sectors_left_partial as f64),
             partial_sectors_across_sms: Some(self.l2.partial_sectors_across_sms as f64),
+            atomic_busiest_slice: (self.atomic_busiest_slice[0] > 0)
+                .then(|| self.atomic_busiest_slice.map(|n| n as f64)),
             ..Default::default()
         }
     }

@@ -277,21 +277,42 @@ fn bank_depth(addrs: &[u64; 32], m: u32, bytes: u32) -> u64 {
 
 /// Passes of an atomic warp instruction: the bank rule, except that lanes on the same word do
 /// not share it (measured on the H100: 32 lanes adding to one word take 32 passes, 32 distinct
-/// words 1, stride 8 words 8; tests/data/h100/micro/atomics/). The one measured exception:
-/// 32 words spread over 7 lines without a bank conflict take 2 passes, not 1.
+/// words 1, stride 8 words 8; tests/data/h100/micro/atomics/), counted within each 4 lines as
+/// for loads ([`passes`]): 32 words 7 apart, over 7 lines without a bank conflict, take 2 passes,
+/// not 1 (the H100's `red_bins7`; the H200's histogram pattern on 256 bins,
+/// tests/data/h200/atomics_contention: 2.00 per instruction).
 pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
     sum_over_groups(mask, bytes, |first, m| {
-        let mut per_bank = [0u8; BANKS];
+        // Each word of each lane's access (atomics are naturally aligned), in address order;
+        // lanes on one word each count.
+        let mut words = [0u64; 32 * 4];
+        let mut n = 0;
         let mut rest = m;
         while rest != 0 {
             let l = first + rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            // Each word of the lane's access (atomics are naturally aligned).
-            for w in 0..(bytes / 4).max(1) as u64 {
-                per_bank[((addrs[l] >> 2) + w) as usize % BANKS] += 1;
+            for w in 0..(bytes / 4).clamp(1, 4) as u64 {
+                words[n] = (addrs[l] >> 2) + w;
+                n += 1;
             }
         }
-        per_bank.iter().copied().max().unwrap_or(0) as u64
+        let words = &mut words[..n];
+        words.sort_unstable();
+        let mut per_bank = [0u8; BANKS];
+        let (mut total, mut lines, mut line) = (0, 0, None);
+        for &w in words.iter() {
+            if line != Some(w >> 5) {
+                line = Some(w >> 5);
+                lines += 1;
+                if lines > LINES_PER_TAG_WAVEFRONT {
+                    total += per_bank.iter().copied().max().unwrap_or(0) as u64;
+                    per_bank = [0; BANKS];
+                    lines = 1;
+                }
+            }
+            per_bank[(w % BANKS as u64) as usize] += 1;
+        }
+        total + per_bank.iter().copied().max().unwrap_or(0) as u64
     })
 }
 
@@ -375,6 +396,25 @@ mod tests {
     // Every expected value below is the H100's measured warm-load count per instruction
     // (tests/data/h100/micro/summary.md, "L1 wavefronts per load instruction", column
     // data_wf_lgds), worked out by hand from the rule in the module comment.
+
+    #[test]
+    fn atomics_count_every_lane_on_a_word_and_the_banks_within_each_four_lines() {
+        let at = |f: &dyn Fn(u64) -> u64, bytes| {
+            let mut a = [0u64; 32];
+            for (l, x) in a.iter_mut().enumerate() {
+                *x = (1 << 20) + f(l as u64);
+            }
+            atomic_passes(&a, u32::MAX, bytes)
+        };
+        // tests/data/h100/micro/atomics: one word 32, distinct words 1, stride 8 words 8.
+        assert_eq!(at(&|_| 0, 4), 32);
+        assert_eq!(at(&|l| 4 * l, 4), 1);
+        assert_eq!(at(&|l| 32 * l, 4), 8);
+        // (7 l) mod 256 ints: 7 lines, no bank twice, 2 passes (H100 and H200).
+        assert_eq!(at(&|l| 4 * (7 * l % 256), 4), 2);
+        // Doubles, distinct: two groups of 16 lanes, one pass each.
+        assert_eq!(at(&|l| 8 * l, 8), 2);
+    }
 
     #[test]
     fn unit_stride_floats_take_one_pass_and_doubles_two() {

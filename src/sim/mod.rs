@@ -13,6 +13,7 @@
 //! waves reach the SMs' stage and the L2, the scheduler jumps over most of the others, and the
 //! counted ones are tallied wave by wave for the extrapolation.
 
+pub mod atomic_slices;
 pub mod by_array;
 pub mod cache;
 pub mod coalesce;
@@ -248,6 +249,10 @@ pub fn simulate_sampled_given(
         c.l2.read_lookup_miss_sectors = add_sectors(c.l2.read_lookup_miss_sectors, races * scale);
         let scale = c.l2.read_sectors as f64 / detailed_reads;
         c.l2.read_sectors = add_sectors(c.l2.read_sectors, -merged * scale);
+        // The busiest slice's atomics, scaled as the atomics are.
+        let scale = c.l1.atomic_sectors as f64 / counts.l1.atomic_sectors.max(1) as f64;
+        c.atomic_busiest_slice =
+            (counts.atomic_busiest_slice).map(|n| (n as f64 * scale).round() as u64);
         c
     };
     Ok(Some(SampledCounts {
@@ -536,10 +541,18 @@ fn pipeline(
     }
     let warps_launched = launch.total_blocks * launch.occupancy.warps_per_block as u64;
     l1.wavefronts = wavefronts(launch, hw, &l1, warps_launched);
+    let mut slices: Option<atomic_slices::SliceTally> = None;
+    for t in workers.iter().filter_map(|w| w.atomic_slices.as_ref()) {
+        match &mut slices {
+            Some(s) => s.merge(t),
+            None => slices = Some(t.clone()),
+        }
+    }
     let counts = Counts {
         l1,
         l2: l2.counters(),
         dram: l2.dram(),
+        atomic_busiest_slice: slices.map_or([0; 3], |s| s.busiest()),
         dirty_at_end_sectors: l2.dirty_sectors(),
         compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors()),
         ticks: sched.tick,

@@ -72,11 +72,16 @@ pub struct TimeInputs {
     /// Of those, the sectors two SMs (two blocks) write between them
     /// (`l2.partial_sectors_across_sms`).
     pub partial_sectors_across_sms: Option<f64>,
+    /// The atomics of the busiest L2 slice: requests, sectors of 1- to 4-byte operations,
+    /// sectors of 8-byte ones ([`crate::sim::Counts::atomic_busiest_slice`]); `None` without
+    /// atomics.
+    pub atomic_busiest_slice: Option<[f64; 3]>,
 }
 
-/// Every limiter's name, in report order: the memory levels, the floating-point units, and the
-/// block dispatcher (`launch`: blocks at `[timing] block_launch_ns` each).
-pub const LIMITERS: [&str; 5] = ["dram", "l2", "l1", "fp", "launch"];
+/// Every limiter's name, in report order: the memory levels, the floating-point units, the
+/// block dispatcher (`launch`: blocks at `[timing] block_launch_ns` each) and the L2 slice that
+/// applies the most atomics (`atomic`: `[atomics]`; only for kernels with atomics).
+pub const LIMITERS: [&str; 6] = ["dram", "l2", "l1", "fp", "launch", "atomic"];
 
 /// One limiter's time.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,6 +324,14 @@ pub(crate) fn queueing(
         limiters.push(LimiterTime {
             name: "launch",
             seconds: launch.total_blocks as f64 * ns * 1e-9,
+        });
+    }
+    // Each L2 slice applies its atomics one after another: the busiest one's work is a floor
+    // however many slices idle (validation/atomics_contention.cu).
+    if let (Some(a), Some([requests, sectors, wide])) = (hw.atomics, inputs.atomic_busiest_slice) {
+        limiters.push(LimiterTime {
+            name: "atomic",
+            seconds: a.slice_ns(requests, sectors, wide) * 1e-9,
         });
     }
     let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);

@@ -15,6 +15,7 @@ use crate::launch::{
     thread_name,
 };
 use crate::metrics::LINE_SHIFT;
+use crate::sim::atomic_slices::SliceTally;
 use crate::sim::cache::{Cache, Geometry, XorIndex};
 use crate::sim::coalesce::{Coalescer, LineRequest};
 use crate::sim::data_stage;
@@ -792,6 +793,9 @@ pub struct SmWorker {
     whole_blocks: Option<Box<WholeBlockFootprints>>,
     /// Per access with a uniform part: its last value ([`SmWorker::uniform_part`]).
     uniform_memo: Vec<Option<UniformMemo>>,
+    /// The atomic requests sent, by the L2 slice that applies them (where the config says how
+    /// the slices take atomics).
+    pub atomic_slices: Option<SliceTally>,
 }
 
 /// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
@@ -938,6 +942,7 @@ impl SmWorker {
             by_access: None,
             whole_blocks: None,
             uniform_memo: Vec::new(),
+            atomic_slices: hw.atomics.map(SliceTally::new),
         }
     }
 
@@ -986,6 +991,7 @@ impl SmWorker {
             by_access: None,
             whole_blocks: None,
             uniform_memo: Vec::new(),
+            atomic_slices: None,
         }
     }
 
@@ -1173,7 +1179,7 @@ impl SmWorker {
                 self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
                 self.counters.data_passes +=
                     data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
-                self.atomic(issue.tick);
+                self.atomic(issue.tick, a.bytes);
                 return Ok(());
             }
             if a.aligned {
@@ -1365,13 +1371,16 @@ impl SmWorker {
 
     /// Atomics bypass the L1: each request of [`Coalescer::atomic`] goes to the L2.
     #[inline]
-    fn atomic(&mut self, tick: u32) {
+    fn atomic(&mut self, tick: u32, bytes: u32) {
         let c = &mut self.counters;
         c.atomic_requests += 1;
         for r in &self.coalescer.lines {
             c.atomic_sectors += r.sectors.count_ones() as u64;
             if !self.traffic {
                 continue;
+            }
+            if let Some(t) = &mut self.atomic_slices {
+                t.add(r.line, r.sectors.count_ones(), bytes);
             }
             self.out[self.router.shard(r.line)].push(tick, L2Op::Atomic, r.line, r.sectors);
         }

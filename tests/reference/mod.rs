@@ -537,18 +537,31 @@ fn passes(addrs: &[Option<u64>; 32], bytes: u32) -> u64 {
         .sum()
 }
 
-/// Data-stage passes of an atomic: the bank rule without lanes sharing a word.
+/// Data-stage passes of an atomic: the bank rule without lanes sharing a word, within each 4
+/// lines of the group's words in address order (as for loads).
 fn atomic_passes(addrs: &[Option<u64>; 32], bytes: u32) -> u64 {
     addrs
         .chunks(group_lanes(bytes))
         .map(|g| {
-            let mut per_bank = [0u64; 32];
-            for a in g.iter().flatten() {
-                for w in 0..(bytes / 4).max(1) as u64 {
-                    per_bank[(((a >> 2) + w) % 32) as usize] += 1;
-                }
-            }
-            per_bank.into_iter().max().unwrap_or(0)
+            let mut words: Vec<u64> = g
+                .iter()
+                .flatten()
+                .flat_map(|a| (0..(bytes / 4).max(1) as u64).map(move |w| (a >> 2) + w))
+                .collect();
+            words.sort_unstable();
+            let mut lines: Vec<u64> = words.iter().map(|w| w >> 5).collect();
+            lines.dedup();
+            lines
+                .chunks(4)
+                .map(|part| {
+                    let (lo, hi) = (part[0], part[part.len() - 1]);
+                    let mut per_bank = [0u64; 32];
+                    for w in words.iter().filter(|w| (lo..=hi).contains(&(*w >> 5))) {
+                        per_bank[(w % 32) as usize] += 1;
+                    }
+                    per_bank.into_iter().max().unwrap_or(0)
+                })
+                .sum::<u64>()
         })
         .sum()
 }
