@@ -26,6 +26,10 @@ $G validate --measured tests/data/h200/zloop_fewblocks/ncu.csv --manifest tests/
     --hw h200 --format json --out $D/validation-h200-zloop-fewblocks.json
 $G validate --measured tests/data/h100/new_kernels/ncu.csv --manifest tests/data/h100/new_kernels/manifest.toml \
     --hw h100-sxm --format json --out $D/validation-h100-new-kernels.json
+# Contended atomics on the H200 (validation/atomics_contention.cu, lifted; needs nvcc).
+$G validate --measured tests/data/h200/atomics_contention/ncu.csv \
+    --manifest tests/data/h200/atomics_contention/manifest.toml --hw h200 --format json \
+    --out $D/validation-h200-atomics.json
 # The streams, lattice-Boltzmann parts, partly written streams and block-turnover benchmarks,
 # lifted from their .cu sources (validation/*.cu; needs nvcc).
 for s in streams:streams streams_narrow:streams-narrow streams_occupancy:streams-occupancy \
