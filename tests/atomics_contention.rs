@@ -132,3 +132,45 @@ fn the_h100s_histogram_of_few_bins_is_predicted_within_15_percent() {
     }
     assert_eq!(checked, 4);
 }
+
+#[test]
+fn an_aggregated_atomic_sends_one_update_per_address_and_only_atomics_take_the_mark() {
+    // The warp pattern on one bin: every lane on one word. Aggregated (what ptxas makes of a
+    // warp-uniform address and operand), one update per warp; else 32.
+    let text = probe("warp").unwrap();
+    let aggregated = text.replace("% nbins\" }", "% nbins\", aggregated = true }");
+    assert_ne!(aggregated, text);
+    let run = |t: &str, nbins: i64| {
+        let kernel = Kernel::parse(t, "atomics_contention.toml").unwrap();
+        let req = LaunchRequest {
+            set: [("nbins".to_string(), nbins)].into(),
+            ..Default::default()
+        };
+        let b = Bound::new(kernel, "h200", &req).unwrap();
+        gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    };
+    let (one, every) = (run(&aggregated, 1), run(&text, 1));
+    // 2^22 threads, 4 updates each: 2^19 warp instructions
+    assert_eq!(one.l2.atomic_requests, 1 << 19);
+    assert_eq!(every.l2.atomic_requests, 1 << 24);
+    assert_eq!(one.l1.data_passes, 1 << 19);
+    // lanes on different words stay apart: `lanes` on 256 bins aggregated changes nothing
+    let lanes = probe("lanes").unwrap();
+    let marked = lanes.replace("% nbins\" }", "% nbins\", aggregated = true }");
+    assert_eq!(run(&marked, 256).l2, run(&lanes, 256).l2);
+    let err = Kernel::parse(
+        &text.replace(
+            "{ atomic = \"bins\", index = \"(j / 32) % nbins\" }",
+            "{ load = \"bins\", index = \"j\", aggregated = true }",
+        ),
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "aggregated marks an atomic (the warp's lanes on one address make one update)"
+        ),
+        "{err}"
+    );
+}
