@@ -132,3 +132,96 @@ fn the_h100s_histogram_of_few_bins_is_predicted_within_15_percent() {
     }
     assert_eq!(checked, 4);
 }
+
+#[test]
+fn an_aggregated_atomic_sends_one_update_per_address_and_only_atomics_take_the_mark() {
+    // The warp pattern on one bin: every lane on one word. Aggregated (what ptxas makes of a
+    // warp-uniform address and operand), one update per warp; else 32.
+    let text = probe("warp").unwrap();
+    let aggregated = text.replace("% nbins\" }", "% nbins\", aggregated = true }");
+    assert_ne!(aggregated, text);
+    let run = |t: &str, nbins: i64| {
+        let kernel = Kernel::parse(t, "atomics_contention.toml").unwrap();
+        let req = LaunchRequest {
+            set: [("nbins".to_string(), nbins)].into(),
+            ..Default::default()
+        };
+        let b = Bound::new(kernel, "h200", &req).unwrap();
+        gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    };
+    let (one, every) = (run(&aggregated, 1), run(&text, 1));
+    // 2^22 threads, 4 updates each: 2^19 warp instructions
+    assert_eq!(one.l2.atomic_requests, 1 << 19);
+    assert_eq!(every.l2.atomic_requests, 1 << 24);
+    assert_eq!(one.l1.data_passes, 1 << 19);
+    // lanes on different words stay apart: `lanes` on 256 bins aggregated changes nothing
+    let lanes = probe("lanes").unwrap();
+    let marked = lanes.replace("% nbins\" }", "% nbins\", aggregated = true }");
+    assert_eq!(run(&marked, 256).l2, run(&lanes, 256).l2);
+    let err = Kernel::parse(
+        &text.replace(
+            "{ atomic = \"bins\", index = \"(j / 32) % nbins\" }",
+            "{ load = \"bins\", index = \"j\", aggregated = true }",
+        ),
+        "t.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "aggregated marks an atomic (the warp's lanes on one address make one update)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_h100s_warp_aggregated_updates_of_one_word_take_the_time_measured() {
+    // tests/data/h100/micro/atomics/summary.md, ID 1: red_same, 2^22 threads in 256-thread
+    // blocks adding 1 to one word (`atomicAdd(&a[0], 1)`, which ptxas aggregates: one RED per
+    // warp); the time is the row's last cell, in ns.
+    let summary = std::fs::read_to_string("tests/data/h100/micro/atomics/summary.md").unwrap();
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with("| 1 | red_same 4194304 256 |"))
+        .unwrap();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let measured_s = cells[cells.len() - 2].parse::<f64>().unwrap() * 1e-9;
+    let trace = |index: &str, mark: &str| {
+        format!(
+            r#"
+name = "red_same"
+params = {{ n = 4194304 }}
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["n"]
+[launch]
+block = [256, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
+guard = "i < n"
+lattice_updates = "n"
+body = [{{ atomic = "a", index = "{index}"{mark} }}]
+"#
+        )
+    };
+    let predict = |text: String| {
+        let kernel = Kernel::parse(&text, "red_same.toml").unwrap();
+        let b = Bound::new(kernel, "h100-sxm", &LaunchRequest::default()).unwrap();
+        let t = b
+            .simulate(&SimOptions::default(), None)
+            .unwrap()
+            .time
+            .unwrap();
+        (t.predicted_s, t.limiter.to_string())
+    };
+    let (same, limiter) = predict(trace("0", ", aggregated = true"));
+    let err = same / measured_s - 1.0;
+    assert_eq!(limiter, "atomic");
+    assert!(err.abs() < 0.05, "red_same {err:+.3}");
+    // not aggregated, the same word would take 32 times as long
+    let (per_lane, _) = predict(trace("0", ""));
+    assert!(per_lane > 30.0 * same);
+}

@@ -168,10 +168,11 @@ fn render(steps: &[Step], depth: usize, out: &mut Vec<String>) {
                     2 => String::new(),
                     _ => format!(", bytes = {bytes}"),
                 };
-                let mark = if *ends_run && *kind == 0 {
-                    ", ends_run = true"
-                } else {
-                    ""
+                // the same random bit marks an atomic warp-aggregated
+                let mark = match (*ends_run, *kind) {
+                    (true, 0) => ", ends_run = true",
+                    (true, 2) => ", aggregated = true",
+                    _ => "",
                 };
                 out.push(format!(
                     "{{ {verb} = \"{name}\", index = \"{index}\"{bytes}{mark} }}"

@@ -2241,3 +2241,65 @@ fn memory_instructions_the_trace_cannot_say_are_refused_or_warned_never_dropped(
         lifted.toml
     );
 }
+
+const ATOMICS_AGGREGATED: &str = "tests/data/ptx/atomics_aggregated.ptx";
+
+/// An atomic that ptxas aggregates over the warp (a warp-uniform address and operand:
+/// `VOTEU.ANY`, `POPC`, one lane's `RED`) lifts marked `aggregated`, and sends one update per
+/// warp, as the H100 counted for `red_same` (tests/data/h100/micro/atomics); one whose lanes'
+/// values or addresses differ keeps an update per lane. Without the compiled code (PTX order)
+/// nothing is marked.
+#[test]
+fn an_atomic_the_compiled_code_aggregates_over_the_warp_sends_one_update_per_warp() {
+    let lift = |entry: &str, order: Option<Arc<IssueOrder>>| {
+        // count_all(count, n); sum_all(a, sum, n); count_bins(bins, n)
+        let extents = match entry {
+            "count_all" => vec![("count", "1")],
+            "sum_all" => vec![("sum", "1")],
+            _ => vec![("bins", "1024")],
+        };
+        let options = LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(8),
+            extents: (extents.iter())
+                .map(|(a, e)| (a.to_string(), e.to_string()))
+                .collect(),
+            issue_order: order,
+            ..Default::default()
+        };
+        lift_file(ATOMICS_AGGREGATED, &options).unwrap()
+    };
+    let sass = || compiled_order("tests/data/ptx/atomics_aggregated.sass");
+    let count_all = lift("count_all", sass());
+    assert!(
+        count_all.toml.contains("aggregated = true"),
+        "{}",
+        count_all.toml
+    );
+    for entry in ["sum_all", "count_bins"] {
+        assert!(
+            !lift(entry, sass()).toml.contains("aggregated = true"),
+            "{entry}"
+        );
+    }
+    assert!(
+        !lift("count_all", ptx_order())
+            .toml
+            .contains("aggregated = true")
+    );
+    // 2^16 threads in 256-thread blocks: 2048 warps, one one-sector update each, where the
+    // PTX order's lift sends every lane's
+    let set = [("n", 65536)];
+    let run = |k: Kernel| counts(k, [256, 1, 1], &set);
+    let aggregated = run(count_all.kernel);
+    assert_eq!(aggregated.l1.atomic_requests, 2048);
+    assert_eq!(aggregated.l2.atomic_requests, 2048);
+    assert_eq!(aggregated.l2.atomic_sectors, 2048);
+    assert_eq!(aggregated.l1.data_passes, 2048);
+    let per_lane = run(lift("count_all", ptx_order()).kernel);
+    assert_eq!(per_lane.l2.atomic_requests, 65536);
+    assert_eq!(per_lane.l1.data_passes, 2048 * 32);
+    // the busiest L2 slice applies them all: 32 times the work per lane
+    assert_eq!(aggregated.atomic_busiest_slice, [2048, 2048, 0]);
+    assert_eq!(per_lane.atomic_busiest_slice, [65536, 65536, 0]);
+}

@@ -283,6 +283,10 @@ pub struct AccessDecl {
     /// (PTX `ld.global.cg`, `.lu`, `.cv`, volatile and GPU- or system-scope loads; measured on
     /// the H200: `validation/load_cache_ops.cu`).
     pub bypass_l1: bool,
+    /// An atomic whose warp's active lanes on one address make one update, by the first of
+    /// them (what ptxas compiles a warp-uniform address and operand to: `VOTEU.ANY`, `POPC`,
+    /// one `RED`; measured on the H100, tests/data/h100/micro/atomics `red_same`).
+    pub aggregated: bool,
     /// Where the step stands in the trace (bind-time errors name it).
     pub at: Position,
 }
@@ -369,6 +373,7 @@ struct RawStep {
     bytes: Option<Spanned<i64>>,
     ends_run: Option<Spanned<bool>>,
     bypass_l1: Option<Spanned<bool>>,
+    aggregated: Option<Spanned<bool>>,
     #[serde(rename = "loop")]
     loop_var: Option<Spanned<String>>,
     count: Option<Spanned<String>>,
@@ -383,12 +388,13 @@ struct RawStep {
 
 impl RawStep {
     /// Whether the entry has a key only an access takes (`index`, `bytes`, `ends_run`,
-    /// `bypass_l1`).
+    /// `bypass_l1`, `aggregated`).
     fn has_access_keys(&self) -> bool {
         self.index.is_some()
             || self.bytes.is_some()
             || self.ends_run.is_some()
             || self.bypass_l1.is_some()
+            || self.aggregated.is_some()
     }
 
     /// Whether the entry has a key only a loop takes (`count`, `while`, `let`).
@@ -1003,6 +1009,7 @@ fn parse_shuffles(cx: &Ctx, at: usize, r: &RawStep, n: &Spanned<i64>) -> Result<
         bytes: 4,
         ends_run: false,
         bypass_l1: false,
+        aggregated: false,
         at: cx.position(at),
     })
 }
@@ -1021,7 +1028,7 @@ fn parse_access(
     if r.has_loop_keys() || r.body.is_some() {
         return Err(cx.err_at(
             at,
-            "an access takes only load/store/atomic, index, bytes, ends_run and bypass_l1",
+            "an access takes only load/store/atomic, index, bytes, ends_run, bypass_l1 and aggregated",
         ));
     }
     let shared_index = declared.shared.iter().position(|x| &x.name == a.get_ref());
@@ -1109,6 +1116,16 @@ fn parse_access(
         Some(b) => *b.get_ref(),
         None => false,
     };
+    let aggregated = match &r.aggregated {
+        Some(b) if kind != AccessKind::Atomic => {
+            return Err(cx.err_at(
+                b.span().start,
+                "aggregated marks an atomic (the warp's lanes on one address make one update)",
+            ));
+        }
+        Some(b) => *b.get_ref(),
+        None => false,
+    };
     Ok(AccessDecl {
         kind,
         array,
@@ -1117,6 +1134,7 @@ fn parse_access(
         bytes,
         ends_run,
         bypass_l1,
+        aggregated,
         at: cx.position(at),
     })
 }

@@ -245,6 +245,9 @@ pub struct Access {
     pub ends_run: bool,
     /// A global load that bypasses the L1 ([`crate::input::trace::AccessDecl::bypass_l1`]).
     pub bypass_l1: bool,
+    /// An atomic whose warp's lanes on one address make one update
+    /// ([`crate::input::trace::AccessDecl::aggregated`]).
+    pub aggregated: bool,
     /// A per-dimension index's coordinates, x first (`index` is their linearisation); empty for
     /// a linear index.
     pub coordinates: Vec<Coordinate>,
@@ -1451,6 +1454,7 @@ impl StepCompiler<'_> {
                 depth: loop_vars.len(),
                 ends_run: false,
                 bypass_l1: false,
+                aggregated: false,
                 coordinates: Vec::new(),
                 index_text: String::new(),
                 at: a.at,
@@ -1515,6 +1519,7 @@ impl StepCompiler<'_> {
             depth: loop_vars.len(),
             ends_run: a.ends_run,
             bypass_l1: a.bypass_l1,
+            aggregated: a.aggregated,
             coordinates,
             index_text: match &a.index_text[..] {
                 [one] => one.clone(),

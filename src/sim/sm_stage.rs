@@ -117,6 +117,8 @@ struct PreparedAccess {
     aligned: bool,
     /// A load that never looks the L1 up ([`crate::launch::Access::bypass_l1`]).
     bypass_l1: bool,
+    /// An atomic whose lanes on one address make one update ([`crate::launch::Access::aggregated`]).
+    aggregated: bool,
     /// Affine index split into the part shared by a warp and a per-lane table.
     fast: Option<FastIndex>,
     general: Compiled,
@@ -440,6 +442,7 @@ impl GenContext {
                 PreparedAccess {
                     aligned,
                     bypass_l1: a.bypass_l1,
+                    aggregated: a.aggregated,
                     full_warp_passes: None,
                     pattern_class: None,
                     coordinates,
@@ -1176,9 +1179,13 @@ impl SmWorker {
             self.addresses(cx, a, issue, block_xyz, warp_base, slots)?;
             let is_store = a.kind == AccessKind::Store;
             if a.kind == AccessKind::Atomic {
-                self.coalescer.atomic(&self.addrs, issue.mask, a.bytes);
-                self.counters.data_passes +=
-                    data_stage::atomic_passes(&self.addrs, issue.mask, a.bytes);
+                let mask = if a.aggregated {
+                    first_lane_per_address(&self.addrs, issue.mask)
+                } else {
+                    issue.mask
+                };
+                self.coalescer.atomic(&self.addrs, mask, a.bytes);
+                self.counters.data_passes += data_stage::atomic_passes(&self.addrs, mask, a.bytes);
                 self.atomic(issue.tick, a.bytes);
                 return Ok(());
             }
@@ -1403,6 +1410,31 @@ impl SmWorker {
             self.out[self.router.shard(line)].push_store(tick, line, r.sectors, r.bytes);
         }
     }
+}
+
+/// The lanes of `mask` that are the first active lane on their address: a warp-aggregated
+/// atomic's updates ([`crate::launch::Access::aggregated`]).
+pub fn first_lane_per_address(addrs: &[u64; WARP_SIZE], mask: u32) -> u32 {
+    let mut kept = 0u32;
+    let mut rest = mask;
+    while rest != 0 {
+        let l = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        let mut earlier = kept;
+        let mut seen = false;
+        while earlier != 0 {
+            let e = earlier.trailing_zeros() as usize;
+            earlier &= earlier - 1;
+            if addrs[e] == addrs[l] {
+                seen = true;
+                break;
+            }
+        }
+        if !seen {
+            kept |= 1 << l;
+        }
+    }
+    kept
 }
 
 /// What the warp instructions of a launch of the simple form send to the L1, whatever the

@@ -639,6 +639,15 @@ fn memory(
             }
         }
         AccessKind::Atomic => {
+            // A warp-aggregated atomic: the first lane on each address alone updates it.
+            let mut addrs = addrs;
+            if a.aggregated {
+                for l in 0..32 {
+                    if addrs[..l].iter().any(|e| e.is_some() && *e == addrs[l]) {
+                        addrs[l] = None;
+                    }
+                }
+            }
             c.atomic_requests += 1;
             c.data_passes += atomic_passes(&addrs, a.bytes);
             for (line, sectors) in atomic_requests(&addrs, a.bytes) {

@@ -1801,6 +1801,8 @@ struct Resolved {
     ends_run: bool,
     /// A global load that bypasses the L1.
     bypass_l1: bool,
+    /// An atomic the compiled code aggregates over the warp (one lane's update per address).
+    aggregated: bool,
 }
 
 /// A trace-language name for parameter `i` (`p0`, …) unless the source gave one.
@@ -1996,6 +1998,7 @@ pub fn lift_entry(
                 loops: a.loops.clone(),
                 ends_run: false,
                 bypass_l1: false,
+                aggregated: false,
             });
             continue;
         }
@@ -2033,6 +2036,7 @@ pub fn lift_entry(
             loops: a.loops.clone(),
             ends_run: false,
             bypass_l1: a.bypass_l1,
+            aggregated: false,
         });
     }
     // The compiled code's issue order and runs, where the SASS issues the PTX's accesses (ptxas
@@ -2062,6 +2066,7 @@ pub fn lift_entry(
                     .into_iter()
                     .map(|(p, mut r)| {
                         r.ends_run = order[p].load && order[p].ends_run;
+                        r.aggregated = r.kind == "atomic" && order[p].aggregated;
                         r
                     })
                     .collect();
@@ -2665,6 +2670,9 @@ fn emit_steps(
             }
             if r.bypass_l1 {
                 access.push_str(", bypass_l1 = true");
+            }
+            if r.aggregated {
+                access.push_str(", aggregated = true");
             }
             let _ = writeln!(t, "{inner_indent}{access} }},  # PTX line {}", r.line);
         }

@@ -23,6 +23,10 @@ pub struct Issued {
     pub load: bool,
     /// The warp waits after this load: the next instruction reads a value loaded in its run.
     pub ends_run: bool,
+    /// An atomic ptxas aggregates over the warp: its PTX line also compiled to a `VOTEU.ANY`
+    /// (the active lanes' mask; `POPC` counts them and one lane's `RED` adds the count), what it
+    /// does for a warp-uniform address and operand.
+    pub aggregated: bool,
 }
 
 /// The memory instructions and barriers of every function, by (mangled) entry name, in issue
@@ -142,6 +146,15 @@ fn registers_read(operands: &str) -> HashSet<u32> {
 
 /// The global memory instructions of one function with their runs marked.
 fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
+    // PTX lines whose code takes a vote of the warp's active lanes: an atomic of such a line is
+    // aggregated
+    let voting: HashSet<usize> = (instructions.iter())
+        .filter(|(_, ins)| {
+            let op = ins.split_whitespace().find(|w| !w.starts_with('@'));
+            op.is_some_and(|op| op.starts_with("VOTEU.ANY") || op.starts_with("VOTE.ANY"))
+        })
+        .map(|(line, _)| *line)
+        .collect();
     let mut out: Vec<Issued> = Vec::new();
     let mut pending: HashSet<u32> = HashSet::new();
     for (line, ins) in instructions {
@@ -187,6 +200,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                     line: *line,
                     load: true,
                     ends_run: false,
+                    aggregated: false,
                 });
             }
             // shared accesses and barriers hold their place among the global ones
@@ -194,17 +208,20 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 line: *line,
                 load: false,
                 ends_run: false,
+                aggregated: matches!(family, "RED" | "REDG" | "ATOMG") && voting.contains(line),
             }),
             "BAR" if op.contains(".SYNC") => out.push(Issued {
                 line: *line,
                 load: false,
                 ends_run: false,
+                aggregated: false,
             }),
             // a warp shuffle is a step of the trace too (one data-pipe wavefront)
             "SHFL" => out.push(Issued {
                 line: *line,
                 load: false,
                 ends_run: false,
+                aggregated: false,
             }),
             _ => {}
         }
