@@ -1572,6 +1572,40 @@ mod tests {
     }
 
     #[test]
+    fn an_atomics_table_without_slices_or_with_a_negative_time_is_refused() {
+        let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
+        let good = "slices = 94\nslice_bytes = 256\nrequest_ns = 0.2\nsector_ns = 0.55\nwide_sector_ns = 1.1\nfloat_update_ns = 1.8";
+        for (from, to, message) in [
+            (
+                "slices = 94",
+                "slices = 0",
+                "atomics.slices must be at least 1",
+            ),
+            (
+                "slice_bytes = 256",
+                "slice_bytes = 100",
+                "atomics.slice_bytes must be a positive multiple of 128",
+            ),
+            (
+                "float_update_ns = 1.8",
+                "float_update_ns = -1",
+                "atomics.request_ns, sector_ns, wide_sector_ns and float_update_ns must be numbers >= 0",
+            ),
+        ] {
+            let cut = text.find("[atomics]").unwrap();
+            let next = text[cut..].find("\n[").unwrap();
+            let bad = format!(
+                "{}{}\n[atomics]\n{}\n",
+                &text[..cut],
+                &text[cut + next..],
+                good.replace(from, to)
+            );
+            let e = HwConfig::parse(&bad, "bad.toml").unwrap_err().to_string();
+            assert!(e.starts_with("bad.toml: ") && e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
     fn clocks_in_megahertz_are_refused_with_the_unit_meant() {
         let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
         for (field, shipped) in [
