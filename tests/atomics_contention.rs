@@ -40,18 +40,22 @@ body = [
 /// The probe's trace for one line of its launches file (`None`: a kernel the trace language
 /// cannot say: `rand`'s hash, `lanes_w`'s ATOM, whose result the kernel uses).
 fn probe(kernel: &str) -> Option<String> {
-    let (pattern, bytes) = match kernel {
-        "lanes" | "lanes_f32" => ("j", 4),
-        "lanes_f64" => ("j", 8),
-        "bins7" => ("7 * j", 4),
-        "warp" => ("j / 32", 4),
+    let (pattern, bytes, float) = match kernel {
+        "lanes" => ("j", 4, false),
+        "lanes_f32" => ("j", 4, true),
+        "lanes_f64" => ("j", 8, true),
+        "bins7" => ("7 * j", 4, false),
+        "warp" => ("j / 32", 4, false),
         _ => return None,
     };
-    Some(
-        PROBE
-            .replace("PATTERN", pattern)
-            .replace("BYTES", &bytes.to_string()),
-    )
+    let text = PROBE
+        .replace("PATTERN", pattern)
+        .replace("BYTES", &bytes.to_string());
+    Some(if float {
+        text.replace("% nbins\" }", "% nbins\", float = true }")
+    } else {
+        text
+    })
 }
 
 /// Predicted time and limiter of the probe's launch `line`.
@@ -224,4 +228,58 @@ body = [{{ atomic = "a", index = "{index}"{mark} }}]
     // not aggregated, the same word would take 32 times as long
     let (per_lane, _) = predict(trace("0", ""));
     assert!(per_lane > 30.0 * same);
+}
+
+#[test]
+fn one_word_takes_an_int_count_per_warp_and_a_float_sum_per_lane_at_the_h200s_pace() {
+    // tests/data/h200/predicated (validation/predicated_probe.cu): 2^16 blocks of 256 threads;
+    // ID 8 k_count_all, `atomicAdd(count, 1)`, aggregated by ptxas (392 us); ID 9 k_sum_all,
+    // `atomicAdd(sum, a[i])` of floats, a RED.F32 per lane (30.0 ms).
+    let m = measured::ncu_counters(Path::new("tests/data/h200/predicated/ncu.csv")).unwrap();
+    let trace = |body: &str| {
+        format!(
+            r#"
+name = "one_word"
+params = {{ n = 16777216 }}
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["n"]
+[[arrays]]
+name = "sum"
+element_bytes = 4
+dims = ["1"]
+[launch]
+block = [256, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
+guard = "i < n"
+lattice_updates = "n"
+body = [{body}]
+"#
+        )
+    };
+    let predict = |text: String| {
+        let kernel = Kernel::parse(&text, "one_word.toml").unwrap();
+        let b = Bound::new(kernel, "h200", &LaunchRequest::default()).unwrap();
+        b.simulate(&SimOptions::default(), None)
+            .unwrap()
+            .time
+            .unwrap()
+            .predicted_s
+    };
+    let count = predict(trace(
+        r#"{ atomic = "sum", index = "0", aggregated = true }"#,
+    ));
+    let sum = predict(trace(
+        r#"{ load = "a", index = "i" }, { atomic = "sum", index = "0", float = true }"#,
+    ));
+    let err = |p: f64, id: usize| p / (m[id][metrics::DURATION] * 1e-9) - 1.0;
+    assert!(
+        err(count, 8).abs() < 0.05,
+        "count_all {:+.3}",
+        err(count, 8)
+    );
+    assert!(err(sum, 9).abs() < 0.05, "sum_all {:+.3}", err(sum, 9));
 }

@@ -2300,6 +2300,12 @@ fn an_atomic_the_compiled_code_aggregates_over_the_warp_sends_one_update_per_war
     assert_eq!(per_lane.l2.atomic_requests, 65536);
     assert_eq!(per_lane.l1.data_passes, 2048 * 32);
     // the busiest L2 slice applies them all: 32 times the work per lane
-    assert_eq!(aggregated.atomic_busiest_slice, [2048, 2048, 0]);
-    assert_eq!(per_lane.atomic_busiest_slice, [65536, 65536, 0]);
+    assert_eq!(aggregated.atomic_busiest_slice, [2048, 2048, 0, 0]);
+    assert_eq!(per_lane.atomic_busiest_slice, [65536, 65536, 0, 0]);
+    // the float sum is marked as such: each of its one-sector requests waits for the add
+    let sum_all = lift("sum_all", sass());
+    assert!(sum_all.toml.contains("float = true"), "{}", sum_all.toml);
+    assert!(!count_all.toml.contains("float = true"));
+    let floats = run(sum_all.kernel);
+    assert_eq!(floats.atomic_busiest_slice, [0, 0, 0, 65536]);
 }

@@ -74,6 +74,9 @@ pub struct AtomicsConfig {
     pub sector_ns: f64,
     /// Nanoseconds per sector of an 8-byte atomic.
     pub wide_sector_ns: f64,
+    /// Nanoseconds a request of floating-point adds takes at least: updates of one word wait
+    /// for the previous add (where its sectors take less).
+    pub float_update_ns: f64,
 }
 
 impl AtomicsConfig {
@@ -87,10 +90,26 @@ impl AtomicsConfig {
         (key % self.slices.max(1) as u64) as usize
     }
 
-    /// Nanoseconds one slice takes for `requests` atomic requests updating `sectors` sectors of
-    /// 1- to 4-byte operations and `wide_sectors` of 8-byte ones.
-    pub fn slice_ns(&self, requests: f64, sectors: f64, wide_sectors: f64) -> f64 {
-        requests * self.request_ns + sectors * self.sector_ns + wide_sectors * self.wide_sector_ns
+    /// Nanoseconds a request takes for its sectors: `sectors` of 1- to 4-byte operations, or
+    /// of 8-byte ones when `wide`.
+    pub fn request_ns(&self, sectors: u32, wide: bool) -> f64 {
+        let per_sector = if wide {
+            self.wide_sector_ns
+        } else {
+            self.sector_ns
+        };
+        self.request_ns + sectors as f64 * per_sector
+    }
+
+    /// Nanoseconds one slice takes for a tally of its atomics: `[requests, sectors of 1- to
+    /// 4-byte operations, sectors of 8-byte ones, requests at the float add's latency]`
+    /// ([`crate::sim::atomic_slices::SliceTally`]).
+    pub fn slice_ns(&self, tally: [f64; 4]) -> f64 {
+        let [requests, sectors, wide_sectors, float_bound] = tally;
+        requests * self.request_ns
+            + sectors * self.sector_ns
+            + wide_sectors * self.wide_sector_ns
+            + float_bound * self.float_update_ns
     }
 
     /// At least one slice and one line to a run; every time a finite number >= 0.
@@ -101,12 +120,17 @@ impl AtomicsConfig {
         if self.slice_bytes == 0 || !self.slice_bytes.is_multiple_of(LINE_BYTES as u32) {
             return Err("atomics.slice_bytes must be a positive multiple of 128".into());
         }
-        if ![self.request_ns, self.sector_ns, self.wide_sector_ns]
-            .iter()
-            .all(|v| v.is_finite() && *v >= 0.0)
+        if ![
+            self.request_ns,
+            self.sector_ns,
+            self.wide_sector_ns,
+            self.float_update_ns,
+        ]
+        .iter()
+        .all(|v| v.is_finite() && *v >= 0.0)
         {
             return Err(
-                "atomics.request_ns, sector_ns and wide_sector_ns must be numbers >= 0".into(),
+                "atomics.request_ns, sector_ns, wide_sector_ns and float_update_ns must be numbers >= 0".into(),
             );
         }
         Ok(())
@@ -1542,6 +1566,40 @@ mod tests {
                 bad.push_str(&text[cut + next..]);
             }
             bad.push_str(&format!("\n[partial_writeback]\n{table}\n"));
+            let e = HwConfig::parse(&bad, "bad.toml").unwrap_err().to_string();
+            assert!(e.starts_with("bad.toml: ") && e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_atomics_table_without_slices_or_with_a_negative_time_is_refused() {
+        let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
+        let good = "slices = 94\nslice_bytes = 256\nrequest_ns = 0.2\nsector_ns = 0.55\nwide_sector_ns = 1.1\nfloat_update_ns = 1.8";
+        for (from, to, message) in [
+            (
+                "slices = 94",
+                "slices = 0",
+                "atomics.slices must be at least 1",
+            ),
+            (
+                "slice_bytes = 256",
+                "slice_bytes = 100",
+                "atomics.slice_bytes must be a positive multiple of 128",
+            ),
+            (
+                "float_update_ns = 1.8",
+                "float_update_ns = -1",
+                "atomics.request_ns, sector_ns, wide_sector_ns and float_update_ns must be numbers >= 0",
+            ),
+        ] {
+            let cut = text.find("[atomics]").unwrap();
+            let next = text[cut..].find("\n[").unwrap();
+            let bad = format!(
+                "{}{}\n[atomics]\n{}\n",
+                &text[..cut],
+                &text[cut + next..],
+                good.replace(from, to)
+            );
             let e = HwConfig::parse(&bad, "bad.toml").unwrap_err().to_string();
             assert!(e.starts_with("bad.toml: ") && e.contains(message), "{e}");
         }

@@ -287,6 +287,9 @@ pub struct AccessDecl {
     /// them (what ptxas compiles a warp-uniform address and operand to: `VOTEU.ANY`, `POPC`,
     /// one `RED`; measured on the H100, tests/data/h100/micro/atomics `red_same`).
     pub aggregated: bool,
+    /// An atomic that adds floating-point values (`red.add.f32`, `.f64`): updates of one word
+    /// wait for the previous one's add (`[atomics] float_update_ns`).
+    pub float: bool,
     /// Where the step stands in the trace (bind-time errors name it).
     pub at: Position,
 }
@@ -374,6 +377,7 @@ struct RawStep {
     ends_run: Option<Spanned<bool>>,
     bypass_l1: Option<Spanned<bool>>,
     aggregated: Option<Spanned<bool>>,
+    float: Option<Spanned<bool>>,
     #[serde(rename = "loop")]
     loop_var: Option<Spanned<String>>,
     count: Option<Spanned<String>>,
@@ -388,13 +392,14 @@ struct RawStep {
 
 impl RawStep {
     /// Whether the entry has a key only an access takes (`index`, `bytes`, `ends_run`,
-    /// `bypass_l1`, `aggregated`).
+    /// `bypass_l1`, `aggregated`, `float`).
     fn has_access_keys(&self) -> bool {
         self.index.is_some()
             || self.bytes.is_some()
             || self.ends_run.is_some()
             || self.bypass_l1.is_some()
             || self.aggregated.is_some()
+            || self.float.is_some()
     }
 
     /// Whether the entry has a key only a loop takes (`count`, `while`, `let`).
@@ -1010,6 +1015,7 @@ fn parse_shuffles(cx: &Ctx, at: usize, r: &RawStep, n: &Spanned<i64>) -> Result<
         ends_run: false,
         bypass_l1: false,
         aggregated: false,
+        float: false,
         at: cx.position(at),
     })
 }
@@ -1028,7 +1034,7 @@ fn parse_access(
     if r.has_loop_keys() || r.body.is_some() {
         return Err(cx.err_at(
             at,
-            "an access takes only load/store/atomic, index, bytes, ends_run, bypass_l1 and aggregated",
+            "an access takes only load/store/atomic, index, bytes, ends_run, bypass_l1, aggregated and float",
         ));
     }
     let shared_index = declared.shared.iter().position(|x| &x.name == a.get_ref());
@@ -1126,6 +1132,16 @@ fn parse_access(
         Some(b) => *b.get_ref(),
         None => false,
     };
+    let float = match &r.float {
+        Some(b) if kind != AccessKind::Atomic => {
+            return Err(cx.err_at(
+                b.span().start,
+                "float marks an atomic that adds floating-point values",
+            ));
+        }
+        Some(b) => *b.get_ref(),
+        None => false,
+    };
     Ok(AccessDecl {
         kind,
         array,
@@ -1135,6 +1151,7 @@ fn parse_access(
         ends_run,
         bypass_l1,
         aggregated,
+        float,
         at: cx.position(at),
     })
 }

@@ -248,6 +248,8 @@ pub struct Access {
     /// An atomic whose warp's lanes on one address make one update
     /// ([`crate::input::trace::AccessDecl::aggregated`]).
     pub aggregated: bool,
+    /// An atomic adding floating-point values ([`crate::input::trace::AccessDecl::float`]).
+    pub float: bool,
     /// A per-dimension index's coordinates, x first (`index` is their linearisation); empty for
     /// a linear index.
     pub coordinates: Vec<Coordinate>,
@@ -1455,6 +1457,7 @@ impl StepCompiler<'_> {
                 ends_run: false,
                 bypass_l1: false,
                 aggregated: false,
+                float: false,
                 coordinates: Vec::new(),
                 index_text: String::new(),
                 at: a.at,
@@ -1520,6 +1523,7 @@ impl StepCompiler<'_> {
             ends_run: a.ends_run,
             bypass_l1: a.bypass_l1,
             aggregated: a.aggregated,
+            float: a.float,
             coordinates,
             index_text: match &a.index_text[..] {
                 [one] => one.clone(),

@@ -6,11 +6,13 @@
 
 use crate::input::hw::AtomicsConfig;
 
-/// Per slice: atomic requests, their sectors of 1- to 4-byte operations and of 8-byte ones.
+/// Per slice: atomic requests, their sectors of 1- to 4-byte operations and of 8-byte ones,
+/// and the requests of float adds that take the add's latency rather than their sectors' time
+/// (kept apart: [`AtomicsConfig::slice_ns`]).
 #[derive(Debug, Clone)]
 pub struct SliceTally {
     config: AtomicsConfig,
-    per_slice: Vec<[u64; 3]>,
+    per_slice: Vec<[u64; 4]>,
 }
 
 impl SliceTally {
@@ -18,16 +20,23 @@ impl SliceTally {
     pub fn new(config: AtomicsConfig) -> SliceTally {
         SliceTally {
             config,
-            per_slice: vec![[0; 3]; config.slices.max(1) as usize],
+            per_slice: vec![[0; 4]; config.slices.max(1) as usize],
         }
     }
 
-    /// One atomic request on `sectors` sectors of `line`, of `bytes`-byte operations.
+    /// One atomic request on `sectors` sectors of `line`, of `bytes`-byte operations, adding
+    /// floating-point values when `float`.
     #[inline]
-    pub fn add(&mut self, line: u64, sectors: u32, bytes: u32) {
-        let t = &mut self.per_slice[self.config.slice(line)];
-        t[0] += 1;
-        t[if bytes > 4 { 2 } else { 1 }] += sectors as u64;
+    pub fn add(&mut self, line: u64, sectors: u32, bytes: u32, float: bool) {
+        let wide = bytes > 4;
+        let c = &self.config;
+        let t = &mut self.per_slice[c.slice(line)];
+        if float && c.request_ns(sectors, wide) < c.float_update_ns {
+            t[3] += 1;
+        } else {
+            t[0] += 1;
+            t[if wide { 2 } else { 1 }] += sectors as u64;
+        }
     }
 
     /// Adds `other`'s tallies, slice by slice.
@@ -40,9 +49,9 @@ impl SliceTally {
     }
 
     /// The tally of the slice that takes longest (the first of equals; zeros without atomics).
-    pub fn busiest(&self) -> [u64; 3] {
-        let ns = |t: &[u64; 3]| self.config.slice_ns(t[0] as f64, t[1] as f64, t[2] as f64);
-        let mut best = [0; 3];
+    pub fn busiest(&self) -> [u64; 4] {
+        let ns = |t: &[u64; 4]| self.config.slice_ns(t.map(|n| n as f64));
+        let mut best = [0; 4];
         for t in &self.per_slice {
             if ns(t) > ns(&best) {
                 best = *t;
@@ -63,6 +72,7 @@ mod tests {
             request_ns: 0.2,
             sector_ns: 0.55,
             wide_sector_ns: 1.1,
+            float_update_ns: 1.8,
         }
     }
 
@@ -93,17 +103,30 @@ mod tests {
         // Line 0: three one-sector requests; line 2 (another slice): one of four sectors of
         // doubles, 0.2 + 4.4 ns against 3 * 0.75.
         for _ in 0..3 {
-            a.add(0, 1, 4);
+            a.add(0, 1, 4, false);
         }
-        a.add(2, 4, 8);
-        assert_eq!(a.busiest(), [1, 0, 4]);
+        a.add(2, 4, 8, false);
+        assert_eq!(a.busiest(), [1, 0, 4, 0]);
         let mut b = SliceTally::new(h200_like());
         for _ in 0..4 {
-            b.add(1, 1, 4);
+            b.add(1, 1, 4, false);
         }
         a.merge(&b);
         // Line 1 shares line 0's slice: seven requests of one sector, 5.25 ns.
-        assert_eq!(a.busiest(), [7, 7, 0]);
-        assert_eq!(SliceTally::new(h200_like()).busiest(), [0, 0, 0]);
+        assert_eq!(a.busiest(), [7, 7, 0, 0]);
+        assert_eq!(SliceTally::new(h200_like()).busiest(), [0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_float_add_takes_at_least_the_adds_latency_and_more_sectors_their_own_time() {
+        let mut t = SliceTally::new(h200_like());
+        // one sector of floats: 0.75 ns of sectors, 1.8 of latency
+        t.add(0, 1, 4, true);
+        assert_eq!(t.busiest(), [0, 0, 0, 1]);
+        // four sectors: 2.4 ns, above the latency
+        let mut u = SliceTally::new(h200_like());
+        u.add(0, 4, 4, true);
+        assert_eq!(u.busiest(), [1, 4, 0, 0]);
+        assert!((h200_like().slice_ns([1.0, 4.0, 0.0, 2.0]) - (0.2 + 2.2 + 3.6)).abs() < 1e-12);
     }
 }

@@ -18,9 +18,10 @@ pub struct Counts {
     pub dram: DramCounters,
     /// The atomics of the L2 slice that takes longest to apply its share
     /// ([`crate::sim::atomic_slices`]): requests, sectors of 1- to 4-byte operations, sectors
-    /// of 8-byte ones. Zeros without atomics, or where the config does not say how the slices
-    /// take them.
-    pub atomic_busiest_slice: [u64; 3],
+    /// of 8-byte ones (those three of requests taking their sectors' time), and requests of
+    /// float adds that take the add's latency instead. Zeros without atomics, or where the
+    /// config does not say how the slices take them.
+    pub atomic_busiest_slice: [u64; 4],
     /// Dirty sectors left in L2 at kernel end.
     pub dirty_at_end_sectors: u64,
     /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
@@ -71,7 +72,10 @@ impl Counts {
             l2_partial_write_sectors: Some(self.l1.store_partial_sectors as f64),
             sectors_left_partial: Some(self.l2.sectors_left_partial as f64),
             partial_sectors_across_sms: Some(self.l2.partial_sectors_across_sms as f64),
-            atomic_busiest_slice: (self.atomic_busiest_slice[0] > 0)
+            atomic_busiest_slice: self
+                .atomic_busiest_slice
+                .iter()
+                .any(|&n| n > 0)
                 .then(|| self.atomic_busiest_slice.map(|n| n as f64)),
             ..Default::default()
         }

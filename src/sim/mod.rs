@@ -552,7 +552,7 @@ fn pipeline(
         l1,
         l2: l2.counters(),
         dram: l2.dram(),
-        atomic_busiest_slice: slices.map_or([0; 3], |s| s.busiest()),
+        atomic_busiest_slice: slices.map_or([0; 4], |s| s.busiest()),
         dirty_at_end_sectors: l2.dirty_sectors(),
         compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors()),
         ticks: sched.tick,

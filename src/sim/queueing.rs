@@ -73,9 +73,9 @@ pub struct TimeInputs {
     /// (`l2.partial_sectors_across_sms`).
     pub partial_sectors_across_sms: Option<f64>,
     /// The atomics of the busiest L2 slice: requests, sectors of 1- to 4-byte operations,
-    /// sectors of 8-byte ones ([`crate::sim::Counts::atomic_busiest_slice`]); `None` without
-    /// atomics.
-    pub atomic_busiest_slice: Option<[f64; 3]>,
+    /// sectors of 8-byte ones, and requests that take the float add's latency instead
+    /// ([`crate::sim::Counts::atomic_busiest_slice`]); `None` without atomics.
+    pub atomic_busiest_slice: Option<[f64; 4]>,
 }
 
 /// Every limiter's name, in report order: the memory levels, the floating-point units, the
@@ -328,10 +328,10 @@ pub(crate) fn queueing(
     }
     // Each L2 slice applies its atomics one after another: the busiest one's work is a floor
     // however many slices idle (validation/atomics_contention.cu).
-    if let (Some(a), Some([requests, sectors, wide])) = (hw.atomics, inputs.atomic_busiest_slice) {
+    if let (Some(a), Some(tally)) = (hw.atomics, inputs.atomic_busiest_slice) {
         limiters.push(LimiterTime {
             name: "atomic",
-            seconds: a.slice_ns(requests, sectors, wide) * 1e-9,
+            seconds: a.slice_ns(tally) * 1e-9,
         });
     }
     let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);

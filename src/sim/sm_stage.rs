@@ -119,6 +119,8 @@ struct PreparedAccess {
     bypass_l1: bool,
     /// An atomic whose lanes on one address make one update ([`crate::launch::Access::aggregated`]).
     aggregated: bool,
+    /// An atomic adding floating-point values ([`crate::launch::Access::float`]).
+    float: bool,
     /// Affine index split into the part shared by a warp and a per-lane table.
     fast: Option<FastIndex>,
     general: Compiled,
@@ -443,6 +445,7 @@ impl GenContext {
                     aligned,
                     bypass_l1: a.bypass_l1,
                     aggregated: a.aggregated,
+                    float: a.float,
                     full_warp_passes: None,
                     pattern_class: None,
                     coordinates,
@@ -1186,7 +1189,7 @@ impl SmWorker {
                 };
                 self.coalescer.atomic(&self.addrs, mask, a.bytes);
                 self.counters.data_passes += data_stage::atomic_passes(&self.addrs, mask, a.bytes);
-                self.atomic(issue.tick, a.bytes);
+                self.atomic(issue.tick, a.bytes, a.float);
                 return Ok(());
             }
             if a.aligned {
@@ -1378,7 +1381,7 @@ impl SmWorker {
 
     /// Atomics bypass the L1: each request of [`Coalescer::atomic`] goes to the L2.
     #[inline]
-    fn atomic(&mut self, tick: u32, bytes: u32) {
+    fn atomic(&mut self, tick: u32, bytes: u32, float: bool) {
         let c = &mut self.counters;
         c.atomic_requests += 1;
         for r in &self.coalescer.lines {
@@ -1387,7 +1390,7 @@ impl SmWorker {
                 continue;
             }
             if let Some(t) = &mut self.atomic_slices {
-                t.add(r.line, r.sectors.count_ones(), bytes);
+                t.add(r.line, r.sectors.count_ones(), bytes, float);
             }
             self.out[self.router.shard(r.line)].push(tick, L2Op::Atomic, r.line, r.sectors);
         }

@@ -41,6 +41,8 @@ struct FoundAccess {
     loops: Vec<usize>,
     /// A global load that bypasses the L1 (`.cg`, `.lu`, `.cv`, volatile, GPU or system scope).
     bypass_l1: bool,
+    /// An atomic adding floating-point values (`.f32`, `.f64`, `.f16`, `.bf16`).
+    float: bool,
 }
 
 impl FoundAccess {
@@ -1201,6 +1203,7 @@ impl<'a> Lifter<'a> {
                     condition,
                     loops: self.loop_stack.clone(),
                     bypass_l1: false,
+                    float: false,
                 });
                 let v = Val::Unknown(format!(
                     "a value exchanged between lanes by a shuffle (line {line}) is not lifted"
@@ -1225,6 +1228,7 @@ impl<'a> Lifter<'a> {
                     condition: state.reached.clone(),
                     loops: self.loop_stack.clone(),
                     bypass_l1: false,
+                    float: false,
                 });
                 return Ok(());
             }
@@ -1663,6 +1667,10 @@ impl<'a> Lifter<'a> {
                 || has("cv")
                 || has("volatile")
                 || ((has("relaxed") || has("acquire")) && (has("gpu") || has("sys"))));
+        let float = (op == "atom" || op == "red")
+            && ["f32", "f64", "f16", "f16x2", "bf16", "bf16x2"]
+                .iter()
+                .any(|t| has(t));
         // a shared access's array is found once the loops' registers are known (lift_entry)
         let shared = shared.then(String::new);
         self.accesses.push(FoundAccess {
@@ -1675,6 +1683,7 @@ impl<'a> Lifter<'a> {
             condition,
             loops: self.loop_stack.clone(),
             bypass_l1,
+            float,
         });
         if op != "st" && op != "red" {
             let v = Val::Unknown(format!("it depends on the value loaded at line {line}"));
@@ -1803,6 +1812,8 @@ struct Resolved {
     bypass_l1: bool,
     /// An atomic the compiled code aggregates over the warp (one lane's update per address).
     aggregated: bool,
+    /// An atomic adding floating-point values.
+    float: bool,
 }
 
 /// A trace-language name for parameter `i` (`p0`, …) unless the source gave one.
@@ -1999,6 +2010,7 @@ pub fn lift_entry(
                 ends_run: false,
                 bypass_l1: false,
                 aggregated: false,
+                float: false,
             });
             continue;
         }
@@ -2037,6 +2049,7 @@ pub fn lift_entry(
             ends_run: false,
             bypass_l1: a.bypass_l1,
             aggregated: false,
+            float: a.float,
         });
     }
     // The compiled code's issue order and runs, where the SASS issues the PTX's accesses (ptxas
@@ -2673,6 +2686,9 @@ fn emit_steps(
             }
             if r.aggregated {
                 access.push_str(", aggregated = true");
+            }
+            if r.float {
+                access.push_str(", float = true");
             }
             let _ = writeln!(t, "{inner_indent}{access} }},  # PTX line {}", r.line);
         }
