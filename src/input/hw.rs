@@ -65,8 +65,8 @@ pub struct HwConfig {
 pub struct AtomicsConfig {
     /// L2 slices that apply atomics (Nsight Compute's `lts` instances).
     pub slices: u32,
-    /// Bytes of consecutive addresses one slice holds before the next slice's begin, and how
-    /// many such runs are cut apart before the pattern repeats: see [`AtomicsConfig::slice`].
+    /// Bytes of consecutive addresses one slice holds before the next slice's run begins (see
+    /// [`AtomicsConfig::slice`]).
     pub slice_bytes: u32,
     /// Nanoseconds a slice spends per atomic request, beside its sectors.
     pub request_ns: f64,
