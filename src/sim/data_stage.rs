@@ -139,12 +139,19 @@ fn group_passes(addrs: &[u64; 32], first: usize, m: u32, bytes: u32) -> u64 {
     }
     let words = &mut words[..n];
     words.sort_unstable();
+    banks_within_tag_wavefronts(words, true)
+}
+
+/// The bank rule over `words` (sorted, 4-byte word addresses), within each
+/// [`LINES_PER_TAG_WAVEFRONT`] lines: each part's busiest bank, summed. `share`: lanes on one
+/// word share it (loads and stores) rather than each counting (atomics).
+fn banks_within_tag_wavefronts(words: &[u64], share: bool) -> u64 {
     // 32 words to a 128-byte line.
     let line_of = |w: u64| w >> 5;
     let mut per_bank = [0u8; BANKS];
     let (mut total, mut prev, mut lines, mut line) = (0, None, 0, None);
-    for &w in words.iter() {
-        if prev == Some(w) {
+    for &w in words {
+        if share && prev == Some(w) {
             continue;
         }
         prev = Some(w);
@@ -298,21 +305,7 @@ pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
         }
         let words = &mut words[..n];
         words.sort_unstable();
-        let mut per_bank = [0u8; BANKS];
-        let (mut total, mut lines, mut line) = (0, 0, None);
-        for &w in words.iter() {
-            if line != Some(w >> 5) {
-                line = Some(w >> 5);
-                lines += 1;
-                if lines > LINES_PER_TAG_WAVEFRONT {
-                    total += per_bank.iter().copied().max().unwrap_or(0) as u64;
-                    per_bank = [0; BANKS];
-                    lines = 1;
-                }
-            }
-            per_bank[(w % BANKS as u64) as usize] += 1;
-        }
-        total + per_bank.iter().copied().max().unwrap_or(0) as u64
+        banks_within_tag_wavefronts(words, false)
     })
 }
 
