@@ -11,6 +11,7 @@ use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::metrics;
 use gputraffic::sim::SimOptions;
+use gputraffic::timing::TimeEstimate;
 use std::path::Path;
 
 mod common;
@@ -58,6 +59,43 @@ fn probe(kernel: &str) -> Option<String> {
     })
 }
 
+/// The time model's estimate of `kernel` launched as `req` on `hw`, simulated exactly.
+fn estimate(kernel: Kernel, hw: &str, req: &LaunchRequest) -> TimeEstimate {
+    let b = Bound::new(kernel, hw, req).unwrap();
+    b.simulate(&SimOptions::default(), None)
+        .unwrap()
+        .time
+        .unwrap()
+}
+
+/// n threads in 256-thread blocks running `body` (`i` their index) over floats `a` (n of them)
+/// and one word `sum`.
+fn one_word_trace(n: u64, body: &str) -> Kernel {
+    let text = format!(
+        r#"
+name = "one_word"
+params = {{ n = {n} }}
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["n"]
+[[arrays]]
+name = "sum"
+element_bytes = 4
+dims = ["1"]
+[launch]
+block = [256, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
+guard = "i < n"
+lattice_updates = "n"
+body = [{body}]
+"#
+    );
+    Kernel::parse(&text, "one_word.toml").unwrap()
+}
+
 /// Predicted time and limiter of the probe's launch `line`.
 fn predict(line: &[String]) -> Option<(f64, String)> {
     let kernel = Kernel::parse(&probe(&line[0])?, "atomics_contention.toml").unwrap();
@@ -66,9 +104,7 @@ fn predict(line: &[String]) -> Option<(f64, String)> {
         set: [("nbins".to_string(), line[1].parse().unwrap())].into(),
         ..Default::default()
     };
-    let b = Bound::new(kernel, "h200", &req).unwrap();
-    let r = b.simulate(&SimOptions::default(), None).unwrap();
-    let t = r.time.unwrap();
+    let t = estimate(kernel, "h200", &req);
     Some((t.predicted_s, t.limiter.to_string()))
 }
 
@@ -123,12 +159,7 @@ fn the_h100s_histogram_of_few_bins_is_predicted_within_15_percent() {
             .into(),
             ..Default::default()
         };
-        let b = Bound::new(kernel.clone(), "h100-sxm", &req).unwrap();
-        let t = b
-            .simulate(&SimOptions::default(), None)
-            .unwrap()
-            .time
-            .unwrap();
+        let t = estimate(kernel.clone(), "h100-sxm", &req);
         let err = t.predicted_s / (measured[metrics::DURATION] * 1e-9) - 1.0;
         assert_eq!(t.limiter, "atomic", "{line:?}");
         assert!(err.abs() < 0.15, "{line:?}: {err:+.3}");
@@ -191,42 +222,21 @@ fn the_h100s_warp_aggregated_updates_of_one_word_take_the_time_measured() {
         .unwrap();
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     let measured_s = cells[cells.len() - 2].parse::<f64>().unwrap() * 1e-9;
-    let trace = |index: &str, mark: &str| {
-        format!(
-            r#"
-name = "red_same"
-params = {{ n = 4194304 }}
-[[arrays]]
-name = "a"
-element_bytes = 4
-dims = ["n"]
-[launch]
-block = [256, 1, 1]
-grid = ["cdiv(n, blockDim.x)", "1", "1"]
-[thread]
-let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
-guard = "i < n"
-lattice_updates = "n"
-body = [{{ atomic = "a", index = "{index}"{mark} }}]
-"#
-        )
-    };
-    let predict = |text: String| {
-        let kernel = Kernel::parse(&text, "red_same.toml").unwrap();
-        let b = Bound::new(kernel, "h100-sxm", &LaunchRequest::default()).unwrap();
-        let t = b
-            .simulate(&SimOptions::default(), None)
-            .unwrap()
-            .time
-            .unwrap();
+    let predict = |mark: &str| {
+        let body = format!(r#"{{ atomic = "sum", index = "0"{mark} }}"#);
+        let t = estimate(
+            one_word_trace(1 << 22, &body),
+            "h100-sxm",
+            &LaunchRequest::default(),
+        );
         (t.predicted_s, t.limiter.to_string())
     };
-    let (same, limiter) = predict(trace("0", ", aggregated = true"));
+    let (same, limiter) = predict(", aggregated = true");
     let err = same / measured_s - 1.0;
     assert_eq!(limiter, "atomic");
     assert!(err.abs() < 0.05, "red_same {err:+.3}");
     // not aggregated, the same word would take 32 times as long
-    let (per_lane, _) = predict(trace("0", ""));
+    let (per_lane, _) = predict("");
     assert!(per_lane > 30.0 * same);
 }
 
@@ -236,45 +246,17 @@ fn one_word_takes_an_int_count_per_warp_and_a_float_sum_per_lane_at_the_h200s_pa
     // ID 8 k_count_all, `atomicAdd(count, 1)`, aggregated by ptxas (392 us); ID 9 k_sum_all,
     // `atomicAdd(sum, a[i])` of floats, a RED.F32 per lane (30.0 ms).
     let m = measured::ncu_counters(Path::new("tests/data/h200/predicated/ncu.csv")).unwrap();
-    let trace = |body: &str| {
-        format!(
-            r#"
-name = "one_word"
-params = {{ n = 16777216 }}
-[[arrays]]
-name = "a"
-element_bytes = 4
-dims = ["n"]
-[[arrays]]
-name = "sum"
-element_bytes = 4
-dims = ["1"]
-[launch]
-block = [256, 1, 1]
-grid = ["cdiv(n, blockDim.x)", "1", "1"]
-[thread]
-let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
-guard = "i < n"
-lattice_updates = "n"
-body = [{body}]
-"#
+    let predict = |body: &str| {
+        estimate(
+            one_word_trace(1 << 24, body),
+            "h200",
+            &LaunchRequest::default(),
         )
+        .predicted_s
     };
-    let predict = |text: String| {
-        let kernel = Kernel::parse(&text, "one_word.toml").unwrap();
-        let b = Bound::new(kernel, "h200", &LaunchRequest::default()).unwrap();
-        b.simulate(&SimOptions::default(), None)
-            .unwrap()
-            .time
-            .unwrap()
-            .predicted_s
-    };
-    let count = predict(trace(
-        r#"{ atomic = "sum", index = "0", aggregated = true }"#,
-    ));
-    let sum = predict(trace(
-        r#"{ load = "a", index = "i" }, { atomic = "sum", index = "0", float = true }"#,
-    ));
+    let count = predict(r#"{ atomic = "sum", index = "0", aggregated = true }"#);
+    let sum =
+        predict(r#"{ load = "a", index = "i" }, { atomic = "sum", index = "0", float = true }"#);
     let err = |p: f64, id: usize| p / (m[id][metrics::DURATION] * 1e-9) - 1.0;
     assert!(
         err(count, 8).abs() < 0.05,
