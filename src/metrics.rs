@@ -127,9 +127,16 @@ macro_rules! counter_table {
                 /// GPU counts them under `l1tex__data_pipe_lsu_wavefronts_mem_shared`, not under
                 /// its loads or stores (`validation/warp_ops_probe.cu`).
                 shuffles: [] none instruction;
+                /// Warp-level instructions issued with no lane active: those of a predicated
+                /// `if` none of whose lanes meets the condition. Each takes a data-pipe
+                /// wavefront (`wavefronts_per_predicated_off`), counted by the GPU under
+                /// `l1tex__data_pipe_lsu_wavefronts_mem_shared`, and counts as an executed
+                /// instruction, but makes no request (`validation/predicated_probe.cu`).
+                predicated_off: [] none instruction;
                 /// L1 data-stage wavefronts, what the time model's L1 limiter counts:
                 /// `data_passes` plus what `sim::data_stage::extra_wavefronts` adds for the
-                /// launch, the shared wavefronts and the shuffles'; set when the simulation ends.
+                /// launch, the shared wavefronts, the shuffles' and the predicated-off
+                /// instructions'; set when the simulation ends.
                 wavefronts: [L1_WAVEFRONTS] all derived;
             }
             /// L2 counters under their Nsight Compute meaning.

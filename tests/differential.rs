@@ -122,7 +122,8 @@ enum Step {
     },
     /// A loop: its count's form, whether it has an early exit, its body.
     Loop(usize, bool, Vec<Step>),
-    /// An `if`: its condition's form, its body.
+    /// An `if`: its condition's form, its body (predicated when the form is even and the body
+    /// plain accesses).
     If(usize, Vec<Step>),
 }
 
@@ -196,8 +197,8 @@ fn render(steps: &[Step], depth: usize, out: &mut Vec<String>) {
                     inner.join(", ")
                 ));
             }
-            Step::If(cond, body) => {
-                let cond = match (cond, depth) {
+            Step::If(cond_form, body) => {
+                let cond = match (cond_form, depth) {
                     (0, _) => "i % 3 != 1".to_string(),
                     (1, _) => "threadIdx.x < 16".to_string(),
                     (2, d) if d > 0 => format!("k{} != 1", d - 1),
@@ -205,8 +206,18 @@ fn render(steps: &[Step], depth: usize, out: &mut Vec<String>) {
                 };
                 let mut inner = Vec::new();
                 render(body, depth, &mut inner);
+                // A body of plain accesses under an even condition form is predicated (the
+                // loop-variable condition then leaves whole warps issuing with no lane).
+                let plain = body
+                    .iter()
+                    .all(|s| matches!(s, Step::Access { kind, .. } if *kind != 5));
+                let predicated = if plain && cond_form % 2 == 0 {
+                    ", predicated = true"
+                } else {
+                    ""
+                };
                 out.push(format!(
-                    "{{ if = \"{cond}\", body = [{}] }}",
+                    "{{ if = \"{cond}\"{predicated}, body = [{}] }}",
                     inner.join(", ")
                 ));
             }

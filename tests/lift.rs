@@ -1348,10 +1348,12 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
         lift.l1.shared_store_requests
     );
     assert_eq!(lift.l1.shared_load_bank_conflicts, 0);
-    // jacobi2d_shared: a dynamic (extern) tile, its size inferred from the threads' indices
+    // jacobi2d_shared: a dynamic (extern) tile, its size inferred from the threads' indices;
+    // in the compiled order, which loads the centre and the four halo values before storing
+    // them, each halo load and store predicated (`@!P1 LDG`, `@!P1 STS`)
     let options = LiftOptions {
         registers: Some(26),
-        issue_order: ptx_order(),
+        issue_order: compiled_order("tests/data/ptx/shared_stencil.sass"),
         ..Default::default()
     };
     let stencil = lift_file("tests/data/ptx/shared_stencil.ptx", &options).unwrap();
@@ -1362,7 +1364,14 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
         .iter()
         .position(|l| l.starts_with("{ sync = true }"))
         .unwrap();
-    assert_eq!(body.iter().filter(|l| l.starts_with("{ if")).count(), 4);
+    let ifs: Vec<&String> = body.iter().filter(|l| l.starts_with("{ if")).collect();
+    assert_eq!(ifs.len(), 8, "{}", stencil.toml);
+    assert!(
+        ifs.iter()
+            .all(|l| l.contains(", predicated = true, body = [")),
+        "{}",
+        stencil.toml
+    );
     assert!(body[sync..].iter().all(|l| !l.starts_with("{ if")));
     assert_eq!(body.len() - sync, 1 + 5 + 1, "{}", stencil.toml);
     assert!(
@@ -1383,6 +1392,9 @@ fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_tra
             shared_counts(&hand),
             "{block:?} {n:?}"
         );
+        // a warp with no edge lane issues the halo's loads and stores with no lane active
+        assert!(lift.l1.predicated_off > 0);
+        assert_eq!(lift.l1.predicated_off, hand.l1.predicated_off, "{block:?}");
     }
 }
 

@@ -447,6 +447,11 @@ pub struct L1Config {
     /// (measured on the H200: `validation/warp_ops_probe.cu`).
     #[serde(default = "default_wavefronts_per_shuffle")]
     pub wavefronts_per_shuffle: f64,
+    /// Data-stage wavefronts of one global or shared memory instruction a warp issues with no
+    /// lane active (predicated off: [`crate::input::trace::IfDecl::predicated`]; measured on
+    /// the H200: `validation/predicated_probe.cu`).
+    #[serde(default = "default_wavefronts_per_predicated_off")]
+    pub wavefronts_per_predicated_off: f64,
     /// The shared-memory carve-out the driver picks for a kernel that sets no preference, by the
     /// most blocks one SM can hold: `[blocks, bytes]` pairs, both increasing; a launch whose SM
     /// holds up to `blocks` blocks gets `bytes` (the last pair beyond). `size_bytes` is the L1
@@ -555,6 +560,10 @@ fn default_wavefronts_per_block_index() -> f64 {
 }
 
 fn default_wavefronts_per_shuffle() -> f64 {
+    1.0
+}
+
+fn default_wavefronts_per_predicated_off() -> f64 {
     1.0
 }
 
@@ -1020,6 +1029,10 @@ impl HwConfig {
                 self.l1.wavefronts_per_block_index,
             ),
             ("l1.wavefronts_per_shuffle", self.l1.wavefronts_per_shuffle),
+            (
+                "l1.wavefronts_per_predicated_off",
+                self.l1.wavefronts_per_predicated_off,
+            ),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{what} must be a number >= 0"));

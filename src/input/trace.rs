@@ -252,7 +252,7 @@ pub enum Step {
 }
 
 /// `{ if = "COND", body = [...] }`: threads for which COND is false skip the body; a warp none
-/// of whose threads meet it issues nothing of it.
+/// of whose threads meet it issues nothing of it, unless the `if` is `predicated`.
 #[derive(Debug, Clone)]
 pub struct IfDecl {
     /// The condition (a comparison or a logical combination of comparisons).
@@ -261,6 +261,12 @@ pub struct IfDecl {
     pub at: Position,
     /// The steps performed by the threads meeting it.
     pub body: Vec<Step>,
+    /// `predicated = true`: the compiled code predicates the body's instructions (`@P LDG`)
+    /// instead of branching around them, so a warp none of whose lanes meets the condition
+    /// still issues each of them, with no lane active. Such an issue moves no data but takes
+    /// one data-pipe wavefront (measured, `validation/predicated_probe.cu`). The body then
+    /// holds only loads, stores and atomics.
+    pub predicated: bool,
 }
 
 /// One global memory instruction.
@@ -388,6 +394,7 @@ struct RawStep {
     body: Option<Vec<Spanned<RawStep>>>,
     sync: Option<Spanned<bool>>,
     shuffles: Option<Spanned<i64>>,
+    predicated: Option<Spanned<bool>>,
 }
 
 impl RawStep {
@@ -956,6 +963,12 @@ fn parse_steps(
                 "each body entry is exactly one of: load = \"array\", store = \"array\", atomic = \"array\", loop = \"var\", if = \"condition\", sync = true, shuffles = N",
             ));
         }
+        if let (Some(p), None) = (&r.predicated, &r.if_cond) {
+            return Err(cx.err_at(
+                p.span().start,
+                "predicated marks an if (its body's instructions issued by every warp that reaches it)",
+            ));
+        }
         if let Some(sync) = &r.sync {
             out.push(Step::Sync(parse_sync(cx, at, r, sync)?));
         } else if let Some(n) = &r.shuffles {
@@ -1299,7 +1312,7 @@ fn parse_if(
         return Err(cx.err_at(at, format!("loops and ifs nest at most {MAX_NESTING} deep")));
     }
     if r.has_access_keys() || r.has_loop_keys() {
-        return Err(cx.err_at(at, "an if takes only if and body"));
+        return Err(cx.err_at(at, "an if takes only if, body and predicated"));
     }
     let cond = cx.expr(cond_s)?;
     check_names(cx, cond_s.span().start, &cond, names)?;
@@ -1326,10 +1339,25 @@ fn parse_if(
     if body.is_empty() {
         return Err(cx.err_at(at, "an if body needs at least one access"));
     }
+    let predicated = r.predicated.as_ref().is_some_and(|p| *p.get_ref());
+    if predicated {
+        // What the predicate-off issue costs is measured for loads and stores, global and
+        // shared (and taken for atomics); a loop, a barrier or a shuffle is branched around.
+        let plain = |s: &RawStep| {
+            s.loop_var.is_none() && s.if_cond.is_none() && s.sync.is_none() && s.shuffles.is_none()
+        };
+        if let Some(s) = body_raw.iter().find(|s| !plain(s.get_ref())) {
+            return Err(cx.err_at(
+                s.span().start,
+                "a predicated if's body holds only loads, stores and atomics (no loop, if, sync or shuffles)",
+            ));
+        }
+    }
     Ok(IfDecl {
         cond,
         body,
         at: cx.position(at),
+        predicated,
     })
 }
 

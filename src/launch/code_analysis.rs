@@ -106,6 +106,10 @@ fn representative_runs<'a>(launch: &'a Launch, slots: &[i64; SLOTS]) -> Result<V
         .collect();
     let mut cursor = WarpCursor::new(launch, block_id, 0, 1);
     while let Some(step) = cursor.next()? {
+        if step.mask == 0 {
+            // predicated off for the representative thread: it accesses nothing
+            continue;
+        }
         let r = &mut runs[step.access];
         if r.count == 0 {
             r.iterations = step.iterations;

@@ -1,7 +1,9 @@
 //! The control flow of one warp: which access it issues next, in which loop iterations, with
 //! which lanes. SIMT semantics: a warp runs a loop while any of its lanes is still in it (lanes
 //! that are done wait, masked off); an `if` runs its body with the lanes meeting the condition,
-//! and not at all when none does. Loop variables are the same for every lane of a warp.
+//! and not at all when none does, unless it is predicated: then a warp issues its body with no
+//! lane active ([`WarpStep::mask`] 0), as the compiled code's `@P` instructions are. Loop
+//! variables are the same for every lane of a warp.
 //!
 //! Programs of the simple form (no `if`, at most one loop) are decoded arithmetically by the
 //! scheduler from [`super::geometry::WarpInfo`]; this cursor walks any program, and gives the same
@@ -26,7 +28,8 @@ pub struct WarpStep {
     pub access: usize,
     /// Loop variables, outermost first (0 beyond the access's depth).
     pub iterations: [u32; MAX_LOOP_DEPTH],
-    /// Active lanes.
+    /// Active lanes; none for an instruction of a predicated `if` none of whose lanes meets
+    /// the condition.
     pub mask: u32,
 }
 
@@ -165,7 +168,9 @@ impl<'a> WarpCursor<'a> {
                             "if condition",
                             |slots| i.cond.holds(slots),
                         )?;
-                        if taken != 0 {
+                        // A predicated body is issued whatever the lanes: with none, each
+                        // instruction of it goes with an empty mask.
+                        if taken != 0 || i.predicated {
                             self.push_frame(
                                 Frame {
                                     body: &i.body,

@@ -469,6 +469,9 @@ pub struct IfNode {
     pub body: Vec<Node>,
     /// Where the `if` stands in the trace.
     pub at: Position,
+    /// A warp none of whose lanes meets `cond` still issues the body, with no lane active
+    /// ([`crate::input::trace::IfDecl::predicated`]).
+    pub predicated: bool,
 }
 
 /// The per-thread program: the tree of loops and `if`s over the accesses, and, for the common
@@ -1426,6 +1429,7 @@ impl StepCompiler<'_> {
                                 cond,
                                 body,
                                 at: i.at,
+                                predicated: i.predicated,
                             }));
                         }
                     }

@@ -332,6 +332,10 @@ fn walked_warp(
     let (mut turns, mut rounds) = (Stretch::Open(0), Stretch::Open(0));
     let mut instructions = 0;
     while let Some(step) = cursor.next()? {
+        if step.mask == 0 {
+            // predicated off: issued, but no lane waits on memory
+            continue;
+        }
         let a = &launch.program.accesses[step.access];
         turns = turns.then(Stretch::of(a, &rules.turns), &rules.turns);
         rounds = rounds.then(Stretch::of(a, &rules.rounds), &rules.rounds);

@@ -648,7 +648,7 @@ impl<'a> Enumerator<'a> {
                 let mut stores = 0u64;
                 while let Some(step) = cursor.next()? {
                     let a = &p.accesses[step.access];
-                    if !a.kind.is_global() {
+                    if !a.kind.is_global() || step.mask == 0 {
                         continue;
                     }
                     if a.kind != AccessKind::Load {

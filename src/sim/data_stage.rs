@@ -311,13 +311,15 @@ pub fn atomic_passes(addrs: &[u64; 32], mask: u32, bytes: u32) -> u64 {
 
 /// The data-pipe wavefronts the L1 counters `c` hold, instruction by instruction: the global
 /// accesses' passes by the measured rule, the shared accesses' by the bank rule, and each warp
-/// shuffle's `wavefronts_per_shuffle` (one on the H200: `validation/warp_ops_probe.cu`). What a
-/// launch adds beyond them is [`extra_wavefronts`].
+/// shuffle's `wavefronts_per_shuffle` (one on the H200: `validation/warp_ops_probe.cu`), and
+/// each instruction issued with no lane active `wavefronts_per_predicated_off` (one on the H200:
+/// `validation/predicated_probe.cu`). What a launch adds beyond them is [`extra_wavefronts`].
 pub fn instruction_wavefronts(l1: &L1Config, c: &L1Counters) -> u64 {
     c.data_passes
         + c.shared_load_wavefronts
         + c.shared_store_wavefronts
         + (l1.wavefronts_per_shuffle * c.shuffles as f64).round() as u64
+        + (l1.wavefronts_per_predicated_off * c.predicated_off as f64).round() as u64
 }
 
 /// A launch's counts that [`extra_wavefronts`] charges for.

@@ -1140,6 +1140,17 @@ impl SmWorker {
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
         let a = &cx.accesses[issue.access as usize];
+        if issue.mask == 0 {
+            // Predicated off in every lane: no address, no request, one data-pipe wavefront;
+            // a shared one still counts as an executed instruction, as the GPU counts it.
+            self.counters.predicated_off += 1;
+            match a.kind {
+                AccessKind::SharedLoad => self.counters.shared_load_requests += 1,
+                AccessKind::SharedStore => self.counters.shared_store_requests += 1,
+                _ => {}
+            }
+            return Ok(());
+        }
         if a.kind == AccessKind::Shuffle {
             // No address: one data-pipe wavefront for the warp, however many lanes take part.
             self.counters.shuffles += 1;
@@ -1562,7 +1573,7 @@ impl SmWorker {
             let mut cursor =
                 crate::launch::control::WarpCursor::new(launch, b as u64, warp as u32, info.mask);
             while let Some(step) = cursor.next()? {
-                if cx.accesses[step.access].kind != AccessKind::Load {
+                if cx.accesses[step.access].kind != AccessKind::Load || step.mask == 0 {
                     continue;
                 }
                 let issue = Issue {

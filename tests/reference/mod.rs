@@ -223,6 +223,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
         + c.l1.shared_load_wavefronts
         + c.l1.shared_store_wavefronts
         + (l1.wavefronts_per_shuffle * c.l1.shuffles as f64).round() as u64
+        + (l1.wavefronts_per_predicated_off * c.l1.predicated_off as f64).round() as u64
         + extra.round() as u64;
     c.load_rounds = StreamTotals::of_launch(launch, burst)?.load_rounds;
     Ok(c)
@@ -616,6 +617,17 @@ fn memory(
     mem: &mut Memory,
 ) -> Result<()> {
     let a = &launch.program.accesses[step.access];
+    if step.mask == 0 {
+        // Issued with every lane predicated off: one wavefront, no request; an LDS or STS
+        // still counts as an executed shared instruction.
+        mem.counts.l1.predicated_off += 1;
+        match a.kind {
+            AccessKind::SharedLoad => mem.counts.l1.shared_load_requests += 1,
+            AccessKind::SharedStore => mem.counts.l1.shared_store_requests += 1,
+            _ => {}
+        }
+        return Ok(());
+    }
     if a.kind == AccessKind::Shuffle {
         // No address: one data-pipe wavefront per warp.
         mem.counts.l1.shuffles += 1;

@@ -1814,6 +1814,9 @@ struct Resolved {
     aggregated: bool,
     /// An atomic adding floating-point values.
     float: bool,
+    /// The compiled code predicates this access (`@P LDG`) rather than branching around it: a
+    /// warp issues it even with no lane meeting its condition.
+    predicated: bool,
 }
 
 /// A trace-language name for parameter `i` (`p0`, …) unless the source gave one.
@@ -2011,6 +2014,7 @@ pub fn lift_entry(
                 bypass_l1: false,
                 aggregated: false,
                 float: false,
+                predicated: false,
             });
             continue;
         }
@@ -2050,6 +2054,7 @@ pub fn lift_entry(
             bypass_l1: a.bypass_l1,
             aggregated: false,
             float: a.float,
+            predicated: false,
         });
     }
     // The compiled code's issue order and runs, where the SASS issues the PTX's accesses (ptxas
@@ -2080,6 +2085,8 @@ pub fn lift_entry(
                     .map(|(p, mut r)| {
                         r.ends_run = order[p].load && order[p].ends_run;
                         r.aggregated = r.kind == "atomic" && order[p].aggregated;
+                        // an aggregated atomic's guard is its leader lane, not a condition
+                        r.predicated = order[p].predicated && !r.aggregated;
                         r
                     })
                     .collect();
@@ -2639,10 +2646,16 @@ fn emit_steps(
             continue;
         }
         let residual = items[i].condition.without(known).ok_or(items[i].line)?;
+        // An `if` is predicated where the compiled code predicates each of its accesses: the
+        // accesses under one condition are cut where that changes.
+        let plain = |r: &Resolved| matches!(r.kind, "load" | "store" | "atomic");
+        let predicated = |r: &Resolved| plain(r) && r.predicated;
+        let first_predicated = predicated(items[i]);
         let mut j = i + 1;
         while j < items.len()
             && items[j].loops.len() == depth
             && items[j].condition.without(known).as_ref() == Some(&residual)
+            && (residual.is_top() || predicated(items[j]) == first_predicated)
         {
             j += 1;
         }
@@ -2651,8 +2664,13 @@ fn emit_steps(
         } else {
             let _ = writeln!(
                 t,
-                "{indent}{{ if = {}, body = [",
-                toml_string(&residual.to_expr())
+                "{indent}{{ if = {}{}, body = [",
+                toml_string(&residual.to_expr()),
+                if first_predicated {
+                    ", predicated = true"
+                } else {
+                    ""
+                }
             );
             format!("{indent}  ")
         };

@@ -27,6 +27,10 @@ pub struct Issued {
     /// (the active lanes' mask; `POPC` counts them and one lane's `RED` adds the count), what it
     /// does for a warp-uniform address and operand.
     pub aggregated: bool,
+    /// The instruction carries a guard predicate (`@P0`, `@!P1`; not `@PT`): ptxas predicated
+    /// it instead of branching around it, so a warp issues it even with no lane meeting its
+    /// condition.
+    pub predicated: bool,
 }
 
 /// The memory instructions and barriers of every function, by (mangled) entry name, in issue
@@ -158,6 +162,10 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
     let mut out: Vec<Issued> = Vec::new();
     let mut pending: HashSet<u32> = HashSet::new();
     for (line, ins) in instructions {
+        let predicated = ins
+            .strip_prefix('@')
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|p| !matches!(p.trim_start_matches('!'), "PT" | "UPT"));
         // a guard predicate (`@P0`, `@!UP1`) is not a register read that waits
         let ins = match ins.strip_prefix('@') {
             Some(rest) => rest.split_once(char::is_whitespace).map_or("", |(_, r)| r),
@@ -201,6 +209,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                     load: true,
                     ends_run: false,
                     aggregated: false,
+                    predicated,
                 });
             }
             // shared accesses and barriers hold their place among the global ones
@@ -209,12 +218,14 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 load: false,
                 ends_run: false,
                 aggregated: matches!(family, "RED" | "REDG" | "ATOMG") && voting.contains(line),
+                predicated,
             }),
             "BAR" if op.contains(".SYNC") => out.push(Issued {
                 line: *line,
                 load: false,
                 ends_run: false,
                 aggregated: false,
+                predicated,
             }),
             // a warp shuffle is a step of the trace too (one data-pipe wavefront)
             "SHFL" => out.push(Issued {
@@ -222,6 +233,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 load: false,
                 ends_run: false,
                 aggregated: false,
+                predicated,
             }),
             _ => {}
         }
