@@ -82,7 +82,7 @@ fn a_warp_with_no_lane_in_a_predicated_if_still_issues_its_loads_as_one_wavefron
     let c = simulate(ifs(", predicated = true"));
     // seven of each block's eight warps issue both loads with no lane: 2 * 7 * 2^16
     assert_eq!(c.l1.predicated_off, 917_504);
-    // the GPU's shared-pipe wavefronts beyond the one per launched warp (the blockIdx read)
+    // the GPU's shared-pipe wavefronts beyond the one per launched warp (the threadIdx.x read)
     // are exactly those
     assert_eq!(m[MEM_SHARED] - m[WARPS], c.l1.predicated_off as f64);
     // and they make no request: only warp 0's loads reach the L1's tags

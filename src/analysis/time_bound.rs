@@ -58,7 +58,7 @@ pub fn lower_bound(
         partial_lines: 0,
         load_instructions_per_block: l1.load_requests as f64 / launch.total_blocks.max(1) as f64,
         warps_launched,
-        block_index_components: launch.block_index_components,
+        special_register_reads: launch.special_register_reads,
     };
     l1.wavefronts = data_stage::instruction_wavefronts(&hw.l1, &l1)
         + data_stage::extra_wavefronts(&hw.l1, &launch_terms);

@@ -439,10 +439,17 @@ pub struct L1Config {
     #[serde(default = "default_replay_block_loads")]
     pub replay_block_loads: f64,
 
-    /// Data-stage wavefronts every launched warp costs per `blockIdx` component the kernel reads
-    /// (measured on the H100: `validation/l1_wavefronts.cu`).
-    #[serde(default = "default_wavefronts_per_block_index")]
-    pub wavefronts_per_block_index: f64,
+    /// Data-stage wavefronts every launched warp costs per special register the kernel reads
+    /// through the LSU: each `threadIdx` component (the compiled code's `S2R` of `SR_TID.X`,
+    /// `.Y`, `.Z`) and `%laneid` (read where an atomic is aggregated over the warp); `blockIdx`
+    /// reads cost none (measured on the H200: `validation/launch_terms_probe.cu`). The name this
+    /// key had while the cost was taken for the `blockIdx` components',
+    /// `wavefronts_per_block_index`, is read as this one.
+    #[serde(
+        default = "default_wavefronts_per_special_register",
+        alias = "wavefronts_per_block_index"
+    )]
+    pub wavefronts_per_special_register: f64,
     /// Data-stage wavefronts of one warp shuffle (`SHFL`), whatever its lanes and mode
     /// (measured on the H200: `validation/warp_ops_probe.cu`).
     #[serde(default = "default_wavefronts_per_shuffle")]
@@ -555,7 +562,7 @@ fn default_replay_block_loads() -> f64 {
     8.0
 }
 
-fn default_wavefronts_per_block_index() -> f64 {
+fn default_wavefronts_per_special_register() -> f64 {
     1.0
 }
 
@@ -1025,8 +1032,8 @@ impl HwConfig {
                 self.l1.partial_line_wavefronts,
             ),
             (
-                "l1.wavefronts_per_block_index",
-                self.l1.wavefronts_per_block_index,
+                "l1.wavefronts_per_special_register",
+                self.l1.wavefronts_per_special_register,
             ),
             ("l1.wavefronts_per_shuffle", self.l1.wavefronts_per_shuffle),
             (
@@ -1616,6 +1623,28 @@ mod tests {
             let e = HwConfig::parse(&bad, "bad.toml").unwrap_err().to_string();
             assert!(e.starts_with("bad.toml: ") && e.contains(message), "{e}");
         }
+    }
+
+    #[test]
+    fn the_special_register_cost_is_read_under_its_former_name_too() {
+        let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
+        let at = text.find("wavefronts_per_special_register = 1.0").unwrap();
+        let renamed = format!(
+            "{}wavefronts_per_block_index = 2.5{}",
+            &text[..at],
+            &text[at + "wavefronts_per_special_register = 1.0".len()..]
+        );
+        let hw = HwConfig::parse(&renamed, "old.toml").unwrap();
+        assert_eq!(hw.l1.wavefronts_per_special_register, 2.5);
+        let both = renamed.replace(
+            "wavefronts_per_block_index = 2.5",
+            "wavefronts_per_block_index = 2.5\nwavefronts_per_special_register = 1.0",
+        );
+        let e = HwConfig::parse(&both, "both.toml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("both.toml") && e.contains("wavefronts_per_special_register"),
+            "{e}"
+        );
     }
 
     #[test]

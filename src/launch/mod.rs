@@ -594,9 +594,11 @@ pub struct Launch {
     pub lattice_updates: u64,
     /// The compiled per-thread program.
     pub program: Program,
-    /// How many of `blockIdx.x`, `.y`, `.z` the kernel reads (each costs every warp one L1
-    /// data-stage wavefront at launch: `sim::data_stage`).
-    pub block_index_components: u32,
+    /// Special registers every warp reads with an `S2R`, each costing it one L1 data-stage
+    /// wavefront (`sim::data_stage`): the `threadIdx` components the kernel names, and
+    /// `%laneid` where an atomic is aggregated over the warp (the compiled code's vote needs
+    /// it). `blockIdx` reads cost none.
+    pub special_register_reads: u32,
     /// Registers per thread, for this block shape.
     pub registers_per_thread: u32,
     /// Shared memory per block in bytes, for this block shape.
@@ -722,7 +724,7 @@ impl Launch {
             lattice_updates,
             flops_per_update,
             program,
-            block_index_components: block_index_components(kernel),
+            special_register_reads: special_register_reads(kernel),
             registers_per_thread,
             shared_bytes_per_block,
             loads_per_run: kernel.loads_per_run.unwrap_or(u32::MAX),
@@ -753,9 +755,10 @@ fn barriers_per_thread(body: &[Step], scope: &ConstScope) -> u64 {
         .sum()
 }
 
-/// How many `blockIdx` components the thread section of `kernel` names (its lets, guard, loops
-/// and indices).
-fn block_index_components(kernel: &Kernel) -> u32 {
+/// The special registers a warp of `kernel` reads at a wavefront each
+/// ([`Launch::special_register_reads`]): the `threadIdx` components its thread section names (its
+/// lets, guard, loops and indices), and `%laneid` where it has an aggregated atomic.
+fn special_register_reads(kernel: &Kernel) -> u32 {
     fn steps<'a>(body: &'a [Step], out: &mut Vec<&'a Expr>) {
         for step in body {
             match step {
@@ -778,10 +781,21 @@ fn block_index_components(kernel: &Kernel) -> u32 {
     exprs.extend(kernel.guard.iter());
     steps(&kernel.body, &mut exprs);
     let names: Vec<String> = exprs.iter().flat_map(|e| e.variables()).collect();
-    ["blockIdx.x", "blockIdx.y", "blockIdx.z"]
+    let thread_index = ["threadIdx.x", "threadIdx.y", "threadIdx.z"]
         .iter()
         .filter(|c| names.iter().any(|n| n == *c))
-        .count() as u32
+        .count() as u32;
+    thread_index + u32::from(aggregated_atomic(&kernel.body))
+}
+
+/// Whether `body` holds an atomic aggregated over the warp (whose compiled code reads `%laneid`).
+fn aggregated_atomic(body: &[Step]) -> bool {
+    body.iter().any(|step| match step {
+        Step::Access(a) => a.aggregated,
+        Step::Loop(l) => aggregated_atomic(&l.body),
+        Step::If(i) => aggregated_atomic(&i.body),
+        Step::Sync(_) => false,
+    })
 }
 
 /// The trace's parameter values with `--domain` (nx, ny, nz) and then `--set` applied; both may

@@ -333,8 +333,9 @@ pub struct LaunchTerms {
     pub load_instructions_per_block: f64,
     /// Warps launched, guarded-off ones too.
     pub warps_launched: u64,
-    /// `blockIdx` components the kernel reads.
-    pub block_index_components: u32,
+    /// Special registers each warp reads at a wavefront each
+    /// ([`crate::launch::Launch::special_register_reads`]).
+    pub special_register_reads: u32,
 }
 
 /// What a launch costs the data stage beyond [`passes`], the per-instruction rule measured on
@@ -346,16 +347,17 @@ pub struct LaunchTerms {
 ///   times `min(1, loads per block / replay_block_loads)`: blocks that put few loads in flight
 ///   replay less (the H100 probe: a 2-line load costs 0.3 passes more in blocks of one warp,
 ///   1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the bank rule);
-/// - every launched warp, guarded-off ones too, costs `wavefronts_per_block_index` per
-///   `blockIdx` component the kernel reads (measured: an empty kernel costs none, one reading
-///   blockIdx.x one per warp, x, y and z three).
+/// - every launched warp, guarded-off ones too, costs `wavefronts_per_special_register` per
+///   special register the kernel reads with an `S2R` (measured on the H200: a kernel reading
+///   threadIdx.x one per warp, x, y and z three, whatever the `blockIdx` components it reads;
+///   one reading blockIdx alone none; `%laneid` one).
 pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
     let in_flight = (t.load_instructions_per_block / l1.replay_block_loads).min(1.0);
     let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64
         + l1.partial_line_wavefronts * t.partial_lines as f64)
         * in_flight;
-    let launch =
-        l1.wavefronts_per_block_index * (t.warps_launched * t.block_index_components as u64) as f64;
+    let launch = l1.wavefronts_per_special_register
+        * (t.warps_launched * t.special_register_reads as u64) as f64;
     (replays + launch).round() as u64
 }
 
@@ -542,7 +544,7 @@ mod tests {
         let mut l1 = l1_config();
         (l1.missing_request_line_wavefronts, l1.replay_block_loads) = (0.25, 8.0);
         l1.partial_line_wavefronts = 1.0;
-        l1.wavefronts_per_block_index = 1.0;
+        l1.wavefronts_per_special_register = 1.0;
         let t = LaunchTerms {
             miss_request_lines: 800,
             load_instructions_per_block: 8.0,
@@ -561,12 +563,12 @@ mod tests {
             ..t
         };
         assert_eq!(extra_wavefronts(&l1, &many), 200);
-        // Partial lines (1 each) are replays too, a quarter of 8; the 2 blockIdx components on
-        // 10 warps are not scaled.
+        // Partial lines (1 each) are replays too, a quarter of 8; the 2 special registers read
+        // by 10 warps are not scaled.
         let all = LaunchTerms {
             partial_lines: 8,
             warps_launched: 10,
-            block_index_components: 2,
+            special_register_reads: 2,
             ..few
         };
         assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 20);

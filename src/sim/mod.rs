@@ -289,7 +289,7 @@ fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u
                 load_instructions_per_block: l1.load_requests as f64
                     / launch.total_blocks.max(1) as f64,
                 warps_launched,
-                block_index_components: launch.block_index_components,
+                special_register_reads: launch.special_register_reads,
             },
         )
 }

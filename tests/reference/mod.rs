@@ -217,8 +217,8 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     let extra = (l1.missing_request_line_wavefronts * c.l1.load_miss_request_lines as f64
         + l1.partial_line_wavefronts * c.l1.load_partial_lines as f64)
         * in_flight
-        + l1.wavefronts_per_block_index
-            * (c.warps_launched * launch.block_index_components as u64) as f64;
+        + l1.wavefronts_per_special_register
+            * (c.warps_launched * launch.special_register_reads as u64) as f64;
     c.l1.wavefronts = c.l1.data_passes
         + c.l1.shared_load_wavefronts
         + c.l1.shared_store_wavefronts
