@@ -280,7 +280,7 @@ pub fn issue_order(
         (find_tool("ptxas", options), find_tool("nvdisasm", options))
     else {
         warnings.push(format!(
-            "{}: ptxas or nvdisasm not found: the accesses go in PTX order with unbounded runs, not the compiled code's, and no atomic is known to be aggregated over the warp (scripts/install-nvcc.sh installs both)",
+            "{}: ptxas or nvdisasm not found: the accesses go in PTX order with unbounded runs, not the compiled code's, and no atomic is known to be aggregated over the warp nor any if predicated (scripts/install-nvcc.sh installs both)",
             file.display()
         ));
         return None;
