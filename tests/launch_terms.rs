@@ -55,7 +55,7 @@ fn measured_probe() -> BTreeMap<String, BTreeMap<String, f64>> {
 #[test]
 fn a_warp_pays_one_wavefront_per_thread_index_component_it_reads_and_none_for_block_indices() {
     let probe = measured_probe();
-    let warp_threads = [256, 1, 1];
+    // blocks of 256 threads in one, two and three dimensions
     let (x, xy, xyz) = ([256, 1, 1], [32, 8, 1], [32, 4, 2]);
     let g1 = [65536, 1, 1];
     for (name, block, grid, value, per_warp) in [
@@ -76,7 +76,7 @@ fn a_warp_pays_one_wavefront_per_thread_index_component_it_reads_and_none_for_bl
         ),
         (
             "k_t1c3",
-            warp_threads,
+            x,
             [64, 32, 32],
             "threadIdx.x + blockIdx.x * 3 + blockIdx.y * 11 + blockIdx.z * 13",
             1,
