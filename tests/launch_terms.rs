@@ -5,12 +5,10 @@
 //! registers never holds (the probe's store of a comparison with -1), and simulated: with no
 //! memory instruction issued, its wavefronts are those reads alone.
 
-use gputraffic::Bound;
 use gputraffic::analysis::measured;
 use gputraffic::input::trace::Kernel;
-use gputraffic::launch::LaunchRequest;
 use gputraffic::metrics;
-use gputraffic::sim::{Counts, SimOptions};
+use gputraffic::sim::Counts;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -36,9 +34,10 @@ body = [{body}]
     Kernel::parse(&text, "launch-terms.toml").unwrap()
 }
 
+mod common;
+
 fn simulate(kernel: Kernel) -> Counts {
-    let b = Bound::new(kernel, "h200", &LaunchRequest::default()).unwrap();
-    gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    common::simulate_as_written(kernel, "h200")
 }
 
 /// The probe's launches by kernel (`k_bar` runs three times: `k_bar1`, `k_bar2`, `k_bar4`).

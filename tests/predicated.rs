@@ -6,12 +6,10 @@
 //! `if`. The probe's kernels are written as traces (2^16 blocks of 256 threads on the H200; the
 //! probe's sink is a float comparison that never holds, which the lifter does not follow).
 
-use gputraffic::Bound;
 use gputraffic::analysis::measured;
 use gputraffic::input::trace::Kernel;
-use gputraffic::launch::LaunchRequest;
 use gputraffic::metrics;
-use gputraffic::sim::{Counts, SimOptions};
+use gputraffic::sim::Counts;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -40,9 +38,10 @@ body = [{body}]
     Kernel::parse(&text, "predicated-probe.toml").unwrap()
 }
 
+mod common;
+
 fn simulate(kernel: Kernel) -> Counts {
-    let b = Bound::new(kernel, "h200", &LaunchRequest::default()).unwrap();
-    gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    common::simulate_as_written(kernel, "h200")
 }
 
 /// The probe's launches by kernel name (`k_ldg`, …), in tests/data/h200/predicated/ncu.csv's

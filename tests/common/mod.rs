@@ -69,3 +69,13 @@ pub fn launch_lines(path: &str) -> Vec<Vec<String>> {
         .map(|l| l.split_whitespace().map(String::from).collect())
         .collect()
 }
+
+/// The exact counts of `kernel` as its trace gives it (its own block and domain) on `hw`.
+pub fn simulate_as_written(
+    kernel: gputraffic::input::trace::Kernel,
+    hw: &str,
+) -> gputraffic::sim::Counts {
+    let b =
+        gputraffic::Bound::new(kernel, hw, &gputraffic::launch::LaunchRequest::default()).unwrap();
+    gputraffic::sim::simulate(&b.launch, &b.hw, &gputraffic::sim::SimOptions::default()).unwrap()
+}
