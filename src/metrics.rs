@@ -1012,7 +1012,7 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
         "L1 time",
         "s",
         Some(Domain::NON_NEGATIVE),
-        "L1 wavefronts at one per SM cycle",
+        "L1 wavefronts at one per SM cycle, plus the share of the DRAM time the L1 is held up for",
     ),
     Quantity::new(
         "time_fp_s",

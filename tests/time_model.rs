@@ -549,3 +549,94 @@ fn stores_off_a_sector_are_counted_and_charged_the_dram_along_the_waiting_ramp()
     let (_, aligned32) = run(32, 0);
     assert!(dram(&t32) > dram(&aligned32) + t32.partial_writeback_s * 0.999);
 }
+
+/// `validation/l1_dram_overlap.cu`'s launches of one run (tests/data/h200/l1_dram_overlap/RUN):
+/// per launch its streams D, window loads W and counters, the warm-up launch left out.
+fn overlap_launches(run: &str) -> Vec<(u32, u32, BTreeMap<String, f64>)> {
+    let dir = format!("tests/data/h200/l1_dram_overlap/{run}");
+    let m = ncu(&format!("{dir}/ncu.csv"));
+    let lines = launches(&format!("{dir}/launches.txt"));
+    assert_eq!(m.len(), lines.len());
+    (lines.iter().zip(m))
+        .skip(1)
+        .map(|(l, c)| (l[1].parse().unwrap(), l[2].parse().unwrap(), c))
+        .collect()
+}
+
+#[test]
+fn an_l1_bound_launch_runs_past_its_wavefronts_by_a_share_of_its_dram_time() {
+    // validation/l1_dram_overlap.cu: one wave of 132 x 8 blocks of 256 threads; per row of 2^25
+    // every thread reads D doubles of D streams (DRAM traffic) and W doubles of a 16 KiB window
+    // that hits in L1 (2 wavefronts a load, nothing below).
+    let hw = HwConfig::load("h200").unwrap();
+    let share = hw.timing.l1_busy_per_dram_time;
+    let sms = hw.sm.count as f64;
+    let read_gbs = hw.bandwidth.dram_read_gbs.unwrap();
+    let runs = overlap_launches("b8");
+    let seconds = |c: &BTreeMap<String, f64>| {
+        let l1 = c["l1tex__data_pipe_lsu_wavefronts.sum"]
+            / (sms * c["sm__cycles_elapsed.avg.per_second"]);
+        let dram = c["dram__bytes_read.sum"] / (read_gbs * 1e9);
+        (c["gpu__time_duration.sum"] * 1e-9, l1, dram)
+    };
+    for (d, w, c) in &runs {
+        let (t, l1, dram) = seconds(c);
+        if *d >= 1 && *w >= 16 && l1 > 1.1 * dram {
+            // The L1 bound: the launch runs past its wavefronts' time by 0.17-0.52 of the DRAM's.
+            let past = (t - l1) / dram;
+            assert!((0.15..0.6).contains(&past), "D {d} W {w}: {past}");
+        }
+        if *d == 6 && *w <= 16 {
+            // The DRAM bound hides the L1's work.
+            assert!(
+                (t / dram - 1.0).abs() < 0.04,
+                "D {d} W {w}: {t} s, DRAM {dram} s"
+            );
+        }
+    }
+    // The time model, fed the probe's wavefronts and DRAM bytes, its launch shape, 124 rounds
+    // of D + W loads per warp: within 9 % on every launch that does both, and closer at the
+    // median than with the two overlapping.
+    let k: Kernel = gputraffic::input::trace::load("copy").unwrap();
+    let mut l = gputraffic::launch::Launch::new(&k, &hw, &LaunchRequest::default()).unwrap();
+    l.total_blocks = 132 * 8;
+    l.occupancy.warps_per_block = 8;
+    l.occupancy.blocks_per_sm = 8;
+    let predict = |hw: &HwConfig, d: u32, w: u32, c: &BTreeMap<String, f64>| {
+        let inputs = gputraffic::sim::queueing::TimeInputs {
+            l1_wavefronts: Some(c["l1tex__data_pipe_lsu_wavefronts.sum"]),
+            dram_bytes: Some(c["dram__bytes_read.sum"] + c["dram__bytes_write.sum"]),
+            dram_read_bytes: Some(c["dram__bytes_read.sum"]),
+            l2_bytes: Some(c["lts__t_sectors_srcunit_tex_op_read.sum"] * 32.0),
+            active_warps: Some(132.0 * 64.0),
+            rounds_per_warp: (1u64 << 25) as f64 / (132.0 * 8.0 * 256.0),
+            loads_per_round: Some((d + w) as f64),
+            ..Default::default()
+        };
+        let clock = c["sm__cycles_elapsed.avg.per_second"] * 1e-9;
+        gputraffic::timing::estimate(hw, &k, &l, &inputs, Some(clock)).predicted_s
+    };
+    let mut overlapping = hw.clone();
+    overlapping.timing.l1_busy_per_dram_time = 0.0;
+    let (mut errors, mut errors_overlapping) = (Vec::new(), Vec::new());
+    for (d, w, c) in &runs {
+        if *d == 0 || *w < 16 {
+            continue;
+        }
+        let (t, _, _) = seconds(c);
+        let error = predict(&hw, *d, *w, c) / t - 1.0;
+        assert!(error.abs() < 0.09, "D {d} W {w}: {error}");
+        errors.push(error.abs());
+        errors_overlapping.push((predict(&overlapping, *d, *w, c) / t - 1.0).abs());
+    }
+    assert_eq!(errors.len(), 20);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (held, overlapped) = (median(&mut errors), median(&mut errors_overlapping));
+    assert!(
+        share > 0.0 && held < 0.05 && held < overlapped,
+        "{held} {overlapped}"
+    );
+}

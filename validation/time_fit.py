@@ -12,6 +12,8 @@ reports). With the constants a report was written with, the replica gives every 
   block_turnover_cycles C and the exponent e of its rounds (turnover = C * rounds^e * ...;
   none for blocks of one warp; the shipped model has e = 0, measured by validation/turnover.cu,
   and runs the last, partial wave at its own population, as src/sim/queueing.rs),
+  the share h of the DRAM's time the L1 is held up for (`l1_busy_per_dram_time`: the L1's time
+    is its wavefronts' plus h * the DRAM's; measured by validation/l1_dram_overlap.cu),
   the DRAM time: one rate (`dram_gbs`) or a rate per direction with a turnaround (the config's
     `dram_read_gbs`, `dram_write_gbs`, `dram_copy_gbs` where it has them: the H200's),
     plus what partly written sectors cost it ([partial_writeback], the config's unless given:
@@ -25,9 +27,10 @@ for the least median |time error| + 90th percentile / 12 + 0.01 per group whose 
 runs below 97 % of its fastest (the objective of the shipped fit), over all launches, and with
 each kernel family held out in turn (fitted without it, scored on it).
 
-  validation/time_fit.py REPORT.json ... [--family-cv] [--constants-only] [--show=(a,b,C,e,split)]
-  e.g. validation/time_fit.py docs/data/validation-h*.json --family-cv   (the 551 launches of 2026-11-29, night)
-  --constants-only fits a, b and C alone, with the shipped e and DRAM rate (docs/model.md's table)
+  validation/time_fit.py REPORT.json ... [--family-cv] [--constants-only] [--show=(a,b,C,e,split,h)]
+  e.g. validation/time_fit.py $(ls docs/data/validation-h*.json | grep -v atomics) --constants-only --family-cv
+       (the 683 launches of 2026-11-30)
+  --constants-only fits a, b, C and h alone, with the shipped e and DRAM rate (docs/model.md's table)
 """
 import collections, csv, json, math, pathlib, statistics, sys, tomllib
 
@@ -48,6 +51,7 @@ def hw_constants(name):
     bw = cfg["bandwidth"]
     by_direction = "dram_read_gbs" in bw and (bw["dram_read_gbs"], bw["dram_write_gbs"], bw["dram_copy_gbs"])
     return dict(sms=cfg["sm"]["count"], launch_ns=cfg["timing"]["block_launch_ns"], by_direction=by_direction,
+                l1_busy=cfg["timing"].get("l1_busy_per_dram_time", 0.0),
                 overhead_us=cfg["timing"]["launch_overhead_us"],
                 latency=cfg["timing"]["dram_latency_cycles"], one_rate=cfg["bandwidth"]["dram_gbs"],
                 partial_writeback=pw and (pw["onset_waiting_sectors"], pw["saturation_waiting_sectors"],
@@ -55,7 +59,7 @@ def hw_constants(name):
 
 
 HW = {name: hw_constants(name) for name in MICRO}
-SHIPPED = (1.25, 0.2, 1500.0, 0.0, False)
+SHIPPED = (1.25, 0.15, 1500.0, 0.0, False, 0.2)
 
 
 def partial_seconds(e, pw):
@@ -128,6 +132,10 @@ def load(paths):
             secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "launch_s", "atomic_s") if k in t}
             # The DRAM's time at its byte rate alone: the partly written sectors' is added back
             # by predict (with the constants tried).
+            # The L1's time without the share of the DRAM's time it is held up for (added back
+            # by predict with the constant tried).
+            if "l1" in secs:
+                secs["l1"] -= h["l1_busy"] * t.get("dram_s", 0.0)
             if "dram" in secs:
                 secs["dram"] -= number("partial_writeback_s")
             e = dict(set=p.split("/")[-1], hw=hw, kernel=x["kernel"], family=family(x["kernel"]),
@@ -155,7 +163,7 @@ def load(paths):
 def predict(e, params, warps=None, pw="shipped"):
     """The replica's time of launch `e` with the constants `params` and the partial write-backs
     `pw` (the config's when "shipped")."""
-    a, b, c, ex, split = params
+    a, b, c, ex, split, held = params
     h = HW[e["hw"]]
     warps = warps or e["warps"]
     secs = dict(e["secs"])
@@ -169,6 +177,8 @@ def predict(e, params, warps=None, pw="shipped"):
         secs["dram"] = r / (rd * 1e9) + w / (wr * 1e9) + min(r, w) / (turnaround * 1e9)
     if "dram" in secs:
         secs["dram"] += partial_seconds(e, pw)
+    if "l1" in secs:
+        secs["l1"] += held * secs.get("dram", 0.0)
     demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]
     delay = (a + b * e["loads"]) * h["latency"] * max(e["rounds"], 1.0)
     x = mva(e["effective"], delay, demands)
@@ -225,14 +235,16 @@ def score_predicted(predicted):
     return statistics.median(errs) + p90 / 12 + 0.01 * below, statistics.median(errs), p90, min(picks or [1.0]), below
 
 
-GRID = [(a, b, c, ex, split) for a in (1.0, 1.25, 1.5, 1.75) for b in (0.1, 0.15, 0.2, 0.25)
-        for c in (500.0, 1000.0, 1500.0, 2000.0) for ex in (0.0, 0.5, 0.75, 1.0) for split in (False, True)]
+GRID = [(a, b, c, ex, split, held) for a in (1.0, 1.25, 1.5, 1.75) for b in (0.1, 0.15, 0.2, 0.25)
+        for c in (500.0, 1000.0, 1500.0, 2000.0) for ex in (0.0, 0.5, 0.75, 1.0) for split in (False, True)
+        for held in (0.0, 0.1, 0.2, 0.3)]
 
 
 # --constants-only: the three fitted constants alone, the shipped model's form kept (its exponent
 # of the rounds and its one DRAM rate): the cross-validation docs/model.md reports.
-CONSTANTS = [(a, b, c, SHIPPED[3], SHIPPED[4]) for a in (1.0, 1.25, 1.5, 1.75)
-             for b in (0.1, 0.15, 0.2, 0.25) for c in (500.0, 1000.0, 1500.0, 2000.0)]
+CONSTANTS = [(a, b, c, SHIPPED[3], SHIPPED[4], held) for a in (1.0, 1.25, 1.5, 1.75)
+             for b in (0.1, 0.15, 0.2, 0.25) for c in (500.0, 1000.0, 1500.0, 2000.0)
+             for held in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)]
 
 
 def fit(launches):

@@ -811,6 +811,12 @@ pub struct TimingConfig {
     pub block_turnover_cycles: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     pub launch_overhead_us: f64,
+    /// Seconds the L1 data pipe is held up per second the DRAM is busy: the L1 limiter's time is
+    /// its wavefronts' (or bytes') time plus this × the DRAM limiter's. An L1-bound launch runs
+    /// longer than its wavefronts take by about this share of its DRAM time, while one bound by
+    /// the DRAM hides its L1 work (measured on the H200 by `validation/l1_dram_overlap.cu`;
+    /// fitted with `loaded_latency_factor`, `docs/model.md` "Time"). 0: the two overlap.
+    pub l1_busy_per_dram_time: f64,
     /// Nanoseconds the GPU's block dispatcher takes per block, whatever the block's size and the
     /// SM clock (measured: empty blocks, `validation/launch_overhead.cu` and
     /// `validation/store_patterns.sh`): the time model's `launch` limiter. None: not measured,
@@ -840,6 +846,9 @@ impl TimingConfig {
         if !ok(self.latency_per_load_factor) {
             return Err("timing.latency_per_load_factor must be a number >= 0".into());
         }
+        if !ok(self.l1_busy_per_dram_time) {
+            return Err("timing.l1_busy_per_dram_time must be a number >= 0".into());
+        }
         if let Some(ns) = self.block_launch_ns
             && !(ok(ns) && ns > 0.0)
         {
@@ -858,13 +867,15 @@ impl TimingConfig {
 
 impl Default for TimingConfig {
     fn default() -> Self {
-        // The H100/H200 values, documented as the defaults in the configs that lack [timing].
+        // The H100/H200 values as fitted before the L1's share of the DRAM time was measured,
+        // documented as the defaults in the configs that lack [timing].
         TimingConfig {
             dram_latency_cycles: 550.0,
             loaded_latency_factor: 1.25,
             latency_per_load_factor: 0.2,
             block_turnover_cycles: 1500.0,
             launch_overhead_us: 2.5,
+            l1_busy_per_dram_time: 0.0,
             block_launch_ns: None,
         }
     }
@@ -2099,9 +2110,14 @@ mod tests {
                 "timing.block_launch_ns",
             ),
             (
-                "latency_per_load_factor = 0.2 ",
+                "latency_per_load_factor = 0.15 ",
                 "latency_per_load_factor = -0.2 ",
                 "timing.latency_per_load_factor",
+            ),
+            (
+                "l1_busy_per_dram_time = 0.2 ",
+                "l1_busy_per_dram_time = -0.2 ",
+                "timing.l1_busy_per_dram_time",
             ),
             (
                 "l2_partial_write_sectors_per_ns = 69 ",
@@ -2133,13 +2149,15 @@ mod tests {
         assert!((b.dram_seconds(1e9, Some(0.0), one) - 1.0 / 4344.0).abs() < 1e-12);
         assert!((b.dram_seconds(1e9, Some(0.5e9), one) - 1.0 / 3941.0).abs() < 1e-12);
         assert_eq!(b.dram_seconds(1e9, None, one), 1.0 / one);
-        // A round of 5 loads: (1.25 + 0.2 * 5) idle DRAM latencies.
-        assert!((hw.timing.round_latency_cycles(5.0) - 2.25 * 535.0).abs() < 1e-9);
+        // A round of 5 loads: (1.25 + 0.15 * 5) idle DRAM latencies.
+        assert!((hw.timing.round_latency_cycles(5.0) - 2.0 * 535.0).abs() < 1e-9);
+        assert_eq!(hw.timing.l1_busy_per_dram_time, 0.2);
         assert_eq!(hw.timing.block_launch_ns, Some(0.61));
         // The V100 config has no [timing]: the documented defaults, and no launch limiter.
         let v100 = HwConfig::load("v100").unwrap();
         assert_eq!(v100.timing, TimingConfig::default());
         assert_eq!(v100.timing.round_latency_cycles(0.0), 1.25 * 550.0);
+        assert_eq!(v100.timing.l1_busy_per_dram_time, 0.0);
         assert_eq!(v100.timing.block_launch_ns, None);
     }
 

@@ -31,7 +31,8 @@
 //! clock, which Nsight Compute locks; [`busy_seconds`] is at the boost clock); the measured DRAM
 //! and L2 bandwidths are used as they are. The L1 limiter counts wavefronts at one per SM per
 //! cycle when the config gives no L1 bandwidth, else bytes over `l1_gbs` (the Kepler configs
-//! carry Su et al.'s measured on-SMX bandwidth).
+//! carry Su et al.'s measured on-SMX bandwidth), plus `[timing] l1_busy_per_dram_time` × the DRAM's
+//! time: the pipe is held up while the DRAM works (measured, docs/model.md "Time").
 
 use crate::input::hw::HwConfig;
 use crate::input::trace::{AccessKind, FpOps};
@@ -288,14 +289,22 @@ pub(crate) fn queueing(
             seconds: (b - partial).max(0.0) / (gbs * 1e9) + partial_s,
         });
     }
+    // The L1 data pipe does not hide the DRAM's time as it hides the L2's: an L1-bound launch
+    // runs past its wavefronts' time by a share of its DRAM time (validation/l1_dram_overlap.cu),
+    // charged to the L1 as busy time, so that a DRAM-bound launch still hides its L1 work.
+    let dram_s = limiters
+        .iter()
+        .find(|l| l.name == "dram")
+        .map_or(0.0, |l| l.seconds);
+    let l1_held = hw.timing.l1_busy_per_dram_time * dram_s;
     match (hw.bandwidth.l1_gbs, inputs.l1_bytes, inputs.l1_wavefronts) {
         (Some(gbs), Some(b), _) => limiters.push(LimiterTime {
             name: "l1",
-            seconds: b / (gbs * clock_scale * 1e9),
+            seconds: b / (gbs * clock_scale * 1e9) + l1_held,
         }),
         (None, _, Some(w)) => limiters.push(LimiterTime {
             name: "l1",
-            seconds: w / (hw.sm.count as f64 * clock * 1e9),
+            seconds: w / (hw.sm.count as f64 * clock * 1e9) + l1_held,
         }),
         _ => {}
     }
