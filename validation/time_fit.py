@@ -130,12 +130,12 @@ def load(paths):
             block_threads = math.prod(x["block"])
             number = lambda k: t.get(k) if isinstance(t.get(k), (int, float)) else 0.0
             secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "launch_s", "atomic_s") if k in t}
-            # The DRAM's time at its byte rate alone: the partly written sectors' is added back
-            # by predict (with the constants tried).
             # The L1's time without the share of the DRAM's time it is held up for (added back
             # by predict with the constant tried).
             if "l1" in secs:
                 secs["l1"] -= h["l1_busy"] * t.get("dram_s", 0.0)
+            # The DRAM's time at its byte rate alone: the partly written sectors' is added back
+            # by predict (with the constants tried).
             if "dram" in secs:
                 secs["dram"] -= number("partial_writeback_s")
             e = dict(set=p.split("/")[-1], hw=hw, kernel=x["kernel"], family=family(x["kernel"]),

@@ -289,9 +289,11 @@ pub(crate) fn queueing(
             seconds: (b - partial).max(0.0) / (gbs * 1e9) + partial_s,
         });
     }
-    // The L1 data pipe does not hide the DRAM's time as it hides the L2's: an L1-bound launch
-    // runs past its wavefronts' time by a share of its DRAM time (validation/l1_dram_overlap.cu),
-    // charged to the L1 as busy time, so that a DRAM-bound launch still hides its L1 work.
+    // The L1 data pipe is held up while the DRAM works: an L1-bound launch runs past its
+    // wavefronts' time by a share of its DRAM time (validation/l1_dram_overlap.cu), charged to
+    // the L1 as busy time, so that a DRAM-bound launch still hides its L1 work. Fills from the
+    // L2 hold it up about half as long per line, but fitted across the kernels their share came
+    // out 0: not charged.
     let dram_s = limiters
         .iter()
         .find(|l| l.name == "dram")
