@@ -640,3 +640,35 @@ fn an_l1_bound_launch_runs_past_its_wavefronts_by_a_share_of_its_dram_time() {
         "{held} {overlapped}"
     );
 }
+
+#[test]
+fn fills_from_the_l2_hold_the_l1_up_about_half_as_long_as_fills_from_dram() {
+    // The same probe with its streams wrapped into 4 MiB each (run `b8l2`): the L2 serves them
+    // and the DRAM idles. With 4 streams and 48 window loads a row, the launch runs past its
+    // wavefronts' time by 50 us with the DRAM behind the streams and 32 us with the L2, the
+    // window alone by 13 us: the L2's fills hold the pipe too, about half as long, which the
+    // model does not charge (docs/model.md, "Time").
+    let hw = HwConfig::load("h200").unwrap();
+    let sms = hw.sm.count as f64;
+    let past = |run: &str, d: u32, w: u32| {
+        let (_, _, c) = (overlap_launches(run).into_iter())
+            .find(|(dd, ww, _)| (*dd, *ww) == (d, w))
+            .unwrap();
+        let l1 = c["l1tex__data_pipe_lsu_wavefronts.sum"]
+            / (sms * c["sm__cycles_elapsed.avg.per_second"]);
+        (c["gpu__time_duration.sum"] * 1e-9 - l1) * 1e6
+    };
+    let (alone, l2, dram) = (past("b8l2", 0, 48), past("b8l2", 4, 48), past("b8", 4, 48));
+    assert!(alone < l2 && l2 < dram, "{alone} {l2} {dram} us");
+    let half = (l2 - alone) / (dram - alone);
+    assert!((0.35..0.65).contains(&half), "{half}");
+    // The L2 served them: a hundredth of the DRAM traffic of the run from DRAM.
+    let (_, _, c) = (overlap_launches("b8l2").into_iter())
+        .find(|(d, w, _)| (*d, *w) == (4, 48))
+        .unwrap();
+    assert!(
+        c["dram__bytes_read.sum"] < 0.03e9,
+        "{}",
+        c["dram__bytes_read.sum"]
+    );
+}
