@@ -752,37 +752,26 @@ mod tests {
             dram_read_bytes: Some(0.5 * 4518e9),
             ..Default::default()
         };
-        let t = estimate(&hw, &k, &l, &inputs, Some(1.5));
+        let at_base = |inputs: TimeInputs| estimate(&hw, &k, &l, &inputs, Some(1.5));
+        let t = at_base(inputs);
         assert!((limit("dram", &t) - 0.5).abs() < 1e-12);
         assert!((limit("l1", &t) - (1.0 + share * 0.5)).abs() < 1e-12);
         assert_eq!(t.limiter, "l1");
         // DRAM-bound (2 s of reads, 1.4 s of L1): the L1 work stays hidden behind the DRAM's.
-        let t = estimate(
-            &hw,
-            &k,
-            &l,
-            &TimeInputs {
-                dram_bytes: Some(2.0 * 4518e9),
-                dram_read_bytes: Some(2.0 * 4518e9),
-                ..inputs
-            },
-            Some(1.5),
-        );
+        let t = at_base(TimeInputs {
+            dram_bytes: Some(2.0 * 4518e9),
+            dram_read_bytes: Some(2.0 * 4518e9),
+            ..inputs
+        });
         assert!((limit("l1", &t) - (1.0 + share * 2.0)).abs() < 1e-12);
         assert_eq!(t.limiter, "dram");
         assert!((t.bandwidth_bound_s - 2.0).abs() < 1e-12);
         // Without DRAM traffic nothing holds the L1 up.
-        let t = estimate(
-            &hw,
-            &k,
-            &l,
-            &TimeInputs {
-                dram_bytes: None,
-                dram_read_bytes: None,
-                ..inputs
-            },
-            Some(1.5),
-        );
+        let t = at_base(TimeInputs {
+            dram_bytes: None,
+            dram_read_bytes: None,
+            ..inputs
+        });
         assert!((limit("l1", &t) - 1.0).abs() < 1e-12);
     }
 
