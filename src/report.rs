@@ -270,7 +270,8 @@ impl Report {
             .collect()
     }
 
-    /// Hit rates: L1 loads, L2 near-partition lookups, and L2 as seen from DRAM.
+    /// Hit rates: L1 loads, L2 near-partition lookups, and L2 as seen from DRAM (the data's
+    /// reads, without the launch's own).
     pub fn hit_rates(&self) -> Vec<(&'static str, f64)> {
         let c = &self.counts;
         // Atomics read DRAM outside the read counters: a hit rate is never below 0.
@@ -287,7 +288,13 @@ impl Report {
                 "l2_near_read",
                 ratio(c.l2.read_lookup_miss_sectors, c.l2.read_sectors),
             ),
-            ("l2_read", ratio(c.dram.read_sectors, c.l2.read_sectors)),
+            (
+                "l2_read",
+                ratio(
+                    c.dram.read_sectors - c.launch_read_sectors,
+                    c.l2.read_sectors,
+                ),
+            ),
         ]
     }
 

@@ -155,7 +155,13 @@ fn the_arrays_add_up_to_the_totals_and_counting_them_changes_no_total() {
         let with = run(&b, by_array());
         let what = format!("{kernel} on {hw}");
         let rows = assert_sums(&with, &what);
-        assert_eq!(rows.len(), b.launch.arrays.len(), "{what}");
+        // One row per array, and one for the launch's own reads where the GPU gives them.
+        let launch_row = gputraffic::sim::launch_read_sectors(&b.launch, &b.hw) > 0;
+        assert_eq!(
+            rows.len(),
+            b.launch.arrays.len() + usize::from(launch_row),
+            "{what}"
+        );
         let mut without = with.clone();
         without.counts.by_array = None;
         assert_eq!(without, run(&b, SimOptions::default()), "{what}");
@@ -308,7 +314,7 @@ fn the_json_s_arrays_add_up_to_its_metrics_and_appear_only_when_asked() {
             .iter()
             .map(|a| a["array"].as_str().unwrap())
             .collect::<Vec<_>>(),
-        ["in", "out"]
+        ["in", "out", gputraffic::sim::LAUNCH_ROW]
     );
     let metrics = json["metrics"].as_object().unwrap();
     // Every metric counted per array (every reported one but the derived: star4 has no atomics
@@ -385,8 +391,11 @@ fn the_csv_gains_columns_per_array_and_access_only_when_asked() {
             .unwrap()
     };
     use gputraffic::metrics::DRAM_READ;
+    let launch = gputraffic::sim::LAUNCH_ROW;
     assert_eq!(
-        value(&format!("array.in.{DRAM_READ}")) + value(&format!("array.out.{DRAM_READ}")),
+        value(&format!("array.in.{DRAM_READ}"))
+            + value(&format!("array.out.{DRAM_READ}"))
+            + value(&format!("array.{launch}.{DRAM_READ}")),
         value(DRAM_READ)
     );
     assert!(

@@ -19,10 +19,12 @@ use gputraffic::sim::{Counts, SimOptions, simulate};
 use proptest::prelude::*;
 
 /// `hw` with the timing-dependent corrections off: no L2 coalescer, no far-read races (the
-/// reference has neither).
+/// reference has neither), and no reads of the launch's own (a constant per launch beside the
+/// memory system the reference replays).
 fn without_timing_corrections(mut hw: HwConfig) -> HwConfig {
     hw.l2.coalescer_survival.clear();
     hw.l2.far_read_extra_ns = None;
+    hw.dram.launch_read_sectors = None;
     hw
 }
 

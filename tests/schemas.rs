@@ -313,7 +313,7 @@ fn simulate_outputs_validate() {
             "--by-array",
             &["--kernel", "histogram", "--by-array"],
             &|v| {
-                v["by_array"]["arrays"].as_array().map(Vec::len) == Some(2)
+                v["by_array"]["arrays"].as_array().map(Vec::len) == Some(3)
                     && v["by_array"]["accesses"]
                         .as_array()
                         .is_some_and(|a| !a.is_empty())

@@ -725,6 +725,12 @@ pub struct DramConfig {
     /// not run there ([`crate::launch::Launch::check_memory`]). Every shipped config has it.
     #[serde(default)]
     pub capacity_gib: Option<f64>,
+    /// Sectors every launch reads from DRAM besides its data and its code (the constant bank
+    /// and what the launch itself needs), with all caches flushed before it as Nsight Compute
+    /// does by default; the code is read once more, a sector per 32 bytes of it
+    /// ([`crate::launch::Launch::code_bytes`]). `None`: not measured, no such reads counted.
+    #[serde(default)]
+    pub launch_read_sectors: Option<u64>,
 }
 
 /// Cache bandwidths for the time model.

@@ -38,6 +38,10 @@ pub struct Kernel {
     /// Loads a warp issues back to back before an instruction waits on one of them (read off the
     /// compiled SASS); `None`: every run of consecutive loads in the body goes at once.
     pub loads_per_run: Option<u32>,
+    /// Bytes of the compiled code (`launch.code_bytes`; the lift reads it off the SASS), which a
+    /// launch fetches from DRAM once ([`crate::input::hw::DramConfig::launch_read_sectors`]);
+    /// `None` when the trace does not say: then only the launch's fixed reads are counted.
+    pub code_bytes: Option<u64>,
     /// Derived names, in definition order.
     pub lets: Vec<(String, Expr)>,
     /// Threads for which this is false do nothing.
@@ -355,6 +359,8 @@ struct RawLaunch {
     shared_bytes_per_block: Option<Spanned<toml::Value>>,
     #[serde(default)]
     loads_per_run: Option<Spanned<i64>>,
+    #[serde(default)]
+    code_bytes: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -589,6 +595,7 @@ impl Kernel {
             registers_per_thread: launch.registers_per_thread,
             shared_bytes_per_block: launch.shared_bytes_per_block,
             loads_per_run: launch.loads_per_run,
+            code_bytes: launch.code_bytes,
             lets,
             guard,
             lattice_updates,
@@ -707,12 +714,13 @@ struct ParsedLaunch {
     registers_per_thread: Expr,
     shared_bytes_per_block: Expr,
     loads_per_run: Option<u32>,
+    code_bytes: Option<u64>,
 }
 
 /// The `[launch]` table: the default block, the grid expressions, registers per thread (32 by
 /// default) and shared memory per block (0 by default), each a number or an expression (their
 /// names are checked later, in [`check_launch_names`]; their values where a block is bound), and
-/// the loads per run (a positive integer, optional).
+/// the loads per run (a positive integer, optional) and the code's bytes (optional).
 fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
     if l.block.get_ref().len() != 3 {
         return Err(cx.err_at(
@@ -772,12 +780,28 @@ fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
             }
         },
     };
+    let code_bytes = match &l.code_bytes {
+        None => None,
+        Some(v) => match u64::try_from(*v.get_ref()) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return Err(cx.err_at(
+                    v.span().start,
+                    format!(
+                        "launch.code_bytes = {} is not a non-negative integer",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        },
+    };
     Ok(ParsedLaunch {
         default_block,
         grid,
         registers_per_thread,
         shared_bytes_per_block,
         loads_per_run,
+        code_bytes,
     })
 }
 

@@ -605,6 +605,9 @@ pub struct Launch {
     pub shared_bytes_per_block: u32,
     /// Most loads a warp issues back to back ([`Kernel::loads_per_run`]; `u32::MAX`: no limit).
     pub loads_per_run: u32,
+    /// Bytes of the kernel's compiled code ([`Kernel::code_bytes`]; 0 when the trace does not
+    /// say).
+    pub code_bytes: u64,
     /// Floating-point operations per lattice update by precision (`thread.flops_per_update`
     /// evaluated; one number is double precision when an array has 8-byte elements); `None`
     /// when the trace does not say.
@@ -728,6 +731,7 @@ impl Launch {
             registers_per_thread,
             shared_bytes_per_block,
             loads_per_run: kernel.loads_per_run.unwrap_or(u32::MAX),
+            code_bytes: kernel.code_bytes.unwrap_or(0),
             barriers_per_thread,
         })
     }

@@ -24,6 +24,10 @@ pub struct Counts {
     pub atomic_busiest_slice: [u64; 4],
     /// Dirty sectors left in L2 at kernel end.
     pub dirty_at_end_sectors: u64,
+    /// Of the DRAM reads, those of the launch itself, not of its data
+    /// ([`crate::sim::launch_read_sectors`]): left out where the reads stand for the data's
+    /// misses (the L2's hit rate, the models' volumes).
+    pub launch_read_sectors: u64,
     /// Compulsory L2→DRAM read sectors (infinite L2), if tracked.
     pub compulsory_dram_read_sectors: Option<u64>,
     /// Ticks the launch took in the timing model.

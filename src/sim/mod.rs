@@ -151,7 +151,39 @@ pub fn simulate_with_progress(
             &corrections,
         )));
     }
+    add_launch_reads(launch, hw, &mut counts);
     Ok(counts)
+}
+
+/// The name of the row of `--by-array` that holds the reads of the launch itself
+/// ([`launch_read_sectors`]); no array of a trace can have it.
+pub const LAUNCH_ROW: &str = "(launch)";
+
+/// Sectors the launch reads from DRAM besides its data: its code, a sector per 32 bytes, and
+/// `dram.launch_read_sectors` more (the constant bank and the launch's own state), once per
+/// launch whatever its grid, as Nsight Compute measures it with the caches flushed before the
+/// kernel (`validation/launch_fetch.cu`, docs/model.md "L2", the launch's own reads); none where the GPU's config does
+/// not give them.
+pub fn launch_read_sectors(launch: &Launch, hw: &HwConfig) -> u64 {
+    hw.dram.launch_read_sectors.map_or(0, |fixed| {
+        fixed + launch.code_bytes.div_ceil(hw.l2.sector_bytes.max(1) as u64)
+    })
+}
+
+/// Adds [`launch_read_sectors`] to the DRAM reads, and to `--by-array`'s counts as a row of
+/// their own so that the rows still add up to the totals.
+fn add_launch_reads(launch: &Launch, hw: &HwConfig, counts: &mut Counts) {
+    let sectors = launch_read_sectors(launch, hw);
+    if sectors == 0 {
+        return;
+    }
+    counts.dram.read_sectors += sectors;
+    counts.launch_read_sectors = sectors;
+    if let Some(b) = counts.by_array.as_mut() {
+        let mut row = Counts::default();
+        row.dram.read_sectors = sectors;
+        b.arrays.push((LAUNCH_ROW.to_string(), row));
+    }
 }
 
 /// A sampled simulation's result: the counts with their additive fields estimated, and each
@@ -253,6 +285,7 @@ pub fn simulate_sampled_given(
         let scale = c.l1.atomic_sectors as f64 / counts.l1.atomic_sectors.max(1) as f64;
         c.atomic_busiest_slice =
             (counts.atomic_busiest_slice).map(|n| (n as f64 * scale).round() as u64);
+        add_launch_reads(launch, hw, &mut c);
         c
     };
     Ok(Some(SampledCounts {
@@ -554,6 +587,8 @@ fn pipeline(
         dram: l2.dram(),
         atomic_busiest_slice: slices.map_or([0; 4], |s| s.busiest()),
         dirty_at_end_sectors: l2.dirty_sectors(),
+        // added when the simulation ends (`add_launch_reads`)
+        launch_read_sectors: 0,
         compulsory_dram_read_sectors: l2.compulsory.as_ref().map(|c| c.read_sectors()),
         ticks: sched.tick,
         warp_instructions,

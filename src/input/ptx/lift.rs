@@ -2506,6 +2506,11 @@ pub fn lift_entry(
             "{source}: registers per thread unknown (no ptxas at hand): 32 assumed; pass --registers N"
         )),
     }
+    // the code a launch fetches before it runs, as the SASS has it
+    if let Some(bytes) = (options.issue_order.as_ref()).and_then(|o| o.code_bytes.get(&entry.name))
+    {
+        let _ = writeln!(t, "code_bytes = {bytes}");
+    }
     // with its shared arrays lifted, the trace lays them out itself (ptxas's count leaves out
     // dynamic shared memory)
     if let Some(s) = options.shared_bytes

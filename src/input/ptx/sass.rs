@@ -33,9 +33,45 @@ pub struct Issued {
     pub predicated: bool,
 }
 
-/// The memory instructions and barriers of every function, by (mangled) entry name, in issue
-/// order.
-pub type IssueOrder = HashMap<String, Vec<Issued>>;
+/// What the SASS says of every function, by (mangled) entry name: its memory instructions and
+/// barriers in issue order, and the size of its code.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IssueOrder {
+    /// The memory instructions and barriers, in issue order.
+    pub functions: HashMap<String, Vec<Issued>>,
+    /// Bytes of code (16 per instruction, the alignment padding at the end included): what a
+    /// launch fetches through the L2 before it runs (docs/model.md, "L2", the launch's own reads).
+    pub code_bytes: HashMap<String, u64>,
+}
+
+impl IssueOrder {
+    /// No function known: every access in PTX order.
+    pub fn new() -> IssueOrder {
+        IssueOrder::default()
+    }
+
+    /// The memory instructions and barriers of `function`, in issue order.
+    pub fn get(&self, function: &str) -> Option<&Vec<Issued>> {
+        self.functions.get(function)
+    }
+}
+
+impl<const N: usize> From<[(String, Vec<Issued>); N]> for IssueOrder {
+    fn from(functions: [(String, Vec<Issued>); N]) -> IssueOrder {
+        IssueOrder {
+            functions: HashMap::from(functions),
+            code_bytes: HashMap::new(),
+        }
+    }
+}
+
+impl std::ops::Index<&str> for IssueOrder {
+    type Output = Vec<Issued>;
+
+    fn index(&self, function: &str) -> &Vec<Issued> {
+        &self.functions[function]
+    }
+}
 
 /// The PTX with a `.loc` before every instruction giving its own line number (existing `.file`
 /// and `.loc` directives dropped), so that ptxas's line table maps SASS back to PTX lines.
@@ -83,7 +119,8 @@ pub fn parse(disassembly: &str) -> IssueOrder {
     let mut instructions: Vec<(usize, String)> = Vec::new();
     let mut finish = |name: Option<String>, ins: &mut Vec<(usize, String)>| {
         if let Some(name) = name {
-            order.insert(name, runs(ins));
+            order.code_bytes.insert(name.clone(), 16 * ins.len() as u64);
+            order.functions.insert(name, runs(ins));
         }
         ins.clear();
     };
@@ -285,6 +322,22 @@ mod tests {
             vec![false, true, true, false]
         );
         assert!(!k[3].load);
+    }
+
+    #[test]
+    fn a_functions_code_is_sixteen_bytes_per_instruction() {
+        let sass = "\
+.text.a:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   EXIT ;
+        /*0020*/                   BRA 0x20;
+        /*0030*/                   NOP;
+.text.b:
+        /*0000*/                   EXIT ;
+";
+        let order = parse(sass);
+        assert_eq!(order.code_bytes["a"], 64);
+        assert_eq!(order.code_bytes["b"], 16);
     }
 
     #[test]
