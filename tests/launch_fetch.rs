@@ -2,6 +2,9 @@
 //! (`[dram] launch_read_sectors`, `[launch] code_bytes`; docs/model.md "DRAM"), measured by
 //! `validation/launch_fetch.cu` on the H200 (tests/data/h200/launch_fetch/).
 
+mod common;
+
+use common::simulate_as_written;
 use gputraffic::analysis::measured::ncu_counters;
 use gputraffic::input::hw::HwConfig;
 use gputraffic::input::trace::Kernel;
@@ -61,7 +64,8 @@ fn a_launch_reads_its_code_and_a_fixed_part_from_dram_whatever_its_grid() {
         .expect("measured on the h200");
     let rule = |code: u64| (fixed + code.div_ceil(32)) as f64;
     let runs = measured("all");
-    // The fixed part is what the launches with least code read beyond it: 88 - 384 / 32.
+    // The fixed part is the least that the launches of up to 16768 bytes of code read beyond
+    // their code (the empty kernel: 88 - 384 / 32).
     let least = (runs.iter().filter(|r| r.1 <= 16768))
         .map(|r| r.2 - (r.1 / 32) as f64)
         .fold(f64::MAX, f64::min);
@@ -103,10 +107,14 @@ fn without_the_profilers_cache_flush_the_code_stays_in_the_l2() {
 
 /// A trace that reads and writes one double per thread, `code` bytes of code.
 fn copy_trace(code: Option<u64>) -> Kernel {
-    let code = code.map_or(String::new(), |c| format!("code_bytes = {c}\n"));
-    Kernel::parse(
-        &format!(
-            r#"
+    let line = code.map_or(String::new(), |c| format!("code_bytes = {c}"));
+    Kernel::parse(&copy_text(&line), "copy-code.toml").unwrap()
+}
+
+/// The text of [`copy_trace`], `code_line` in its `[launch]` table.
+fn copy_text(code_line: &str) -> String {
+    format!(
+        r#"
 name = "copy-code"
 [params]
 n = 8192
@@ -121,7 +129,7 @@ dims = ["n"]
 [launch]
 block = [256, 1, 1]
 grid = ["cdiv(n, blockDim.x)", "1", "1"]
-{code}
+{code_line}
 [thread]
 let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
 guard = "i < n"
@@ -131,39 +139,47 @@ body = [
   {{ store = "b", index = "i" }},
 ]
 "#
-        ),
-        "copy-code.toml",
     )
-    .unwrap()
-}
-
-fn simulate(kernel: Kernel, hw: &str, by_array: bool) -> sim::Counts {
-    let b =
-        gputraffic::Bound::new(kernel, hw, &gputraffic::launch::LaunchRequest::default()).unwrap();
-    let opts = SimOptions {
-        by_array,
-        ..SimOptions::default()
-    };
-    sim::simulate(&b.launch, &b.hw, &opts).unwrap()
 }
 
 #[test]
 fn the_launch_reads_are_counted_once_beside_the_data_where_the_gpu_gives_them() {
     // 8192 doubles read: 2048 sectors, all from DRAM (the L2 starts empty).
     let data = 8192 * 8 / 32;
-    let on_h200 = simulate(copy_trace(Some(4480)), "h200", false);
+    let on_h200 = simulate_as_written(copy_trace(Some(4480)), "h200");
     assert_eq!(on_h200.dram.read_sectors, data + 76 + 4480 / 32);
     // Without code_bytes only the fixed part.
-    let unknown = simulate(copy_trace(None), "h200", false);
+    let unknown = simulate_as_written(copy_trace(None), "h200");
     assert_eq!(unknown.dram.read_sectors, data + 76);
     // A GPU whose config does not give them counts the data alone.
-    let a100 = simulate(copy_trace(Some(4480)), "a100-40gb", false);
+    let a100 = simulate_as_written(copy_trace(Some(4480)), "a100-40gb");
     assert_eq!(a100.dram.read_sectors, data);
 }
 
 #[test]
+fn a_negative_code_size_is_refused_in_one_line() {
+    let e = Kernel::parse(&copy_text("code_bytes = -1"), "copy-code.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("launch.code_bytes = -1 is not a non-negative integer"),
+        "{e}"
+    );
+}
+
+#[test]
 fn per_array_the_launch_reads_are_a_row_of_their_own() {
-    let c = simulate(copy_trace(Some(4480)), "h200", true);
+    let b = gputraffic::Bound::new(
+        copy_trace(Some(4480)),
+        "h200",
+        &gputraffic::launch::LaunchRequest::default(),
+    )
+    .unwrap();
+    let by_array = SimOptions {
+        by_array: true,
+        ..SimOptions::default()
+    };
+    let c = sim::simulate(&b.launch, &b.hw, &by_array).unwrap();
     let b = c.by_array.as_ref().unwrap();
     let names: Vec<&str> = b.arrays.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["a", "b", sim::LAUNCH_ROW]);

@@ -765,36 +765,10 @@ fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
         "shared_bytes_per_block",
         0,
     )?;
-    let loads_per_run = match &l.loads_per_run {
-        None => None,
-        Some(v) => match u32::try_from(*v.get_ref()) {
-            Ok(n) if n > 0 => Some(n),
-            _ => {
-                return Err(cx.err_at(
-                    v.span().start,
-                    format!(
-                        "launch.loads_per_run = {} is not a positive integer",
-                        v.get_ref()
-                    ),
-                ));
-            }
-        },
-    };
-    let code_bytes = match &l.code_bytes {
-        None => None,
-        Some(v) => match u64::try_from(*v.get_ref()) {
-            Ok(n) => Some(n),
-            Err(_) => {
-                return Err(cx.err_at(
-                    v.span().start,
-                    format!(
-                        "launch.code_bytes = {} is not a non-negative integer",
-                        v.get_ref()
-                    ),
-                ));
-            }
-        },
-    };
+    let loads_per_run =
+        launch_integer::<u32>(cx, l.loads_per_run.as_ref(), "loads_per_run", 1, "positive")?;
+    let code_bytes =
+        launch_integer::<u64>(cx, l.code_bytes.as_ref(), "code_bytes", 0, "non-negative")?;
     Ok(ParsedLaunch {
         default_block,
         grid,
@@ -803,6 +777,28 @@ fn parse_launch(cx: &Ctx, l: &RawLaunch) -> Result<ParsedLaunch> {
         loads_per_run,
         code_bytes,
     })
+}
+
+/// An optional whole number of `[launch]`, at least `least`, or the line that refuses it (`what`
+/// the key, `kind` what it must be: "positive", "non-negative").
+fn launch_integer<T: TryFrom<i64>>(
+    cx: &Ctx,
+    v: Option<&Spanned<i64>>,
+    what: &str,
+    least: i64,
+    kind: &str,
+) -> Result<Option<T>> {
+    let Some(v) = v else {
+        return Ok(None);
+    };
+    let n = *v.get_ref();
+    match T::try_from(n) {
+        Ok(t) if n >= least => Ok(Some(t)),
+        _ => Err(cx.err_at(
+            v.span().start,
+            format!("launch.{what} = {n} is not a {kind} integer"),
+        )),
+    }
 }
 
 /// A per-block resource of `[launch]`: a non-negative integer or an expression string
