@@ -8,6 +8,9 @@
 //!
 //! Usage: `rank_agreement [--threads N] [--only SUBSTRING] HW:FILE...`
 
+#[path = "common/launch_list.rs"]
+mod launch_list;
+
 use gputraffic::analysis::rank::{self, RankMode};
 use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
 use std::collections::BTreeMap;
@@ -23,38 +26,21 @@ struct Group {
 }
 
 fn groups(hw: &str, path: &str) -> Vec<Group> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut by_key: BTreeMap<(usize, String), Group> = BTreeMap::new();
     let mut order = BTreeMap::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        assert!(
-            f.len() >= 7,
-            "{path}: '{line}' is not `kernel nx ny nz bx by bz [cz]`"
-        );
-        // The launch lists name the CUDA functions; the traces use dashes.
-        let kernel = f[0].replace('_', "-");
-        let set = match (kernel.as_str(), f.get(7)) {
-            ("star1-zloop", Some(cz)) => vec![format!("cz={cz}")],
-            _ => Vec::new(),
-        };
-        let domain = format!("{}x{}x{}", f[1], f[2], f[3]);
-        let key = format!("{kernel} {domain} {}", set.join(" "));
+    for l in launch_list::read(hw, path) {
+        let key = format!("{} {} {}", l.kernel, l.domain, l.set.join(" "));
         let n = order.len();
         let index = *order.entry(key.clone()).or_insert(n);
         let g = by_key.entry((index, key)).or_insert_with(|| Group {
-            hw: hw.to_string(),
-            kernel: kernel.clone(),
-            domain: domain.clone(),
-            set: set.clone(),
+            hw: l.hw,
+            kernel: l.kernel,
+            domain: l.domain,
+            set: l.set,
             blocks: Vec::new(),
         });
-        let block = format!("{}x{}x{}", f[4], f[5], f[6]);
-        if !g.blocks.contains(&block) {
-            g.blocks.push(block);
+        if !g.blocks.contains(&l.block) {
+            g.blocks.push(l.block);
         }
     }
     by_key.into_values().collect()

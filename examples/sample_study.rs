@@ -10,6 +10,10 @@
 //!
 //! Usage: `sample_study [--threads N] [--budget P[,P...]] [--only SUBSTRING] HW:FILE...`
 
+#[path = "common/launch_list.rs"]
+mod launch_list;
+
+use gputraffic::analysis::stats::median;
 use gputraffic::metrics::{COUNTERS, Sampling};
 use gputraffic::request::{KernelSource, LaunchSpec, on_threads};
 use gputraffic::sim::{self, sample};
@@ -23,48 +27,6 @@ fn metric_fields() -> Vec<(usize, &'static str)> {
         .enumerate()
         .filter_map(|(i, c)| c.metric.map(|m| (i, m)))
         .collect()
-}
-
-/// The launches of one list: (hw, kernel, domain, block, settings).
-fn launches(hw: &str, path: &str) -> Vec<(String, String, String, String, Vec<String>)> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut out = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        assert!(
-            f.len() >= 7,
-            "{path}: '{line}' is not `kernel nx ny nz bx by bz [cz]`"
-        );
-        let kernel = f[0].replace('_', "-");
-        let set = match (kernel.as_str(), f.get(7)) {
-            ("star1-zloop", Some(cz)) => vec![format!("cz={cz}")],
-            _ => Vec::new(),
-        };
-        out.push((
-            hw.to_string(),
-            kernel,
-            format!("{}x{}x{}", f[1], f[2], f[3]),
-            format!("{}x{}x{}", f[4], f[5], f[6]),
-            set,
-        ));
-    }
-    out
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// Per budget: the errors of the four shown counters (percent), inside / counted intervals,
@@ -146,7 +108,14 @@ fn main() {
         let (hw, path) = list
             .split_once(':')
             .unwrap_or_else(|| panic!("'{list}' is not HW:FILE"));
-        for (hw, kernel, domain, block, set) in launches(hw, path) {
+        for launch_list::Listed {
+            hw,
+            kernel,
+            domain,
+            block,
+            set,
+        } in launch_list::read(hw, path)
+        {
             let label = format!("{hw} {kernel} {domain} {block} {}", set.join(" "));
             if only.as_ref().is_some_and(|o| !label.contains(o.as_str())) {
                 continue;
@@ -259,7 +228,7 @@ fn main() {
         let med_max = |k: usize| {
             format!(
                 "{:.3} / {:.3}%",
-                median(s.errors[k].clone()),
+                median(&s.errors[k]).unwrap_or(f64::NAN),
                 s.errors[k].iter().cloned().fold(0f64, f64::max)
             )
         };
