@@ -290,10 +290,7 @@ impl Report {
             ),
             (
                 "l2_read",
-                ratio(
-                    c.dram.read_sectors - c.launch_read_sectors,
-                    c.l2.read_sectors,
-                ),
+                ratio(c.data_dram_read_sectors(), c.l2.read_sectors),
             ),
         ]
     }

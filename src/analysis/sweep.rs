@@ -952,7 +952,7 @@ pub fn level_volumes(report: &Report, bound: &Bound) -> Result<[LevelVolumes; 2]
     let l2 = LevelVolumes {
         up: metrics::sector_bytes(c.l2.read_sectors),
         comp: metrics::sector_bytes(c.compulsory_dram_read_sectors.unwrap_or(0)),
-        down: metrics::sector_bytes(c.dram.read_sectors - c.launch_read_sectors),
+        down: metrics::sector_bytes(c.data_dram_read_sectors()),
         alloc: wave.load_bytes + wave.store_bytes,
         cache: hw.l2.size_bytes as f64 / hw.l2.partitions.max(1) as f64,
     };

@@ -48,6 +48,12 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// The DRAM reads of the launch's data, without the launch's own
+    /// ([`Counts::launch_read_sectors`]): what the L2's misses stand for.
+    pub fn data_dram_read_sectors(&self) -> u64 {
+        self.dram.read_sectors - self.launch_read_sectors
+    }
+
     /// What the time model needs from the counts, without the floating-point work (which needs
     /// the kernel's description, not only its launch).
     pub fn time_inputs(&self) -> TimeInputs {
