@@ -1,11 +1,14 @@
-//! The screen's error against the exact simulation for heads of several lengths, over the H200
-//! dev set (star1, star4 and copy, whose exact predicted times docs/data/validation-h200.json
-//! holds) and the box27 shapes of validation/launches.txt (simulated exactly here): how short
+//! The screen's error against the exact simulation for heads of several lengths: by default over
+//! the H200 dev set (star1, star4 and copy, whose exact predicted times
+//! docs/data/validation-h200.json holds) and the box27 shapes of validation/launches.txt
+//! (simulated exactly here), or over the shipped-trace launches of the `validate` reports given
+//! with `--report` (their exact predicted times read from them; `--hw` names their GPU): how short
 //! `rank`'s screen head can be while every screen stays within `SCREEN_MARGIN`
 //! (docs/performance.md). Per launch and head, the screened time's error in percent; then per
-//! head the largest error and the screens' total seconds. Run through `benches/screen_head.sh`.
+//! head the largest error and the screens' total seconds.
 //!
-//! Usage: `screen_head [--only SUBSTRING] PERCENT...` (heads in percent of the L2's turnover,
+//! Usage: `cargo run --release --example screen_head -- [--only SUBSTRING]
+//! [--report REPORT.json]... [--hw GPU] PERCENT...` (heads in percent of the L2's turnover,
 //! [`SampleOptions::screen_head_percent`]).
 
 use gputraffic::Bound;
@@ -17,35 +20,52 @@ use gputraffic::sim::SimOptions;
 use gputraffic::sim::sample::SampleOptions;
 use std::time::Instant;
 
-/// One launch: its label, kernel, domain, block and exact predicted time (`None`: simulate it).
+/// One launch: its label, kernel, domain (`None`: the kernel's own), the parameters it sets, its
+/// block and exact predicted time (`None`: simulate it).
 struct Launch {
     label: String,
     kernel: String,
-    domain: [i64; 3],
+    domain: Option<[i64; 3]>,
+    set: Vec<(String, i64)>,
     block: [u32; 3],
     exact_s: Option<f64>,
 }
 
-fn launches() -> Vec<Launch> {
-    let path = "docs/data/validation-h200.json";
+/// The launches of a `validate` report of shipped traces (lifted kernels, named `file:entry`,
+/// are left out), with their exact predicted times; the parameters a launch sets are read off
+/// its label (`name=value`).
+fn report_launches(path: &str) -> Vec<Launch> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    let mut out: Vec<Launch> = v["rows"]
+    v["rows"]
         .as_array()
         .expect("rows")
         .iter()
+        .filter(|r| !r["kernel"].as_str().unwrap().contains(':'))
         .map(|r| {
+            let label = r["launch"].as_str().unwrap().to_string();
+            let set = label
+                .split_whitespace()
+                .filter_map(|t| t.split_once('='))
+                .map(|(k, x)| (k.to_string(), x.parse().expect("an integer parameter")))
+                .collect();
             let d = &r["domain"];
             let b = &r["block"];
             Launch {
-                label: r["launch"].as_str().unwrap().to_string(),
+                label,
                 kernel: r["kernel"].as_str().unwrap().to_string(),
-                domain: [0, 1, 2].map(|i| d[i].as_i64().unwrap()),
+                domain: (!d.is_null()).then(|| [0, 1, 2].map(|i| d[i].as_i64().unwrap())),
+                set,
                 block: [0, 1, 2].map(|i| b[i].as_u64().unwrap() as u32),
                 exact_s: r["time"]["predicted_s"].as_f64(),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The default launches: the H200 dev set's and the box27 shapes of validation/launches.txt.
+fn launches() -> Vec<Launch> {
+    let mut out = report_launches("docs/data/validation-h200.json");
     let path = "validation/launches.txt";
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     for line in text.lines().filter(|l| l.starts_with("box27 ")) {
@@ -60,7 +80,8 @@ fn launches() -> Vec<Launch> {
                 f[0], f[1], f[2], f[3], f[4], f[5]
             ),
             kernel: "box27".into(),
-            domain: [f[0], f[1], f[2]],
+            domain: Some([f[0], f[1], f[2]]),
+            set: Vec::new(),
             block: [f[3] as u32, f[4] as u32, f[5] as u32],
             exact_s: None,
         });
@@ -71,24 +92,33 @@ fn launches() -> Vec<Launch> {
 fn main() {
     let mut only = None;
     let mut heads: Vec<u32> = Vec::new();
+    let mut reports: Vec<String> = Vec::new();
+    let mut gpu = "h200".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--only" => only = args.next(),
+            "--report" => reports.push(args.next().expect("a report")),
+            "--hw" => gpu = args.next().expect("a GPU"),
             _ => heads.push(a.parse().expect("a head in percent")),
         }
     }
     assert!(
         !heads.is_empty(),
-        "usage: screen_head [--only SUBSTRING] PERCENT..."
+        "usage: screen_head [--only SUBSTRING] [--report REPORT.json]... [--hw GPU] PERCENT..."
     );
-    let hw = HwConfig::load("h200").unwrap();
+    let hw = HwConfig::load(&gpu).unwrap();
+    let all = if reports.is_empty() {
+        launches()
+    } else {
+        reports.iter().flat_map(|r| report_launches(r)).collect()
+    };
     let opts = SimOptions {
         compulsory: false,
         exceed_memory: true,
         ..SimOptions::default()
     };
-    print!("{:<34} {:>11}", "launch", "exact us");
+    print!("{:<44} {:>11}", "launch", "exact us");
     for h in &heads {
         print!(" {:>8}", format!("{h}%"));
     }
@@ -96,22 +126,22 @@ fn main() {
     let mut worst = vec![0f64; heads.len()];
     let mut seconds = vec![0f64; heads.len()];
     let mut screened = 0;
-    for l in launches() {
+    for l in all {
         if only.as_ref().is_some_and(|o| !l.label.contains(o.as_str())) {
             continue;
         }
         let kernel = trace::load(&l.kernel).unwrap();
         let req = LaunchRequest {
             block: Some(l.block),
-            domain: Some(l.domain),
-            ..LaunchRequest::default()
+            domain: l.domain,
+            set: l.set.clone(),
         };
         let b = Bound::with_hw(kernel, hw.clone(), &req).unwrap();
         let exact = l.exact_s.unwrap_or_else(|| {
             let r = b.simulate(&opts, None).unwrap();
             r.time.unwrap().predicted_s
         });
-        print!("{:<34} {:>11.3}", l.label, exact * 1e6);
+        print!("{:<44} {:>11.3}", l.label, exact * 1e6);
         for (i, &h) in heads.iter().enumerate() {
             let sample = SampleOptions {
                 screen_head_percent: h,
