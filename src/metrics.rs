@@ -156,6 +156,10 @@ macro_rules! counter_table {
                 /// Of those, sectors an SM other than their first writer's writes into while
                 /// they are partly written (each once): sectors two blocks write between them.
                 partial_sectors_across_sms: [] none extrapolated;
+                /// Sectors stores and atomics made dirty while clean: each is written back once,
+                /// unless still dirty when the kernel ends, so the DRAM writes are these less the
+                /// dirty sectors left (what a sampled run estimates its writes from).
+                sectors_made_dirty: [] none extrapolated;
                 /// Atomic (reduction) requests arriving from the SMs.
                 atomic_requests: [L2_RED_REQUESTS] atomic extrapolated;
                 /// Their sectors.

@@ -245,9 +245,9 @@ mod tests {
             *p = i as u64 + 1;
         }
         // Twenty-one L1 counters (thirteen of global accesses, six of shared memory, the
-        // shuffles, the predicated-off instructions; wavefronts is derived, not sampled), eight
+        // shuffles, the predicated-off instructions; wavefronts is derived, not sampled), nine
         // L2, two DRAM, then the compulsory volume and the ticks.
-        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (33, 21));
+        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (34, 21));
         assert_eq!((c.l1.load_requests, c.l1.store_partial_sectors), (1, 6));
         assert_eq!(c.l1.atomic_sectors, 13);
         assert_eq!(
@@ -259,14 +259,15 @@ mod tests {
         assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (22, 23));
         assert_eq!(
             (c.l2.read_lookup_miss_sectors, c.l2.atomic_sectors),
-            (24, 29)
+            (24, 30)
         );
         assert_eq!(
             (c.l2.sectors_left_partial, c.l2.partial_sectors_across_sms),
             (26, 27)
         );
-        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (30, 31));
-        assert_eq!((compulsory, c.ticks), (32, 33));
+        assert_eq!(c.l2.sectors_made_dirty, 28);
+        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (31, 32));
+        assert_eq!((compulsory, c.ticks), (33, 34));
         c.l1.wavefronts = 99;
         let by_name = |level: &str, field: &str| {
             let at = COUNTERS
@@ -278,7 +279,7 @@ mod tests {
         assert_eq!(by_name("l1", "store_sectors"), 5);
         assert_eq!(by_name("l1", "wavefronts"), 99);
         assert_eq!(by_name("l2", "fabric_sectors"), 25);
-        assert_eq!(by_name("dram", "write_sectors"), 31);
+        assert_eq!(by_name("dram", "write_sectors"), 32);
         assert_eq!(by_name("l2", "partial_sectors_across_sms"), 27);
         // The places the sampler treats apart: what the addresses decide, the instructions (the
         // shared ones, the shuffles and the predicated-off ones too).

@@ -288,10 +288,32 @@ pub fn simulate_sampled_given(
         add_launch_reads(launch, hw, &mut c);
         c
     };
+    let (mut point, mut lo, mut hi) = (finish(&e.point), finish(&e.lo), finish(&e.hi));
+    if !sampling.screen {
+        // Every sector made dirty is written back once unless still dirty at the end, and a
+        // sampled run's L2 ends holding what the exact one would (its tail is exact, behind a
+        // warm-up of a turnover): an estimate that does not hang on which dirty lines the few
+        // counted waves happen to evict. Its interval keeps the width of the counted
+        // write-backs' (their spread is what the end's dirty lines may differ by). A screen,
+        // which has no tail, keeps its counted write-backs (`rank`'s margin was measured on
+        // them).
+        let writes = (point.l2.sectors_made_dirty).saturating_sub(counts.dirty_at_end_sectors);
+        let below = point
+            .dram
+            .write_sectors
+            .saturating_sub(lo.dram.write_sectors);
+        let above = hi
+            .dram
+            .write_sectors
+            .saturating_sub(point.dram.write_sectors);
+        point.dram.write_sectors = writes;
+        lo.dram.write_sectors = writes.saturating_sub(below);
+        hi.dram.write_sectors = writes + above;
+    }
     Ok(Some(SampledCounts {
-        counts: finish(&e.point),
-        lo: finish(&e.lo),
-        hi: finish(&e.hi),
+        counts: point,
+        lo,
+        hi,
         waves: plan.modes.len() as u64,
         waves_simulated: plan.detailed() as u64,
         waves_counted: plan

@@ -22,6 +22,7 @@ pub struct L2Totals {
     pub atomic_sectors: u64,
     pub sectors_left_partial: u64,
     pub partial_sectors_across_sms: u64,
+    pub sectors_made_dirty: u64,
     pub dram_read_sectors: u64,
     pub dram_write_sectors: u64,
 }
@@ -230,6 +231,7 @@ impl ReferenceL2 {
             self.totals.partial_sectors_across_sms += shared.count_ones() as u64;
             p.crossed |= shared;
         }
+        self.totals.sectors_made_dirty += (sectors & !state.dirty).count_ones() as u64;
         state.dirty |= sectors;
         state.valid |= whole;
         let partial = sectors & !whole & !state.valid;
@@ -279,6 +281,7 @@ impl ReferenceL2 {
         let missing = sectors & !state.valid;
         let fill = round_to_units(fill_sectors, missing) & !state.valid;
         state.valid |= fill;
+        self.totals.sectors_made_dirty += (sectors & !state.dirty).count_ones() as u64;
         state.dirty |= sectors;
         self.dram_read(line, fill);
         self.evicted(ev);

@@ -203,6 +203,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     c.l2.atomic_requests = t.atomic_requests;
     c.l2.atomic_sectors = t.atomic_sectors;
     c.l2.sectors_left_partial = t.sectors_left_partial;
+    c.l2.sectors_made_dirty = t.sectors_made_dirty;
     c.l2.partial_sectors_across_sms = t.partial_sectors_across_sms;
     c.dram.read_sectors = t.dram_read_sectors;
     c.dram.write_sectors = t.dram_write_sectors;
