@@ -257,6 +257,12 @@ pub fn simulate_sampled_given(
     let (counts, tallies, gaps, merges, _) =
         pipeline(launch, hw, opts, Some(&plan), probe_footprints, progress)?;
     let mut e = sample::estimate(&plan, &tallies, counts.warp_instructions);
+    // Before what the addresses decide replaces their estimates: the counted waves' sectors
+    // made dirty per sector stored, for the DRAM writes below.
+    let counted = sample::with_fields(&counts, &e.point);
+    let stored = |c: &Counts| c.l1.store_sectors + c.l1.atomic_sectors;
+    let dirtied_per_stored = (stored(&counted) > 0)
+        .then(|| counted.l2.sectors_made_dirty as f64 / stored(&counted) as f64);
     if let Some(l1) = &exact_l1 {
         let exact = sample::fields(&Counts {
             l1: *l1,
@@ -293,10 +299,15 @@ pub fn simulate_sampled_given(
         // Every sector made dirty is written back once unless still dirty at the end, and a
         // sampled run's L2 ends holding what the exact one would (its tail is exact, behind a
         // warm-up of a turnover): an estimate that does not hang on which dirty lines the few
-        // counted waves happen to evict. Its interval keeps the width of the counted
-        // write-backs' (their spread is what the end's dirty lines may differ by). A screen,
-        // which has no tail, keeps its counted write-backs (`rank`'s margin was measured on
-        // them).
+        // counted waves happen to evict. The sectors made dirty are the sectors stored (exact
+        // where the addresses decide them) times the counted waves' share of them made dirty
+        // (all of them, where no sector is stored twice while dirty). Its interval keeps the
+        // width of the counted write-backs' (their spread is what the end's dirty lines may
+        // differ by). A screen, which has no tail, keeps its counted write-backs (`rank`'s
+        // margin was measured on them).
+        if let Some(share) = dirtied_per_stored {
+            point.l2.sectors_made_dirty = (stored(&point) as f64 * share).round() as u64;
+        }
         let writes = (point.l2.sectors_made_dirty).saturating_sub(counts.dirty_at_end_sectors);
         let below = point
             .dram
