@@ -3,8 +3,9 @@
 //! launches of one kernel, domain and `cz` are one group, ranked over their shapes. Per group it
 //! prints the exact mode's first shape, the default's, the gap between their exact predicted
 //! times, the largest error of a screen against the exact time, how many shapes were confirmed,
-//! screened and dropped by their bounds, and both wall times; below a group, any screen beyond
-//! the margin, bound above an exact time, or first shape beyond the pick tolerance. Run through `benches/rank_agreement.sh` (docs/performance.md).
+//! screened, dropped by their bounds and dropped by their pre-screens, the largest error of a
+//! pre-screen, and both wall times; below a group, any screen beyond the margin, bound above an
+//! exact time, pre-screen above it beyond the margin, or first shape beyond the pick tolerance. Run through `benches/rank_agreement.sh` (docs/performance.md).
 //!
 //! Usage: `rank_agreement [--threads N] [--only SUBSTRING] HW:FILE...`
 
@@ -63,7 +64,7 @@ fn main() {
         "usage: rank_agreement [--threads N] [--only SUBSTRING] HW:FILE..."
     );
     println!(
-        "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8} | {:>9} {:>12} | {:>8} {:>8} {:>6}",
+        "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8} | {:>9} {:>15} {:>8} | {:>8} {:>8} {:>6}",
         "hw",
         "kernel",
         "domain",
@@ -73,12 +74,14 @@ fn main() {
         "default 1st",
         "gap %",
         "max scr%",
-        "conf/scr/bnd",
+        "conf/scr/bnd/pre",
+        "max pre%",
         "exact s",
         "default s",
         "ratio"
     );
     let (mut agree, mut total, mut worst_gap, mut worst_screen) = (0, 0, 0f64, 0f64);
+    let mut highest_pre = f64::NEG_INFINITY;
     for list in &lists {
         let (hw, path) = list
             .split_once(':')
@@ -121,12 +124,24 @@ fn main() {
                 .map(|&(b, t)| ((t / exact_time(b) - 1.0) * 100.0).abs())
                 .fold(0f64, f64::max);
             let name = |b: [u32; 3]| format!("{}x{}x{}", b[0], b[1], b[2]);
+            // A pre-screen's error, signed: it is a lower estimate, and may lie above the exact
+            // time by no more than the margin.
+            let pre_screened: Vec<&rank::RankedShape> = (default.shapes.iter())
+                .filter(|s| s.simulated == rank::PRESCREENED)
+                .collect();
+            let pre_err =
+                |s: &rank::RankedShape| (s.predicted_s / exact_time(s.block) - 1.0) * 100.0;
+            let pre_max = pre_screened
+                .iter()
+                .map(|s| pre_err(s))
+                .fold(f64::NEG_INFINITY, f64::max);
+            highest_pre = highest_pre.max(pre_max);
             total += 1;
             agree += usize::from(pick.block == best.block);
             worst_gap = worst_gap.max(gap);
             worst_screen = worst_screen.max(screen_err);
             println!(
-                "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8.3} | {:>9.3} {:>12} | {:>8.1} {:>8.1} {:>6.2}",
+                "{:<8} {:<12} {:<12} {:<6} {:>6} | {:<10} {:<10} {:>8.3} | {:>9.3} {:>15} {:>8} | {:>8.1} {:>8.1} {:>6.2}",
                 g.hw,
                 g.kernel,
                 g.domain,
@@ -137,9 +152,14 @@ fn main() {
                 gap,
                 screen_err,
                 format!(
-                    "{}/{}/{}",
-                    default.confirmed, default.screened, default.bounded
+                    "{}/{}/{}/{}",
+                    default.confirmed, default.screened, default.bounded, default.prescreened
                 ),
+                if pre_screened.is_empty() {
+                    "-".to_string()
+                } else {
+                    format!("{pre_max:+.3}")
+                },
                 exact_s,
                 default_s,
                 default_s / exact_s
@@ -164,6 +184,15 @@ fn main() {
                     );
                 }
             }
+            for s in &pre_screened {
+                if pre_err(s) > rank::PRE_SCREEN_MARGIN * 100.0 {
+                    println!(
+                        "    pre-screen of {} {:+.2}% above its exact time (beyond the margin)",
+                        name(s.block),
+                        pre_err(s)
+                    );
+                }
+            }
             for (b, t) in &default.screens {
                 let e = (t / exact_time(*b) - 1.0) * 100.0;
                 if e.abs() > rank::SCREEN_MARGIN * 100.0 {
@@ -176,7 +205,8 @@ fn main() {
         }
     }
     println!(
-        "{agree} of {total} groups pick the exact mode's first shape; largest gap {worst_gap:.3}%, largest screen error {worst_screen:.3}% (margin {:.1}%)",
-        rank::SCREEN_MARGIN * 100.0
+        "{agree} of {total} groups pick the exact mode's first shape; largest gap {worst_gap:.3}%, largest screen error {worst_screen:.3}%, largest pre-screen error {highest_pre:+.3}% (margins {:.1}% and {:.1}%)",
+        rank::SCREEN_MARGIN * 100.0,
+        rank::PRE_SCREEN_MARGIN * 100.0
     );
 }

@@ -8,11 +8,13 @@
 //! head the largest error and the screens' total seconds.
 //!
 //! Usage: `cargo run --release --example screen_head -- [--only SUBSTRING]
-//! [--report REPORT.json]... [--hw GPU] PERCENT...` (heads in percent of the L2's turnover,
-//! [`SampleOptions::screen_head_percent`]).
+//! [--report REPORT.json]... [--hw GPU] PERCENT|pre...` (heads in percent of the L2's turnover,
+//! [`SampleOptions::screen_head_percent`]; `pre`: `rank`'s pre-screen instead,
+//! [`time_bound::pre_screen`], which must not lie above the exact time by more than
+//! `PRE_SCREEN_MARGIN`).
 
 use gputraffic::Bound;
-use gputraffic::analysis::rank;
+use gputraffic::analysis::{rank, time_bound};
 use gputraffic::input::hw::HwConfig;
 use gputraffic::input::trace;
 use gputraffic::launch::LaunchRequest;
@@ -91,7 +93,8 @@ fn launches() -> Vec<Launch> {
 
 fn main() {
     let mut only = None;
-    let mut heads: Vec<u32> = Vec::new();
+    // A head in percent, or `None` for the pre-screen.
+    let mut heads: Vec<Option<u32>> = Vec::new();
     let mut reports: Vec<String> = Vec::new();
     let mut gpu = "h200".to_string();
     let mut args = std::env::args().skip(1);
@@ -100,12 +103,13 @@ fn main() {
             "--only" => only = args.next(),
             "--report" => reports.push(args.next().expect("a report")),
             "--hw" => gpu = args.next().expect("a GPU"),
-            _ => heads.push(a.parse().expect("a head in percent")),
+            "pre" => heads.push(None),
+            _ => heads.push(Some(a.parse().expect("a head in percent, or pre"))),
         }
     }
     assert!(
         !heads.is_empty(),
-        "usage: screen_head [--only SUBSTRING] [--report REPORT.json]... [--hw GPU] PERCENT..."
+        "usage: screen_head [--only SUBSTRING] [--report REPORT.json]... [--hw GPU] PERCENT|pre..."
     );
     let hw = HwConfig::load(&gpu).unwrap();
     let all = if reports.is_empty() {
@@ -119,11 +123,13 @@ fn main() {
         ..SimOptions::default()
     };
     print!("{:<44} {:>11}", "launch", "exact us");
+    let name = |h: &Option<u32>| h.map_or("pre".to_string(), |h| format!("{h}%"));
     for h in &heads {
-        print!(" {:>8}", format!("{h}%"));
+        print!(" {:>8}", name(h));
     }
     println!();
     let mut worst = vec![0f64; heads.len()];
+    let mut highest = vec![f64::NEG_INFINITY; heads.len()];
     let mut seconds = vec![0f64; heads.len()];
     let mut screened = 0;
     for l in all {
@@ -143,38 +149,47 @@ fn main() {
         });
         print!("{:<44} {:>11.3}", l.label, exact * 1e6);
         for (i, &h) in heads.iter().enumerate() {
-            let sample = SampleOptions {
-                screen_head_percent: h,
-                ..SampleOptions::screening()
-            };
             let start = Instant::now();
-            let r = b
-                .simulate(
-                    &SimOptions {
-                        sample: Some(sample),
-                        ..opts
-                    },
-                    None,
-                )
-                .unwrap();
+            let r = match h {
+                Some(h) => {
+                    let sample = SampleOptions {
+                        screen_head_percent: h,
+                        ..SampleOptions::screening()
+                    };
+                    let r = b
+                        .simulate(
+                            &SimOptions {
+                                sample: Some(sample),
+                                ..opts
+                            },
+                            None,
+                        )
+                        .unwrap();
+                    r.sample.is_some().then_some(r)
+                }
+                None => time_bound::pre_screen(&b, &opts, None, None).unwrap(),
+            };
             seconds[i] += start.elapsed().as_secs_f64();
-            if r.sample.is_none() {
+            let Some(r) = r else {
                 print!(" {:>8}", "-");
                 continue;
-            }
+            };
             let e = (r.time.unwrap().predicted_s / exact - 1.0) * 100.0;
             worst[i] = worst[i].max(e.abs());
+            highest[i] = highest[i].max(e);
             print!(" {e:>+8.3}");
         }
         screened += 1;
         println!();
     }
-    println!("{screened} launches; per head: largest |error| %, screens' seconds");
+    println!("{screened} launches; per head: largest |error| %, largest error %, seconds");
     for (i, h) in heads.iter().enumerate() {
         println!(
-            "head {h:>3}% of the turnover: largest {:.3}% (margin {:.1}%), {:.1} s",
+            "{:>4}: largest |error| {:.3}%, largest {:+.3}% (margin {:.1}%), {:.1} s",
+            name(h),
             worst[i],
-            rank::SCREEN_MARGIN * 100.0,
+            highest[i],
+            h.map_or(rank::PRE_SCREEN_MARGIN, |_| rank::SCREEN_MARGIN) * 100.0,
             seconds[i]
         );
     }

@@ -519,7 +519,13 @@ fn rank(a: &RankArgs) -> Result<String> {
         )?;
         let racing = mode == rank::RankMode::Screen && n > 1 && screens.sampled.is_some();
         let line = if racing {
-            race_cost_line(&screens, n, threads)
+            let pre = gputraffic::sim::cost::estimate(
+                &bound.launch,
+                &bound.hw,
+                threads,
+                &SampleOptions::pre_screening(),
+            )?;
+            race_cost_line(&screens, pre.sampled, n, threads)
         } else {
             let what = match n {
                 1 => String::new(),
@@ -826,26 +832,41 @@ fn cost_line(
     ))
 }
 
-/// The cost line of a race of `n` shapes (each costing `c`, screened): the rounds screen at
-/// least the first round's shapes and at most all of them (those whose lower bounds lie above
-/// the leader's are not), then the contenders run exactly, usually one or two; the range given
-/// is from the first round's screens alone to every shape's screen and one exact run. `None`
-/// where even that is shorter than [`cost_line_seconds`].
-fn race_cost_line(c: &gputraffic::sim::cost::Cost, n: usize, threads: usize) -> Option<String> {
+/// The cost line of a race of `n` shapes (each costing `c`, screened, and `pre`, pre-screened:
+/// its detailed waves, all waves and seconds): the rounds pre-screen at least the first round's
+/// shapes and at most all of them (those whose lower bounds lie above the leader's are not), and
+/// screen at least one and at most all of them (those whose pre-screens lie above the leader's
+/// are not), then the contenders run exactly, usually one or two; the range given is from the
+/// first round's pre-screens and one screen to every shape's pre-screen and screen and one
+/// exact run. `None` where even that is shorter than [`cost_line_seconds`].
+fn race_cost_line(
+    c: &gputraffic::sim::cost::Cost,
+    pre: Option<(u64, u64, f64)>,
+    n: usize,
+    threads: usize,
+) -> Option<String> {
     use gputraffic::sim::cost;
     let (detailed, waves, screen) = c.sampled?;
     let least = n.min(gputraffic::analysis::rank::SCREEN_ROUND);
-    let most = n as f64 * screen + c.seconds;
+    let pre_screen = pre.map_or(0.0, |(_, _, s)| s);
+    let most = n as f64 * (pre_screen + screen) + c.seconds;
     if most <= cost_line_seconds() {
         return None;
     }
+    let pre_screens = match pre {
+        Some((d, w, s)) => format!(
+            "{least} to {n} pre-screened (sampled with an L2 that never evicts, {d} of {w} waves in detail, about {} each) and ",
+            seconds_fine(s)
+        ),
+        None => String::new(),
+    };
     Some(format!(
-        "note: {n} shapes raced, {} thread accesses each, on {threads} thread{}: {least} to {n} screened (sampled, {detailed} of {waves} waves in detail, about {} each; those whose lower bounds lie above the leader's are not), then the contenders exactly (about {} each): about {} (the first round's screens alone) to {} (every shape screened, one confirmed) (estimated at {:.0} M accesses/s per thread)",
+        "note: {n} shapes raced, {} thread accesses each, on {threads} thread{}: {pre_screens}1 to {n} screened (sampled, {detailed} of {waves} waves in detail, about {} each; those whose lower bounds or pre-screens lie above the leader's are not), then the contenders exactly (about {} each): about {} (the first round's pre-screens and one screen) to {} (every shape pre-screened and screened, one confirmed) (estimated at {:.0} M accesses/s per thread)",
         c.thread_accesses,
         if threads == 1 { "" } else { "s" },
         seconds_fine(screen),
         seconds_fine(c.seconds),
-        seconds_fine(least as f64 * screen),
+        seconds_fine(least as f64 * pre_screen + screen),
         seconds(most),
         cost::THREAD_ACCESSES_PER_SECOND_PER_THREAD / 1e6
     ))

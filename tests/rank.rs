@@ -1,9 +1,9 @@
-//! `rank`'s race (issue 54): shapes whose lower bound is above the leader left unsimulated, the
-//! others screened, those that may be the fastest simulated exactly. On launches long enough to
-//! screen, the default's first shape is `--exact`'s, the confirmed shapes' figures are
-//! `simulate`'s bit for bit, every shape left screened or bounded was rightly dropped (its
-//! interval starts above the leader's upper end, and its exact time lies in its interval), and
-//! the output is the same on 1, 2 and 16 threads.
+//! `rank`'s race (issue 54): shapes whose lower bound or pre-screen is above the leader left
+//! unscreened, the others screened, those that may be the fastest simulated exactly. On
+//! launches long enough to screen, the default's first shape is `--exact`'s, the confirmed
+//! shapes' figures are `simulate`'s bit for bit, every shape left screened, bounded or
+//! pre-screened was rightly dropped (its interval starts above the leader's upper end, and its
+//! exact time lies in its interval), and the output is the same on 1, 2 and 16 threads.
 //! Launches too short to screen are simulated exactly, as `--exact` does.
 //!
 //! The GPU is tests/data/hw/sampling-small.toml (a V100 cut down to 8 SMs and a 512 KB L2), so
@@ -11,7 +11,9 @@
 
 mod common;
 use common::{gputraffic, gputraffic_with_env, rejects};
-use gputraffic::analysis::rank::{BOUNDED, EXACT, PICK_TOLERANCE, SCREEN_MARGIN, SCREENED};
+use gputraffic::analysis::rank::{
+    BOUNDED, EXACT, PICK_TOLERANCE, PRE_SCREEN_MARGIN, PRESCREENED, SCREEN_MARGIN, SCREENED,
+};
 use serde_json::Value;
 
 const HW: &str = "tests/data/hw/sampling-small.toml";
@@ -73,33 +75,47 @@ fn the_race_picks_the_exact_first_shape_and_drops_only_slower_shapes() {
     assert!(exact.iter().all(|s| s["simulated"] == EXACT));
 
     // The race ran: some shapes screened and left so, the narrow ones dropped by their bounds,
-    // and the note counts them.
+    // some by their pre-screens, and the note counts them.
     let of =
         |kind: &str| -> Vec<&Value> { default.iter().filter(|s| s["simulated"] == kind).collect() };
-    let (confirmed, screened, bounded) = (of(EXACT), of(SCREENED), of(BOUNDED));
-    assert!(!screened.is_empty() && !bounded.is_empty(), "{out1}");
-    assert_eq!(confirmed.len() + screened.len() + bounded.len(), n);
+    let (confirmed, screened, bounded, prescreened) =
+        (of(EXACT), of(SCREENED), of(BOUNDED), of(PRESCREENED));
+    assert!(
+        !screened.is_empty() && !bounded.is_empty() && !prescreened.is_empty(),
+        "{out1}"
+    );
+    assert_eq!(
+        confirmed.len() + screened.len() + bounded.len() + prescreened.len(),
+        n
+    );
     assert!(
         err.contains(&format!(
-            "note: {} of {n} shapes simulated exactly ({} of {} screened shapes confirmed); the other {} ranked by their screened estimates, within ±1%, {} by lower bounds of their times, above the leader's",
+            "note: {} of {n} shapes simulated exactly ({} of {} screened shapes confirmed); the other {} ranked by their screened estimates, within ±1%, {} by lower bounds of their times, {} by pre-screens (lower estimates of their times), above the leader's",
             confirmed.len(),
             confirmed.len(),
             confirmed.len() + screened.len(),
             screened.len(),
-            bounded.len()
+            bounded.len(),
+            prescreened.len()
         )),
         "{err}"
     );
-    // Confirmed shapes first, then the screened ones, then the bounded ones, each part by its
-    // predicted time.
+    // Confirmed shapes first, then the screened ones, then those dropped by their bounds or
+    // pre-screens, each part by its predicted time.
     let kinds: Vec<&str> = default
         .iter()
         .map(|s| s["simulated"].as_str().unwrap())
         .collect();
+    let part = |k: &str| [EXACT, SCREENED].iter().position(|x| *x == k).unwrap_or(2);
     let mut sorted = kinds.clone();
-    sorted.sort_by_key(|k| [EXACT, SCREENED, BOUNDED].iter().position(|x| x == k));
+    sorted.sort_by_key(|k| part(k));
     assert_eq!(kinds, sorted);
-    for kind in [EXACT, SCREENED, BOUNDED] {
+    let dropped: Vec<f64> = (default.iter())
+        .filter(|s| part(s["simulated"].as_str().unwrap()) == 2)
+        .map(|s| num(s, "predicted_s"))
+        .collect();
+    assert!(dropped.windows(2).all(|w| w[0] <= w[1]), "{dropped:?}");
+    for kind in [EXACT, SCREENED] {
         let t: Vec<f64> = of(kind).iter().map(|s| num(s, "predicted_s")).collect();
         assert!(t.windows(2).all(|w| w[0] <= w[1]), "{kind}: {t:?}");
     }
@@ -149,7 +165,7 @@ fn the_race_picks_the_exact_first_shape_and_drops_only_slower_shapes() {
     // end of its interval, made PICK_TOLERANCE larger, lies above the leader's upper end, which
     // is at least the first's exact time. And rightly: a screened shape's exact time is close to
     // its screen and not PICK_TOLERANCE below the first's; a bounded shape's exact time is at
-    // least its bound.
+    // least its bound, a pre-screened one's at least its pre-screen less the margin.
     let first = num(&exact[0], "predicted_s");
     for s in default.iter().skip(1).filter(|s| s["simulated"] != EXACT) {
         let (t, lo) = (num(s, "predicted_s"), num(s, "predicted_lo_s"));
@@ -176,6 +192,10 @@ fn the_race_picks_the_exact_first_shape_and_drops_only_slower_shapes() {
                 "{}: exact {e}",
                 block(s)
             );
+        } else if s["simulated"] == PRESCREENED {
+            assert_eq!(lo, t / (1.0 + PRE_SCREEN_MARGIN));
+            assert!(s["predicted_hi_s"].is_null(), "{s}");
+            assert!(lo <= e, "{}: pre-screen {t} beyond the exact {e}", block(s));
         } else {
             assert_eq!(lo, t);
             assert!(s["predicted_hi_s"].is_null(), "{s}");
@@ -225,11 +245,12 @@ fn the_table_marks_each_shape_and_gives_screened_intervals() {
     assert_eq!(code, 0, "{err}");
     // The race's cost line, for the trace's 32x8x4 block: 128·128·256 threads of 25 loads and
     // a store; an exact run at 100 M accesses/s on each of 2 threads, 0.545 s; a screen, 8 of
-    // its 257 waves (the plan below), 0.017 s; the first round screens 8 of the 10 shapes
-    // (0.136 s), all of them and one exact run 0.715 s.
+    // its 257 waves (the plan below), 0.017 s; a pre-screen, 4 of them, 0.0085 s; the first
+    // round pre-screens 8 of the 10 shapes and screens one (0.085 s), at most all of them are
+    // pre-screened and screened and one run exactly (0.80 s).
     assert_eq!(
         err.lines().next().unwrap(),
-        "note: 10 shapes raced, 109051904 thread accesses each, on 2 threads: 8 to 10 screened (sampled, 8 of 257 waves in detail, about 0.0 s each; those whose lower bounds lie above the leader's are not), then the contenders exactly (about 0.5 s each): about 0.1 s (the first round's screens alone) to 1 s (every shape screened, one confirmed) (estimated at 100 M accesses/s per thread)",
+        "note: 10 shapes raced, 109051904 thread accesses each, on 2 threads: 8 to 10 pre-screened (sampled with an L2 that never evicts, 4 of 257 waves in detail, about 0.0 s each) and 1 to 10 screened (sampled, 8 of 257 waves in detail, about 0.0 s each; those whose lower bounds or pre-screens lie above the leader's are not), then the contenders exactly (about 0.5 s each): about 0.1 s (the first round's pre-screens and one screen) to 1 s (every shape pre-screened and screened, one confirmed) (estimated at 100 M accesses/s per thread)",
         "{err}"
     );
     // The context line, the column names, the shapes, the legend of the terms and of the ties.
@@ -243,20 +264,30 @@ fn the_table_marks_each_shape_and_gives_screened_intervals() {
     let rows: Vec<&str> = out.lines().skip(2).take(n).collect();
     assert_eq!(out.lines().count(), 2 + n + 2, "{out}");
     assert!(rows[0].split_whitespace().nth(2) == Some(EXACT), "{out}");
-    // A bounded shape's interval runs from its bound up.
-    let bounded: Vec<&&str> = rows.iter().filter(|r| r.contains(BOUNDED)).collect();
-    assert!(!bounded.is_empty(), "{out}");
-    for row in bounded {
-        let f: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!((f[4], f[5]), ("≥", f[3]), "{row}");
+    let of = |kind: &str| -> Vec<Vec<&str>> {
+        (rows.iter())
+            .map(|r| r.split_whitespace().collect::<Vec<&str>>())
+            .filter(|f| f[2] == kind)
+            .collect()
+    };
+    // A bounded shape's interval runs from its bound up, a pre-screened one's from its
+    // pre-screen less its margin.
+    assert!(!of(BOUNDED).is_empty(), "{out}");
+    for f in of(BOUNDED) {
+        assert_eq!((f[4], f[5]), ("≥", f[3]), "{f:?}");
     }
-    for row in rows.iter().filter(|r| r.contains(SCREENED)) {
+    assert!(!of(PRESCREENED).is_empty(), "{out}");
+    for f in of(PRESCREENED) {
+        let (t, lo): (f64, f64) = (f[3].parse().unwrap(), f[5].parse().unwrap());
+        assert_eq!(f[4], "≥", "{f:?}");
+        assert!((lo - t / (1.0 + PRE_SCREEN_MARGIN)).abs() < 0.001, "{f:?}");
+    }
+    for f in of(SCREENED) {
         // `lo–hi` in microseconds, around the estimate.
-        let f: Vec<&str> = row.split_whitespace().collect();
         let t: f64 = f[3].parse().unwrap();
         let (lo, hi) = f[4].split_once('–').unwrap();
         let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
-        assert!(lo < t && t < hi, "{row}");
+        assert!(lo < t && t < hi, "{f:?}");
     }
 }
 
@@ -308,6 +339,11 @@ fn a_screening_plan_counts_the_head_and_the_waves_right_after_it() {
     // Twice the detailed waves of the sampled plan would be too many.
     let sampled = WavePlan::plan(&b.launch, &b.hw, &SampleOptions::default()).unwrap();
     assert!(sampled.detailed() > 2 * plan.detailed());
+    // The pre-screen's: the first wave and one more, then one stratum of two counted waves.
+    let pre = WavePlan::plan(&b.launch, &b.hw, &SampleOptions::pre_screening()).unwrap();
+    assert_eq!(pre.interior, (2, 257));
+    assert_eq!(pre.strata, vec![((2, 257), vec![2, 3])]);
+    assert_eq!(pre.detailed(), 4);
 }
 
 #[test]

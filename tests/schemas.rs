@@ -555,8 +555,10 @@ fn rank_outputs_validate() {
         .map(|s| s["simulated"].as_str().unwrap())
         .collect();
     assert!(simulated.contains(&"screened"), "{simulated:?}");
-    // 1-wide, far slower: dropped by its bound, without an upper end
+    // 1-wide, far slower: dropped by its bound, without an upper end; 8-wide, slower: dropped
+    // by its pre-screen
     assert!(simulated.contains(&"bounded"), "{simulated:?}");
+    assert!(simulated.contains(&"prescreened"), "{simulated:?}");
     assert_valid(&schema, &screened, "star4, screened");
     let sampled = rank_json(&[&race[..], &["--sample"]].concat());
     assert_eq!(sampled["mode"], "sampled");

@@ -4,13 +4,15 @@
 //! By default a race ([`RankMode::Screen`]): every shape gets a lower bound of its time with no
 //! cache simulated ([`time_bound`]); the shapes are screened cheaply (a sampled simulation of
 //! the waves right after the L2 has turned over, [`SampleOptions::screening`]) in rounds, in the
-//! order of their bounds, until the rest are bounded above the leader; a screened time is given
+//! order of their bounds, until the rest are bounded above the leader, each round's shapes
+//! pre-screened first (four waves with an L2 that never evicts, a lower estimate of the time:
+//! [`time_bound::pre_screen`]) and not screened where that lies above the leader; a screened time is given
 //! an interval of ± [`SCREEN_MARGIN`] (the screen's error measured on the H200 dev set and the
 //! H100 data, docs/performance.md), and only the shapes whose interval reaches below the
 //! leader's upper end (by more than [`PICK_TOLERANCE`]) are simulated exactly and ranked by their
 //! exact figures, unless the leader is alone: the best screened first, whose exact time may put
-//! the others out. The others keep their screened estimates, after them, and the bounded ones
-//! their bounds, last. Launches too short to screen are simulated exactly at once. A screen
+//! the others out. The others keep their screened estimates, after them, and the bounded and
+//! pre-screened ones their bounds and pre-screens, last. Launches too short to screen are simulated exactly at once. A screen
 //! takes the L1 counts that its shape's bound worked out instead of counting them again.
 
 use crate::Bound;
@@ -32,6 +34,14 @@ use serde::Serialize;
 /// 1 + `SCREEN_MARGIN` of the exact one either way. Chosen from the largest error measured over
 /// the H200 dev set and the H100 data (docs/performance.md, "rank: screen, then confirm").
 pub const SCREEN_MARGIN: f64 = 0.01;
+
+/// The pre-screen's error bound above the exact time: a pre-screened time
+/// ([`time_bound::pre_screen`]), a lower estimate, is taken to lie at most a factor of
+/// 1 + `PRE_SCREEN_MARGIN` above the exact one. Its largest error above the exact time measured
+/// over the launches of the H200 and H100 reports was +0.91% (a histogram's atomics, the only one
+/// above +0.03%; docs/performance.md), about two thirds of this, as the screen's is of
+/// [`SCREEN_MARGIN`].
+pub const PRE_SCREEN_MARGIN: f64 = 0.015;
 
 /// How far (a fraction of its predicted time) the first shape of a race may lie from
 /// `--exact`'s first, the allowance: a shape whose time may be at most this much below
@@ -63,6 +73,9 @@ pub const SAMPLED: &str = "sampled";
 /// See [`EXACT`]: not simulated, dropped by a lower bound of its time above the leader's upper
 /// end ([`time_bound`]); its figures are the time model's at the bound's counts.
 pub const BOUNDED: &str = "bounded";
+/// See [`EXACT`]: not screened, dropped by its pre-screen ([`time_bound::pre_screen`], a lower
+/// estimate of its time) above the leader's upper end; its figures are the pre-screen's.
+pub const PRESCREENED: &str = "prescreened";
 
 /// The model's measured error on time: a shape whose predicted time lies within a factor of
 /// 1 + `TIE_MARGIN` of the best one's is a tie, since the measurements would not tell them apart.
@@ -212,6 +225,9 @@ pub struct Ranking {
     pub confirmed: usize,
     /// Shapes left unsimulated, their lower bounds above the leader's upper end ([`BOUNDED`]).
     pub bounded: usize,
+    /// Shapes left unscreened, their pre-screens above the leader's upper end
+    /// ([`PRESCREENED`]).
+    pub prescreened: usize,
     /// Whether the shapes were raced ([`RankMode::Screen`]).
     pub raced: bool,
     /// Every screened shape's screened predicted time (seconds), confirmed or not, in the order
@@ -233,7 +249,7 @@ impl Ranking {
         }
         // Nothing screened (not raced, or every launch too short): every shape is exact, as
         // with --exact, and there is nothing to say.
-        if !self.raced || self.screened + self.bounded == 0 {
+        if !self.raced || self.screened + self.bounded + self.prescreened == 0 {
             return None;
         }
         let exact = self.shapes.iter().filter(|s| s.simulated == EXACT).count();
@@ -241,10 +257,21 @@ impl Ranking {
             0 => String::new(),
             k => format!(", {k} too short to screen"),
         };
-        let by_screen = n - exact - self.bounded;
-        let bounded = match self.bounded {
+        let by_screen = n - exact - self.bounded - self.prescreened;
+        let dropped = [
+            (self.bounded, "lower bounds of their times"),
+            (
+                self.prescreened,
+                "pre-screens (lower estimates of their times)",
+            ),
+        ]
+        .iter()
+        .filter(|(k, _)| *k > 0)
+        .map(|(k, by)| format!("{k} by {by}"))
+        .collect::<Vec<_>>();
+        let bounded = match dropped.len() {
             0 => String::new(),
-            k => format!(", {k} by lower bounds of their times, above the leader's"),
+            _ => format!(", {}, above the leader's", dropped.join(", ")),
         };
         Some(format!(
             "{exact} of {n} shapes simulated exactly ({} of {} screened shapes confirmed{short}); the other {by_screen} ranked by their screened estimates, within ±{:.0}%{bounded} (--exact simulates every shape exactly)",
@@ -324,20 +351,28 @@ pub fn rank(
     // would (`time_bound::lower_bound`, with the blocks' footprints where the compulsory volume
     // is tracked): the screen takes them from it.
     let shares_bound_counts = !opts.lane_by_lane;
+    let bound_l1 =
+        |lower: Option<&Report>| lower.filter(|_| shares_bound_counts).map(|r| r.counts.l1);
     // The first pass: every shape simulated as the mode says, except in a race the shapes
-    // whose lower bound already lies above the leader's upper end (`None` for those).
-    let first_reports: Vec<(Report, bool)> = match mode {
-        RankMode::Screen => screen_in_rounds(&bound, clock_ghz, opts.compulsory, &|b, lower| {
-            let exact_l1 = lower.filter(|_| shares_bound_counts).map(|r| r.counts.l1);
-            run(b, first_pass, exact_l1)
+    // whose lower bound or pre-screen already lies above the leader's upper end.
+    let first_reports: Vec<(Report, FirstPass)> = match mode {
+        RankMode::Screen => screen_in_rounds(
+            &bound,
+            clock_ghz,
+            opts.compulsory,
+            &|b, lower| run(b, first_pass, bound_l1(lower)),
+            &|b, lower| time_bound::pre_screen(b, opts, clock_ghz, bound_l1(lower)),
+        )?,
+        _ => side_by_side::map(&bound, |(_, b)| {
+            run(b, first_pass, None).map(|r| (r, FirstPass::Simulated))
         })?,
-        _ => side_by_side::map(&bound, |(_, b)| run(b, first_pass, None).map(|r| (r, true)))?,
     };
     let mut not_sampled = Vec::new();
     let mut shapes = Vec::with_capacity(bound.len());
     let mut screened = Vec::new();
     let mut bounded = Vec::new();
-    for (i, ((block, b), (r, simulated))) in bound.iter().zip(&first_reports).enumerate() {
+    let mut prescreened = Vec::new();
+    for (i, ((block, b), (r, pass))) in bound.iter().zip(&first_reports).enumerate() {
         let name = format!("{}x{}x{}", block[0], block[1], block[2]);
         let t = r
             .time
@@ -345,16 +380,30 @@ pub fn rank(
             .expect("simulate adds the time model")
             .predicted_s;
         // A shape dropped by its bound: the time model at the bound's counts, its interval from
-        // the bound up (an infinite upper end, `null` in JSON).
-        if !simulated {
-            bounded.push(i);
-            shapes.push(RankedShape::from_report(
-                *block,
-                r,
-                BOUNDED,
-                (t, f64::INFINITY),
-            ));
-            continue;
+        // the bound up (an infinite upper end, `null` in JSON); by its pre-screen: the
+        // pre-screen's figures, its interval from their lower end up.
+        match pass {
+            FirstPass::Bounded => {
+                bounded.push(i);
+                shapes.push(RankedShape::from_report(
+                    *block,
+                    r,
+                    BOUNDED,
+                    (t, f64::INFINITY),
+                ));
+                continue;
+            }
+            FirstPass::Prescreened => {
+                prescreened.push(i);
+                shapes.push(RankedShape::from_report(
+                    *block,
+                    r,
+                    PRESCREENED,
+                    (pre_screen_low(t), f64::INFINITY),
+                ));
+                continue;
+            }
+            FirstPass::Simulated => {}
         }
         let shape = match (mode, &r.sample) {
             (_, None) => {
@@ -392,7 +441,11 @@ pub fn rank(
     let still_in = |s: &RankedShape| s.predicted_lo_s * (1.0 + PICK_TOLERANCE) <= leader;
     let mut in_race: Vec<bool> = shapes
         .iter()
-        .map(|s| mode == RankMode::Screen && s.simulated != BOUNDED && still_in(s))
+        .map(|s| {
+            mode == RankMode::Screen
+                && ![BOUNDED, PRESCREENED].contains(&s.simulated)
+                && still_in(s)
+        })
         .collect();
     let alone = in_race.iter().filter(|&&b| b).count() == 1;
     // The contenders, by their screened estimates (ties in the order given).
@@ -410,7 +463,7 @@ pub fn rank(
         .collect();
     let set_total = |contenders: usize| {
         total.store(
-            bound.len() - bounded.len() + contenders,
+            bound.len() - bounded.len() - prescreened.len() + contenders,
             std::sync::atomic::Ordering::Relaxed,
         )
     };
@@ -435,14 +488,14 @@ pub fn rank(
     )?;
     // In a race, the shapes still in it first (those confirmed, or the leader alone), by their
     // times; then the others simulated or screened, by their times or estimates; then those
-    // dropped by their bounds, by their bounds. Otherwise every shape by its time.
+    // dropped by their bounds or pre-screens, by those. Otherwise every shape by its time.
     let mut grouped: Vec<(u8, RankedShape)> = shapes
         .into_iter()
         .zip(&in_race)
         .map(|(s, &won)| {
             let group = match s.simulated {
                 _ if mode != RankMode::Screen || won => 0,
-                BOUNDED => 2,
+                BOUNDED | PRESCREENED => 2,
                 _ => 1,
             };
             (group, s)
@@ -479,6 +532,7 @@ pub fn rank(
         screened: screened.len(),
         confirmed: confirmed.len(),
         bounded: bounded.len(),
+        prescreened: prescreened.len(),
         raced: mode == RankMode::Screen,
         screens,
     })
@@ -538,6 +592,11 @@ fn first_time<'a>(mut reports: impl Iterator<Item = &'a Report>) -> &'a timing::
         .expect("a shape is simulated, with the time model")
 }
 
+/// The lower end of a pre-screened time's interval: [`PRE_SCREEN_MARGIN`] below it.
+fn pre_screen_low(t: f64) -> f64 {
+    t / (1.0 + PRE_SCREEN_MARGIN)
+}
+
 /// A screened time's interval: within a factor of 1 + [`SCREEN_MARGIN`] either way.
 fn screen_interval(t: f64) -> (f64, f64) {
     (t / (1.0 + SCREEN_MARGIN), t * (1.0 + SCREEN_MARGIN))
@@ -547,21 +606,42 @@ fn screen_interval(t: f64) -> (f64, f64) {
 /// that the rounds, and what they drop, are the same on any thread count.
 pub const SCREEN_ROUND: usize = 8;
 
+/// A shape's pre-screen given its bound's report ([`time_bound::pre_screen`]; `None` where the
+/// launch is too short to pre-screen).
+type PreScreen<'a> = dyn Fn(&Bound, Option<&Report>) -> Result<Option<Report>> + Sync + 'a;
+
+/// How a race's first pass left a shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FirstPass {
+    /// Screened (or simulated exactly, too short to screen); every shape in the other modes.
+    Simulated,
+    /// Dropped by its lower bound.
+    Bounded,
+    /// Dropped by its pre-screen.
+    Prescreened,
+}
+
 /// The first pass of a race: `screen(b, its bound's report)` (a screen, or an exact simulation
 /// where the launch is too short to screen) of the shapes in rounds, in the order of their lower bounds
 /// ([`time_bound::lower_bound`]; shapes without one first), [`SCREEN_ROUND`] shapes a round,
 /// until the next shape's bound lies above the leader's upper end so far: that shape and all
 /// after it cannot be the fastest and are left unsimulated (with one round's shapes or fewer,
-/// no bounds are worked out: every shape is screened). Each shape's report: its screen's,
-/// or for a shape left unsimulated its bound's, with `false`. `footprints`: the bounds count
-/// the blocks' distinct load sectors and lines too, as a simulation tracking the compulsory
-/// volume does.
+/// no bounds are worked out: every shape is a candidate). A round's shapes are pre-screened
+/// first (`pre_screen(b, its bound's report)`, [`time_bound::pre_screen`]; `None` where the
+/// launch is too short to pre-screen), and taken in the order of their pre-screens: without a
+/// leader yet, the first is screened alone to make one; then a shape whose pre-screened time,
+/// less [`PRE_SCREEN_MARGIN`] and made [`PICK_TOLERANCE`] larger, lies above the leader's upper
+/// end is not screened, and the others are
+/// screened side by side. Each shape's report: its screen's, its pre-screen's or its bound's,
+/// and which. `footprints`: the bounds count the blocks' distinct load sectors and lines too,
+/// as a simulation tracking the compulsory volume does.
 fn screen_in_rounds(
     bound: &[([u32; 3], Bound)],
     clock_ghz: Option<f64>,
     footprints: bool,
     screen: &(dyn Fn(&Bound, Option<&Report>) -> Result<Report> + Sync),
-) -> Result<Vec<(Report, bool)>> {
+    pre_screen: &PreScreen<'_>,
+) -> Result<Vec<(Report, FirstPass)>> {
     // Shapes that fit in one round are all screened whatever their bounds: none worked out.
     let mut lower: Vec<Option<Report>> = if bound.len() <= SCREEN_ROUND {
         vec![None; bound.len()]
@@ -583,10 +663,25 @@ fn screen_in_rounds(
         .collect();
     let mut order: Vec<usize> = (0..bound.len()).collect();
     order.sort_by(|&a, &b| bounds[a].total_cmp(&bounds[b]).then(a.cmp(&b)));
-    let mut reports: Vec<Option<Report>> = vec![None; bound.len()];
+    let mut reports: Vec<Option<(Report, FirstPass)>> = vec![None; bound.len()];
     let mut leader = f64::INFINITY;
     let mut next = 0;
     let still_in = |i: usize, leader: f64| bounds[i] * (1.0 + PICK_TOLERANCE) <= leader;
+    let predicted = |r: &Report| {
+        r.time
+            .as_ref()
+            .expect("simulate adds the time model")
+            .predicted_s
+    };
+    // A screen's upper end (an exact run's time where too short to screen).
+    let screen_hi = |r: &Report| {
+        let t = predicted(r);
+        if r.sample.is_some() {
+            screen_interval(t).1
+        } else {
+            t
+        }
+    };
     while next < order.len() && still_in(order[next], leader) {
         let round: Vec<usize> = order[next..]
             .iter()
@@ -595,32 +690,58 @@ fn screen_in_rounds(
             .take_while(|&i| still_in(i, leader))
             .collect();
         next += round.len();
-        let screened: Vec<Report> = round
+        // The round's pre-screens first: those above the leader are not screened. Without a
+        // leader yet, the best pre-screened shape is screened alone first to make one.
+        let pre: Vec<Option<Report>> = round
+            .par_iter()
+            .with_max_len(1)
+            .map(|&i| pre_screen(&bound[i].1, lower[i].as_ref()))
+            .collect::<Result<_>>()?;
+        let pre_low = |p: &Option<Report>| p.as_ref().map(|p| pre_screen_low(predicted(p)));
+        let mut round: Vec<(usize, Option<Report>)> = round.into_iter().zip(pre).collect();
+        // By pre-screen (those too short to pre-screen first), ties in the order of the bounds.
+        round.sort_by(|(a, p), (b, q)| {
+            (pre_low(p).unwrap_or(0.0))
+                .total_cmp(&pre_low(q).unwrap_or(0.0))
+                .then(bounds[*a].total_cmp(&bounds[*b]))
+                .then(a.cmp(b))
+        });
+        if !leader.is_finite()
+            && let Some((i, _)) = round.first()
+        {
+            let r = screen(&bound[*i].1, lower[*i].as_ref())?;
+            leader = screen_hi(&r);
+            reports[*i] = Some((r, FirstPass::Simulated));
+            round.remove(0);
+        }
+        let mut to_screen = Vec::with_capacity(round.len());
+        for (i, p) in round {
+            match p {
+                Some(p) if pre_screen_low(predicted(&p)) * (1.0 + PICK_TOLERANCE) > leader => {
+                    reports[i] = Some((p, FirstPass::Prescreened));
+                }
+                _ => to_screen.push(i),
+            }
+        }
+        let screened: Vec<Report> = to_screen
             .par_iter()
             .with_max_len(1)
             .map(|&i| screen(&bound[i].1, lower[i].as_ref()))
             .collect::<Result<_>>()?;
-        for (i, r) in round.into_iter().zip(screened) {
-            let t = r
-                .time
-                .as_ref()
-                .expect("simulate adds the time model")
-                .predicted_s;
-            let hi = if r.sample.is_some() {
-                screen_interval(t).1
-            } else {
-                t
-            };
-            leader = leader.min(hi);
-            reports[i] = Some(r);
+        for (i, r) in to_screen.into_iter().zip(screened) {
+            leader = leader.min(screen_hi(&r));
+            reports[i] = Some((r, FirstPass::Simulated));
         }
     }
     Ok(reports
         .into_iter()
         .zip(&mut lower)
         .map(|(r, l)| match r {
-            Some(r) => (r, true),
-            None => (l.take().expect("a shape left out has a bound"), false),
+            Some(r) => r,
+            None => (
+                l.take().expect("a shape left out has a bound"),
+                FirstPass::Bounded,
+            ),
         })
         .collect())
 }
@@ -843,6 +964,7 @@ mod tests {
             screened: 0,
             confirmed: 0,
             bounded: 0,
+            prescreened: 0,
             raced: false,
             screens: vec![],
         }

@@ -53,7 +53,8 @@ pub enum WaveMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SampleOptions {
     /// Strata of the interior waves (one sampled run of waves each): as many as fit in
-    /// `budget_percent` of the waves (warm-ups included), within `min_strata..=max_strata`.
+    /// `budget_percent` of the waves (warm-ups included), within `min_strata..=max_strata`, and
+    /// at least two (one for a screen, whose error is not taken from their spread).
     pub min_strata: u32,
     /// The most strata.
     pub max_strata: u32,
@@ -111,6 +112,21 @@ impl SampleOptions {
             ..SampleOptions::default()
         }
     }
+
+    /// What `rank` pre-screens block shapes with before screening them: a screen whose head is
+    /// the first two waves (they warm the L1s; the L2 is not waited for), then one stratum of
+    /// two counted waves: 4 waves in detail where a screen of a launch whose L2 turns over in 15
+    /// takes 20. Run with an L2 that never evicts, it is a lower estimate of the time
+    /// (`time_bound::pre_screen`).
+    pub fn pre_screening() -> SampleOptions {
+        SampleOptions {
+            screen_head_percent: 0,
+            head_waves: 1,
+            min_strata: 1,
+            max_strata: 1,
+            ..SampleOptions::screening()
+        }
+    }
 }
 
 /// The waves of one launch and how each is simulated.
@@ -165,7 +181,12 @@ impl WavePlan {
         let warmup = layer.div_ceil(b).max(turnover) + 1;
         let counted = o.counted_waves.max(2) as u64;
         let budget = waves * o.budget_percent as u64 / 100 / (warmup + counted);
-        let strata = budget.clamp(o.min_strata.max(2) as u64, o.max_strata.max(2) as u64);
+        // A sampled run's interval needs two strata at least; a screen's (a fixed margin) not.
+        let least = if o.screen { 1 } else { 2 };
+        let strata = budget.clamp(
+            o.min_strata.max(least) as u64,
+            o.max_strata.max(least) as u64,
+        );
         // The first label the scheduler can see is the one after the first wave's dispatch.
         let first = b.min(launch.total_blocks) / b;
         if o.screen {
