@@ -2,9 +2,10 @@
 # Agreement of `rank`'s default (screen, then confirm) with `rank --exact` over the H200 dev set
 # and the H100 data: per group of launches (kernel, domain, cz) the exact mode's first shape, the
 # default's, the gap between their exact predicted times, the largest screen error, how many
-# shapes were confirmed, screened and dropped by their bounds, and both wall times; a bound above
-# an exact time, a screen beyond the margin or a first shape beyond the 1% tolerance is flagged
-# below its group (examples/rank_agreement.rs).
+# shapes were confirmed, screened, dropped by their bounds and dropped by their pre-screens, the
+# largest pre-screen error, and both wall times; a bound above an exact time, a screen beyond its
+# margin, a pre-screen above the exact time beyond its margin or a first shape beyond the 1%
+# tolerance is flagged below its group (examples/rank_agreement.rs).
 #
 #   benches/rank_agreement.sh [--threads N] [--only SUBSTRING] [HW:FILE ...]
 #

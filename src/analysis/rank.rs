@@ -104,7 +104,8 @@ pub struct RankedShape {
     pub predicted_hi_s: f64,
     /// Predicted time over the first shape's (1 for the first).
     pub relative: f64,
-    /// Whether a shape after the first is predicted within [`TIE_MARGIN`] of it: a tie.
+    /// Whether a shape after the first is predicted within [`TIE_MARGIN`] of it: a tie. Never
+    /// for a shape dropped by its bound or pre-screen, whose time is only a lower end.
     pub tie: bool,
     /// What sets the pace (`dram`, `l2`, `l1`, `fp`, `launch` or `latency`).
     pub limiter: &'static str,
@@ -539,13 +540,15 @@ pub fn rank(
 }
 
 /// Numbers `shapes` (in ranking order): each one's rank, its time relative to the first's, and
-/// whether it ties with the first (within [`TIE_MARGIN`]).
+/// whether it ties with the first (within [`TIE_MARGIN`], and not dropped by a lower end).
 fn number(shapes: &mut [RankedShape]) {
     let fastest = shapes.first().map_or(1.0, |s| s.predicted_s);
     for (i, s) in shapes.iter_mut().enumerate() {
         s.rank = i + 1;
         s.relative = s.predicted_s / fastest;
-        s.tie = i > 0 && s.relative <= 1.0 + TIE_MARGIN;
+        s.tie = i > 0
+            && s.relative <= 1.0 + TIE_MARGIN
+            && ![BOUNDED, PRESCREENED].contains(&s.simulated);
     }
 }
 
@@ -1069,6 +1072,17 @@ mod tests {
         assert!(table.contains("~ a tie: within 5% of the best"), "{table}");
         // No tie, no legend.
         assert!(!ranking(&[100.0, 110.0]).to_table().contains("a tie"));
+    }
+
+    #[test]
+    fn a_shape_dropped_by_its_bound_or_pre_screen_is_never_a_tie() {
+        // Their times are lower ends: 101 µs says only that the shape takes at least that long.
+        let mut r = ranking(&[100.0, 101.0, 102.0, 103.0]);
+        r.shapes[2].simulated = BOUNDED;
+        r.shapes[3].simulated = PRESCREENED;
+        number(&mut r.shapes);
+        let ties: Vec<bool> = r.shapes.iter().map(|s| s.tie).collect();
+        assert_eq!(ties, [false, true, false, false]);
     }
 
     #[test]

@@ -193,11 +193,13 @@ def rank(
     blocks: shapes (``"32x8x4"`` or tuples) and named sets (``"all-1024"``, ``"ernst-512"``,
     ``"tabik-2d"``); a single string may list several, comma-separated. Shapes of named sets
     that cannot launch are left out with a ``UserWarning``. By default every shape is screened
-    (a sampled simulation of a few waves) unless a lower bound of its time is already above
-    the leader's, and those that may be the fastest are simulated exactly; they come first,
+    (a sampled simulation of a few waves) unless a lower bound of its time, or its pre-screen
+    (four waves with an L2 that never evicts, a lower estimate), is already above the leader's,
+    and those that may be the fastest are simulated exactly; they come first,
     ``"simulated": "exact"``, the others after with ``"simulated": "screened"`` and their
-    estimate's interval (``predicted_lo_s``, ``predicted_hi_s``), then those never simulated,
-    ``"simulated": "bounded"``, at their bound (``predicted_hi_s`` ``None``). ``exact=True`` simulates every shape exactly; ``sample=True`` every
+    estimate's interval (``predicted_lo_s``, ``predicted_hi_s``), then those never screened,
+    ``"simulated": "bounded"`` or ``"prescreened"``, at their bound or pre-screen
+    (``predicted_hi_s`` ``None``). ``exact=True`` simulates every shape exactly; ``sample=True`` every
     shape sampled (see :func:`simulate`), confirming none.
     """
     text, skipped = _native.rank(
