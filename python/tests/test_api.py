@@ -199,7 +199,7 @@ def test_rank_races_by_default_and_exact_simulates_every_shape():
     shell = cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks, "--domain",
                      "128x128x256", "--format", "json")
     assert py == shell
-    assert {s["simulated"] for s in py["shapes"]} <= {"exact", "screened"}
+    assert {s["simulated"] for s in py["shapes"]} <= {"exact", "screened", "prescreened"}
     exact = gputraffic.rank("star4", blocks, hw=hw, domain=(128, 128, 256), exact=True)
     assert exact == cli_json("rank", "--kernel", "star4", "--hw", hw, "--blocks", blocks,
                              "--domain", "128x128x256", "--format", "json", "--exact")

@@ -610,7 +610,7 @@ fn screen_interval(t: f64) -> (f64, f64) {
 pub const SCREEN_ROUND: usize = 8;
 
 /// A shape's pre-screen given its bound's report ([`time_bound::pre_screen`]; `None` where the
-/// launch is too short to pre-screen).
+/// launch is too short to screen).
 type PreScreen<'a> = dyn Fn(&Bound, Option<&Report>) -> Result<Option<Report>> + Sync + 'a;
 
 /// How a race's first pass left a shape.
@@ -631,7 +631,7 @@ enum FirstPass {
 /// after it cannot be the fastest and are left unsimulated (with one round's shapes or fewer,
 /// no bounds are worked out: every shape is a candidate). A round's shapes are pre-screened
 /// first (`pre_screen(b, its bound's report)`, [`time_bound::pre_screen`]; `None` where the
-/// launch is too short to pre-screen), and taken in the order of their pre-screens: without a
+/// launch is too short to screen), and taken in the order of their pre-screens: without a
 /// leader yet, the first is screened alone to make one; then a shape whose pre-screened time,
 /// less [`PRE_SCREEN_MARGIN`] and made [`PICK_TOLERANCE`] larger, lies above the leader's upper
 /// end is not screened, and the others are
@@ -702,7 +702,8 @@ fn screen_in_rounds(
             .collect::<Result<_>>()?;
         let pre_low = |p: &Option<Report>| p.as_ref().map(|p| pre_screen_low(predicted(p)));
         let mut round: Vec<(usize, Option<Report>)> = round.into_iter().zip(pre).collect();
-        // By pre-screen (those too short to pre-screen first), ties in the order of the bounds.
+        // By pre-screen (those too short to screen, run exactly, first), ties in the order of
+        // the bounds.
         round.sort_by(|(a, p), (b, q)| {
             (pre_low(p).unwrap_or(0.0))
                 .total_cmp(&pre_low(q).unwrap_or(0.0))

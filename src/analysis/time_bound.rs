@@ -98,8 +98,10 @@ pub fn lower_bound(
 /// [`lower_bound`] worked them out): a report of the time model on its counts, its DRAM writes
 /// raised to the sectors made dirty less what the L2 holds (every sector made dirty is written
 /// back once unless still dirty at the end, and no more than the L2's sectors can be), its DRAM
-/// reads only the launch's own ([`Counts::launch_read_sectors`]). `None`
-/// when the launch is too short to pre-screen (nothing is simulated then).
+/// reads only the launch's own ([`Counts::launch_read_sectors`]). `None`, with nothing
+/// simulated, when the launch is too short to screen ([`SampleOptions::screening`]): `rank` then
+/// simulates it exactly, as `--exact` does, and the pre-screen's error was measured only on
+/// launches long enough to screen.
 pub fn pre_screen(
     b: &Bound,
     opts: &SimOptions,
@@ -107,7 +109,8 @@ pub fn pre_screen(
     exact_l1: Option<L1Counters>,
 ) -> Result<Option<Report>> {
     let sampling = SampleOptions::pre_screening();
-    if WavePlan::new(&b.launch, &b.hw, &sampling).is_none() {
+    let plan = |o: &SampleOptions| WavePlan::new(&b.launch, &b.hw, o).is_some();
+    if !plan(&SampleOptions::screening()) || !plan(&sampling) {
         return Ok(None);
     }
     let opts = SimOptions {
