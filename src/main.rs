@@ -509,22 +509,15 @@ fn rank(a: &RankArgs) -> Result<String> {
             .unwrap_or_else(rayon::current_num_threads)
             .max(1);
         let n = shapes.len();
-        // A race costs its screens and its confirmations; where the launch is too short to
-        // screen, the shapes run exactly, as with --exact.
-        let screens = gputraffic::sim::cost::estimate(
-            &bound.launch,
-            &bound.hw,
-            threads,
-            &SampleOptions::screening(),
-        )?;
+        // A race costs its pre-screens, screens and confirmations; where the launch is too
+        // short to screen, the shapes run exactly, as with --exact.
+        let sampled_cost = |sampling: &SampleOptions| {
+            gputraffic::sim::cost::estimate(&bound.launch, &bound.hw, threads, sampling)
+        };
+        let screens = sampled_cost(&SampleOptions::screening())?;
         let racing = mode == rank::RankMode::Screen && n > 1 && screens.sampled.is_some();
         let line = if racing {
-            let pre = gputraffic::sim::cost::estimate(
-                &bound.launch,
-                &bound.hw,
-                threads,
-                &SampleOptions::pre_screening(),
-            )?;
+            let pre = sampled_cost(&SampleOptions::pre_screening())?;
             race_cost_line(&screens, pre.sampled, n, threads)
         } else {
             let what = match n {

@@ -138,6 +138,12 @@ pub struct RankedShape {
 }
 
 impl RankedShape {
+    /// Whether the race dropped it unscreened, by its bound or its pre-screen: its time is then
+    /// only a lower end.
+    pub fn dropped(&self) -> bool {
+        [BOUNDED, PRESCREENED].contains(&self.simulated)
+    }
+
     fn from_report(
         block: [u32; 3],
         r: &Report,
@@ -442,11 +448,7 @@ pub fn rank(
     let still_in = |s: &RankedShape| s.predicted_lo_s * (1.0 + PICK_TOLERANCE) <= leader;
     let mut in_race: Vec<bool> = shapes
         .iter()
-        .map(|s| {
-            mode == RankMode::Screen
-                && ![BOUNDED, PRESCREENED].contains(&s.simulated)
-                && still_in(s)
-        })
+        .map(|s| mode == RankMode::Screen && !s.dropped() && still_in(s))
         .collect();
     let alone = in_race.iter().filter(|&&b| b).count() == 1;
     // The contenders, by their screened estimates (ties in the order given).
@@ -494,10 +496,12 @@ pub fn rank(
         .into_iter()
         .zip(&in_race)
         .map(|(s, &won)| {
-            let group = match s.simulated {
-                _ if mode != RankMode::Screen || won => 0,
-                BOUNDED | PRESCREENED => 2,
-                _ => 1,
+            let group = if mode != RankMode::Screen || won {
+                0
+            } else if s.dropped() {
+                2
+            } else {
+                1
             };
             (group, s)
         })
@@ -546,9 +550,7 @@ fn number(shapes: &mut [RankedShape]) {
     for (i, s) in shapes.iter_mut().enumerate() {
         s.rank = i + 1;
         s.relative = s.predicted_s / fastest;
-        s.tie = i > 0
-            && s.relative <= 1.0 + TIE_MARGIN
-            && ![BOUNDED, PRESCREENED].contains(&s.simulated);
+        s.tie = i > 0 && s.relative <= 1.0 + TIE_MARGIN && !s.dropped();
     }
 }
 
