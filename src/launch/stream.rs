@@ -10,7 +10,7 @@
 
 use super::control::WarpCursor;
 use super::geometry::{WarpInfo, block_warps};
-use super::{Access, Launch};
+use super::{Access, Launch, Program};
 use crate::error::Result;
 use crate::input::trace::AccessKind;
 use rayon::prelude::*;
@@ -31,6 +31,8 @@ pub struct StreamTotals {
     /// the warp passes ([`Launch::barriers_per_thread`]). Marks and `loads_per_run` do not split
     /// a round: the time model's delay was fitted counting rounds so.
     pub load_rounds: u64,
+    /// Lane accesses: the lanes each warp instruction issues for, summed.
+    pub thread_accesses: u64,
 }
 
 impl StreamTotals {
@@ -97,15 +99,23 @@ impl StreamTotals {
         self.instructions += o.instructions;
         self.turns += o.turns;
         self.load_rounds += o.load_rounds;
+        self.thread_accesses += o.thread_accesses;
     }
 
     /// One warp's totals from its summaries under the two rules.
-    fn of_warp(instructions: u64, turns: &Stretch, rounds: &Stretch, rules: &Rules) -> Self {
+    fn of_warp(
+        instructions: u64,
+        thread_accesses: u64,
+        turns: &Stretch,
+        rounds: &Stretch,
+        rules: &Rules,
+    ) -> Self {
         StreamTotals {
             active_warps: (instructions > 0) as u64,
             instructions,
             turns: turns.total(&rules.turns),
             load_rounds: rounds.total(&rules.rounds),
+            thread_accesses,
         }
     }
 }
@@ -298,7 +308,7 @@ fn block_totals(
     let mut totals = StreamTotals::default();
     for (w, info) in warps.iter().enumerate() {
         let t = match parts {
-            Some(parts) => simple_warp(parts, rules, info),
+            Some(parts) => simple_warp(&launch.program, parts, rules, info),
             None => walked_warp(launch, rules, b, w as u32, info)?,
         };
         totals.add(&t);
@@ -307,14 +317,36 @@ fn block_totals(
 }
 
 /// A warp of the simple form, from its loop trips.
-fn simple_warp(parts: &SimpleParts, rules: &Rules, info: &WarpInfo) -> StreamTotals {
+fn simple_warp(
+    program: &Program,
+    parts: &SimpleParts,
+    rules: &Rules,
+    info: &WarpInfo,
+) -> StreamTotals {
     if info.instructions == 0 {
         return StreamTotals::default();
     }
     let trips = info.trips as u64;
     let turns = parts.warp(0, trips, &rules.turns);
     let rounds = parts.warp(1, trips, &rules.rounds);
-    StreamTotals::of_warp(info.instructions, &turns, &rounds, rules)
+    let lanes = lane_accesses(program, info);
+    StreamTotals::of_warp(info.instructions, lanes, &turns, &rounds, rules)
+}
+
+/// Lane accesses a warp of the simple form issues in all: every active lane in every
+/// instruction outside the loop, and in the loop's body for each of its own trips.
+pub fn lane_accesses(program: &Program, info: &WarpInfo) -> u64 {
+    let lanes = info.mask.count_ones() as u64;
+    let outside = (program.pre.len() + program.post.len()) as u64;
+    let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
+    let lane_trips = match &info.lane_trips {
+        None => lanes * info.trips as u64,
+        Some(t) => (0..32)
+            .filter(|&l| info.mask >> l & 1 == 1)
+            .map(|l| t[l].min(info.trips) as u64)
+            .sum(),
+    };
+    lanes * outside + body * lane_trips
 }
 
 /// A warp of any other program, walked instruction by instruction.
@@ -330,18 +362,25 @@ fn walked_warp(
     }
     let mut cursor = WarpCursor::new(launch, block, warp, info.mask);
     let (mut turns, mut rounds) = (Stretch::Open(0), Stretch::Open(0));
-    let mut instructions = 0;
+    let (mut instructions, mut lanes) = (0, 0);
     while let Some(step) = cursor.next()? {
         if step.mask == 0 {
             // predicated off: issued, but no lane waits on memory
             continue;
         }
+        lanes += step.mask.count_ones() as u64;
         let a = &launch.program.accesses[step.access];
         turns = turns.then(Stretch::of(a, &rules.turns), &rules.turns);
         rounds = rounds.then(Stretch::of(a, &rules.rounds), &rules.rounds);
         instructions += 1;
     }
-    Ok(StreamTotals::of_warp(instructions, &turns, &rounds, rules))
+    Ok(StreamTotals::of_warp(
+        instructions,
+        lanes,
+        &turns,
+        &rounds,
+        rules,
+    ))
 }
 
 #[cfg(test)]

@@ -598,7 +598,10 @@ fn pipeline(
     warp_instructions += sched.unlisted_instructions;
     let (mut thread_accesses, mut active_warps) = (sched.thread_accesses, sched.active_warps);
     if tallies.jumped_blocks > 0 {
-        (warp_instructions, thread_accesses, active_warps) = schedule::simple_totals(launch)?;
+        // The warps' streams were summed over every block before the schedule.
+        let s = sched.streams();
+        (warp_instructions, thread_accesses, active_warps) =
+            (s.instructions, s.thread_accesses, s.active_warps);
     }
     let mut l1 = L1Counters::default();
     for w in &mut workers {

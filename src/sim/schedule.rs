@@ -22,8 +22,8 @@ use crate::input::trace::AccessKind;
 use crate::input::trace::MAX_LOOP_DEPTH;
 use crate::launch::control::WarpCursor;
 use crate::launch::geometry::{WarpInfo, block_warps};
-use crate::launch::stream::StreamTotals;
-use crate::launch::{Launch, Layout, Program};
+use crate::launch::stream::{StreamTotals, lane_accesses};
+use crate::launch::{Launch, Layout};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -760,22 +760,6 @@ impl<'a> Scheduler<'a> {
     }
 }
 
-/// Lane accesses a warp of the simple form issues in all: every active lane in every
-/// instruction outside the loop, and in the loop's body for each of its own trips.
-fn lane_accesses(program: &Program, info: &WarpInfo) -> u64 {
-    let lanes = info.mask.count_ones() as u64;
-    let outside = (program.pre.len() + program.post.len()) as u64;
-    let body = program.lp.as_ref().map_or(0, |l| l.body.len() as u64);
-    let lane_trips = match &info.lane_trips {
-        None => lanes * info.trips as u64,
-        Some(t) => (0..32)
-            .filter(|&l| info.mask >> l & 1 == 1)
-            .map(|l| t[l].min(info.trips) as u64)
-            .sum(),
-    };
-    lanes * outside + body * lane_trips
-}
-
 /// The lane accesses (thread accesses) of block `b` of a launch of the simple form.
 pub fn block_thread_accesses(launch: &Launch, b: u64) -> Result<u64> {
     Ok(block_warps(launch, b)?
@@ -783,33 +767,6 @@ pub fn block_thread_accesses(launch: &Launch, b: u64) -> Result<u64> {
         .filter(|info| info.instructions > 0)
         .map(|info| lane_accesses(&launch.program, info))
         .sum())
-}
-
-/// What the warps of a launch of the simple form issue in all, whatever the schedule: warp
-/// instructions, lane accesses and warps with at least one instruction.
-pub fn simple_totals(launch: &Launch) -> Result<(u64, u64, u64)> {
-    let program = &launch.program;
-    (0..launch.total_blocks)
-        .into_par_iter()
-        .map(|b| {
-            let mut t = (0, 0, 0);
-            for info in block_warps(launch, b)? {
-                if info.instructions > 0 {
-                    t.0 += info.instructions;
-                    t.1 += lane_accesses(program, &info);
-                    t.2 += 1;
-                }
-            }
-            Ok(t)
-        })
-        // The lowest block's error, whatever the thread count (`try_reduce` returns any).
-        .reduce(
-            || Ok((0, 0, 0)),
-            |a, b| {
-                let (a, b) = (a?, b?);
-                Ok((a.0 + b.0, a.1 + b.1, a.2 + b.2))
-            },
-        )
 }
 
 /// What an SM's issue loop reads.

@@ -1487,22 +1487,34 @@ pub fn instruction_counts(
         .map(|c| {
             let mut w = SmWorker::counting(track_compulsory);
             let mut known: HashMap<Vec<i64>, L1Counters, ahash::RandomState> = HashMap::default();
-            let mut key = Vec::new();
+            // The block before's key and counts: neighbours mostly share their key, and
+            // comparing keys costs less than hashing one.
+            let (mut key, mut last_key) = (Vec::new(), Vec::new());
+            let mut last_counts = None;
             let blocks = c * chunk..((c + 1) * chunk).min(launch.total_blocks);
             for b in blocks {
                 let block_xyz = block_coords(b, cx.grid);
                 let warps = block_warps(launch, b)?;
                 if affine {
                     block_key_into(cx, &warps, block_xyz, &mut key);
+                    if let Some(counts) = last_counts.filter(|_| key == last_key) {
+                        w.counters.add(&counts);
+                        continue;
+                    }
                     if let Some(counts) = known.get(key.as_slice()) {
                         w.counters.add(counts);
+                        last_counts = Some(*counts);
+                        std::mem::swap(&mut key, &mut last_key);
                         continue;
                     }
                 }
                 let before = w.counters;
                 w.issue_block(cx, &warps, b as u32, block_xyz)?;
                 if affine {
-                    known.insert(key.clone(), w.counters.minus(&before));
+                    let counts = w.counters.minus(&before);
+                    known.insert(key.clone(), counts);
+                    last_counts = Some(counts);
+                    std::mem::swap(&mut key, &mut last_key);
                 }
             }
             Ok(w.counters)
