@@ -8,7 +8,10 @@
 //! too short to sample are listed and left out of the summary. Run through
 //! `benches/sample_study.sh` (docs/performance.md).
 //!
-//! Usage: `sample_study [--threads N] [--budget P[,P...]] [--only SUBSTRING] HW:FILE...`
+//! `--join off,on` runs each budget with the strata at the ends drawn (`off`) and joined to the
+//! exact waves beside them (`on`, [`sample::SampleOptions::join_ends`]; marked `j`).
+//!
+//! Usage: `sample_study [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--only SUBSTRING] HW:FILE...`
 
 #[path = "common/launch_list.rs"]
 mod launch_list;
@@ -45,6 +48,7 @@ fn main() {
     let mut threads = None;
     let mut only = None;
     let mut budgets = vec![sample::SampleOptions::default().budget_percent];
+    let mut joins = vec![sample::SampleOptions::default().join_ends];
     let mut lists = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -59,12 +63,24 @@ fn main() {
                     .map(|p| p.parse().expect("a budget is a whole percent"))
                     .collect()
             }
+            "--join" => {
+                joins = args
+                    .next()
+                    .expect("--join off|on|off,on")
+                    .split(',')
+                    .map(|j| match j {
+                        "off" => false,
+                        "on" => true,
+                        _ => panic!("--join takes off, on or off,on"),
+                    })
+                    .collect()
+            }
             _ => lists.push(a),
         }
     }
     assert!(
         !lists.is_empty(),
-        "usage: sample_study [--threads N] [--budget P[,P...]] [--only SUBSTRING] HW:FILE..."
+        "usage: sample_study [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--only SUBSTRING] HW:FILE..."
     );
     let fields = metric_fields();
     let shown = [
@@ -102,7 +118,14 @@ fn main() {
         "DRwr%",
         "inside"
     );
-    let mut summaries: Vec<Summary> = budgets.iter().map(|_| Summary::default()).collect();
+    // Each plan: a budget, and whether the end strata are joined.
+    let plans: Vec<(u32, bool)> = budgets
+        .iter()
+        .flat_map(|&b| joins.iter().map(move |&j| (b, j)))
+        .collect();
+    let plan_name =
+        |&(budget, join): &(u32, bool)| format!("{budget}{}", if join { "j" } else { "" });
+    let mut summaries: Vec<Summary> = plans.iter().map(|_| Summary::default()).collect();
     let mut too_short = Vec::new();
     for list in &lists {
         let (hw, path) = list
@@ -135,9 +158,10 @@ fn main() {
             let opts = sim::SimOptions::default();
             // Sampled first: a launch too short to sample costs no exact run.
             let mut sampled = Vec::new();
-            for &budget in &budgets {
+            for &(budget, join_ends) in &plans {
                 let sampling = sample::SampleOptions {
                     budget_percent: budget,
+                    join_ends,
                     ..sample::SampleOptions::default()
                 };
                 let start = Instant::now();
@@ -156,9 +180,10 @@ fn main() {
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
             let exact_s = start.elapsed().as_secs_f64();
             let exact = sample::fields(&exact);
-            for ((run, secs), (&budget, summary)) in
-                sampled.iter().zip(budgets.iter().zip(&mut summaries))
+            for ((run, secs), (plan, summary)) in
+                sampled.iter().zip(plans.iter().zip(&mut summaries))
             {
+                let budget = plan_name(plan);
                 let Some(run) = run else {
                     println!("{label}: budget {budget}%: too short to sample");
                     continue;
@@ -224,7 +249,8 @@ fn main() {
     for label in &too_short {
         println!("too short to sample: {label}");
     }
-    for (budget, s) in budgets.iter().zip(&summaries) {
+    for (plan, s) in plans.iter().zip(&summaries) {
+        let budget = plan_name(plan);
         let med_max = |k: usize| {
             format!(
                 "{:.3} / {:.3}%",

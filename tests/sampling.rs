@@ -368,3 +368,37 @@ fn the_json_carries_the_intervals_and_the_waves() {
     assert_eq!(exact["simulation"]["sampled"], false);
     assert!(exact["metrics_ci95"].is_null());
 }
+
+#[test]
+fn the_end_strata_join_the_head_and_the_tail_and_save_their_warm_ups() {
+    use gputraffic::sim::sample::{WaveMode, WavePlan};
+    let b = bound("star4", [32, 8, 4], [128, 128, 256]);
+    let joined = WavePlan::plan(&b.launch, &b.hw, &SampleOptions::default()).unwrap();
+    let drawn_ends = SampleOptions {
+        join_ends: false,
+        ..SampleOptions::default()
+    };
+    let drawn = WavePlan::plan(&b.launch, &b.hw, &drawn_ends).unwrap();
+    let (lo, hi) = joined.interior;
+    let counted =
+        |plan: &WavePlan| -> Vec<Vec<u64>> { plan.strata.iter().map(|(_, c)| c.clone()).collect() };
+    let (runs, drawn_runs) = (counted(&joined), counted(&drawn));
+    // The first stratum's run starts right after the head, the last ends right before the tail.
+    assert_eq!(runs[0][0], lo);
+    assert_eq!(*runs.last().unwrap().last().unwrap() + 1, hi);
+    // The strata between are drawn as before.
+    assert_eq!(runs[1..runs.len() - 1], drawn_runs[1..drawn_runs.len() - 1]);
+    // Nothing between the head and the first run, or the last run and the tail, is warmed.
+    assert_eq!(joined.mode(lo - 1), WaveMode::Count);
+    assert_eq!(joined.mode(hi), WaveMode::Count);
+    // Two warm-ups fewer than with drawn ends (neither of which lies within a warm-up of the
+    // head or the tail here): the head's 4 waves, the first run's 3, three runs of 3 behind a
+    // warm-up of 5 (the last one's serving the tail) and the tail's 2.
+    assert!(drawn_runs[0][0] >= lo + joined.warmup_waves);
+    assert_eq!(joined.warmup_waves, 5);
+    assert_eq!(joined.detailed(), 4 + 3 + 3 * (5 + 3) + 2);
+    assert_eq!(
+        joined.detailed() + 2 * joined.warmup_waves as usize,
+        drawn.detailed()
+    );
+}

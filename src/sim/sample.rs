@@ -23,7 +23,11 @@
 //! once (its turnover: the L2's lines, dirty ones too, are then all the warm-up's own).
 //!
 //! The interior is split into strata of equal length; in each, a seeded generator (so results
-//! are deterministic) picks where its counted waves start. The estimate of each count is the
+//! are deterministic) picks where its counted waves start, except in the first and the last
+//! ([`SampleOptions::join_ends`]): the first stratum's run starts right after the head, whose
+//! exact waves are its warm-up, and the last one's ends right before the tail, whose warm-up it
+//! and its own warm-up then are. That saves two warm-ups (82 of 1986 waves in detail instead of
+//! 116 for star4 1024×1024×512 in 32×8×4 blocks on the h200). The estimate of each count is the
 //! exact head and tail plus a ratio estimate of the interior: the count per warp instruction
 //! (stratified: per stratum, its length times the mean of its counted waves, for the count and
 //! for the instructions) times the interior's instructions, which are known exactly. Its
@@ -71,6 +75,11 @@ pub struct SampleOptions {
     pub seed: u64,
     /// Let the scheduler jump over skipped waves (else it runs through them).
     pub jump: bool,
+    /// Join the strata at the ends to the exact waves beside them: the first stratum's counted
+    /// run starts right after the head, whose exact waves warm it, and the last stratum's ends
+    /// right before the tail, whose warm-up it then is; the other strata's runs start where the
+    /// seeded draw puts them. Two warm-ups fewer.
+    pub join_ends: bool,
     /// Screen rather than sample ([`WavePlan::plan`]): the head (until the L2 has turned over
     /// once), then every stratum's counted waves back to back right after it, the rest skipped,
     /// no tail. The cheapest estimate (no warm-ups: the head warms the first counted wave, each
@@ -94,6 +103,7 @@ impl Default for SampleOptions {
             tail_waves: 2,
             seed: 0x5eed_9e37_79b9_7f4a,
             jump: true,
+            join_ends: true,
             screen: false,
             screen_head_percent: 100,
         }
@@ -227,7 +237,12 @@ impl WavePlan {
         for s in 0..strata {
             let a = lo + interior * s / strata;
             let z = lo + interior * (s + 1) / strata;
-            let start = a + rng.below(z - a - counted + 1);
+            let drawn = a + rng.below(z - a - counted + 1);
+            let start = match s {
+                0 if o.join_ends => a,
+                _ if o.join_ends && s + 1 == strata => z - counted,
+                _ => drawn,
+            };
             let labels: Vec<u64> = (start..start + counted).collect();
             for &l in &labels {
                 modes[l as usize] = WaveMode::Count;
