@@ -326,7 +326,12 @@ fn normal_cdf(x: f64) -> f64 {
 /// the last such miss and the sectors brought since the other side's last read. The two orders of
 /// the race ([`RaceGaps`]) each keep one.
 #[derive(Debug)]
-struct PendingMisses(HashMap<u64, (u64, u8), ahash::RandomState>);
+struct PendingMisses(HashMap<u64, u64, ahash::RandomState>);
+
+/// A pending miss's tick and sectors in one word: the tick above the low byte.
+fn pack_miss(tick: u64, sectors: u8) -> u64 {
+    tick << 8 | sectors as u64
+}
 
 impl PendingMisses {
     fn new(seeds: (u64, u64, u64, u64)) -> PendingMisses {
@@ -339,14 +344,16 @@ impl PendingMisses {
     /// A miss at tick `now` brought `sectors` of `line` in (`pending`: an earlier miss's
     /// sectors are still unread by the other side, and these join them).
     fn record(&mut self, line: u64, now: u64, sectors: u8, pending: bool) {
-        let entry = self.0.entry(line).or_insert((now, 0));
-        *entry = (now, if pending { entry.1 | sectors } else { sectors });
+        let entry = self.0.entry(line).or_insert(pack_miss(now, 0));
+        let earlier = if pending { *entry as u8 } else { 0 };
+        *entry = pack_miss(now, earlier | sectors);
     }
 
     /// The other side's first read of `line` since the miss, at tick `now`, finding `sectors`
     /// there: adds those the miss brought to `gaps` at its gap in ticks, and forgets the miss.
     fn settle(&mut self, line: u64, now: u64, sectors: u8, gaps: &mut [u64]) {
-        if let Some((tick, brought)) = self.0.remove(&line) {
+        if let Some(miss) = self.0.remove(&line) {
+            let (tick, brought) = (miss >> 8, miss as u8);
             let raced = brought & sectors;
             let gap = (now - tick) as usize;
             if raced != 0 && gap < RACE_TICKS {
@@ -358,7 +365,8 @@ impl PendingMisses {
     /// Forgets misses of ticks before `tick - RACE_TICKS`.
     fn forget_before(&mut self, tick: u64) {
         if !self.0.is_empty() {
-            self.0.retain(|_, (t, _)| *t + RACE_TICKS as u64 > tick);
+            self.0
+                .retain(|_, miss| (*miss >> 8) + RACE_TICKS as u64 > tick);
         }
     }
 }
