@@ -195,10 +195,10 @@ pub fn thread_coords(tid: u32, block: [u32; 3]) -> [i64; 3] {
 /// over its thread box; any other block is worked out thread by thread. Both give the same warps
 /// and the same errors (tested), so interior blocks of large launches cost O(warps), not O(threads).
 pub fn block_warps(launch: &Launch, block_id: u64) -> Result<Vec<WarpInfo>> {
-    if let Some(warps) = uniform_block_warps(launch, block_id)? {
-        return Ok(warps);
+    match uniform_block_shape(launch, block_id)? {
+        Some(shape) => Ok(warps_of_shape(launch, shape)),
+        None => block_warps_per_thread(launch, block_id),
     }
-    block_warps_per_thread(launch, block_id)
 }
 
 /// The smallest and largest value of `a` over the threads of a block, with the block and loop
@@ -274,9 +274,17 @@ fn predicate_over_block(p: &Predicate, slots: &[i64; SLOTS], block: [u32; 3]) ->
     Some(true)
 }
 
-/// The warps of a block decided as a whole ([`block_warps`]'s fast path), or `None` when the
+/// How a block decided as a whole runs: whether its threads pass the guard, and the loop trips
+/// they all take. Every block of one shape has the same warps ([`warps_of_shape`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct UniformShape {
+    active: bool,
+    trips: u32,
+}
+
+/// The shape of a block decided as a whole ([`block_warps`]'s fast path), or `None` when the
 /// block needs the per-thread path.
-fn uniform_block_warps(launch: &Launch, block_id: u64) -> Result<Option<Vec<WarpInfo>>> {
+fn uniform_block_shape(launch: &Launch, block_id: u64) -> Result<Option<UniformShape>> {
     let p = &launch.program;
     let mut slots = [0i64; SLOTS];
     slots[SLOT_BLOCK..SLOT_BLOCK + 3].copy_from_slice(&block_coords(block_id, launch.grid));
@@ -299,8 +307,8 @@ fn uniform_block_warps(launch: &Launch, block_id: u64) -> Result<Option<Vec<Warp
             return Ok(None);
         }
         if lo > MAX_TRIPS {
-            // The per-thread path names the block's first thread; so does this.
-            return block_warps_per_thread(launch, block_id).map(Some);
+            // The per-thread path names the block's first thread.
+            return Ok(None);
         }
         trips = lo.max(0) as u32;
         if let Some(c) = &lp.while_cond {
@@ -316,8 +324,15 @@ fn uniform_block_warps(launch: &Launch, block_id: u64) -> Result<Option<Vec<Warp
             trips = k;
         }
     }
+    Ok(Some(UniformShape { active, trips }))
+}
+
+/// The warps of every block of `shape`.
+fn warps_of_shape(launch: &Launch, shape: UniformShape) -> Vec<WarpInfo> {
+    let p = &launch.program;
+    let UniformShape { active, trips } = shape;
     let warps = launch.occupancy.warps_per_block;
-    let out = (0..warps)
+    (0..warps)
         .map(|w| {
             let lanes = launch.threads_per_block.saturating_sub(w * 32).min(32);
             let mask = if !active || lanes == 0 {
@@ -339,8 +354,35 @@ fn uniform_block_warps(launch: &Launch, block_id: u64) -> Result<Option<Vec<Warp
                 },
             }
         })
-        .collect();
-    Ok(Some(out))
+        .collect()
+}
+
+/// [`block_warps`] block after block, for passes over a launch's blocks: the warps of the block
+/// before are kept and handed out again where a block has their shape, as most neighbours do,
+/// instead of being built anew.
+#[derive(Debug, Default)]
+pub struct BlockWarps {
+    shape: Option<UniformShape>,
+    warps: Vec<WarpInfo>,
+}
+
+impl BlockWarps {
+    /// The warps of block `block_id` ([`block_warps`]).
+    pub fn of(&mut self, launch: &Launch, block_id: u64) -> Result<&[WarpInfo]> {
+        match uniform_block_shape(launch, block_id)? {
+            Some(shape) => {
+                if self.shape != Some(shape) {
+                    self.warps = warps_of_shape(launch, shape);
+                    self.shape = Some(shape);
+                }
+            }
+            None => {
+                self.warps = block_warps_per_thread(launch, block_id)?;
+                self.shape = None;
+            }
+        }
+        Ok(&self.warps)
+    }
 }
 
 /// [`block_warps`] thread by thread: the reference for every block.
@@ -553,11 +595,15 @@ body = [{body}]
             for body in bodies {
                 for block in [[32, 1, 1], [7, 3, 3], [16, 4, 2], [33, 2, 1], [64, 1, 2]] {
                     let l = launch(guard, body, block);
+                    // Handed out block after block, reused where the shape repeats.
+                    let mut handed = BlockWarps::default();
                     for b in 0..l.total_blocks {
                         let fast = block_warps(&l, b).unwrap();
                         let reference = block_warps_per_thread(&l, b).unwrap();
                         assert_eq!(fast, reference, "{guard} / {body} / {block:?} block {b}");
-                        whole += uniform_block_warps(&l, b).unwrap().is_some() as u32;
+                        let reused = handed.of(&l, b).unwrap();
+                        assert_eq!(reused, &reference[..], "{guard} / {body} / {block:?} {b}");
+                        whole += uniform_block_shape(&l, b).unwrap().is_some() as u32;
                         blocks += 1;
                     }
                 }
@@ -579,7 +625,7 @@ body = [{body}]
             [32, 1, 1],
         );
         let whole: Vec<u64> = (0..l.total_blocks)
-            .filter(|&b| uniform_block_warps(&l, b).unwrap().is_some())
+            .filter(|&b| uniform_block_shape(&l, b).unwrap().is_some())
             .collect();
         assert_eq!(whole, (0..91).map(|i| 2 * i).collect::<Vec<_>>());
         // With 8 x 2 x 4 blocks (grid 6 x 7 x 2), the blocks of x column 5, y row 6 or z layer 1
@@ -590,7 +636,7 @@ body = [{body}]
             [8, 2, 4],
         );
         let whole = (0..l.total_blocks)
-            .filter(|&b| uniform_block_warps(&l, b).unwrap().is_some())
+            .filter(|&b| uniform_block_shape(&l, b).unwrap().is_some())
             .count();
         assert_eq!(whole, 30);
     }

@@ -9,7 +9,7 @@
 //! decoding exactly those of the general walk (docs/model.md, "Schedule").
 
 use super::control::WarpCursor;
-use super::geometry::{WarpInfo, block_warps};
+use super::geometry::{BlockWarps, WarpInfo};
 use super::{Access, Launch, Program};
 use crate::error::Result;
 use crate::input::trace::AccessKind;
@@ -53,14 +53,15 @@ impl StreamTotals {
             .map(|c| {
                 let mut sum = StreamTotals::default();
                 let mut last: Option<(Vec<WarpInfo>, StreamTotals)> = None;
+                let mut blocks = BlockWarps::default();
                 for b in c * chunk..((c + 1) * chunk).min(launch.total_blocks) {
-                    let warps = block_warps(launch, b)?;
+                    let warps = blocks.of(launch, b)?;
                     let t = match &last {
-                        Some((w, t)) if *w == warps => *t,
+                        Some((w, t)) if w == warps => *t,
                         _ => {
-                            let t = block_totals(launch, &rules, parts.as_ref(), b, &warps)?;
+                            let t = block_totals(launch, &rules, parts.as_ref(), b, warps)?;
                             if parts.is_some() {
-                                last = Some((warps, t));
+                                last = Some((warps.to_vec(), t));
                             }
                             t
                         }

@@ -9,7 +9,7 @@ use crate::input::expr::Compiled;
 use crate::input::hw::WARP_SIZE;
 use crate::input::hw::{HwConfig, SetIndexing};
 use crate::input::trace::{AccessKind, MAX_LOOP_DEPTH};
-use crate::launch::geometry::{WarpInfo, block_coords, block_warps, thread_coords};
+use crate::launch::geometry::{BlockWarps, WarpInfo, block_coords, block_warps, thread_coords};
 use crate::launch::{
     Access, ArrayLayout, Launch, Layout, Outside, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS,
     thread_name,
@@ -1491,12 +1491,13 @@ pub fn instruction_counts(
             // comparing keys costs less than hashing one.
             let (mut key, mut last_key) = (Vec::new(), Vec::new());
             let mut last_counts = None;
+            let mut block_warps = BlockWarps::default();
             let blocks = c * chunk..((c + 1) * chunk).min(launch.total_blocks);
             for b in blocks {
                 let block_xyz = block_coords(b, cx.grid);
-                let warps = block_warps(launch, b)?;
+                let warps = block_warps.of(launch, b)?;
                 if affine {
-                    block_key_into(cx, &warps, block_xyz, &mut key);
+                    block_key_into(cx, warps, block_xyz, &mut key);
                     if let Some(counts) = last_counts.filter(|_| key == last_key) {
                         w.counters.add(&counts);
                         continue;
@@ -1509,7 +1510,7 @@ pub fn instruction_counts(
                     }
                 }
                 let before = w.counters;
-                w.issue_block(cx, &warps, b as u32, block_xyz)?;
+                w.issue_block(cx, warps, b as u32, block_xyz)?;
                 if affine {
                     let counts = w.counters.minus(&before);
                     known.insert(key.clone(), counts);
