@@ -237,6 +237,7 @@ impl WavePlan {
         for s in 0..strata {
             let a = lo + interior * s / strata;
             let z = lo + interior * (s + 1) / strata;
+            // Drawn in every stratum, so that the strata between draw what they always drew.
             let drawn = a + rng.below(z - a - counted + 1);
             let start = match s {
                 0 if o.join_ends => a,
