@@ -402,3 +402,30 @@ fn the_end_strata_join_the_head_and_the_tail_and_save_their_warm_ups() {
         drawn.detailed()
     );
 }
+
+#[test]
+fn a_chunk_spans_the_head_a_warm_up_or_the_tail_but_never_more_than_one_counted_wave() {
+    use gputraffic::sim::sample::{WaveMode, WavePlan};
+    let b = bound("star4", [32, 8, 4], [128, 128, 256]);
+    let plan = WavePlan::plan(&b.launch, &b.hw, &SampleOptions::default()).unwrap();
+    let (lo, hi) = plan.interior;
+    let last = plan.modes.len() as u64 - 1;
+    let runs: Vec<Vec<u64>> = plan.strata.iter().map(|(_, c)| c.clone()).collect();
+    // The head (4 waves) is one chunk up to the first counted run, which starts right after it.
+    assert_eq!(lo, 4);
+    assert_eq!(plan.chunk_end(0), plan.start_of(lo));
+    assert_eq!(plan.chunk_end(2), plan.start_of(lo));
+    // Each wave a stratum counts is a chunk of its own: its tally is one draw.
+    for &l in runs.iter().flatten() {
+        assert_eq!(plan.chunk_end(l), plan.end_of(l), "counted wave {l}");
+    }
+    // The 5 warm-up waves before the second run are one chunk, ending where the run starts.
+    let start = runs[1][0];
+    assert_eq!(plan.mode(start - 5), WaveMode::Warm);
+    assert_eq!(plan.mode(start - 6), WaveMode::Skip);
+    assert_eq!(plan.chunk_end(start - 5), plan.start_of(start));
+    // A skipped wave ends its own chunk (the scheduler may jump from the next one on).
+    assert_eq!(plan.chunk_end(start - 6), plan.end_of(start - 6));
+    // The tail is one chunk to the launch's end.
+    assert_eq!(plan.chunk_end(hi), plan.end_of(last));
+}

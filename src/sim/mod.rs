@@ -97,7 +97,9 @@ impl Default for SimOptions {
 /// schedule's turn skip is on (SMs run ahead of a chunk that ends early, at most to its full
 /// length, drawing turns from their blocks' ids, and a jump over skipped waves then renumbers
 /// those blocks), so it stays at the length its intervals were studied with
-/// (docs/performance.md), whatever exact runs use; its chunks end with each wave anyway.
+/// (docs/performance.md), whatever exact runs use. Its chunks also end where a counted or a
+/// skipped wave does, and where a run of warm-up waves, the head or the tail ends
+/// ([`sample::WavePlan::chunk_end`]).
 pub const SAMPLED_CHUNK_TICKS: u32 = 2048;
 
 pub use counters::Counts;
@@ -513,7 +515,7 @@ fn pipeline(
             Ok(Some((label, mode)))
         };
     let until = |wave: Option<(u64, sample::WaveMode)>| match (plan, wave) {
-        (Some(p), Some((label, _))) => p.end_of(label),
+        (Some(p), Some((label, _))) => p.chunk_end(label),
         _ => u64::MAX,
     };
     let counted = |wave: Option<(u64, sample::WaveMode)>| {

@@ -324,6 +324,24 @@ impl WavePlan {
         (label + 1) * self.blocks_per_wave
     }
 
+    /// The dispatch count at which a chunk of ticks that starts in wave `label` must end: where
+    /// the wave does if it is skipped or one a stratum counts (each is tallied on its own), else
+    /// where the run of waves like it ends: warm-ups are not tallied and the head and the tail
+    /// only as a whole, so their waves may share chunks (fewer, longer chunks: each meeting of
+    /// the pipeline's stages costs time).
+    pub fn chunk_end(&self, label: u64) -> u64 {
+        let mode = self.mode(label);
+        let sampled = |l: u64| self.strata.iter().any(|(_, counted)| counted.contains(&l));
+        if mode == WaveMode::Skip || sampled(label) {
+            return self.end_of(label);
+        }
+        let last = (label + 1..self.modes.len() as u64)
+            .take_while(|&l| self.mode(l) == mode && !sampled(l))
+            .last()
+            .unwrap_or(label);
+        self.end_of(last)
+    }
+
     /// Whether the scheduler may jump over wave `label`: it is skipped, and so are the two
     /// before it, so that no block the caches saw is still resident.
     pub fn jumpable(&self, label: u64) -> bool {
