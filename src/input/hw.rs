@@ -770,6 +770,12 @@ pub struct BandwidthConfig {
     /// `validation/store_patterns.cu`). None: such sectors cost what full ones do.
     #[serde(default)]
     pub l2_partial_write_sectors_per_ns: Option<f64>,
+    /// How the L2's time for partly written sectors and its time for the rest of its traffic
+    /// combine: as the norm `(a^k + b^k)^(1/k)` with this `k` (1: they add; the larger the `k`,
+    /// the more they overlap, up to the larger of the two). None: 1. Measured:
+    /// `validation/partial_mix.cu`.
+    #[serde(default)]
+    pub l2_partial_write_overlap_exponent: Option<f64>,
 }
 
 impl BandwidthConfig {
@@ -991,6 +997,13 @@ impl HwConfig {
         {
             return Err(
                 "bandwidth.l2_partial_write_sectors_per_ns must be a positive number".into(),
+            );
+        }
+        if let Some(k) = self.bandwidth.l2_partial_write_overlap_exponent
+            && !(k.is_finite() && k >= 1.0)
+        {
+            return Err(
+                "bandwidth.l2_partial_write_overlap_exponent must be a number of at least 1 (1: the two times add)".into(),
             );
         }
         let b = &self.bandwidth;
@@ -2129,6 +2142,11 @@ mod tests {
                 "l2_partial_write_sectors_per_ns = 69 ",
                 "l2_partial_write_sectors_per_ns = 0 ",
                 "bandwidth.l2_partial_write_sectors_per_ns",
+            ),
+            (
+                "l2_partial_write_overlap_exponent = 1.2 ",
+                "l2_partial_write_overlap_exponent = 0.5 ",
+                "bandwidth.l2_partial_write_overlap_exponent",
             ),
             (
                 "dram_copy_gbs = 3941 ",

@@ -135,6 +135,41 @@ fn partial_writebacks(
     }
 }
 
+/// The L2 slices' time for `bytes` between the L1s and the L2, of which
+/// `partial_write_sectors` are sectors the stores write only in part; `None` without an L2 rate
+/// (`bandwidth.l2_gbs`). A partly written sector occupies its slice far longer than a whole one
+/// moved at the byte rate (validation/store_patterns.cu), so such sectors are charged at their
+/// own rate (`l2_partial_write_sectors_per_ns`); the slices work on the rest of the traffic
+/// meanwhile, in part, so the two times combine as a norm between their sum and the larger
+/// (`l2_partial_write_overlap_exponent`, validation/partial_mix.cu).
+pub fn l2_seconds(hw: &HwConfig, bytes: f64, partial_write_sectors: Option<f64>) -> Option<f64> {
+    let gbs = hw.bandwidth.l2_gbs?;
+    let (partial, partial_s) = match (
+        partial_write_sectors,
+        hw.bandwidth.l2_partial_write_sectors_per_ns,
+    ) {
+        (Some(sectors), Some(per_ns)) => (sectors * SECTOR_BYTES as f64, sectors / per_ns * 1e-9),
+        _ => (0.0, 0.0),
+    };
+    let rest_s = (bytes - partial).max(0.0) / (gbs * 1e9);
+    let k = hw
+        .bandwidth
+        .l2_partial_write_overlap_exponent
+        .unwrap_or(1.0);
+    Some(overlapped(rest_s, partial_s, k))
+}
+
+/// Two times of one unit that overlap in part: the norm `(a^k + b^k)^(1/k)`, their sum at
+/// `k = 1` and towards the larger as `k` grows.
+fn overlapped(a: f64, b: f64, k: f64) -> f64 {
+    if a <= 0.0 || b <= 0.0 || k == 1.0 {
+        return a + b;
+    }
+    let big = a.max(b);
+    // Scaled by the larger, so that the powers neither overflow nor vanish.
+    big * (1.0 + (a.min(b) / big).powf(k)).powf(1.0 / k)
+}
+
 /// Throughput (jobs per cycle) of a closed queueing network by exact mean-value analysis:
 /// `customers` jobs cycle through a pure delay of `delay` cycles and through queueing stations
 /// with service demands `demands` (cycles per job at each). A fractional customer count is
@@ -271,22 +306,15 @@ pub(crate) fn queueing(
         });
     }
     // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
-    // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock).
-    // A partly written sector occupies its L2 slice far longer than a whole one moved at the
-    // byte rate (validation/store_patterns.cu): such sectors are charged at their own rate.
-    if let (Some(b), Some(gbs)) = (inputs.l2_bytes, hw.bandwidth.l2_gbs) {
-        let (partial, partial_s) = match (
-            inputs.l2_partial_write_sectors,
-            hw.bandwidth.l2_partial_write_sectors_per_ns,
-        ) {
-            (Some(sectors), Some(per_ns)) => {
-                (sectors * SECTOR_BYTES as f64, sectors / per_ns * 1e-9)
-            }
-            _ => (0.0, 0.0),
-        };
+    // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock; the
+    // partly written sectors' rate and overlap were measured at base clocks too).
+    if let Some(seconds) = inputs
+        .l2_bytes
+        .and_then(|b| l2_seconds(hw, b, inputs.l2_partial_write_sectors))
+    {
         limiters.push(LimiterTime {
             name: "l2",
-            seconds: (b - partial).max(0.0) / (gbs * 1e9) + partial_s,
+            seconds,
         });
     }
     // The L1 data pipe is held up while the DRAM works: an L1-bound launch runs past its
@@ -405,6 +433,18 @@ pub(crate) fn queueing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_times_lie_between_their_sum_and_the_larger() {
+        // k = 2: the 3-4-5 triangle; k = 1: the sum; either alone: itself.
+        assert!((overlapped(3e-6, 4e-6, 2.0) - 5e-6).abs() < 1e-18);
+        assert_eq!(overlapped(3e-6, 4e-6, 1.0), 7e-6);
+        assert_eq!(overlapped(3e-6, 0.0, 1.2), 3e-6);
+        let t = overlapped(3e-6, 4e-6, 1.2);
+        assert!(t > 5e-6 && t < 7e-6, "{t}");
+        // A large k tends to the larger.
+        assert!((overlapped(3e-6, 4e-6, 60.0) / 4e-6 - 1.0).abs() < 1e-6);
+    }
 
     #[test]
     fn mva_with_one_customer_is_the_sum_of_delay_and_demands() {
