@@ -8,6 +8,8 @@
 //   sync_rR          __syncthreads() between: every warp of the block waits for the slowest load
 //   phases_rR_smem48, sync_rR_smem48   the same with 48 KiB of shared memory per block, so that
 //                    at most 4 blocks share an SM (few warps where blocks are small)
+//   exchange_rR      the loaded values go through shared memory: stored there, a barrier, and
+//                    each thread stores its mirror thread's (the tiled kernels' exchange)
 // The same bytes and accesses in every launch; only the barrier, R, the block size and the blocks
 // per SM change. Lifted by the simulator from this file (entry = kernel name;
 // tests/data/h200/barrier/manifest.toml).
@@ -35,19 +37,38 @@ static const int N = 1 << 27;  // floats per array
     _Pragma("unroll") for (int k = 0; k < R; k++) b[base + k * blockDim.x] = 1.0001f * v[k]; \
   }
 
+// The tiled kernels' form: each warp puts its loaded values in shared memory, the block waits,
+// and each thread stores the value its mirror thread in the block loaded (a transpose's exchange,
+// without bank conflicts), so the stores wait for the block's slowest load.
+#define EXCHANGE_KERNEL(NAME, R)                                                           \
+  __global__ void NAME(const float* __restrict__ a, float* __restrict__ b) {              \
+    __shared__ float tile[4096];                                                           \
+    int base = blockIdx.x * blockDim.x * R + threadIdx.x;                                  \
+    float v[R];                                                                            \
+    _Pragma("unroll") for (int k = 0; k < R; k++) v[k] = a[base + k * blockDim.x];         \
+    _Pragma("unroll") for (int k = 0; k < R; k++) tile[k * blockDim.x + threadIdx.x] = v[k]; \
+    __syncthreads();                                                                       \
+    int mirror = blockDim.x - 1 - threadIdx.x;                                             \
+    _Pragma("unroll") for (int k = 0; k < R; k++)                                          \
+      b[base + k * blockDim.x] = 1.0001f * tile[k * blockDim.x + mirror];                  \
+  }
+
 COPY_KERNEL(phases_r1, 1, 0, 0)
 COPY_KERNEL(sync_r1, 1, 1, 0)
 COPY_KERNEL(phases_r4, 4, 0, 0)
 COPY_KERNEL(sync_r4, 4, 1, 0)
 COPY_KERNEL(phases_r4_smem48, 4, 0, 1)
 COPY_KERNEL(sync_r4_smem48, 4, 1, 1)
+EXCHANGE_KERNEL(exchange_r1, 1)
+EXCHANGE_KERNEL(exchange_r4, 4)
 
 typedef void (*Kernel)(const float*, float*);
 struct Entry { const char* name; Kernel fn; int rounds; };
 static const Entry kernels[] = {
     {"phases_r1", phases_r1, 1}, {"sync_r1", sync_r1, 1},
     {"phases_r4", phases_r4, 4}, {"sync_r4", sync_r4, 4},
-    {"phases_r4_smem48", phases_r4_smem48, 4}, {"sync_r4_smem48", sync_r4_smem48, 4}};
+    {"phases_r4_smem48", phases_r4_smem48, 4}, {"sync_r4_smem48", sync_r4_smem48, 4},
+    {"exchange_r1", exchange_r1, 1}, {"exchange_r4", exchange_r4, 4}};
 
 int main(int argc, char** argv) {
   if (argc < 2) { printf("usage: barrier LAUNCHES\n"); return 1; }

@@ -5,5 +5,5 @@
 # OUTDIR/run.log, OUTDIR/sass.txt and OUTDIR/ptxas.txt, by validation/ncu_launches.sh.
 # Data: tests/data/h200/barrier/.
 set -euo pipefail
-exec "$(dirname "$0")/ncu_launches.sh" barrier '^(phases|sync)_r' \
+exec "$(dirname "$0")/ncu_launches.sh" barrier '^(phases|sync|exchange)_r' \
     "${1:?usage: barrier.sh OUTDIR [LAUNCHES]}" ${2:+"$2"}

@@ -82,11 +82,11 @@ def family(kernel):
     k = kernel.split(":")[-1].replace("_", "-")
     for f in ["star1-zloop", "jacobi2d-shared", "transpose-tiled", "transpose-naive", "transpose-f32", "copy-rounds",
               "star7", "star4", "star1", "box27", "copy-k", "read-k", "copy", "jacobi2d", "lbm",
-              "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r"]:
+              "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r", "exchange-r"]:
         if k.startswith(f):
             return {"transpose-f32": "transpose-naive", "copy-k": "streams", "read-k": "streams",
                     "shifted-k": "partial-streams", "k-": "atomics", "phases-r": "barrier",
-                    "sync-r": "barrier"}.get(f, f)
+                    "sync-r": "barrier", "exchange-r": "barrier"}.get(f, f)
     return k
 
 
