@@ -331,7 +331,9 @@ impl WavePlan {
     /// the pipeline's stages costs time).
     pub fn chunk_end(&self, label: u64) -> u64 {
         let mode = self.mode(label);
-        let sampled = |l: u64| self.strata.iter().any(|(_, counted)| counted.contains(&l));
+        // The counted waves between the head and the tail are the strata's.
+        let (lo, hi) = self.interior;
+        let sampled = |l: u64| (lo..hi).contains(&l) && self.mode(l) == WaveMode::Count;
         if mode == WaveMode::Skip || sampled(label) {
             return self.end_of(label);
         }
