@@ -87,7 +87,10 @@ fn shared_accesses_never_reach_the_l1_tags_the_l2_or_dram() {
         without += "\n";
     }
     // An empty loop is an error: the tile's store loop goes with its store.
-    let without = without.replace("  { loop = \"j\", count = \"rows\", body = [\n  ] },\n", "");
+    let without = without.replace(
+        "  { loop = \"j\", count = \"batched\", body = [\n  ] },\n",
+        "",
+    );
     let a = counts(&with, "h200", [32, 8, 1], &set);
     let b = counts(&without, "h200", [32, 8, 1], &set);
     assert_eq!(shared(&b), [0; 6]);
@@ -409,5 +412,32 @@ fn the_h200s_shared_counters_are_reproduced() {
             let ratio = simulated as f64 / m(name);
             assert!((0.9..=1.0).contains(&ratio), "{what} {name}: {ratio}");
         }
+    }
+}
+
+/// The tiled transpose's compiled loop takes the tile's rows in groups of 16, 8 and 4, each
+/// group's loads issued back to back, and the rows left over one at a time, each waiting for its
+/// load before its shared store (tests/data/h200/tile_rows/transpose.sass): a warp of a 32x16
+/// block (2 rows) waits twice before the barrier, one of 32x8 (4 rows) or 32x4 (8) once, and the
+/// barrier is one more round for all of them.
+#[test]
+fn the_tiled_transpose_waits_for_each_row_left_over_from_its_groups_of_four() {
+    let text = shipped("transpose-tiled");
+    for (rows_per_block, rounds) in [(4, 2.0), (8, 2.0), (16, 3.0), (32, 2.0)] {
+        let c = counts(
+            &text,
+            "h200",
+            [32, rows_per_block, 1],
+            &[("nx", 128), ("ny", 64)],
+        );
+        let inputs = c.time_inputs();
+        assert_eq!(inputs.rounds_per_warp, rounds, "32x{rows_per_block}");
+        // 32 rows a tile: each warp loads 32 / rows_per_block of them.
+        let loads = 32.0 / rows_per_block as f64;
+        assert_eq!(
+            inputs.loads_per_round,
+            Some(loads / rounds),
+            "32x{rows_per_block}"
+        );
     }
 }

@@ -82,11 +82,15 @@ def family(kernel):
     k = kernel.split(":")[-1].replace("_", "-")
     for f in ["star1-zloop", "jacobi2d-shared", "transpose-tiled", "transpose-naive", "transpose-f32", "copy-rounds",
               "star7", "star4", "star1", "box27", "copy-k", "read-k", "copy", "jacobi2d", "lbm",
-              "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r", "exchange-r"]:
+              "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r", "exchange-r",
+              "rowcopy", "tilecopy", "transpose"]:
         if k.startswith(f):
             return {"transpose-f32": "transpose-naive", "copy-k": "streams", "read-k": "streams",
                     "shifted-k": "partial-streams", "k-": "atomics", "phases-r": "barrier",
-                    "sync-r": "barrier", "exchange-r": "barrier"}.get(f, f)
+                    "sync-r": "barrier", "exchange-r": "barrier",
+                    # validation/tile_rows.cu: the tiled transpose and its copies
+                    "rowcopy": "transpose-tiled", "tilecopy": "transpose-tiled",
+                    "transpose": "transpose-tiled"}.get(f, f)
     return k
 
 
@@ -139,7 +143,7 @@ def load(paths):
             # by predict (with the constants tried).
             if "dram" in secs:
                 secs["dram"] -= number("partial_writeback_s")
-            e = dict(set=p.split("/")[-1], hw=hw, kernel=x["kernel"], family=family(x["kernel"]),
+            e = dict(set=p.split("/")[-1], id=x.get("id"), hw=hw, kernel=x["kernel"], family=family(x["kernel"]),
                      block_warps=math.ceil(block_threads / 32),
                      group=x["group"], launch=x["launch"], cps=cps, blocks=blocks, rounds=rounds,
                      loads=loads, resident=t["resident_warps"], effective=t["effective_warps"],
