@@ -6,7 +6,8 @@ tiled transpose with its block height known only at run time runs 1.39x slower t
 accesses with it known to the compiler (77 against 28 instructions a warp,
 validation/tile_rows.cu). This tries two forms with the measured instruction counts
 (`smsp__inst_executed.sum` over the launch's active warps) on the H200 sets whose ncu exports
-carry them, through validation/time_fit.py's replica of the queueing model:
+carry them, and those counted apart for the dev set, the few-block z-loop and the shared-memory
+kernels (validation/instructions.sh), through validation/time_fit.py's replica of the queueing model:
 
   delay   each warp's delay lengthened by k cycles per instruction, the barrier's round kept;
   sync    the barrier's round replaced by c cycles per instruction times the block's warps on
@@ -16,33 +17,59 @@ carry them, through validation/time_fit.py's replica of the queueing model:
 each with the constants (a, b, C, h) refitted over the same grid as time_fit.py
 --constants-only, over all these launches and with each kernel family held out in turn.
 
-  validation/instruction_fit.py          (about 25 minutes on one core)
+  validation/instruction_fit.py          (about 40 minutes on one core)
 """
-import csv, io, pathlib, statistics, sys
+import csv, io, json, pathlib, statistics, sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import time_fit as tf  # noqa: E402
 
 REPO = tf.REPO
-# report name -> tests/data/h200/ directory of its ncu export
-SETS = {"barrier": "barrier", "tile-rows": "tile_rows", "lbm-parts": "lbm_parts",
-        "streams-occupancy": "streams_occupancy", "streams": "streams", "turnover": "turnover",
-        "partial-streams": "partial_streams", "families": "families", "streams-narrow": "streams_narrow"}
+# docs/data/validation-h200-<report>.json -> the ncu export under tests/data/h200/ with its
+# instruction counts (ID i: the report's launch i); those of instructions/ were counted apart, by
+# validation/instructions.sh
+SETS = {"barrier": "barrier/ncu.csv", "tile-rows": "tile_rows/ncu.csv",
+        "lbm-parts": "lbm_parts/ncu.csv", "streams-occupancy": "streams_occupancy/ncu.csv",
+        "streams": "streams/ncu.csv", "turnover": "turnover/ncu.csv",
+        "partial-streams": "partial_streams/ncu.csv", "families": "families/ncu.csv",
+        "streams-narrow": "streams_narrow/ncu.csv",
+        "validation-h200": "instructions/dev_instructions.csv",
+        "zloop-fewblocks": "instructions/zloop_instructions.csv",
+        "transpose": "instructions/transpose_instructions.csv",
+        "shared-stencil": "instructions/stencil_instructions.csv"}
+
+
+def report(name):
+    return REPO / "docs/data" / (f"{name}.json" if name.startswith("validation") else f"validation-h200-{name}.json")
 
 
 def ncu(path):
-    """ncu's ID -> metric -> value of a raw `--csv --print-units base` export."""
+    """ncu's ID -> metric -> value of a raw `--csv --print-units base` export, with the launch's
+    kernel, block and grid under "kernel", "block" and "grid"."""
     text = open(path).read()
     rows = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
     h = rows[0]
     iid, im, iv = h.index("ID"), h.index("Metric Name"), h.index("Metric Value")
+    ik, ib, ig = h.index("Kernel Name"), h.index("Block Size"), h.index("Grid Size")
     out = {}
     for r in rows[1:]:
         try:
-            out.setdefault(int(r[iid]), {})[r[im]] = float(r[iv].replace(",", ""))
+            m = out.setdefault(int(r[iid]), {})
+            m.update(kernel=r[ik], block=r[ib], grid=r[ig])
+            m[r[im]] = float(r[iv].replace(",", ""))
         except (IndexError, ValueError):  # short lines, "n/a"
             pass
     return out
+
+
+def same_launch(m, row):
+    """Whether export launch `m` is report row `row`: its kernel (letters and digits, template
+    brackets and separators dropped), block and blocks launched."""
+    name = lambda k: "".join(ch for ch in k.split("(")[0].split(":")[-1].removeprefix("void ").lower()
+                             if ch.isalnum())
+    block = tuple(int(v) for v in m["block"].strip("()").split(","))
+    return (name(m["kernel"]) == name(row["kernel"]) and list(block) == row["block"]
+            and abs(m["sm__ctas_launched.sum"] - row["blocks"]) < 1.5)
 
 
 def barriers(e):
@@ -57,12 +84,19 @@ def barriers(e):
 
 
 def load():
-    launches = tf.load([str(REPO / f"docs/data/validation-h200-{s}.json") for s in SETS])
-    exports = {s: ncu(REPO / f"tests/data/h200/{d}/ncu.csv") for s, d in SETS.items()}
+    launches = tf.load([str(report(s)) for s in SETS])
+    exports = {report(s).name: ncu(REPO / "tests/data/h200" / f) for s, f in SETS.items()}
+    blocks = {(r.name, x["launch"]): x["block"] for r in map(report, SETS)
+              for x in json.load(open(r))["rows"]}
+    apart = {report(s).name for s, f in SETS.items() if f.startswith("instructions/")}
     for e in launches:
-        m = exports[e["set"][len("validation-h200-"):-len(".json")]][e["id"]]
-        assert abs(m["sm__ctas_launched.sum"] - e["blocks"]) < 1.5, e["launch"]
-        e["instructions"] = m["smsp__inst_executed.sum"] / e["warps"]
+        row = dict(kernel=e["kernel"], block=blocks[(e["set"], e["launch"])], blocks=e["blocks"])
+        if e["set"] in apart:  # counted apart, in the order of the launch lists: found by launch
+            found = [m for m in exports[e["set"]].values() if same_launch(m, row)]
+        else:  # the report's own export: its launch IDs
+            found = [exports[e["set"]][e["id"]]]
+        assert len(found) == 1 and same_launch(found[0], row), (e["set"], e["launch"])
+        e["instructions"] = found[0]["smsp__inst_executed.sum"] / e["warps"]
     return launches
 
 
