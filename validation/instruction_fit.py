@@ -74,9 +74,10 @@ def same_launch(m, row):
 
 def barriers(e):
     """`__syncthreads()` a thread passes (validation/*.cu: barrier's sync and exchange kernels,
-    every tile_rows kernel, lbm_parts' shared-memory pads; none elsewhere in these sets)."""
+    every tile_rows kernel, lbm_parts' shared-memory pads, the tiled transpose and the shared
+    stencil; none elsewhere in these sets)."""
     k = e["kernel"]
-    if e["set"].endswith("tile-rows.json"):
+    if e["set"].endswith("tile-rows.json") or k in ("transpose-tiled", "jacobi2d-shared"):
         return 1
     if e["set"].endswith("barrier.json") and ("sync" in k or "exchange" in k):
         return 1
