@@ -146,6 +146,10 @@ impl Bound {
         prediction.warnings = warnings;
         let mut inputs = prediction.volumes.time_inputs();
         inputs.flops = timing::launch_flops(&self.launch);
+        // every warp of every block: a model does not say which warps the guard leaves empty
+        inputs.warp_instructions = self.launch.instructions_per_warp.map(|n| {
+            n * self.launch.total_blocks as f64 * self.launch.occupancy.warps_per_block as f64
+        });
         let time = timing::estimate(&self.hw, &self.kernel, &self.launch, &inputs, clock_ghz);
         Ok((prediction, time))
     }

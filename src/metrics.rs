@@ -1026,6 +1026,13 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
         "floating-point operations at peak throughput",
     ),
     Quantity::new(
+        "time_issue_s",
+        "issue time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the warps' instructions at the SMs' issue rate (warp_instructions_per_cycle per SM cycle)",
+    ),
+    Quantity::new(
         "time_launch_s",
         "launch time",
         "s",

@@ -431,11 +431,14 @@ pub fn estimate(
     }
 }
 
-/// Time inputs from simulated counts: their traffic ([`Counts::time_inputs`]) and the launch's
-/// floating-point work.
+/// Time inputs from simulated counts: their traffic ([`Counts::time_inputs`]), the launch's
+/// floating-point work and its instructions (per warp, times the warps with an active lane).
 pub fn inputs_from_counts(counts: &Counts, launch: &Launch) -> TimeInputs {
     TimeInputs {
         flops: launch_flops(launch),
+        warp_instructions: launch
+            .instructions_per_warp
+            .map(|n| n * counts.active_warps as f64),
         ..counts.time_inputs()
     }
 }

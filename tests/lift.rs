@@ -2328,3 +2328,46 @@ fn an_atomic_the_compiled_code_aggregates_over_the_warp_sends_one_update_per_war
     let floats = run(sum_all.kernel);
     assert_eq!(floats.atomic_busiest_slice, [0, 0, 0, 65536]);
 }
+
+#[test]
+fn a_lifted_kernel_issues_as_many_instructions_a_warp_as_the_h200_counts() {
+    // The instructions per warp the lift reads off the SASS (tests/data/ptx/stencils.sass) against
+    // the H200's smsp__inst_executed.sum per launched warp of the dev set's kernels, on launches
+    // whose blocks lie inside the domain (no warp leaves early): star1 256x4x1, star4 128x8x1,
+    // copy 256x1x1 (tests/data/h200/instructions/dev_instructions.csv, IDs 2, 39 and 73).
+    let measured = gputraffic::analysis::measured::ncu_counters(std::path::Path::new(
+        "tests/data/h200/instructions/dev_instructions.csv",
+    ))
+    .unwrap();
+    for (entry, id, threads) in [
+        ("star<1>", 2, 1024.0),
+        ("star<4>", 39, 1024.0),
+        ("copy", 73, 256.0),
+    ] {
+        let m = &measured[id];
+        let per_warp = m["smsp__inst_executed.sum"] / (m["sm__ctas_launched.sum"] * threads / 32.0);
+        let options = LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(32),
+            issue_order: compiled_order("tests/data/ptx/stencils.sass"),
+            ..Default::default()
+        };
+        let lift = lift_file(STENCILS, &options).unwrap();
+        let lifted = lift.kernel.instructions_per_warp.clone().unwrap();
+        assert_eq!(lifted.to_string(), format!("{per_warp}"), "{entry}");
+    }
+    // without the SASS the lift does not guess
+    let options = LiftOptions {
+        entry: Some("star<4>".into()),
+        registers: Some(32),
+        issue_order: ptx_order(),
+        ..Default::default()
+    };
+    assert!(
+        lift_file(STENCILS, &options)
+            .unwrap()
+            .kernel
+            .instructions_per_warp
+            .is_none()
+    );
+}

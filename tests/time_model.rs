@@ -762,3 +762,58 @@ fn the_tiled_transposes_leftover_rows_wait_for_their_loads_one_by_one() {
     let one_run_error = error(&one_run);
     assert!(one_run_error < -0.3, "{one_run_error:+.3}");
 }
+
+#[test]
+fn an_sm_issues_four_warp_instructions_a_cycle_and_kernels_of_many_instructions_go_at_that_pace() {
+    // validation/issue_bound.cu's fma_ilp: four independent chains of FMAs a thread and one
+    // store, no loads (IDs 43-46: 64 and 256 FMAs a chain, blocks of 256 and 1024 threads).
+    let m = ncu("tests/data/h200/issue_bound/ncu.csv");
+    let hw = HwConfig::load("h200").unwrap();
+    let per_cycle = hw.sm.warp_instructions_per_cycle.unwrap();
+    assert_eq!(per_cycle, 4.0);
+    // 3.96-3.97 a cycle with 256 FMAs a chain; 3.89 with 64, whose warps spend more of their
+    // life starting and ending
+    for (id, within) in [(43, 0.03), (44, 0.03), (45, 0.015), (46, 0.015)] {
+        let ipc = m[id]["sm__inst_executed.avg.per_cycle_active"];
+        assert!((ipc / per_cycle - 1.0).abs() < within, "{id}: {ipc}");
+    }
+    // The time model on the same launch with the instructions the lift reads off its SASS
+    // (1046 a warp for 256 FMAs a chain, as measured): the issue limiter sets its pace.
+    let trace = r#"
+name = "fma_ilp_256"
+[params]
+n = 16777216
+[[arrays]]
+name = "out"
+element_bytes = 4
+dims = ["n"]
+[launch]
+block = [256, 1, 1]
+grid = ["cdiv(n, blockDim.x)", "1", "1"]
+registers_per_thread = 16
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
+guard = "i < n"
+lattice_updates = "n"
+instructions_per_warp = 1046
+body = [{ store = "out", index = "i" }]
+"#;
+    let kernel = Kernel::parse(trace, "fma_ilp_256.toml").unwrap();
+    for (block, id) in [(256, 45), (1024, 46)] {
+        let req = LaunchRequest {
+            block: Some([block, 1, 1]),
+            ..Default::default()
+        };
+        let launch = gputraffic::launch::Launch::new(&kernel, &hw, &req).unwrap();
+        let counts = gputraffic::sim::simulate(&launch, &hw, &SimOptions::default()).unwrap();
+        let inputs = gputraffic::timing::inputs_from_counts(&counts, &launch);
+        let t = gputraffic::timing::estimate(&hw, &kernel, &launch, &inputs, None);
+        let measured_s = m[id]["gpu__time_duration.sum"] * 1e-9;
+        assert_eq!(t.limiter, "issue", "{block}");
+        assert!(
+            (t.predicted_s / measured_s - 1.0).abs() < 0.03,
+            "{block}: {} against {measured_s}",
+            t.predicted_s
+        );
+    }
+}

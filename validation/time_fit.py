@@ -80,12 +80,13 @@ def turnaround_gbs(h):
 
 def family(kernel):
     k = kernel.split(":")[-1].replace("_", "-")
-    for f in ["star1-zloop", "jacobi2d-shared", "transpose-tiled", "transpose-naive", "transpose-f32", "copy-rounds",
+    for f in ["star4f", "box27f", "poly", "fma-ilp", "star1-zloop", "jacobi2d-shared", "transpose-tiled", "transpose-naive", "transpose-f32", "copy-rounds",
               "star7", "star4", "star1", "box27", "copy-k", "read-k", "copy", "jacobi2d", "lbm",
               "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r", "exchange-r",
               "rowcopy", "tilecopy", "transpose"]:
         if k.startswith(f):
-            return {"transpose-f32": "transpose-naive", "copy-k": "streams", "read-k": "streams",
+            return {"star4f": "float-stencil", "box27f": "float-stencil",
+                    "transpose-f32": "transpose-naive", "copy-k": "streams", "read-k": "streams",
                     "shifted-k": "partial-streams", "k-": "atomics", "phases-r": "barrier",
                     "sync-r": "barrier", "exchange-r": "barrier",
                     # validation/tile_rows.cu: the tiled transpose and its copies
@@ -134,7 +135,8 @@ def load(paths):
             m = x["metrics"]
             block_threads = math.prod(x["block"])
             number = lambda k: t.get(k) if isinstance(t.get(k), (int, float)) else 0.0
-            secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "launch_s", "atomic_s") if k in t}
+            secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "issue_s", "launch_s", "atomic_s")
+                    if k in t}
             # The L1's time without the share of the DRAM's time it is held up for (added back
             # by predict with the constant tried).
             if "l1" in secs:

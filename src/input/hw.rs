@@ -239,6 +239,10 @@ pub struct SmConfig {
     /// FP32 cores ("streaming processors") per SM, for models that count them.
     #[serde(default)]
     pub cores: Option<u32>,
+    /// Warp instructions the SM issues per cycle at most (one per scheduler): the time model's
+    /// `issue` limiter; `None` leaves it out.
+    #[serde(default)]
+    pub warp_instructions_per_cycle: Option<f64>,
 }
 
 impl SmConfig {

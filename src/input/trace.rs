@@ -51,6 +51,10 @@ pub struct Kernel {
     /// Floating-point operations per lattice update (for the time model's compute limiter);
     /// `None` when the trace does not say.
     pub flops_per_update: Option<FlopsPerUpdate>,
+    /// Warp instructions each warp issues, all of them (the SASS instructions a thread runs,
+    /// loops times their trips; may use the parameters and `blockDim`), for the time model's
+    /// issue limiter; `None` when the trace does not say.
+    pub instructions_per_warp: Option<Expr>,
     /// The accesses, in program order.
     pub body: Vec<Step>,
     /// Where the parts evaluated at binding stand in the file (the steps carry their own).
@@ -111,6 +115,8 @@ pub struct Positions {
     pub lattice_updates: Position,
     /// `thread.flops_per_update`.
     pub flops_per_update: Position,
+    /// `thread.instructions_per_warp`.
+    pub instructions_per_warp: Position,
     /// Per array, each of its `dims`.
     pub dims: Vec<Vec<Position>>,
     /// Per shared array, each of its `dims`.
@@ -373,6 +379,8 @@ struct RawThread {
     lattice_updates: Spanned<String>,
     #[serde(default)]
     flops_per_update: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    instructions_per_warp: Option<Spanned<toml::Value>>,
     body: Vec<Spanned<RawStep>>,
 }
 
@@ -565,6 +573,17 @@ impl Kernel {
             }
             None => None,
         };
+        let instructions_per_warp = match &t.instructions_per_warp {
+            Some(v) => {
+                let e =
+                    parse_instructions(v.get_ref()).map_err(|m| cx.err_at(v.span().start, m))?;
+                let mut names = param_names.clone();
+                names.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
+                check_names(&cx, v.span().start, &e, &names)?;
+                Some(e)
+            }
+            None => None,
+        };
         let declared = Declared {
             arrays: &arrays,
             shared: &shared,
@@ -600,6 +619,7 @@ impl Kernel {
             guard,
             lattice_updates,
             flops_per_update,
+            instructions_per_warp,
             body,
             at,
         })
@@ -626,6 +646,7 @@ fn positions(cx: &Ctx, raw: &RawKernel) -> Positions {
         guard: at(t.guard.as_ref().map(|g| g.span())),
         lattice_updates: at(Some(t.lattice_updates.span())),
         flops_per_update: at(t.flops_per_update.as_ref().map(|f| f.span())),
+        instructions_per_warp: at(t.instructions_per_warp.as_ref().map(|v| v.span())),
         dims: (raw.arrays.iter())
             .map(|a| a.dims.iter().map(|d| at(Some(d.span()))).collect())
             .collect(),
@@ -1452,6 +1473,19 @@ pub fn load(name_or_path: &str) -> Result<Kernel> {
             names.join(", ")
         ),
     ))
+}
+
+/// `thread.instructions_per_warp`: a non-negative integer, or an expression of the parameters and
+/// `blockDim` as a string.
+fn parse_instructions(v: &toml::Value) -> std::result::Result<Expr, String> {
+    match v {
+        toml::Value::Integer(i) if *i >= 0 => Ok(Expr::Num(*i)),
+        toml::Value::String(text) => expr::parse(text)
+            .map_err(|e| format!("thread.instructions_per_warp \"{text}\": {}", e.message)),
+        other => Err(format!(
+            "thread.instructions_per_warp must be a non-negative integer or an expression of the parameters, got {other}"
+        )),
+    }
 }
 
 /// `thread.flops_per_update`: a non-negative number, or a table of `fp32` and `fp64` counts

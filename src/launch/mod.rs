@@ -615,6 +615,9 @@ pub struct Launch {
     /// Barriers (`{ sync = true }`) a thread passes; each is one more
     /// round of waiting for the time model.
     pub barriers_per_thread: u64,
+    /// Warp instructions each warp issues (`thread.instructions_per_warp` evaluated); `None` when
+    /// the trace does not say.
+    pub instructions_per_warp: Option<f64>,
 }
 
 impl Launch {
@@ -712,6 +715,7 @@ impl Launch {
         let flops_per_update = scope.flops_per_update(kernel, &arrays)?;
         let program = compile_program(kernel, &params, &arrays, &shared_arrays, block, grid)?;
         let barriers_per_thread = barriers_per_thread(&kernel.body, &scope);
+        let instructions_per_warp = scope.instructions_per_warp(kernel)?;
 
         Ok(Launch {
             kernel: kernel.name.clone(),
@@ -733,6 +737,7 @@ impl Launch {
             loads_per_run: kernel.loads_per_run.unwrap_or(u32::MAX),
             code_bytes: kernel.code_bytes.unwrap_or(0),
             barriers_per_thread,
+            instructions_per_warp,
         })
     }
 }
@@ -1086,6 +1091,21 @@ impl ConstScope<'_> {
                 })
             }
         })
+    }
+
+    /// `thread.instructions_per_warp` evaluated, not negative.
+    fn instructions_per_warp(&self, kernel: &Kernel) -> Result<Option<f64>> {
+        let Some(e) = &kernel.instructions_per_warp else {
+            return Ok(None);
+        };
+        let at = kernel.at.instructions_per_warp;
+        match self.eval(e, at, "thread.instructions_per_warp")? {
+            n if n < 0 => Err(Error::new(
+                self.src,
+                format!("{at}: thread.instructions_per_warp = {n} must not be negative"),
+            )),
+            n => Ok(Some(n as f64)),
+        }
     }
 
     /// The launch's lattice updates, positive.

@@ -140,6 +140,7 @@ impl PredictedVolumes {
                 .map(|l| l + self.l2_store_bytes.unwrap_or(0.0)),
             l1_wavefronts: self.l1_wavefronts,
             flops: None,
+            warp_instructions: None,
             active_warps: None,
             rounds_per_warp: 1.0,
             // the time model counts the program's loads as one round

@@ -55,6 +55,8 @@ pub struct TimeInputs {
     pub l1_wavefronts: Option<f64>,
     /// Floating-point operations by precision.
     pub flops: Option<FpOps>,
+    /// Warp instructions of the whole launch, all of them (the issue limiter's work).
+    pub warp_instructions: Option<f64>,
     /// Warps with at least one active lane over the whole launch; every warp of every block when
     /// `None`.
     pub active_warps: Option<f64>,
@@ -80,14 +82,16 @@ pub struct TimeInputs {
 }
 
 /// Every limiter's name, in report order: the memory levels, the floating-point units, the
-/// block dispatcher (`launch`: blocks at `[timing] block_launch_ns` each) and the L2 slice that
-/// applies the most atomics (`atomic`: `[atomics]`; only for kernels with atomics).
-pub const LIMITERS: [&str; 6] = ["dram", "l2", "l1", "fp", "launch", "atomic"];
+/// SMs' instruction issue (`issue`: `[sm] warp_instructions_per_cycle`; only where the kernel's
+/// instructions are known), the block dispatcher (`launch`: blocks at `[timing]
+/// block_launch_ns` each) and the L2 slice that applies the most atomics (`atomic`:
+/// `[atomics]`; only for kernels with atomics).
+pub const LIMITERS: [&str; 7] = ["dram", "l2", "l1", "fp", "issue", "launch", "atomic"];
 
 /// One limiter's time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimiterTime {
-    /// `dram`, `l2`, `l1`, `fp` or `launch`.
+    /// One of [`LIMITERS`].
     pub name: &'static str,
     /// Seconds.
     pub seconds: f64,
@@ -355,6 +359,16 @@ pub(crate) fn queueing(
                 seconds: single + double,
             });
         }
+    }
+    // Each of an SM's schedulers issues one warp instruction a cycle: kernels with many
+    // instructions per byte go at that pace (validation/issue_bound.cu).
+    if let (Some(n), Some(per_cycle)) =
+        (inputs.warp_instructions, hw.sm.warp_instructions_per_cycle)
+    {
+        limiters.push(LimiterTime {
+            name: "issue",
+            seconds: n / (sms * per_cycle * clock * 1e9),
+        });
     }
     // The dispatcher hands out blocks one at a time for the whole GPU, at a rate that does not
     // follow the SM clock (empty blocks, tests/data/h200/store_patterns/launch_*.csv): launches

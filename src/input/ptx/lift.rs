@@ -166,6 +166,106 @@ fn flops_per_thread(
     }))
 }
 
+/// The warp instructions a warp issues, as a number or an expression of the parameters and
+/// `blockDim`: each reachable PTX line's SASS instructions (`by_line`) times the trips of the
+/// loops around it (`loop_trips`), evaluated for the block and thread at the grid's origin (the
+/// trips of a z-marching loop that the last blocks cut short are those of a whole block). A
+/// loop that ptxas unrolled further has each of its lines in as many copies as its memory
+/// instructions (`memory`, the SASS's, by PTX line) are: its lines count once per copy. SASS
+/// under no reachable line (the loop's back edge, the padding) counts once. `Err` with the
+/// header line of a loop whose trips are not a constant of the launch there.
+fn instructions_per_warp(
+    lifter: &Lifter,
+    by_line: &HashMap<usize, u32>,
+    memory: &[super::sass::Issued],
+    loop_trips: &[(String, usize)],
+) -> std::result::Result<String, usize> {
+    // the SASS memory instructions of each PTX line: the copies ptxas made of it
+    let mut copies_of_line: HashMap<usize, u32> = HashMap::new();
+    for m in memory {
+        *copies_of_line.entry(m.line).or_default() += 1;
+    }
+    let copies: Vec<f64> = (0..lifter.loops.len())
+        .map(|l| {
+            let mut n: Vec<u32> = (lifter.accesses.iter())
+                .filter(|a| a.loops.last() == Some(&l))
+                .filter_map(|a| copies_of_line.get(&a.line).copied())
+                .collect();
+            n.sort_unstable();
+            n.get(n.len() / 2).copied().unwrap_or(1).max(1) as f64
+        })
+        .collect();
+    let allowed =
+        |v: &str| lifter.param_names.values().any(|p| p == v) || v.starts_with("blockDim.");
+    let origin = |trips: &str| -> String {
+        let mut out = String::new();
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            let at_origin = word.starts_with("blockIdx.")
+                || word.starts_with("threadIdx.")
+                || lifter.index_names.contains(word);
+            out.push_str(if at_origin { "0" } else { word });
+            word.clear();
+        };
+        for c in trips.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    };
+    // instructions by the trip counts that multiply them
+    let mut terms: BTreeMap<Vec<String>, f64> = BTreeMap::new();
+    let mut counted: BTreeSet<usize> = BTreeSet::new();
+    for (line, loops) in &lifter.lines {
+        let Some(&n) = by_line.get(line) else {
+            continue;
+        };
+        if !counted.insert(*line) {
+            continue;
+        }
+        let mut times = n as f64 / loops.last().map_or(1.0, |&l| copies[l]);
+        let mut factors = Vec::new();
+        for &l in loops {
+            let trips = origin(&loop_trips[l].0);
+            let parsed = crate::input::expr::parse(&trips).map_err(|_| loop_trips[l].1)?;
+            if let crate::input::expr::Expr::Num(k) = parsed {
+                times *= k.max(0) as f64;
+            } else if parsed.variables().iter().all(|v| allowed(v)) {
+                factors.push(trips);
+            } else {
+                return Err(loop_trips[l].1);
+            }
+        }
+        factors.sort_unstable();
+        *terms.entry(factors).or_default() += times;
+    }
+    let elsewhere: u32 = (by_line.iter())
+        .filter(|(line, _)| !counted.contains(line))
+        .map(|(_, n)| n)
+        .sum();
+    *terms.entry(Vec::new()).or_default() += elsewhere as f64;
+    let parts: Vec<String> = (terms.iter())
+        .map(|(factors, n)| (factors, n.round() as i64))
+        .filter(|(_, n)| *n != 0)
+        .map(|(factors, n)| {
+            std::iter::once(n.to_string())
+                .chain(factors.iter().map(|f| format!("({f})")))
+                .collect::<Vec<_>>()
+                .join(" * ")
+        })
+        .collect();
+    Ok(match parts.as_slice() {
+        [] => "0".to_string(),
+        [one] if one.parse::<i64>().is_ok() => one.clone(),
+        _ => toml_string(&parts.join(" + ")),
+    })
+}
+
 /// The floating-point operations per update, single and double precision, where each update
 /// is one store to each array the kernel stores to: every product of thread-dependent trip
 /// counts (the loops around an instruction, constant trips multiplied in) must carry the same
@@ -255,6 +355,9 @@ struct Lifter<'a> {
     warnings: Vec<String>,
     /// The floating-point instructions, each with its operations and the loops it is in.
     flops: Vec<FlopSite>,
+    /// Every reachable instruction: its PTX line and the loops it is in (for the instructions a
+    /// warp issues, with the SASS each line compiles to).
+    lines: Vec<(usize, Vec<usize>)>,
     /// The counted loops, in program order.
     loops: Vec<FoundLoop>,
     /// The loops whose bodies are being evaluated, outermost first.
@@ -559,6 +662,7 @@ impl<'a> Lifter<'a> {
                     if state.reached.terms.is_empty() {
                         continue; // unreachable code (after a `ret` or an unconditional `bra`)
                     }
+                    self.lines.push((line, self.loop_stack.clone()));
                     if ins.opcode[0] == "bra" {
                         let target = ins
                             .operands
@@ -714,6 +818,7 @@ impl<'a> Lifter<'a> {
             self.flops.len(),
             self.warnings.len(),
             self.loops.len(),
+            self.lines.len(),
         );
         self.loops.push(reserved.clone());
         self.loop_stack.push(id);
@@ -722,6 +827,7 @@ impl<'a> Lifter<'a> {
         let probed = probed?;
         self.accesses.truncate(kept.0);
         self.flops.truncate(kept.1);
+        self.lines.truncate(kept.4);
         self.warnings.truncate(kept.2);
         self.loops.truncate(kept.3);
         // the trip counts of this loop and the loops inside it: a step must not use them
@@ -1908,6 +2014,7 @@ pub fn lift_entry(
         accesses: Vec::new(),
         warnings: Vec::new(),
         flops: Vec::new(),
+        lines: Vec::new(),
         loops: Vec::new(),
         loop_stack: Vec::new(),
         labels: HashMap::new(),
@@ -2576,6 +2683,23 @@ pub fn lift_entry(
         (Err(line), None) => warnings.push(format!(
             "{source}: line {line}: the trip count of this loop is not a constant of the launch (it depends on the thread, the block or an outer loop), and the operations are not the same per store, so the floating-point operations in it are not counted: the time model leaves its fp limiter out; give thread.flops_per_update in the trace"
         )),
+    }
+    if let Some(order) = options.issue_order.as_ref()
+        && let Some(by_line) = order.instructions_by_line.get(&entry.name)
+    {
+        let memory = order.get(&entry.name).map_or(&[][..], Vec::as_slice);
+        match instructions_per_warp(&lifter, by_line, memory, &loop_trips) {
+            Ok(n) => {
+                let _ = writeln!(
+                    t,
+                    "# warp instructions a warp issues: the SASS of each PTX line, loops times their trips (a block at the grid's origin)"
+                );
+                let _ = writeln!(t, "instructions_per_warp = {n}");
+            }
+            Err(line) => warnings.push(format!(
+                "{source}: line {line}: the trip count of this loop is not a constant of the launch even at the grid's origin, so the instructions a warp issues are not counted: the time model leaves its issue limiter out; give thread.instructions_per_warp in the trace"
+            )),
+        }
     }
     let _ = writeln!(t, "body = [");
     let all: Vec<&Resolved> = resolved.iter().collect();

@@ -42,6 +42,9 @@ pub struct IssueOrder {
     /// Bytes of code (16 per instruction, the alignment padding at the end included): what a
     /// launch fetches through the L2 before it runs (docs/model.md, "L2", the launch's own reads).
     pub code_bytes: HashMap<String, u64>,
+    /// SASS instructions by the PTX line they came from, `NOP`s left out (what a warp issues
+    /// for one run of that line; a line ptxas copies, unrolling a loop, counts every copy).
+    pub instructions_by_line: HashMap<String, HashMap<usize, u32>>,
 }
 
 impl IssueOrder {
@@ -61,6 +64,7 @@ impl<const N: usize> From<[(String, Vec<Issued>); N]> for IssueOrder {
         IssueOrder {
             functions: HashMap::from(functions),
             code_bytes: HashMap::new(),
+            instructions_by_line: HashMap::new(),
         }
     }
 }
@@ -120,6 +124,20 @@ pub fn parse(disassembly: &str) -> IssueOrder {
     let mut finish = |name: Option<String>, ins: &mut Vec<(usize, String)>| {
         if let Some(name) = name {
             order.code_bytes.insert(name.clone(), 16 * ins.len() as u64);
+            let opcode = |text: &str| {
+                let op = text.split_whitespace().find(|w| !w.starts_with('@'));
+                op.unwrap_or("").split('.').next().unwrap_or("").to_string()
+            };
+            // after the last `EXIT` only the branch to itself that ends every function is left
+            let end = (ins.iter()).rposition(|(_, text)| opcode(text) == "EXIT");
+            let mut by_line: HashMap<usize, u32> = HashMap::new();
+            for (i, (line, text)) in ins.iter().enumerate() {
+                let op = opcode(text);
+                if op != "NOP" && !(op == "BRA" && end.is_some_and(|e| i > e)) {
+                    *by_line.entry(*line).or_default() += 1;
+                }
+            }
+            order.instructions_by_line.insert(name.clone(), by_line);
             order.functions.insert(name, runs(ins));
         }
         ins.clear();
@@ -294,6 +312,32 @@ mod tests {
         assert!(out.contains(".loc 1 9 0 @%p1 bra $L__BB0_2;"));
         assert!(out.contains(".loc 1 11 0 ret;"));
         assert!(!out.contains(".loc 1 10"));
+    }
+
+    #[test]
+    fn instructions_count_by_line_without_nops_or_the_branch_to_itself_after_the_exit() {
+        let sass = "\
+.text.k:
+        //## File \"lifted.ptx\", line 10
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   IMAD R2, R0, 0x4, RZ ;
+        //## File \"lifted.ptx\", line 12
+        /*0020*/              @!P0 EXIT ;
+        /*0030*/                   LDG.E R4, desc[UR4][R2.64] ;
+        //## File \"lifted.ptx\", line 13
+        /*0040*/                   EXIT ;
+.L_x_0:
+        /*0050*/                   BRA `(.L_x_0) ;
+        /*0060*/                   NOP ;
+";
+        let order = parse(sass);
+        let by_line = &order.instructions_by_line["k"];
+        assert_eq!(by_line[&10], 2);
+        assert_eq!(by_line[&12], 2);
+        assert_eq!(by_line[&13], 1);
+        assert_eq!(by_line.values().sum::<u32>(), 5);
+        // the code fetched is all of it, padding included
+        assert_eq!(order.code_bytes["k"], 7 * 16);
     }
 
     #[test]
