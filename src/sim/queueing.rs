@@ -6,7 +6,7 @@
 //! ([`TimeInputs`]), so simulations ([`super::Counts::time_inputs`]) and closed-form models
 //! (`models::PredictedVolumes::time_inputs`) feed it alike.
 //!
-//! Each level (DRAM, L2, L1, floating point) has a bandwidth; alone, the busiest one would set the
+//! Each level (DRAM, L2, L1, floating point, instruction issue) has a bandwidth; alone, the busiest one would set the
 //! pace (the per-limiter times). But an SM reaches those bandwidths only with enough warps waiting
 //! on memory, so the time comes from a closed queueing model per SM, solved exactly by
 //! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
