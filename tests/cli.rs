@@ -2285,3 +2285,72 @@ fn flops_given_per_precision_each_take_their_pipe() {
         );
     }
 }
+
+#[test]
+fn instructions_given_per_warp_take_the_issue_limiter_and_bad_ones_are_refused() {
+    // star1 with 74 instructions a warp (what the H200 counts for it): 64^3 points in 32x4x2
+    // blocks are 8192 warps, at 4 warp instructions per SM cycle on 132 SMs at the base clock
+    let dir = common::scratch("instructions");
+    let text = std::fs::read_to_string("traces/star1.toml").unwrap();
+    let with = |value: &str| {
+        text.replace(
+            "\nflops_per_update = 8\n",
+            &format!("\nflops_per_update = 8\ninstructions_per_warp = {value}\n"),
+        )
+    };
+    let path = dir.join("given.toml");
+    std::fs::write(&path, with(r#""37 * 2""#)).unwrap();
+    let args = |p: &str| {
+        [
+            "simulate", "--kernel", p, "--hw", "h200", "--domain", "64x64x64", "--block", "32x4x2",
+            "--format", "json",
+        ]
+        .map(String::from)
+    };
+    let run = |p: &str| {
+        let a = args(p);
+        let (code, out, err) = gputraffic(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let v = run(path.to_str().unwrap());
+    let issue = 74.0 * 8192.0 / (132.0 * 4.0 * 1.5e9);
+    let issue_s = v["time"]["issue_s"].as_f64().unwrap();
+    assert!(
+        (issue_s / issue - 1.0).abs() < 1e-12,
+        "{issue_s} vs {issue}"
+    );
+    // the shipped trace does not say: no issue limiter
+    let plain = run("star1");
+    assert!(plain["time"]["issue_s"].is_null(), "{}", plain["time"]);
+    let line = text
+        .lines()
+        .position(|l| l == "flops_per_update = 8")
+        .unwrap()
+        + 2;
+    for (name, value, expected) in [
+        (
+            "negative",
+            "-3",
+            "must be a non-negative integer or an expression",
+        ),
+        ("unknown", r#""2 * Q""#, "unknown variable 'Q'"),
+        (
+            "type",
+            "1.5",
+            "must be a non-negative integer or an expression",
+        ),
+        (
+            "below",
+            r#""P - 9""#,
+            "thread.instructions_per_warp = -5 must not be negative",
+        ),
+    ] {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, with(value)).unwrap();
+        let p = path.to_str().unwrap();
+        let a = args(p);
+        let a: Vec<&str> = a.iter().map(String::as_str).take(7).collect();
+        common::rejects(&a, &[p, &format!("line {line}"), expected]);
+    }
+}
