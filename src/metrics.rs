@@ -1086,7 +1086,7 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
         "limiter",
         "",
         None,
-        "the level whose time bounds the kernel (dram, l2, l1, fp, launch, atomic, latency)",
+        "the level whose time bounds the kernel (dram, l2, l1, fp, issue, launch, atomic, latency)",
     ),
     Quantity::new(
         "time_adjusted_s",

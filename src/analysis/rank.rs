@@ -107,7 +107,7 @@ pub struct RankedShape {
     /// Whether a shape after the first is predicted within [`TIE_MARGIN`] of it: a tie. Never
     /// for a shape dropped by its bound or pre-screen, whose time is only a lower end.
     pub tie: bool,
-    /// What sets the pace (`dram`, `l2`, `l1`, `fp`, `launch` or `latency`).
+    /// What sets the pace (`dram`, `l2`, `l1`, `fp`, `issue`, `launch`, `atomic` or `latency`).
     pub limiter: &'static str,
     /// The bandwidth bound: the largest limiter's time at full bandwidth (seconds).
     pub bandwidth_bound_s: f64,

@@ -695,7 +695,9 @@ fn coalesced_reads(launch: &Launch, hw: &HwConfig, counts: &Counts, gaps: &l2::M
 /// How long a tick of the launch lasts at the base clock, where the L2's measured windows and the
 /// counters they are checked against were taken (Nsight Compute locks clocks to base;
 /// `sm.base_clock_ghz`, else the boost clock): the time model's busy time for `counts` over the
-/// launch's ticks. `None` without ticks or a positive time.
+/// launch's ticks. The traffic's own time: the floating-point and issue limiters are left out,
+/// so that the counts do not depend on whether a kernel's flops and instructions are known.
+/// `None` without ticks or a positive time.
 fn base_clock_ns_per_tick(launch: &Launch, hw: &HwConfig, counts: &Counts) -> Option<f64> {
     if counts.ticks == 0 {
         return None;
