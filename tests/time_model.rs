@@ -5,8 +5,8 @@
 //! (validation/turnover.cu), the DRAM time that stores writing sectors in part cost where loads
 //! do not (validation/lbm_parts.cu, validation/partial_streams.cu: `[partial_writeback]`),
 //! the counts the simulator feeds them (partly written sectors, block counts) on the measured
-//! kernel families of tests/data/h200/, and the tiled transpose's leftover rows loaded one by one
-//! (validation/tile_rows.cu).
+//! kernel families of tests/data/h200/, the tiled transpose's leftover rows loaded one by one
+//! (validation/tile_rows.cu), and the SMs' instruction issue rate (validation/issue_bound.cu).
 
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
