@@ -114,6 +114,56 @@ pub struct LiftedText {
 /// Names of the thread-index dimensions.
 const DIMS: [&str; 3] = ["x", "y", "z"];
 
+/// The trips of `loops` that multiply an instruction inside them (`loop_trips`: each loop's
+/// trips, as `trips` rewrites them, and its header line): the constant ones multiplied into one
+/// number, the others kept as factors, sorted, where every variable they name is `allowed`.
+/// `Err` with the header line of a loop whose trips are neither.
+fn trip_factors(
+    loops: &[usize],
+    loop_trips: &[(String, usize)],
+    trips: impl Fn(&str) -> String,
+    allowed: impl Fn(&str) -> bool,
+) -> std::result::Result<(i64, Vec<String>), usize> {
+    let mut times = 1i64;
+    let mut factors = Vec::new();
+    for &l in loops {
+        let (text, line) = (trips(&loop_trips[l].0), loop_trips[l].1);
+        let parsed = crate::input::expr::parse(&text).map_err(|_| line)?;
+        if let crate::input::expr::Expr::Num(n) = parsed {
+            times = times.saturating_mul(n.max(0));
+        } else if parsed.variables().iter().all(|v| allowed(v)) {
+            factors.push(text);
+        } else {
+            return Err(line);
+        }
+    }
+    factors.sort_unstable();
+    Ok((times, factors))
+}
+
+/// A sum of terms `count × factors…` as the trace writes a count: a number, or an expression
+/// string (a count of 1 left out before its factors; "0" without terms).
+fn sum_of_terms(terms: &BTreeMap<Vec<String>, i64>) -> String {
+    let parts: Vec<String> = (terms.iter().filter(|(_, n)| **n != 0))
+        .map(|(factors, n)| {
+            let factors: Vec<String> = factors.iter().map(|f| format!("({f})")).collect();
+            if *n == 1 && !factors.is_empty() {
+                factors.join(" * ")
+            } else {
+                std::iter::once(n.to_string())
+                    .chain(factors)
+                    .collect::<Vec<_>>()
+                    .join(" * ")
+            }
+        })
+        .collect();
+    match parts.as_slice() {
+        [] => "0".to_string(),
+        [one] if one.parse::<i64>().is_ok() => one.clone(),
+        _ => toml_string(&parts.join(" + ")),
+    }
+}
+
 /// A thread's floating-point operations, single and double precision, each a number or an
 /// expression of the parameters: each instruction's operations times the trips of the loops
 /// around it (`loop_trips`: each loop's trips where its header is reached, 0 where it is
@@ -126,44 +176,15 @@ fn flops_per_thread(
     params: &HashMap<String, String>,
 ) -> std::result::Result<[String; 2], usize> {
     // operations by precision and by the trip counts that multiply them
-    let mut terms: [BTreeMap<Vec<&str>, i64>; 2] = Default::default();
+    let mut terms: [BTreeMap<Vec<String>, i64>; 2] = Default::default();
     for site in sites {
-        let mut ops = site.ops as i64;
-        let mut factors = Vec::new();
-        for &l in &site.loops {
-            let (trips, line) = (loop_trips[l].0.as_str(), loop_trips[l].1);
-            let parsed = crate::input::expr::parse(trips).map_err(|_| line)?;
-            if let crate::input::expr::Expr::Num(n) = parsed {
-                ops = ops.saturating_mul(n.max(0));
-            } else if (parsed.variables().iter()).all(|v| params.values().any(|p| p == v)) {
-                factors.push(trips);
-            } else {
-                return Err(line);
-            }
-        }
-        factors.sort_unstable();
-        *terms[site.double as usize].entry(factors).or_default() += ops;
+        let (times, factors) = trip_factors(&site.loops, loop_trips, str::to_string, |v| {
+            params.values().any(|p| p == v)
+        })?;
+        *terms[site.double as usize].entry(factors).or_default() +=
+            (site.ops as i64).saturating_mul(times);
     }
-    Ok(terms.map(|t| {
-        let parts: Vec<String> = (t.iter().filter(|(_, ops)| **ops != 0))
-            .map(|(factors, ops)| {
-                let factors: Vec<String> = factors.iter().map(|f| format!("({f})")).collect();
-                if *ops == 1 && !factors.is_empty() {
-                    factors.join(" * ")
-                } else {
-                    std::iter::once(ops.to_string())
-                        .chain(factors)
-                        .collect::<Vec<_>>()
-                        .join(" * ")
-                }
-            })
-            .collect();
-        match parts.as_slice() {
-            [] => "0".to_string(),
-            [one] if one.parse::<i64>().is_ok() => one.clone(),
-            _ => toml_string(&parts.join(" + ")),
-        }
-    }))
+    Ok(terms.map(|t| sum_of_terms(&t)))
 }
 
 /// The warp instructions a warp issues, as a number or an expression of the parameters and
@@ -228,42 +249,17 @@ fn instructions_per_warp(
         if !counted.insert(*line) {
             continue;
         }
-        let mut times = n as f64 / loops.last().map_or(1.0, |&l| copies[l]);
-        let mut factors = Vec::new();
-        for &l in loops {
-            let trips = origin(&loop_trips[l].0);
-            let parsed = crate::input::expr::parse(&trips).map_err(|_| loop_trips[l].1)?;
-            if let crate::input::expr::Expr::Num(k) = parsed {
-                times *= k.max(0) as f64;
-            } else if parsed.variables().iter().all(|v| allowed(v)) {
-                factors.push(trips);
-            } else {
-                return Err(loop_trips[l].1);
-            }
-        }
-        factors.sort_unstable();
-        *terms.entry(factors).or_default() += times;
+        let (times, factors) = trip_factors(loops, loop_trips, origin, allowed)?;
+        let per_copy = n as f64 / loops.last().map_or(1.0, |&l| copies[l]);
+        *terms.entry(factors).or_default() += per_copy * times as f64;
     }
     let elsewhere: u32 = (by_line.iter())
         .filter(|(line, _)| !counted.contains(line))
         .map(|(_, n)| n)
         .sum();
     *terms.entry(Vec::new()).or_default() += elsewhere as f64;
-    let parts: Vec<String> = (terms.iter())
-        .map(|(factors, n)| (factors, n.round() as i64))
-        .filter(|(_, n)| *n != 0)
-        .map(|(factors, n)| {
-            std::iter::once(n.to_string())
-                .chain(factors.iter().map(|f| format!("({f})")))
-                .collect::<Vec<_>>()
-                .join(" * ")
-        })
-        .collect();
-    Ok(match parts.as_slice() {
-        [] => "0".to_string(),
-        [one] if one.parse::<i64>().is_ok() => one.clone(),
-        _ => toml_string(&parts.join(" + ")),
-    })
+    let whole = terms.into_iter().map(|(f, n)| (f, n.round() as i64));
+    Ok(sum_of_terms(&whole.collect()))
 }
 
 /// The floating-point operations per update, single and double precision, where each update
