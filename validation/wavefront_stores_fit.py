@@ -2,7 +2,7 @@
 """Which accesses cost the L1 data pipe more passes under load: the replay term of `[l1]`
 (src/sim/data_stage.rs, `extra_wavefronts`) refitted with the stores and the loads that hit a
 line still on its way, with leave-one-family-out cross-validation (issue 53; docs/model.md
-"Coalescer and L1", data stage, "Stores, not misses"). Not shipped. It follows
+"Coalescer and L1", data stage, "In-flight hits per line"). Not shipped. It follows
 validation/wavefront_pending_fit.py (2026-11-30), over the lifted H200 sets that study did not
 run, and counts the hits in flight per line by their age.
 
@@ -13,7 +13,9 @@ form is fitted with other terms beside or instead of those:
 - pending_b: load lines that hit (every sector already asked for) a line whose last miss, on
   the same SM, was issued a few scheduler ticks before (a tick is one warp instruction an SM
   issues, src/sim/schedule.rs), by age bucket b: 0 = the same tick, b >= 1 = ages 2^(b-1) to
-  2^b - 1, 11 = older (and ages across the scheduler's chunks);
+  2^b - 1, 11 = older. Ticks count within the scheduler's chunks (4096 ticks): a line missed
+  in one chunk and hit in a later one counts at the difference of its two in-chunk ticks,
+  mostly large, rarely not;
 - store_sectors: the sectors the stores write.
 
 Input: a CSV (docs/data/wavefront-stores.csv) with one row per measured launch:
@@ -26,7 +28,9 @@ that hits, in `SmWorker::load`) whose `GT_PENDING=1 gputraffic validate` printed
 tab-separated line per launch on stderr:
   PENDING <label> <wavefronts> <miss lines> <partial lines> <load requests> <blocks> <ticks> [pending_0, ..]
 `--collect DIR OUT.csv` builds the CSV from DIR/<set>.log (those lines) and DIR/<set>.json (the
-validate reports). H100 sets ran with `validate --sample` (estimates within about 1 %).
+validate reports; for the H200 dev set and the H100 dev and timing sets those of docs/data,
+whose counts the instrumented build reproduces). The H100 sets ran with `validate --sample`
+(estimates within about 1 %).
 
     python3 validation/wavefront_stores_fit.py [CSV] [--per-family]
     python3 validation/wavefront_stores_fit.py --collect DIR OUT.csv
