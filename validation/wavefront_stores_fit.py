@@ -6,9 +6,10 @@ line still on its way, with leave-one-family-out cross-validation (issue 53; doc
 validation/wavefront_pending_fit.py (2026-11-30), over the lifted H200 sets that study did not
 run, and counts the hits in flight per line by their age.
 
-The shipped rule charges `missing_request_line_wavefronts` (0.244) per line of every load
-instruction that misses a sector and `partial_line_wavefronts` (1) per line part present, part
-missing, both times min(1, load instructions per block / `replay_block_loads`). Here the same
+The shipped rule charges `missing_request_line_wavefronts` per line of every load instruction
+that misses a sector and `partial_line_wavefronts` per line part present, part missing, both
+times min(1, load instructions per block / `replay_block_loads`) (read from
+hw-configs/h200.toml; the H100's are the same). Here the same
 form is fitted with other terms beside or instead of those:
 - pending_b: load lines that hit (every sector already asked for) a line whose last miss, on
   the same SM, was issued a few scheduler ticks before (a tick is one warp instruction an SM
@@ -20,7 +21,7 @@ form is fitted with other terms beside or instead of those:
 
 Input: a CSV (docs/data/wavefront-stores.csv) with one row per measured launch:
 set, launch, family, measured and simulated `l1tex__data_pipe_lsu_wavefronts.sum`, fixed (the
-simulated wavefronts less the shipped replay term), scale (min(1, loads per block / 8)), the
+simulated wavefronts less the shipped replay term), scale (min(1, loads per block / K)), the
 simulator's load_miss_request_lines, load_partial_lines, store sectors and pending_0..11.
 The pending counts came from an instrumented build (validation/wavefront_stores.patch, on the
 commit it names: a hash map per SM of each line's last miss tick, looked up at every load line
@@ -40,12 +41,19 @@ import csv
 import glob
 import json
 import os
+import pathlib
 import statistics
 import sys
+import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from time_fit import family  # noqa: E402
 
+# The shipped replay constants (hw-configs/h200.toml's [l1]; the H100's are the same).
+_L1 = tomllib.loads((pathlib.Path(__file__).parent.parent / "hw-configs/h200.toml").read_text())["l1"]
+SHIPPED_MISS = _L1["missing_request_line_wavefronts"]
+SHIPPED_PARTIAL = _L1["partial_line_wavefronts"]
+SHIPPED_K = _L1["replay_block_loads"]
 BUCKETS = 12
 WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
 STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -73,11 +81,11 @@ def collect(folder, out):
             if not c or not m or not m.get("measured"):
                 continue
             wf, miss, partial, loads, blocks, hist = c
-            scale = min(1.0, loads / blocks / 8)
+            scale = min(1.0, loads / blocks / SHIPPED_K)
             rows.append({
                 "set": name, "launch": x["launch"], "family": family(x["kernel"]),
                 "measured": m["measured"], "simulated": m["simulated"],
-                "fixed": wf - scale * (0.244 * miss + 1.0 * partial), "scale": scale,
+                "fixed": wf - scale * (SHIPPED_MISS * miss + SHIPPED_PARTIAL * partial), "scale": scale,
                 "miss_lines": miss, "partial_lines": partial,
                 "store_sectors": x["metrics"].get(STORE_SECTORS, {}).get("simulated", 0.0),
                 **{f"pending_{b}": hist[b] for b in range(BUCKETS)},
