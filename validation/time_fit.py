@@ -95,15 +95,24 @@ def family(kernel):
     return k
 
 
-def mva(customers, delay, demands):
+def mva(customers, delay, demands, residual_cut=None):
+    """Mean-value analysis as src/sim/queueing.rs's `mva_throughput`. `residual_cut` (per
+    station; validation/time_forms_cv.py) takes that share of the job in service off an
+    arrival's wait, R = D (1 + Q - cut U): 0.5 for a constant service time; none: exponential."""
     customers = max(customers, 1.0)
     whole = int(math.floor(customers))
     queue = [0.0] * len(demands)
+    util = [0.0] * len(demands)
     x_prev = x = 0.0
     for n in range(1, whole + 2):
-        residence = [d * (1.0 + q) for d, q in zip(demands, queue)]
+        if residual_cut:
+            residence = [d * (1.0 + q - k * u) for d, q, u, k in zip(demands, queue, util, residual_cut)]
+        else:
+            residence = [d * (1.0 + q) for d, q in zip(demands, queue)]
         x_prev, x = x, n / (delay + sum(residence))
         queue = [x * r for r in residence]
+        if residual_cut:
+            util = [min(x * d, 1.0) for d in demands]
     return x_prev + (x - x_prev) * (customers - whole)
 
 

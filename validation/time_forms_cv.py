@@ -43,18 +43,7 @@ GRID = [(a, b, c, 0.0, False, h) for a in (1.25, 1.5, 1.75) for b in (0.075, 0.1
 
 def mva(customers, delay, demands, names):
     """time_fit.mva with half the residual service taken off at the constant-service stations."""
-    customers = max(customers, 1.0)
-    whole = int(math.floor(customers))
-    cut = [0.5 if n in CONSTANT_SERVICE else 0.0 for n in names]
-    queue = [0.0] * len(demands)
-    util = [0.0] * len(demands)
-    x_prev = x = 0.0
-    for n in range(1, whole + 2):
-        residence = [d * (1.0 + q - k * u) for d, q, u, k in zip(demands, queue, util, cut)]
-        x_prev, x = x, n / (delay + sum(residence))
-        queue = [x * r for r in residence]
-        util = [min(x * d, 1.0) for d in demands]
-    return x_prev + (x - x_prev) * (customers - whole)
+    return tf.mva(customers, delay, demands, [0.5 if n in CONSTANT_SERVICE else 0.0 for n in names])
 
 
 def predict(e, params, warps=None, pw="shipped"):

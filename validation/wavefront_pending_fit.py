@@ -105,6 +105,12 @@ def collect(out, specs):
             row.update(warps=j["warps"], warps_per_block=wpb, load_requests=j["load_requests"],
                        blocks=int(blocks))
             rows.append(row)
+    write_csv(rows, out)
+
+
+def write_csv(rows, out):
+    """Writes per-launch `rows` (dicts of one shape) to `out` as CSV (also for
+    wavefront_stores_fit.py)."""
     with open(out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

@@ -41,19 +41,14 @@ import csv
 import glob
 import json
 import os
-import pathlib
 import statistics
 import sys
-import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from time_fit import family  # noqa: E402
+# The shipped replay constants, read from hw-configs/h200.toml by the 2026-11-30 study's script.
+from wavefront_pending_fit import SHIPPED_K, SHIPPED_MISS, SHIPPED_PARTIAL, write_csv  # noqa: E402
 
-# The shipped replay constants (hw-configs/h200.toml's [l1]; the H100's are the same).
-_L1 = tomllib.loads((pathlib.Path(__file__).parent.parent / "hw-configs/h200.toml").read_text())["l1"]
-SHIPPED_MISS = _L1["missing_request_line_wavefronts"]
-SHIPPED_PARTIAL = _L1["partial_line_wavefronts"]
-SHIPPED_K = _L1["replay_block_loads"]
 BUCKETS = 12
 WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
 STORE_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -90,11 +85,7 @@ def collect(folder, out):
                 "store_sectors": x["metrics"].get(STORE_SECTORS, {}).get("simulated", 0.0),
                 **{f"pending_{b}": hist[b] for b in range(BUCKETS)},
             })
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"{len(rows)} launches written to {out}")
+    write_csv(rows, out)
 
 
 def load(path):
