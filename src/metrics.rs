@@ -100,6 +100,9 @@ macro_rules! counter_table {
                 /// Load lines with some sectors present in L1 and some missing, counted per
                 /// instruction.
                 load_partial_lines: [] none extrapolated;
+                /// Load lines that found every sector they want present while the line's fill was
+                /// still in flight (`sim::data_stage::hit_in_flight`), counted per instruction.
+                load_in_flight_lines: [] none extrapolated;
                 /// L1 data-stage passes of the loads and stores by the measured per-instruction
                 /// rule (`sim::data_stage::passes`).
                 data_passes: [] none address;

@@ -621,6 +621,7 @@ struct SimulationJson<'a> {
     l1_data_passes: u64,
     l1_load_miss_request_lines: u64,
     l1_load_partial_lines: u64,
+    l1_load_in_flight_lines: u64,
     sampled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     not_sampled_because: Option<&'a str>,
@@ -659,6 +660,7 @@ impl Serialize for Report {
                 l1_data_passes: c.l1.data_passes,
                 l1_load_miss_request_lines: c.l1.load_miss_request_lines,
                 l1_load_partial_lines: c.l1.load_partial_lines,
+                l1_load_in_flight_lines: c.l1.load_in_flight_lines,
                 sampled: self.sample.is_some(),
                 not_sampled_because: self.sample_fallback.as_deref(),
                 exact_l1_instruction_counts: self

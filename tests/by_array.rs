@@ -45,7 +45,7 @@ fn by_array() -> SimOptions {
 
 /// The L1 counters an instruction changes (all but those counted when a block ends and the
 /// derived wavefronts), as (name, value) pairs.
-fn per_instruction(c: &L1Counters) -> [(&'static str, u64); 17] {
+fn per_instruction(c: &L1Counters) -> [(&'static str, u64); 18] {
     [
         ("load_requests", c.load_requests),
         ("load_sectors", c.load_sectors),
@@ -55,6 +55,7 @@ fn per_instruction(c: &L1Counters) -> [(&'static str, u64); 17] {
         ("store_partial_sectors", c.store_partial_sectors),
         ("load_miss_request_lines", c.load_miss_request_lines),
         ("load_partial_lines", c.load_partial_lines),
+        ("load_in_flight_lines", c.load_in_flight_lines),
         ("data_passes", c.data_passes),
         ("atomic_requests", c.atomic_requests),
         ("atomic_sectors", c.atomic_sectors),

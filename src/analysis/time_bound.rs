@@ -66,6 +66,7 @@ pub fn lower_bound(
     let launch_terms = data_stage::LaunchTerms {
         miss_request_lines: 0,
         partial_lines: 0,
+        in_flight_lines: 0,
         load_instructions_per_block: l1.load_requests as f64 / launch.total_blocks.max(1) as f64,
         warps_launched,
         special_register_reads: launch.special_register_reads,

@@ -442,6 +442,17 @@ pub struct L1Config {
     /// `sim::data_stage`, fitted across kernel families).
     #[serde(default = "default_replay_block_loads")]
     pub replay_block_loads: f64,
+    /// Data-stage wavefronts a load's line costs that finds every sector it wants present while
+    /// the SM's last miss on the line is at most `in_flight_hit_ticks` ago: the data may not have
+    /// arrived, and the load waits for it as a miss does (`sim::data_stage::hit_in_flight`;
+    /// scaled for blocks with few loads as the replays are; fitted across kernel families,
+    /// docs/model.md).
+    #[serde(default = "default_in_flight_hit_wavefronts")]
+    pub in_flight_hit_wavefronts: f64,
+    /// How many scheduler ticks (issue slots of one SM) after a miss a hit on the same line
+    /// still finds its fill in flight (`in_flight_hit_wavefronts`), 1 to 4096.
+    #[serde(default = "default_in_flight_hit_ticks")]
+    pub in_flight_hit_ticks: u32,
 
     /// Data-stage wavefronts every launched warp costs per special register the kernel reads
     /// through the LSU: each `threadIdx` component (the compiled code's `S2R` of `SR_TID.X`,
@@ -555,11 +566,19 @@ impl L1Config {
 }
 
 fn default_missing_request_line_wavefronts() -> f64 {
-    0.244
+    0.283
 }
 
 fn default_partial_line_wavefronts() -> f64 {
-    1.0
+    0.096
+}
+
+fn default_in_flight_hit_wavefronts() -> f64 {
+    0.145
+}
+
+fn default_in_flight_hit_ticks() -> u32 {
+    63
 }
 
 fn default_replay_block_loads() -> f64 {
@@ -1066,6 +1085,10 @@ impl HwConfig {
                 self.l1.partial_line_wavefronts,
             ),
             (
+                "l1.in_flight_hit_wavefronts",
+                self.l1.in_flight_hit_wavefronts,
+            ),
+            (
                 "l1.wavefronts_per_special_register",
                 self.l1.wavefronts_per_special_register,
             ),
@@ -1081,6 +1104,12 @@ impl HwConfig {
         }
         if !(self.l1.replay_block_loads.is_finite() && self.l1.replay_block_loads > 0.0) {
             return Err("l1.replay_block_loads must be a number > 0".into());
+        }
+        if !(1..=4096).contains(&self.l1.in_flight_hit_ticks) {
+            return Err(format!(
+                "l1.in_flight_hit_ticks = {}: must be 1 to 4096",
+                self.l1.in_flight_hit_ticks
+            ));
         }
         let l2 = &self.l2;
         if l2.partitions != 1 && l2.partitions != 2 {

@@ -244,30 +244,34 @@ mod tests {
         for (i, p) in places.into_iter().enumerate() {
             *p = i as u64 + 1;
         }
-        // Twenty-one L1 counters (thirteen of global accesses, six of shared memory, the
+        // Twenty-two L1 counters (fourteen of global accesses, six of shared memory, the
         // shuffles, the predicated-off instructions; wavefronts is derived, not sampled), nine
         // L2, two DRAM, then the compulsory volume and the ticks.
-        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (34, 21));
+        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (35, 22));
         assert_eq!((c.l1.load_requests, c.l1.store_partial_sectors), (1, 6));
-        assert_eq!(c.l1.atomic_sectors, 13);
+        assert_eq!(
+            (c.l1.load_partial_lines, c.l1.load_in_flight_lines),
+            (10, 11)
+        );
+        assert_eq!(c.l1.atomic_sectors, 14);
         assert_eq!(
             (c.l1.shared_load_requests, c.l1.shared_store_bank_conflicts),
-            (14, 19)
+            (15, 20)
         );
-        assert_eq!((c.l1.shuffles, c.l1.predicated_off), (20, 21));
+        assert_eq!((c.l1.shuffles, c.l1.predicated_off), (21, 22));
         assert_eq!(c.l1.wavefronts, 0);
-        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (22, 23));
+        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (23, 24));
         assert_eq!(
             (c.l2.read_lookup_miss_sectors, c.l2.atomic_sectors),
-            (24, 30)
+            (25, 31)
         );
         assert_eq!(
             (c.l2.sectors_left_partial, c.l2.partial_sectors_across_sms),
-            (26, 27)
+            (27, 28)
         );
-        assert_eq!(c.l2.sectors_made_dirty, 28);
-        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (31, 32));
-        assert_eq!((compulsory, c.ticks), (33, 34));
+        assert_eq!(c.l2.sectors_made_dirty, 29);
+        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (32, 33));
+        assert_eq!((compulsory, c.ticks), (34, 35));
         c.l1.wavefronts = 99;
         let by_name = |level: &str, field: &str| {
             let at = COUNTERS
@@ -278,15 +282,15 @@ mod tests {
         };
         assert_eq!(by_name("l1", "store_sectors"), 5);
         assert_eq!(by_name("l1", "wavefronts"), 99);
-        assert_eq!(by_name("l2", "fabric_sectors"), 25);
-        assert_eq!(by_name("dram", "write_sectors"), 32);
-        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 27);
+        assert_eq!(by_name("l2", "fabric_sectors"), 26);
+        assert_eq!(by_name("dram", "write_sectors"), 33);
+        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 28);
         // The places the sampler treats apart: what the addresses decide, the instructions (the
         // shared ones, the shuffles and the predicated-off ones too).
         assert_eq!(
             sample::ADDRESS_FIELDS,
             [
-                0, 1, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20
+                0, 1, 3, 4, 5, 6, 7, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21
             ]
         );
     }

@@ -19,10 +19,12 @@
 //! - Loads and stores of the same pattern cost the same; a miss costs no extra pass on an idle SM.
 //!
 //! What the rule leaves out is added per launch by [`extra_wavefronts`]: the passes that loads
-//! cost under load (loads that miss, scaled down for blocks with few loads in flight) and the
-//! passes every warp costs at launch.
+//! cost under load (loads that miss, hits on lines whose fill is still in flight
+//! ([`hit_in_flight`]), both scaled down for blocks with few loads in flight) and the passes
+//! every warp costs at launch.
 
 use crate::input::hw::L1Config;
+use crate::sim::cache::LineState;
 use crate::sim::counters::L1Counters;
 
 /// Banks of the L1 data array, 4 bytes wide.
@@ -322,6 +324,35 @@ pub fn instruction_wavefronts(l1: &L1Config, c: &L1Counters) -> u64 {
         + (l1.wavefronts_per_predicated_off * c.predicated_off as f64).round() as u64
 }
 
+/// Whether a load's line in the L1 (`st`, before the load's sectors are marked valid) is a hit
+/// whose data may still be in flight: every sector it wants is present (`missing == 0`) but the
+/// SM's last miss on the line was at most `window` ticks before `tick`. Such a load waits for
+/// the fill as a miss does, and is replayed like one (`in_flight_hit_wavefronts`): without
+/// this, a warp that reads a line a neighbour warp just missed on counted as a plain hit, and
+/// the 2-D and many-stream kernels whose warps share lines came out short (docs/model.md).
+///
+/// A load that misses sectors of the line starts a new window. The tick is kept in 16 bits: a
+/// hit past the window marks the line filled, so that the wrap cannot bring an old miss back
+/// (only a line not touched for 65536 ticks and then hit within the window of the wrap could
+/// be misjudged; `window` is at most 4096).
+#[inline]
+pub fn hit_in_flight(st: &mut LineState, missing: u8, tick: u64, window: u32) -> bool {
+    let now = tick as u16;
+    if missing != 0 {
+        st.missed_at = now;
+        st.filled = false;
+        return false;
+    }
+    if st.filled {
+        return false;
+    }
+    if u32::from(now.wrapping_sub(st.missed_at)) <= window {
+        return true;
+    }
+    st.filled = true;
+    false
+}
+
 /// A launch's counts that [`extra_wavefronts`] charges for.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LaunchTerms {
@@ -329,6 +360,9 @@ pub struct LaunchTerms {
     pub miss_request_lines: u64,
     /// Lines with some sectors present and some missing (`load_partial_lines`).
     pub partial_lines: u64,
+    /// Lines of loads that hit while the line's fill was in flight (`load_in_flight_lines`,
+    /// [`hit_in_flight`]).
+    pub in_flight_lines: u64,
     /// Load instructions one block issues, on average (load requests / blocks).
     pub load_instructions_per_block: f64,
     /// Warps launched, guarded-off ones too.
@@ -346,7 +380,9 @@ pub struct LaunchTerms {
 ///   `partial_line_wavefronts` more (served in two goes: what is there, then the fill); both
 ///   times `min(1, loads per block / replay_block_loads)`: blocks that put few loads in flight
 ///   replay less (the H100 probe: a 2-line load costs 0.3 passes more in blocks of one warp,
-///   1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the bank rule);
+///   1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the bank rule), and so
+///   does a line that hits while its fill is in flight ([`hit_in_flight`]),
+///   `in_flight_hit_wavefronts` each;
 /// - every launched warp, guarded-off ones too, costs `wavefronts_per_special_register` per
 ///   special register the kernel reads with an `S2R` (measured on the H200: a kernel reading
 ///   threadIdx.x one per warp, x, y and z three, whatever the `blockIdx` components it reads;
@@ -354,7 +390,8 @@ pub struct LaunchTerms {
 pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
     let in_flight = (t.load_instructions_per_block / l1.replay_block_loads).min(1.0);
     let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64
-        + l1.partial_line_wavefronts * t.partial_lines as f64)
+        + l1.partial_line_wavefronts * t.partial_lines as f64
+        + l1.in_flight_hit_wavefronts * t.in_flight_lines as f64)
         * in_flight;
     let launch = l1.wavefronts_per_special_register
         * (t.warps_launched * t.special_register_reads as u64) as f64;
@@ -543,7 +580,7 @@ mod tests {
     fn blocks_with_few_loads_in_flight_replay_in_proportion() {
         let mut l1 = l1_config();
         (l1.missing_request_line_wavefronts, l1.replay_block_loads) = (0.25, 8.0);
-        l1.partial_line_wavefronts = 1.0;
+        (l1.partial_line_wavefronts, l1.in_flight_hit_wavefronts) = (1.0, 0.5);
         l1.wavefronts_per_special_register = 1.0;
         let t = LaunchTerms {
             miss_request_lines: 800,
@@ -563,15 +600,41 @@ mod tests {
             ..t
         };
         assert_eq!(extra_wavefronts(&l1, &many), 200);
-        // Partial lines (1 each) are replays too, a quarter of 8; the 2 special registers read
-        // by 10 warps are not scaled.
+        // Partial lines (1 each) and in-flight hits (0.5 each) are replays too, a quarter of 8
+        // and of 8; the 2 special registers read by 10 warps are not scaled.
         let all = LaunchTerms {
             partial_lines: 8,
+            in_flight_lines: 16,
             warps_launched: 10,
             special_register_reads: 2,
             ..few
         };
-        assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 20);
+        assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 2 + 20);
+    }
+
+    #[test]
+    fn a_hit_within_the_window_after_a_miss_is_in_flight() {
+        let mut st = LineState::default();
+        // The miss at tick 100 opens the window; hits 1 and 63 ticks on are in flight.
+        assert!(!hit_in_flight(&mut st, 0b0011, 100, 63));
+        assert!(hit_in_flight(&mut st, 0, 101, 63));
+        assert!(hit_in_flight(&mut st, 0, 163, 63));
+        // 64 ticks on the fill has arrived, and stays arrived.
+        assert!(!hit_in_flight(&mut st, 0, 164, 63));
+        assert!(st.filled);
+        assert!(!hit_in_flight(&mut st, 0, 100 + 65536, 63));
+        // A later miss of other sectors opens a new window.
+        assert!(!hit_in_flight(&mut st, 0b1100, 70_000, 63));
+        assert!(hit_in_flight(&mut st, 0, 70_010, 63));
+    }
+
+    #[test]
+    fn the_window_survives_the_wrap_of_sixteen_bits() {
+        let mut st = LineState::default();
+        // Missed 10 ticks before a multiple of 65536, hit 20 ticks later: 20 ticks apart.
+        assert!(!hit_in_flight(&mut st, 0b0001, 3 * 65536 - 10, 63));
+        assert!(hit_in_flight(&mut st, 0, 3 * 65536 + 10, 63));
+        assert!(!hit_in_flight(&mut st, 0, 3 * 65536 + 54, 63));
     }
 
     #[test]

@@ -354,6 +354,7 @@ fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u
             &data_stage::LaunchTerms {
                 miss_request_lines: l1.load_miss_request_lines,
                 partial_lines: l1.load_partial_lines,
+                in_flight_lines: l1.load_in_flight_lines,
                 load_instructions_per_block: l1.load_requests as f64
                     / launch.total_blocks.max(1) as f64,
                 warps_launched,
@@ -527,6 +528,9 @@ fn pipeline(
     };
     let mut current = chunk_wave(&mut sched, &mut tallies.jumped_blocks)?;
     let mut pending_wave = None;
+    // The launch's tick at which the chunk the SMs work on starts (its issues' ticks count
+    // from there).
+    let mut current_start = sched.tick;
     let mut ticks = sched.run_until(chunk_ticks, until(current), &mut issues, &mut finished)?;
     while ticks > 0 || pending_ticks > 0 {
         warp_instructions += (issues.iter().flatten())
@@ -540,7 +544,7 @@ fn pipeline(
                     .par_iter_mut()
                     .zip(issues.par_iter())
                     .zip(finished.par_iter())
-                    .map(|((w, iss), fin)| w.process(&cx, launch, iss, fin))
+                    .map(|((w, iss), fin)| w.process(&cx, launch, current_start, iss, fin))
                     // Several SMs may fail in one chunk: the lowest-numbered one's error is
                     // reported, the same on any thread count.
                     .collect::<Vec<Result<()>>>()
@@ -558,12 +562,14 @@ fn pipeline(
                         before.map(|(label, b)| (label, b, sample::fields(&l2_counts(&l2))))
                     },
                     || {
-                        sched.run_until(
+                        let start = sched.tick;
+                        let ticks = sched.run_until(
                             chunk_ticks,
                             until(next),
                             &mut next_issues,
                             &mut next_finished,
-                        )
+                        );
+                        (start, ticks)
                     },
                 );
                 (scheduled, replayed)
@@ -592,6 +598,8 @@ fn pipeline(
         pending_ticks = ticks;
         pending_wave = current;
         current = next;
+        let (next_start, scheduled) = scheduled;
+        current_start = next_start;
         ticks = scheduled?;
         progress(sched.blocks_dispatched(), launch.total_blocks);
         std::mem::swap(&mut issues, &mut next_issues);

@@ -802,6 +802,12 @@ pub struct SmWorker {
     /// The atomic requests sent, by the L2 slice that applies them (where the config says how
     /// the slices take atomics).
     pub atomic_slices: Option<SliceTally>,
+    /// Ticks after a miss within which a hit on the line counts as in flight
+    /// (`l1.in_flight_hit_ticks`, [`data_stage::hit_in_flight`]).
+    in_flight_hit_ticks: u32,
+    /// The launch's tick at which the chunk being processed starts (issues carry ticks within
+    /// their chunk; the in-flight window spans chunks).
+    chunk_start: u64,
 }
 
 /// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
@@ -949,6 +955,8 @@ impl SmWorker {
             whole_blocks: None,
             uniform_memo: Vec::new(),
             atomic_slices: hw.atomics.map(SliceTally::new),
+            in_flight_hit_ticks: hw.l1.in_flight_hit_ticks,
+            chunk_start: 0,
         }
     }
 
@@ -998,6 +1006,8 @@ impl SmWorker {
             whole_blocks: None,
             uniform_memo: Vec::new(),
             atomic_slices: None,
+            in_flight_hit_ticks: 1,
+            chunk_start: 0,
         }
     }
 
@@ -1044,15 +1054,18 @@ impl SmWorker {
         &mut self.footprints[self.current]
     }
 
-    /// Processes one chunk of issues of `launch`, replacing `out`; `finished_blocks` are the
-    /// blocks whose last instruction is in this chunk.
+    /// Processes one chunk of issues of `launch`, which starts at the launch's tick
+    /// `chunk_start`, replacing `out`; `finished_blocks` are the blocks whose last instruction is
+    /// in this chunk.
     pub fn process(
         &mut self,
         cx: &GenContext,
         launch: &Launch,
+        chunk_start: u64,
         issued: &[Issued],
         finished_blocks: &[u32],
     ) -> Result<()> {
+        self.chunk_start = chunk_start;
         for o in &mut self.out {
             o.clear();
         }
@@ -1368,6 +1381,10 @@ impl SmWorker {
                 let (st, _, _) = self.l1.access_or_insert(line);
                 let missing = sectors & !st.valid;
                 st.valid |= sectors;
+                let tick = self.chunk_start + u64::from(tick);
+                if data_stage::hit_in_flight(st, missing, tick, self.in_flight_hit_ticks) {
+                    c.load_in_flight_lines += 1;
+                }
                 missing
             };
             if missing != 0 {

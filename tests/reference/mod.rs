@@ -79,6 +79,12 @@ struct Memory {
     counts: Counts,
     /// Distinct (line, sector) each block loaded.
     footprints: HashMap<u32, HashSet<(u64, u8)>>,
+    /// The tick now.
+    tick: u64,
+    /// `l1.in_flight_hit_ticks`.
+    in_flight_ticks: u64,
+    /// The tick of each (SM, line)'s last load that missed sectors in the L1, in full.
+    last_miss: HashMap<(usize, u64), u64>,
 }
 
 /// A 64-bit mix of `key` (the schedule's hash).
@@ -124,6 +130,9 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
         l2: ReferenceL2::new(hw),
         counts: Counts::default(),
         footprints: HashMap::new(),
+        tick: 0,
+        in_flight_ticks: hw.l1.in_flight_hit_ticks as u64,
+        last_miss: HashMap::new(),
     };
     let mut next_block = 0u64;
     let per_sm = launch.occupancy.blocks_per_sm;
@@ -158,6 +167,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
             if turn_skip > 0.0 || warp_drift > 0.0 {
                 pass_up_turns(sm, turn_skip, warp_drift);
             }
+            mem.tick = tick;
             let finished = issue(launch, burst, sm, id, &mut mem)?;
             sm.clock = tick + 1;
             if let Some((block, warps)) = finished {
@@ -216,7 +226,8 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     let loads_per_block = c.l1.load_requests as f64 / launch.total_blocks.max(1) as f64;
     let in_flight = (loads_per_block / l1.replay_block_loads).min(1.0);
     let extra = (l1.missing_request_line_wavefronts * c.l1.load_miss_request_lines as f64
-        + l1.partial_line_wavefronts * c.l1.load_partial_lines as f64)
+        + l1.partial_line_wavefronts * c.l1.load_partial_lines as f64
+        + l1.in_flight_hit_wavefronts * c.l1.load_in_flight_lines as f64)
         * in_flight
         + l1.wavefronts_per_special_register
             * (c.warps_launched * launch.special_register_reads as u64) as f64;
@@ -704,6 +715,15 @@ fn memory(
                         let (st, _) = l1.access_or_insert(r.line, false);
                         let missing = r.sectors & !st.valid;
                         st.valid |= r.sectors;
+                        // A hit within the window after the SM's last miss on the line waits
+                        // for the fill in flight.
+                        if missing != 0 {
+                            mem.last_miss.insert((sm, r.line), mem.tick);
+                        } else if (mem.last_miss.get(&(sm, r.line)))
+                            .is_some_and(|&t| mem.tick - t <= mem.in_flight_ticks)
+                        {
+                            c.load_in_flight_lines += 1;
+                        }
                         missing
                     }
                 };
