@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """In-flight hits and the L1's replay wavefronts (issue 53; docs/model.md "Coalescer and L1", data
-stage, "In-flight hits"). Not shipped: this script holds the measurement and the fits that a change
-of the replay rule would start from.
+stage, "In-flight hits"). The study that led to the rule shipped since 2026-12-03, which counts
+the hits in flight per line (wavefront_stores_fit.py fits it); kept for its window sweep.
 
-The shipped rule charges `missing_request_line_wavefronts` (0.244) per line of each load
+The rule its reports were simulated with charges `missing_request_line_wavefronts` (0.244) per line of each load
 instruction that misses in the L1, plus one per partly present line, times min(1, load
 instructions per block / 8). The question here: do the GPU's extra passes follow the lines of
 loads that miss *or hit a line whose fill is still in flight* (a hit within W ticks of the miss
@@ -15,32 +15,30 @@ that brought the line in, on the same SM)?
         REPORT.json`) with that report's measured and simulated wavefronts, into CSV (one row
         per exact launch; sampled ones are left out).
     fit CSV
-        Prints, per kernel family and over all, the median and worst |error| of the shipped rule
+        Prints, per kernel family and over all, the median and worst |error| of the collected rule
         and of the replay term with the in-flight hits counted (W = 16 ... 512 ticks), in sample
         and with each family predicted from a fit on the others (the coefficients by least
         squares on the relative error, the block scaling's K from a grid, as
         validation/wavefront_families_fit.py does).
 
 The CSV's columns: set, launch, family, measured and simulated wavefronts, fixed (the simulated
-wavefronts less the shipped replays: what no fitted constant touches), miss_request_lines,
+wavefronts less the collected rule's replays: what no fitted constant touches), miss_request_lines,
 partial_lines, in_flight_W (lines of load instructions that miss nothing and hit a line filled
 fewer than W ticks before, for each W), warps (launched), warps_per_block, load_requests,
 blocks.
 """
 import csv
 import json
-import pathlib
 import statistics
 import sys
-import tomllib
 
 WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
 WINDOWS = (16, 32, 64, 128, 256, 512)
-# The shipped replay constants, read from the H200's configuration (the H100's has the same).
-_L1 = tomllib.loads((pathlib.Path(__file__).parent.parent / "hw-configs/h200.toml").read_text())["l1"]
-SHIPPED_MISS = _L1["missing_request_line_wavefronts"]
-SHIPPED_PARTIAL = _L1["partial_line_wavefronts"]
-SHIPPED_K = _L1["replay_block_loads"]
+# The replay rule of the reports both CSVs (this one and wavefront_stores_fit.py's) were collected
+# from, 2026-11-30 to 2026-12-02: their `fixed` is the simulated wavefronts less this rule's
+# replays. It was shipped until 2026-12-03, when the in-flight hits joined it (fitted by
+# wavefront_stores_fit.py; hw-configs/h200.toml holds the rule shipped now).
+COLLECTED_MISS, COLLECTED_PARTIAL, COLLECTED_K = 0.244, 1.0, 8.0
 FAMILIES = ("star1-zloop", "star1", "star4", "box27", "copy", "jacobi2d", "transpose", "lbm",
             "scale", "triad")
 
@@ -92,8 +90,8 @@ def collect(out, specs):
             wpb = (b[0] * b[1] * b[2] + 31) // 32
             blocks = j["warps"] / wpb
             lpb = j["load_requests"] / blocks
-            shipped = (SHIPPED_MISS * j["miss_request_lines"] + SHIPPED_PARTIAL * j["partial_lines"]) \
-                * min(1.0, lpb / SHIPPED_K)
+            shipped = (COLLECTED_MISS * j["miss_request_lines"] + COLLECTED_PARTIAL * j["partial_lines"]) \
+                * min(1.0, lpb / COLLECTED_K)
             row = {
                 "set": set_name, "launch": r["launch"], "family": family(r["kernel"]),
                 "measured": m["measured"], "simulated": m["simulated"],
@@ -130,7 +128,7 @@ def load(path):
 
 
 def predict(r, window, miss, in_flight_cost, k):
-    lines = miss * r["miss_request_lines"] + SHIPPED_PARTIAL * r["partial_lines"]
+    lines = miss * r["miss_request_lines"] + COLLECTED_PARTIAL * r["partial_lines"]
     if window:
         lines += in_flight_cost * r[f"in_flight_{window}"]
     return r["fixed"] + lines * min(1.0, r["lpb"] / k)
@@ -151,7 +149,7 @@ def fit(rows, window, tied):
             x = [r["miss_request_lines"] * s, (r[f"in_flight_{window}"] if window else 0) * s]
             if tied:
                 x = [x[0] + x[1], 0.0]
-            y = (r["measured"] - r["fixed"]) / r["measured"] - SHIPPED_PARTIAL * r["partial_lines"] * s
+            y = (r["measured"] - r["fixed"]) / r["measured"] - COLLECTED_PARTIAL * r["partial_lines"] * s
             for i in range(2):
                 sums[i][0] += x[i] * x[0]
                 sums[i][1] += x[i] * x[1]
@@ -212,7 +210,7 @@ def main_fit(path):
     rows = load(path)
     fams = sorted({r["family"] for r in rows})
     print(f"{len(rows)} launches; median / worst |error|, then per family")
-    print(f"{f'shipped ({SHIPPED_MISS}, K = {SHIPPED_K:g})':44s} {summary(errors(rows, 0, SHIPPED_MISS, 0, SHIPPED_K), rows)}")
+    print(f"{f'collected rule ({COLLECTED_MISS}, K = {COLLECTED_K:g})':44s} {summary(errors(rows, 0, COLLECTED_MISS, 0, COLLECTED_K), rows)}")
     for window in (0,) + WINDOWS:
         for tied in ((True,) if not window else (True, False)):
             a, b, k = fit(rows, window, tied)

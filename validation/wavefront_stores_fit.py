@@ -2,14 +2,16 @@
 """Which accesses cost the L1 data pipe more passes under load: the replay term of `[l1]`
 (src/sim/data_stage.rs, `extra_wavefronts`) refitted with the stores and the loads that hit a
 line still on its way, with leave-one-family-out cross-validation (issue 53; docs/model.md
-"Coalescer and L1", data stage, "In-flight hits per line"). Not shipped. It follows
+"Coalescer and L1", data stage, "In-flight hits per line"). Its form "miss, partial, in flight 1-63
+ticks" is the rule shipped since 2026-12-03 (`in_flight_hit_wavefronts`, `in_flight_hit_ticks`;
+src/sim/data_stage.rs `hit_in_flight`), its coefficients those of hw-configs/h200.toml. It follows
 validation/wavefront_pending_fit.py (2026-11-30), over the lifted H200 sets that study did not
 run, and counts the hits in flight per line by their age.
 
-The shipped rule charges `missing_request_line_wavefronts` per line of every load instruction
-that misses a sector and `partial_line_wavefronts` per line part present, part missing, both
-times min(1, load instructions per block / `replay_block_loads`) (read from
-hw-configs/h200.toml; the H100's are the same). Here the same
+The rule the CSV was collected under (shipped until 2026-12-03: 0.244 and 1, K = 8,
+wavefront_pending_fit.py's COLLECTED_*) charges `missing_request_line_wavefronts` per line of
+every load instruction that misses a sector and `partial_line_wavefronts` per line part present,
+part missing, both times min(1, load instructions per block / `replay_block_loads`). Here the same
 form is fitted with other terms beside or instead of those:
 - pending_b: load lines that hit (every sector already asked for) a line whose last miss, on
   the same SM, was issued a few scheduler ticks before (a tick is one warp instruction an SM
@@ -21,7 +23,7 @@ form is fitted with other terms beside or instead of those:
 
 Input: a CSV (docs/data/wavefront-stores.csv) with one row per measured launch:
 set, launch, family, measured and simulated `l1tex__data_pipe_lsu_wavefronts.sum`, fixed (the
-simulated wavefronts less the shipped replay term), scale (min(1, loads per block / K)), the
+simulated wavefronts less the collected rule's replay term), scale (min(1, loads per block / K)), the
 simulator's load_miss_request_lines, load_partial_lines, store sectors and pending_0..11.
 The pending counts came from an instrumented build (validation/wavefront_stores.patch, on the
 commit it names: a hash map per SM of each line's last miss tick, looked up at every load line
@@ -46,8 +48,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from time_fit import family  # noqa: E402
-# The shipped replay constants, read from hw-configs/h200.toml by the 2026-11-30 study's script.
-from wavefront_pending_fit import SHIPPED_K, SHIPPED_MISS, SHIPPED_PARTIAL, write_csv  # noqa: E402
+# The replay constants of the reports the CSV was collected from (the 2026-11-30 study's script).
+from wavefront_pending_fit import COLLECTED_K, COLLECTED_MISS, COLLECTED_PARTIAL, write_csv  # noqa: E402
 
 BUCKETS = 12
 WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
@@ -76,11 +78,11 @@ def collect(folder, out):
             if not c or not m or not m.get("measured"):
                 continue
             wf, miss, partial, loads, blocks, hist = c
-            scale = min(1.0, loads / blocks / SHIPPED_K)
+            scale = min(1.0, loads / blocks / COLLECTED_K)
             rows.append({
                 "set": name, "launch": x["launch"], "family": family(x["kernel"]),
                 "measured": m["measured"], "simulated": m["simulated"],
-                "fixed": wf - scale * (SHIPPED_MISS * miss + SHIPPED_PARTIAL * partial), "scale": scale,
+                "fixed": wf - scale * (COLLECTED_MISS * miss + COLLECTED_PARTIAL * partial), "scale": scale,
                 "miss_lines": miss, "partial_lines": partial,
                 "store_sectors": x["metrics"].get(STORE_SECTORS, {}).get("simulated", 0.0),
                 **{f"pending_{b}": hist[b] for b in range(BUCKETS)},
@@ -106,8 +108,8 @@ MISS = lambda r: r["miss_lines"]  # noqa: E731
 PARTIAL = lambda r: r["partial_lines"]  # noqa: E731
 STORES = lambda r: r["store_sectors"]  # noqa: E731
 FORMS = {
-    "miss, partial (the shipped form, refitted)": [MISS, PARTIAL],
-    "miss, partial, in flight 1-63 ticks": [MISS, PARTIAL, pending(1, 6)],
+    "miss, partial (the collected form, refitted)": [MISS, PARTIAL],
+    "miss, partial, in flight 1-63 ticks (shipped since 2026-12-03)": [MISS, PARTIAL, pending(1, 6)],
     "miss, partial, in flight 4-63 ticks": [MISS, PARTIAL, pending(3, 6)],
     "miss, partial, stores": [MISS, PARTIAL, STORES],
     "miss, partial, stores, in flight 1-63 ticks": [MISS, PARTIAL, STORES, pending(1, 6)],
@@ -160,7 +162,7 @@ def main():
     rows = load(args[0] if args else "docs/data/wavefront-stores.csv")
     families = sorted({r["family"] for r in rows})
     print(f"{len(rows)} launches, {len(families)} families, {len({r['set'] for r in rows})} sets")
-    print(f"shipped rule: {summary([r['simulated'] / r['measured'] - 1 for r in rows])}")
+    print(f"collected rule (shipped until 2026-12-03): {summary([r['simulated'] / r['measured'] - 1 for r in rows])}")
     for name, terms in (ALL_MISSING_FORMS if "--all-missing" in sys.argv else FORMS).items():
         coef = fit(rows, terms)
         inside = [predict(r, coef, terms) / r["measured"] - 1 for r in rows]
