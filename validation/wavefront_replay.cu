@@ -19,7 +19,9 @@
 //          apart: narrow tiles (bx = 1, 2, 4, 8 floats or doubles) touch many lines in few bank
 //          passes ("crowded" lines, more than two per pass); pitch moves the rows' banks.
 //          hit = 1 reads the tile twice (the second time from L1): whether crowded lines cost
-//          on hits too, and how much per line.
+//          on hits too, and how much per line. hit = h > 1 re-reads the tile shifted by h - 1
+//          elements, in[c + h - 1] (h = 2: a stencil's x + 1 load after its x load; h = 9 on
+//          doubles: the tile 64 bytes on, the other half of each line an 8-wide tile touches).
 //   type: f32 or f64.
 // The arrays are nx x ny elements of pitch `pitch` (pitch >= nx). The n arrays of "streams" and "batch" lie
 // `stream` bytes apart: 64 MiB, or their largest array of the launch list rounded up to 2 MiB where that is more;

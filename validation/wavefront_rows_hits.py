@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""What a second load of a narrow tile costs in the L1 data stage, hit or shifted (the H200 run of
+2026-12-03, tests/data/h200/wavefront_replay/ncu_rows_hits.csv and launches_rows_hits.txt;
+validation/wavefront_replay.cu's `rows` kernel, README.md there).
+
+Each `rows` launch loads a bx x by tile (rows `pitch` elements apart) once (hit 0), or loads it and
+then re-reads it: the same tile (hit 1, issued right after the first load, so its lines are
+still being filled), the tile one element on (hit 2, a stencil's x + 1 load), or, on doubles, 8
+elements on (hit 9: the other half of the lines an 8-wide tile touches, present but their
+sectors not). Printed per pattern: the first load's global-load passes per warp (measured, by
+the data-stage rule of src/sim/data_stage.rs, and its lines), then for each re-read the passes it
+adds per warp (the launch's less the hit-0 launch's) against the rule for the re-read's
+addresses, the lines it touches and the share of sectors that hit.
+
+    python3 validation/wavefront_rows_hits.py [--data DIR]
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wavefront_replay_summary as s  # noqa: E402
+
+
+def rule(r, shift):
+    """Passes and lines per load instruction by the data-stage rule, averaged over one block's
+    warps, for the tile moved by `shift` elements."""
+    wpb = r["bx"] * r["by"] // 32
+    passes = lines = 0
+    for w in range(wpb):
+        a = [x + shift * r["size"] for x in s.warp_addresses(r, w)]
+        passes += s.bank_passes(a, r["size"])
+        lines += len({x >> 7 for x in a} | {(x + r["size"] - 1) >> 7 for x in a})
+    return passes / wpb, lines / wpb
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.path.join(s.ROOT, "tests", "data", "h200", "wavefront_replay"))
+    d = ap.parse_args().data
+    runs = s.load_run(os.path.join(d, "ncu_rows_hits.csv"), os.path.join(d, "launches_rows_hits.txt"), "hits")
+    by = {}
+    for r in runs:
+        r["per_warp"] = r[s.WF_GLOBAL] / r[s.WARPS]
+        by[(r["type"], r["bx"], r["by"], r["pitch"], r["hit"])] = r
+    print(f"{len(runs)} launches; passes per warp: measured / rule / lines (re-reads: added passes / rule / lines / hit %)")
+    over = {1: [], 2: [], 9: []}
+    for (t, bx, by_, pitch, hit), r in sorted(by.items()):
+        if hit:
+            continue
+        first, lines = rule(r, 0)
+        out = f"{t} {bx:2}x{by_:<3} pitch {pitch}: {r['per_warp']:5.2f} / {first:4.1f} / {lines:4.1f}"
+        for h in (1, 2, 9):
+            q = by.get((t, bx, by_, pitch, h))
+            if q is None:
+                continue
+            added = q["per_warp"] - r["per_warp"]
+            p, n = rule(q, h - 1)
+            over[h].append((added - p) / n)
+            out += f" | h{h} {added:5.2f} / {p:4.1f} / {n:4.1f} / {100 * q[s.HIT] / q[s.SEC]:3.0f} %"
+        print(out)
+    for h, name in ((1, "the same tile"), (2, "one element on"), (9, "8 doubles on")):
+        v = over[h]
+        print(f"re-read of {name}: passes beyond the rule per line it touches, median {statistics.median(v):.3f}"
+              f" (range {min(v):.3f} to {max(v):.3f}, {len(v)} patterns)")
+
+
+if __name__ == "__main__":
+    main()
