@@ -176,9 +176,11 @@ def load(paths):
     return launches
 
 
-def predict(e, params, warps=None, pw="shipped"):
+def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None):
     """The replica's time of launch `e` with the constants `params` and the partial write-backs
-    `pw` (the config's when "shipped")."""
+    `pw` (the config's when "shipped"). Two hooks for the forms validation/time_forms_cv.py tries
+    (none: the shipped form): `cuts`, station name -> the residual cut `mva` takes off there, and
+    `turnover_share(e, warps, slots, throughput, x)`, the share of the block turnover charged."""
     a, b, c, ex, split, held = params
     h = HW[e["hw"]]
     warps = warps or e["warps"]
@@ -195,27 +197,30 @@ def predict(e, params, warps=None, pw="shipped"):
         secs["dram"] += partial_seconds(e, pw)
     if "l1" in secs:
         secs["l1"] += held * secs.get("dram", 0.0)
+    residual_cut = [cuts.get(name, 0.0) for name in secs] if cuts else None
     demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]
     delay = (a + b * e["loads"]) * h["latency"] * max(e["rounds"], 1.0)
-    x = mva(e["effective"], delay, demands)
+    throughput = lambda n: mva(n, delay, demands, residual_cut)  # noqa: E731
+    x = throughput(e["effective"])
     busy = warps / h["sms"] / x / e["cps"]
     slots = max(round(e["resident"] * e["blocks"] / warps), 1)
     # A block of one warp has no warps to wait for: it turns over at no cost.
     turning = max(e["blocks"] / h["sms"] - slots, 0.0) if e["block_warps"] > 1 else 0.0
-    turnover = c * max(e["rounds"], 1.0) ** ex * turning / slots ** 2 / e["cps"]
-    return busy + last_wave(e, slots, delay, demands, x) / e["cps"] + turnover + h["overhead_us"] * 1e-6
+    share = turnover_share(e, warps, slots, throughput, x) if turnover_share else 1.0
+    turnover = c * max(e["rounds"], 1.0) ** ex * turning / slots ** 2 * share / e["cps"]
+    return busy + last_wave(e, slots, throughput, x) / e["cps"] + turnover + h["overhead_us"] * 1e-6
 
 
-def last_wave(e, slots, delay, demands, x):
+def last_wave(e, slots, throughput, x):
     """The cycles the last, partial wave adds: its blocks run at their own, smaller population
-    (src/sim/queueing.rs, last_wave_cycles)."""
+    (src/sim/queueing.rs, last_wave_cycles); `throughput(n)` is the MVA's at n warps."""
     waves = e["blocks"] / HW[e["hw"]]["sms"] / slots
     part = waves - math.floor(waves)
     if waves <= 1.0 or part <= 0.0:
         return 0.0
     warps = part * slots * e["warps"] / e["blocks"]
     n = max(warps, 1.0)
-    return max(n / mva(n, delay, demands) - warps / x, 0.0)
+    return max(n / throughput(n) - warps / x, 0.0)
 
 
 def solve_warps(e):

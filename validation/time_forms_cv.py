@@ -19,7 +19,6 @@ on all launches and with each kernel family held out; the folds run in parallel.
     e.g. validation/time_forms_cv.py old,pipes,beta,beta+pipes $(ls docs/data/validation-h*.json | grep -v atomics)
     (about 110 CPU-minutes for the four; set PROCS, default all cores)
 """
-import math
 import multiprocessing
 import os
 import statistics
@@ -41,49 +40,21 @@ GRID = [(a, b, c, 0.0, False, h) for a in (1.25, 1.5, 1.75) for b in (0.075, 0.1
         for c in (1000.0, 1500.0, 2000.0, 3000.0) for h in (0.15, 0.2, 0.25, 0.3)]
 
 
-def mva(customers, delay, demands, names):
-    """time_fit.mva with half the residual service taken off at the constant-service stations."""
-    return tf.mva(customers, delay, demands, [0.5 if n in CONSTANT_SERVICE else 0.0 for n in names])
+def beta_share(e, warps, slots, throughput, x):
+    """`beta`: a share BETA of the turnover always, the rest as the throughput lost while a slot's
+    warps are away."""
+    rest = e["effective"] - warps / e["blocks"]
+    x_rest = throughput(rest) if rest >= 1 else rest * throughput(1.0) if rest > 0 else 0.0
+    return BETA[0] + (1 - BETA[0]) * min(slots * (1 - x_rest / x), 1.0)
+
+
+SHIPPED_PREDICT = tf.predict
 
 
 def predict(e, params, warps=None, pw="shipped"):
-    """time_fit.predict with the two changes (the H200's and H100's reports: one DRAM rate or the
-    config's rates by direction, as the reports were written)."""
-    a, b, c, _, _, held = params
-    h = tf.HW[e["hw"]]
-    warps = warps or e["warps"]
-    secs = dict(e["secs"])
-    if h["by_direction"] and "dram" in secs:
-        rd, wr, cp = h["by_direction"]
-        r, w = e["reads"], e["writes"]
-        turnaround = 1.0 / (2.0 / cp - 1.0 / rd - 1.0 / wr)
-        secs["dram"] = r / (rd * 1e9) + w / (wr * 1e9) + min(r, w) / (turnaround * 1e9)
-    if "dram" in secs:
-        secs["dram"] += tf.partial_seconds(e, h["partial_writeback"] if pw == "shipped" else pw)
-    if "l1" in secs:
-        secs["l1"] += held * secs.get("dram", 0.0)
-    names = list(secs)
-    demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]
-    delay = (a + b * e["loads"]) * h["latency"] * max(e["rounds"], 1.0)
-    throughput = lambda n: mva(n, delay, demands, names)  # noqa: E731
-    x = throughput(e["effective"])
-    busy = warps / h["sms"] / x / e["cps"]
-    slots = max(round(e["resident"] * e["blocks"] / warps), 1)
-    turning = max(e["blocks"] / h["sms"] - slots, 0.0) if e["block_warps"] > 1 else 0.0
-    share = 1.0
-    if BETA[0] < 1.0:
-        rest = e["effective"] - warps / e["blocks"]
-        x_rest = throughput(rest) if rest >= 1 else rest * throughput(1.0) if rest > 0 else 0.0
-        share = BETA[0] + (1 - BETA[0]) * min(slots * (1 - x_rest / x), 1.0)
-    turnover = c * turning / slots ** 2 * share / e["cps"]
-    waves = e["blocks"] / h["sms"] / slots
-    part = waves - math.floor(waves)
-    last = 0.0
-    if waves > 1.0 and part > 0.0:
-        wl = part * slots * warps / e["blocks"]
-        n = max(wl, 1.0)
-        last = max(n / throughput(n) - wl / x, 0.0)
-    return busy + last / e["cps"] + turnover + h["overhead_us"] * 1e-6
+    """time_fit.predict with the variant's two changes (through its hooks)."""
+    return SHIPPED_PREDICT(e, params, warps, pw, cuts={n: 0.5 for n in CONSTANT_SERVICE},
+                           turnover_share=beta_share if BETA[0] < 1.0 else None)
 
 
 tf.predict = predict
