@@ -22,6 +22,8 @@
 //          on hits too, and how much per line. hit = h > 1 re-reads the tile shifted by h - 1
 //          elements, in[c + h - 1] (h = 2: a stencil's x + 1 load after its x load; h = 9 on
 //          doubles: the tile 64 bytes on, the other half of each line an 8-wide tile touches).
+//   kernel "copyrows": the rows tile loaded and stored (n and hit unused; `k_copyrows` below): what
+//          the stores of narrow tiles cost (validation/wavefront_replay_copyrows_launches.txt).
 //   type: f32 or f64.
 // The arrays are nx x ny elements of pitch `pitch` (pitch >= nx). The n arrays of "streams" and "batch" lie
 // `stream` bytes apart: 64 MiB, or their largest array of the launch list rounded up to 2 MiB where that is more;
@@ -92,6 +94,16 @@ __global__ void k_rows(const T* __restrict__ in, T* __restrict__ out, int n, int
   if (hit) { __syncwarp(); v += in[c + hit - 1]; }
   if (v == (T)-12345) out[c] = v;
 }
+// "copyrows": the rows kernel's tile loaded and stored to the same place of `out` (hit unused): the
+// stores' passes are the launch's wavefronts less its loads' (`..._mem_lgds_cmd_read`) and the 2
+// per warp of the block index reads.
+template <typename T>
+__global__ void k_copyrows(const T* __restrict__ in, T* __restrict__ out, int nx, int ny, int pitch) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= nx || y >= ny) return;
+  long c = (long)y * pitch + x;
+  out[c] = in[c];
+}
 int main(int argc, char** argv) {
   if (argc < 2) { printf("usage: wavefront_replay LAUNCHES\n"); return 1; }
   FILE* f = fopen(argv[1], "r"); char line[256];
@@ -117,13 +129,16 @@ int main(int argc, char** argv) {
     int size = strcmp(t, "f64") ? 4 : 8;
     if (pitch < nx || n < 1 || n > 8) { printf("%s: pitch < nx or n outside 1-8\n", line); return 1; }
     dim3 b(bx, by), g((nx + bx - 1) / bx, (ny + by - 1) / by);
-    bool streams = !strcmp(k, "streams"), batch = !strcmp(k, "batch");
+    bool streams = !strcmp(k, "streams"), batch = !strcmp(k, "batch"), copyrows = !strcmp(k, "copyrows");
+    bool rows = !streams && !batch && !copyrows;
     if (size == 4 && batch) ::batch<float>(g, b, (float*)in, (float*)out, n, hit, nx, ny, pitch, stream / 4);
     if (size == 8 && batch) ::batch<double>(g, b, (double*)in, (double*)out, n, hit, nx, ny, pitch, stream / 8);
     if (size == 4 && streams) k_streams<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch, stream / 4);
     if (size == 8 && streams) k_streams<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch, stream / 8);
-    if (size == 4 && !streams && !batch) k_rows<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch);
-    if (size == 8 && !streams && !batch) k_rows<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch);
+    if (size == 4 && copyrows) k_copyrows<float><<<g, b>>>((float*)in, (float*)out, nx, ny, pitch);
+    if (size == 8 && copyrows) k_copyrows<double><<<g, b>>>((double*)in, (double*)out, nx, ny, pitch);
+    if (size == 4 && rows) k_rows<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch);
+    if (size == 8 && rows) k_rows<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch);
     CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
     printf("%d %s", id++, line);
   }

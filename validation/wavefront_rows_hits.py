@@ -10,11 +10,14 @@ elements on (hit 9: the other half of the lines an 8-wide tile touches, present 
 sectors not). Printed per pattern: the first load's global-load passes per warp (measured, by
 the data-stage rule of src/sim/data_stage.rs, and its lines), then for each re-read the passes it
 adds per warp (the launch's less the hit-0 launch's) against the rule for the re-read's
-addresses, the lines it touches and the share of sectors that hit.
+addresses, the lines it touches and the share of sectors that hit. Where the `copyrows` run is
+there too (ncu_copyrows.csv: the same tiles loaded and stored), the stores' passes against the
+rule, per pattern and per line.
 
     python3 validation/wavefront_rows_hits.py [--data DIR]
 """
 import argparse
+import collections
 import os
 import statistics
 import sys
@@ -64,6 +67,31 @@ def main():
         v = over[h]
         print(f"re-read of {name}: passes beyond the rule per line it touches, median {statistics.median(v):.3f}"
               f" (range {min(v):.3f} to {max(v):.3f}, {len(v)} patterns)")
+    stores(d, by)
+
+
+def stores(d, loads):
+    """The `copyrows` run (ncu_copyrows.csv, launches_copyrows.txt), when there is one: the tile
+    loaded and stored; the stores' passes per warp (all wavefronts less the loads' and the 2 per
+    warp of the block index reads) against the rule, beside the same tile's load alone."""
+    path = os.path.join(d, "ncu_copyrows.csv")
+    if not os.path.exists(path):
+        return
+    runs = s.load_run(path, os.path.join(d, "launches_copyrows.txt"), "copyrows")
+    print(f"\ncopyrows, {len(runs)} launches; per warp: store passes measured / rule / lines | the load's in the copy / alone")
+    over = collections.defaultdict(list)
+    for r in sorted(runs, key=lambda r: (r["type"], r["bx"], r["by"], r["pitch"])):
+        w = r[s.WARPS]
+        store = (r[s.WF] - r[s.WF_GLOBAL] - r[s.WF_SHARED]) / w
+        p, n = rule(r, 0)
+        alone = loads.get((r["type"], r["bx"], r["by"], r["pitch"], 0))
+        alone = f"{alone['per_warp']:5.2f}" if alone else "  -  "
+        over[(r["bx"] * r["by"] // 32, r["pitch"] == 4104)].append((store - p) / n)
+        print(f"{r['type']} {r['bx']:2}x{r['by']:<3} pitch {r['pitch']}: {store:5.2f} / {p:4.1f} / {n:4.1f} | "
+              f"{r[s.WF_GLOBAL] / w:5.2f} / {alone}")
+    for (wpb, p4104), v in sorted(over.items()):
+        print(f"stores beyond the rule per line, {wpb} warp(s) a block{', pitch 4104' if p4104 else ''}: "
+              f"median {statistics.median(v):.3f} (range {min(v):.3f} to {max(v):.3f}, {len(v)} patterns)")
 
 
 if __name__ == "__main__":
