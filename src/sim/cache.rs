@@ -28,13 +28,18 @@ pub struct LineState {
     /// In a home partition of a split L2 that logs races: a miss of the home side brought
     /// sectors in since the other side last fetched the line (`crate::sim::l2`).
     pub home_fill_unfetched: bool,
-    /// In an L1: the tick (its low 16 bits) of the SM's last load that missed sectors of the
-    /// line, whose fill may still be on its way (`crate::sim::data_stage::hit_in_flight`).
-    pub missed_at: u16,
+    /// In an L1: the tick (its low 16 bits, little-endian) of the SM's last load that missed
+    /// sectors of the line, whose fill may still be on its way
+    /// (`crate::sim::data_stage::hit_in_flight`). Bytes, not a `u16`, so that the state keeps an
+    /// alignment of 1 and stays 8 bytes: every cache's state array is walked on each lookup.
+    pub missed_at: [u8; 2],
     /// In an L1: a load found the line's last fill arrived (more than the in-flight window
     /// after `missed_at`), so later hits need not look at `missed_at`, whose 16 bits wrap.
     pub filled: bool,
 }
+
+// Every lookup walks a set's states: keep them 8 bytes (the L2's arrays are megabytes).
+const _: () = assert!(std::mem::size_of::<LineState>() == 8);
 
 /// A line pushed out of the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

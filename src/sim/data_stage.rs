@@ -339,14 +339,14 @@ pub fn instruction_wavefronts(l1: &L1Config, c: &L1Counters) -> u64 {
 pub fn hit_in_flight(st: &mut LineState, missing: u8, tick: u64, window: u32) -> bool {
     let now = tick as u16;
     if missing != 0 {
-        st.missed_at = now;
+        st.missed_at = now.to_le_bytes();
         st.filled = false;
         return false;
     }
     if st.filled {
         return false;
     }
-    if u32::from(now.wrapping_sub(st.missed_at)) <= window {
+    if u32::from(now.wrapping_sub(u16::from_le_bytes(st.missed_at))) <= window {
         return true;
     }
     st.filled = true;
