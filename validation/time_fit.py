@@ -268,8 +268,10 @@ CONSTANTS = [(a, b, c, SHIPPED[3], SHIPPED[4], held) for a in (1.0, 1.25, 1.5, 1
              for held in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)]
 
 
-def fit(launches):
-    grid = CONSTANTS if "--constants-only" in sys.argv else GRID
+def fit(launches, grid=None):
+    """The point of `grid` (by default GRID, or CONSTANTS under --constants-only) with the least
+    objective over `launches`."""
+    grid = grid or (CONSTANTS if "--constants-only" in sys.argv else GRID)
     return min(grid, key=lambda p: score(launches, p)[0])
 
 

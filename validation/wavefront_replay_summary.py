@@ -106,19 +106,19 @@ def warp_addresses(r, warp, block=(0, 0)):
     return out
 
 
-def rule_passes(r):
-    """Passes by the data-stage rule and lines per load instruction, averaged over the warps of
-    one block (the patterns repeat from block to block up to a shift by whole rows or 128-byte
-    multiples); the bank rule over whole groups (the rule before) goes to r["banks_only"]."""
+def rule_passes(r, shift=0):
+    """Passes by the data-stage rule, lines per load instruction (both ends of each access) and
+    the bank rule over whole groups (the rule before), averaged over the warps of one block (the
+    patterns repeat from block to block up to a shift by whole rows or 128-byte multiples), for
+    the tile moved by `shift` elements."""
     wpb = r["bx"] * r["by"] // 32
     passes = banks = lines = 0
     for w in range(wpb):
-        a = warp_addresses(r, w)
+        a = [x + shift * r["size"] for x in warp_addresses(r, w)]
         passes += bank_passes(a, r["size"])
         banks += bank_passes(a, r["size"], None)
-        lines += len({x >> 7 for x in a})
-    r["banks_only"] = banks / wpb
-    return passes / wpb, lines / wpb
+        lines += len({x >> 7 for x in a} | {(x + r["size"] - 1) >> 7 for x in a})
+    return passes / wpb, lines / wpb, banks / wpb
 
 
 def derive(r, l1):
@@ -128,7 +128,7 @@ def derive(r, l1):
     r["wpb"] = r["bx"] * r["by"] // 32
     r["req_per_warp"] = r[REQ] / W
     r["loads_per_block"] = r[REQ] / r[CTAS]
-    r["bank"], r["lines_per_req"] = rule_passes(r)
+    r["bank"], r["lines_per_req"], r["banks_only"] = rule_passes(r)
     r["extra"] = r[WF_GLOBAL] - r["bank"] * r[REQ]
     r["miss_lines"] = r[MISS] / 4 if r["kernel"] != "rows" else None  # whole lines miss or hit
     r["hit_frac"] = r[HIT] / r[SEC]

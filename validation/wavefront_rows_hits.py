@@ -26,18 +26,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wavefront_replay_summary as s  # noqa: E402
 
 
-def rule(r, shift):
-    """Passes and lines per load instruction by the data-stage rule, averaged over one block's
-    warps, for the tile moved by `shift` elements."""
-    wpb = r["bx"] * r["by"] // 32
-    passes = lines = 0
-    for w in range(wpb):
-        a = [x + shift * r["size"] for x in s.warp_addresses(r, w)]
-        passes += s.bank_passes(a, r["size"])
-        lines += len({x >> 7 for x in a} | {(x + r["size"] - 1) >> 7 for x in a})
-    return passes / wpb, lines / wpb
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.path.join(s.ROOT, "tests", "data", "h200", "wavefront_replay"))
@@ -52,14 +40,14 @@ def main():
     for (t, bx, by_, pitch, hit), r in sorted(by.items()):
         if hit:
             continue
-        first, lines = rule(r, 0)
+        first, lines, _ = s.rule_passes(r)
         out = f"{t} {bx:2}x{by_:<3} pitch {pitch}: {r['per_warp']:5.2f} / {first:4.1f} / {lines:4.1f}"
         for h in (1, 2, 9):
             q = by.get((t, bx, by_, pitch, h))
             if q is None:
                 continue
             added = q["per_warp"] - r["per_warp"]
-            p, n = rule(q, h - 1)
+            p, n, _ = s.rule_passes(q, h - 1)
             over[h].append((added - p) / n)
             out += f" | h{h} {added:5.2f} / {p:4.1f} / {n:4.1f} / {100 * q[s.HIT] / q[s.SEC]:3.0f} %"
         print(out)
@@ -83,7 +71,7 @@ def stores(d, loads):
     for r in sorted(runs, key=lambda r: (r["type"], r["bx"], r["by"], r["pitch"])):
         w = r[s.WARPS]
         store = (r[s.WF] - r[s.WF_GLOBAL] - r[s.WF_SHARED]) / w
-        p, n = rule(r, 0)
+        p, n, _ = s.rule_passes(r)
         alone = loads.get((r["type"], r["bx"], r["by"], r["pitch"], 0))
         alone = f"{alone['per_warp']:5.2f}" if alone else "  -  "
         over[(r["bx"] * r["by"] // 32, r["pitch"] == 4104)].append((store - p) / n)
