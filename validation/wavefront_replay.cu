@@ -3,6 +3,8 @@
 // directly (docs/model.md "Coalescer and L1"). Run by validation/wavefront_replay.sh, launches in
 // validation/wavefront_replay_launches.txt and wavefront_replay_batch_launches.txt; H200 data of 2026-11-29
 // in tests/data/h200/wavefront_replay (README.md there), summarised by validation/wavefront_replay_summary.py.
+// The rows' line steps and the stencils' padded layout (2026-12-03): wavefront_replay_linestep_launches.txt,
+// summarised by validation/wavefront_linestep.py.
 //
 // Each config line: kernel type n hit nx ny bx by pitch
 //   kernel "streams": every thread loads n elements, one from each of n arrays (x + y * pitch),
@@ -15,8 +17,10 @@
 //          per block or the loads per warp.
 //   kernel "batch": as "streams", but the n loads of a pass are issued together (n loads into
 //          registers, then the sum): n loads in flight per warp.
-//   kernel "rows": n = 1 load of a bx x by tile of one array whose rows are `pitch` elements
-//          apart: narrow tiles (bx = 1, 2, 4, 8 floats or doubles) touch many lines in few bank
+//   kernel "rows": one load of a bx x by tile of one array whose rows are `pitch` elements
+//          apart, starting n - 1 elements into each row (n = 1: at the row's start; n = 5 on
+//          doubles: the stencils' padded layout, x + P with P = 4, rows then start 32 bytes into a
+//          line): narrow tiles (bx = 1, 2, 4, 8 floats or doubles) touch many lines in few bank
 //          passes ("crowded" lines, more than two per pass); pitch moves the rows' banks.
 //          hit = 1 reads the tile twice (the second time from L1): whether crowded lines cost
 //          on hits too, and how much per line. hit = h > 1 re-reads the tile shifted by h - 1
@@ -86,7 +90,7 @@ template <typename T>
 __global__ void k_rows(const T* __restrict__ in, T* __restrict__ out, int n, int hit, int nx, int ny, int pitch) {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= nx || y >= ny) return;
-  long c = (long)y * pitch + x;
+  long c = (long)y * pitch + x + (n - 1);
   T v = in[c];
   // The re-read at c + hit - 1 (= c): written as in[c], nvcc merged it with the first load, and so did ptxas an
   // inline-PTX ld.global.nc of the same address (one load request per warp with hit = 1 in the runs of
@@ -128,6 +132,7 @@ int main(int argc, char** argv) {
     if (sscanf(line, "%15s %7s %d %d %d %d %d %d %d", k, t, &n, &hit, &nx, &ny, &bx, &by, &pitch) < 9) continue;
     int size = strcmp(t, "f64") ? 4 : 8;
     if (pitch < nx || n < 1 || n > 8) { printf("%s: pitch < nx or n outside 1-8\n", line); return 1; }
+    if (!strcmp(k, "rows") && n > 1 && pitch < nx + n - 1) { printf("%s: the rows' offset leaves the pitch\n", line); return 1; }
     dim3 b(bx, by), g((nx + bx - 1) / bx, (ny + by - 1) / by);
     bool streams = !strcmp(k, "streams"), batch = !strcmp(k, "batch"), copyrows = !strcmp(k, "copyrows");
     bool rows = !streams && !batch && !copyrows;
