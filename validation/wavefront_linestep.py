@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Whether one L1 data-stage pass serves rows that lie on disjoint banks but in different lines
-(the H200 run of 2026-12-03, tests/data/h200/wavefront_replay/ncu_linestep.csv and
-launches_linestep.txt; validation/wavefront_replay.cu's `rows` kernel, launch list
-validation/wavefront_replay_linestep_launches.txt; docs/model.md "Rows on disjoint banks").
+(the H200 runs of 2026-12-03, tests/data/h200/wavefront_replay/ncu_linestep.csv and
+ncu_stencil.csv with their launch lists; validation/wavefront_replay.cu's `rows` and `copyrows`
+kernels, launch lists validation/wavefront_replay_linestep_launches.txt and
+wavefront_replay_stencil_launches.txt; docs/model.md "Rows on disjoint banks in different lines").
 
 Every launch loads an 8-wide tile once (every sector missing), in blocks of one warp (8x4) or
 eight (8x32), rows `pitch` elements apart: b banks and k whole lines further per row. The bank
@@ -10,7 +11,10 @@ rule of src/sim/data_stage.rs (banks counted within each 4 lines of a group of l
 pass per group where the rows' banks are disjoint, whatever lines they lie in. Printed per
 pattern: the global-load passes per warp measured, by the rule, and their ratio; then the ratio's
 median and range per class (same banks; disjoint banks, by element size; the stencils' padded
-layout, 3-5 elements into rows of 264 or 4104 doubles).
+layout, 3-5 elements into rows of 264 or 4104 doubles). Then, from the second run, the stencils'
+padded layout (4 doubles into each row) 8, 16 and 32 wide: per warp, the load missing, the same
+tile re-read at once (its sectors hitting), the tile one element on, and the store of the tile
+(the launch's wavefronts less its loads' and its special-register reads'), each against the rule.
 
     python3 validation/wavefront_linestep.py [--data DIR] [--quiet]
 """
@@ -57,6 +61,30 @@ def main():
         print(f"  {warps} warp{'s' if warps > 1 else ' '} {name:42} {statistics.median(m for m, _ in v):5.2f} / "
               f"{statistics.median(p for _, p in v):4.2f}: x{statistics.median(ratios):.2f} "
               f"({min(ratios):.2f}-{max(ratios):.2f}), {len(v)}")
+    stencil(a.data)
+
+
+def stencil(data):
+    runs = s.load_run(os.path.join(data, "ncu_stencil.csv"), os.path.join(data, "launches_stencil.txt"), "stencil")
+    by_key = {(r["kernel"], r["n"], r["hit"], r["bx"], r["by"], r["pitch"]): r for r in runs}
+    print("stencil layout, doubles 4 into each row: passes per warp measured / rule "
+          "(load missing | re-read at once | one element on | store; the aligned store)")
+    for (kernel, n, hit, bx, by, pitch), r in by_key.items():
+        if (kernel, n, hit) != ("rows", 5, 0):
+            continue
+        per_warp = lambda x, metric=s.WF_GLOBAL: x[metric] / x[s.WARPS]  # noqa: E731
+        rule = s.rule_passes(r, shift=4)[0]
+        again = per_warp(by_key[("rows", 5, 1, bx, by, pitch)]) - per_warp(r)
+        shifted = per_warp(by_key[("rows", 5, 2, bx, by, pitch)]) - per_warp(r)
+        rule_shifted = s.rule_passes(r, shift=5)[0]
+
+        def store(offset):
+            c = by_key[("copyrows", offset + 1, 0, bx, by, pitch)]
+            return (per_warp(c, s.WF) - per_warp(c) - per_warp(c, s.WF_SHARED)), s.rule_passes(c, shift=offset)[0]
+        st, st_rule = store(4)
+        st0, st0_rule = store(0)
+        print(f"  {bx:2}x{by:<2} pitch {pitch:4}: {per_warp(r):4.2f} / {rule:4.2f} | {again:4.2f} / {rule:4.2f} | "
+              f"{shifted:4.2f} / {rule_shifted:4.2f} | {st:4.2f} / {st_rule:4.2f}; {st0:4.2f} / {st0_rule:4.2f}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 // directly (docs/model.md "Coalescer and L1"). Run by validation/wavefront_replay.sh, launches in
 // validation/wavefront_replay_launches.txt and wavefront_replay_batch_launches.txt; H200 data of 2026-11-29
 // in tests/data/h200/wavefront_replay (README.md there), summarised by validation/wavefront_replay_summary.py.
-// The rows' line steps and the stencils' padded layout (2026-12-03): wavefront_replay_linestep_launches.txt,
+// The rows' line steps and the stencils' padded layout (2026-12-03): wavefront_replay_linestep_launches.txt and
+// wavefront_replay_stencil_launches.txt,
 // summarised by validation/wavefront_linestep.py.
 //
 // Each config line: kernel type n hit nx ny bx by pitch
@@ -26,7 +27,7 @@
 //          on hits too, and how much per line. hit = h > 1 re-reads the tile shifted by h - 1
 //          elements, in[c + h - 1] (h = 2: a stencil's x + 1 load after its x load; h = 9 on
 //          doubles: the tile 64 bytes on, the other half of each line an 8-wide tile touches).
-//   kernel "copyrows": the rows tile loaded and stored (n and hit unused; `k_copyrows` below): what
+//   kernel "copyrows": the rows tile loaded and stored, n - 1 elements into each row as in "rows" (hit unused; `k_copyrows` below): what
 //          the stores of narrow tiles cost (validation/wavefront_replay_copyrows_launches.txt).
 //   type: f32 or f64.
 // The arrays are nx x ny elements of pitch `pitch` (pitch >= nx). The n arrays of "streams" and "batch" lie
@@ -102,10 +103,10 @@ __global__ void k_rows(const T* __restrict__ in, T* __restrict__ out, int n, int
 // stores' passes are the launch's wavefronts less its loads' (`..._mem_lgds_cmd_read`) and the 2
 // per warp of the block index reads.
 template <typename T>
-__global__ void k_copyrows(const T* __restrict__ in, T* __restrict__ out, int nx, int ny, int pitch) {
+__global__ void k_copyrows(const T* __restrict__ in, T* __restrict__ out, int n, int nx, int ny, int pitch) {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= nx || y >= ny) return;
-  long c = (long)y * pitch + x;
+  long c = (long)y * pitch + x + (n - 1);
   out[c] = in[c];
 }
 int main(int argc, char** argv) {
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
     if (sscanf(line, "%15s %7s %d %d %d %d %d %d %d", k, t, &n, &hit, &nx, &ny, &bx, &by, &pitch) < 9) continue;
     int size = strcmp(t, "f64") ? 4 : 8;
     if (pitch < nx || n < 1 || n > 8) { printf("%s: pitch < nx or n outside 1-8\n", line); return 1; }
-    if (!strcmp(k, "rows") && n > 1 && pitch < nx + n - 1) { printf("%s: the rows' offset leaves the pitch\n", line); return 1; }
+    if ((!strcmp(k, "rows") || !strcmp(k, "copyrows")) && n > 1 && pitch < nx + n - 1) { printf("%s: the rows' offset leaves the pitch\n", line); return 1; }
     dim3 b(bx, by), g((nx + bx - 1) / bx, (ny + by - 1) / by);
     bool streams = !strcmp(k, "streams"), batch = !strcmp(k, "batch"), copyrows = !strcmp(k, "copyrows");
     bool rows = !streams && !batch && !copyrows;
@@ -140,8 +141,8 @@ int main(int argc, char** argv) {
     if (size == 8 && batch) ::batch<double>(g, b, (double*)in, (double*)out, n, hit, nx, ny, pitch, stream / 8);
     if (size == 4 && streams) k_streams<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch, stream / 4);
     if (size == 8 && streams) k_streams<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch, stream / 8);
-    if (size == 4 && copyrows) k_copyrows<float><<<g, b>>>((float*)in, (float*)out, nx, ny, pitch);
-    if (size == 8 && copyrows) k_copyrows<double><<<g, b>>>((double*)in, (double*)out, nx, ny, pitch);
+    if (size == 4 && copyrows) k_copyrows<float><<<g, b>>>((float*)in, (float*)out, n, nx, ny, pitch);
+    if (size == 8 && copyrows) k_copyrows<double><<<g, b>>>((double*)in, (double*)out, n, nx, ny, pitch);
     if (size == 4 && rows) k_rows<float><<<g, b>>>((float*)in, (float*)out, n, hit, nx, ny, pitch);
     if (size == 8 && rows) k_rows<double><<<g, b>>>((double*)in, (double*)out, n, hit, nx, ny, pitch);
     CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
