@@ -15,6 +15,11 @@ layout, 3-5 elements into rows of 264 or 4104 doubles). Then, from the second ru
 padded layout (4 doubles into each row) 8, 16 and 32 wide: per warp, the load missing, the same
 tile re-read at once (its sectors hitting), the tile one element on, and the store of the tile
 (the launch's wavefronts less its loads' and its special-register reads'), each against the rule.
+Last, a candidate rule scored on every one-warp `rows` launch missing whole (these runs and
+ncu_rows_hits.csv's hit-0 launches): within each 4 lines of a group, the bank rule's p passes,
+each joining about min(k, ceil(lines / p)) lines of k distinct sector footprints (the sectors of
+its line the group reads), which collide as if placed at random among 4 slots: a pass costs the
+expected fullest slot, 1, 1.25, 1.69, 2.03 for 1-4 such lines. No constant is fitted.
 
     python3 validation/wavefront_linestep.py [--data DIR] [--quiet]
 """
@@ -62,6 +67,7 @@ def main():
               f"{statistics.median(p for _, p in v):4.2f}: x{statistics.median(ratios):.2f} "
               f"({min(ratios):.2f}-{max(ratios):.2f}), {len(v)}")
     stencil(a.data)
+    candidate(a.data)
 
 
 def stencil(data):
@@ -85,6 +91,50 @@ def stencil(data):
         st0, st0_rule = store(0)
         print(f"  {bx:2}x{by:<2} pitch {pitch:4}: {per_warp(r):4.2f} / {rule:4.2f} | {again:4.2f} / {rule:4.2f} | "
               f"{shifted:4.2f} / {rule_shifted:4.2f} | {st:4.2f} / {st_rule:4.2f}; {st0:4.2f} / {st0_rule:4.2f}")
+
+
+
+# The expected fullest of 4 slots holding n lines placed at random (n = 1-4).
+FULLEST_SLOT = {1: 1.0, 2: 1.25, 3: 1.6875, 4: 2.03125}
+
+
+def candidate_passes(addrs, size, collide=True):
+    """The bank rule within each 4 lines of each lane group (data_stage.rs `passes`, as
+    wavefront_replay_summary.bank_passes), each pass's lines of distinct sector footprints
+    colliding among 4 slots when `collide`."""
+    g = 128 // min(max(size, 4), 16)
+    total = 0.0
+    for first in range(0, 32, g):
+        words = sorted({(a >> 2) + x for a in addrs[first:first + g] for x in range(max(size // 4, 1))})
+        lines = sorted({x >> 5 for x in words})
+        for i in range(0, len(lines), 4):
+            part = set(lines[i:i + 4])
+            mine = [x for x in words if x >> 5 in part]
+            p = max(collections.Counter(x % 32 for x in mine).values())
+            footprints = {frozenset(x % 32 // 8 for x in mine if x >> 5 == line) for line in part}
+            joined = min(len(footprints), -(-len(part) // p))
+            total += p * (FULLEST_SLOT[joined] if collide else 1.0)
+    return total
+
+
+def candidate(data):
+    runs = [(r, r["n"] - 1) for name in ("linestep", "stencil")
+            for r in s.load_run(os.path.join(data, f"ncu_{name}.csv"), os.path.join(data, f"launches_{name}.txt"), name)]
+    runs += [(r, 0) for r in s.load_run(os.path.join(data, "ncu_rows_hits.csv"),
+                                        os.path.join(data, "launches_rows_hits.txt"), "hits")]
+    errors = collections.defaultdict(list)
+    for r, offset in runs:
+        if r["kernel"] != "rows" or r["hit"] != 0 or r["bx"] * r["by"] != 32:
+            continue
+        addrs = [x + offset * r["size"] for x in s.warp_addresses(r, 0)]
+        measured = r[s.WF_GLOBAL] / r[s.REQ]
+        for name, collide in (("bank rule", False), ("slots", True)):
+            errors[name].append(candidate_passes(addrs, r["size"], collide) / measured - 1)
+    print("one-warp rows launches missing whole: passes by rule against measured")
+    for name, e in errors.items():
+        a = sorted(abs(x) for x in e)
+        print(f"  {name:9} {len(a)} launches: median |error| {100 * statistics.median(a):4.1f} %, 90th percentile "
+              f"{100 * a[int(0.9 * (len(a) - 1))]:4.1f} %, worst {100 * a[-1]:4.1f} %, mean {100 * statistics.mean(e):+5.1f} %")
 
 
 if __name__ == "__main__":
