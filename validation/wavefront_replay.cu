@@ -3,9 +3,8 @@
 // directly (docs/model.md "Coalescer and L1"). Run by validation/wavefront_replay.sh, launches in
 // validation/wavefront_replay_launches.txt and wavefront_replay_batch_launches.txt; H200 data of 2026-11-29
 // in tests/data/h200/wavefront_replay (README.md there), summarised by validation/wavefront_replay_summary.py.
-// The rows' line steps and the stencils' padded layout (2026-12-03): wavefront_replay_linestep_launches.txt and
-// wavefront_replay_stencil_launches.txt,
-// summarised by validation/wavefront_linestep.py.
+// The rows' line steps and the stencils' padded layout (2026-12-03): wavefront_replay_linestep_launches.txt
+// and wavefront_replay_stencil_launches.txt, summarised by validation/wavefront_linestep.py.
 //
 // Each config line: kernel type n hit nx ny bx by pitch
 //   kernel "streams": every thread loads n elements, one from each of n arrays (x + y * pitch),
@@ -27,8 +26,9 @@
 //          on hits too, and how much per line. hit = h > 1 re-reads the tile shifted by h - 1
 //          elements, in[c + h - 1] (h = 2: a stencil's x + 1 load after its x load; h = 9 on
 //          doubles: the tile 64 bytes on, the other half of each line an 8-wide tile touches).
-//   kernel "copyrows": the rows tile loaded and stored, n - 1 elements into each row as in "rows" (hit unused; `k_copyrows` below): what
-//          the stores of narrow tiles cost (validation/wavefront_replay_copyrows_launches.txt).
+//   kernel "copyrows": the rows tile loaded and stored, n - 1 elements into each row as in "rows"
+//          (hit unused; `k_copyrows` below): what the stores of narrow tiles cost
+//          (validation/wavefront_replay_copyrows_launches.txt).
 //   type: f32 or f64.
 // The arrays are nx x ny elements of pitch `pitch` (pitch >= nx). The n arrays of "streams" and "batch" lie
 // `stream` bytes apart: 64 MiB, or their largest array of the launch list rounded up to 2 MiB where that is more;
