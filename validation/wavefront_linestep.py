@@ -70,6 +70,18 @@ def main():
     candidate(a.data)
 
 
+def per_warp(r, metric=s.WF_GLOBAL):
+    """A launch's `metric` (by default its global loads' wavefronts) per launched warp."""
+    return r[metric] / r[s.WARPS]
+
+
+def store_passes(copy, offset):
+    """A `copyrows` launch's store passes per warp (its wavefronts less its load's and its
+    special-register reads'), and the rule's for the tile `offset` elements into each row."""
+    return (per_warp(copy, s.WF) - per_warp(copy) - per_warp(copy, s.WF_SHARED),
+            s.rule_passes(copy, shift=offset)[0])
+
+
 def stencil(data):
     runs = s.load_run(os.path.join(data, "ncu_stencil.csv"), os.path.join(data, "launches_stencil.txt"), "stencil")
     by_key = {(r["kernel"], r["n"], r["hit"], r["bx"], r["by"], r["pitch"]): r for r in runs}
@@ -78,17 +90,12 @@ def stencil(data):
     for (kernel, n, hit, bx, by, pitch), r in by_key.items():
         if (kernel, n, hit) != ("rows", 5, 0):
             continue
-        per_warp = lambda x, metric=s.WF_GLOBAL: x[metric] / x[s.WARPS]  # noqa: E731
         rule = s.rule_passes(r, shift=4)[0]
         again = per_warp(by_key[("rows", 5, 1, bx, by, pitch)]) - per_warp(r)
         shifted = per_warp(by_key[("rows", 5, 2, bx, by, pitch)]) - per_warp(r)
         rule_shifted = s.rule_passes(r, shift=5)[0]
-
-        def store(offset):
-            c = by_key[("copyrows", offset + 1, 0, bx, by, pitch)]
-            return (per_warp(c, s.WF) - per_warp(c) - per_warp(c, s.WF_SHARED)), s.rule_passes(c, shift=offset)[0]
-        st, st_rule = store(4)
-        st0, st0_rule = store(0)
+        (st, st_rule), (st0, st0_rule) = (store_passes(by_key[("copyrows", offset + 1, 0, bx, by, pitch)], offset)
+                                          for offset in (4, 0))
         print(f"  {bx:2}x{by:<2} pitch {pitch:4}: {per_warp(r):4.2f} / {rule:4.2f} | {again:4.2f} / {rule:4.2f} | "
               f"{shifted:4.2f} / {rule_shifted:4.2f} | {st:4.2f} / {st_rule:4.2f}; {st0:4.2f} / {st0_rule:4.2f}")
 
@@ -99,21 +106,15 @@ FULLEST_SLOT = {1: 1.0, 2: 1.25, 3: 1.6875, 4: 2.03125}
 
 
 def candidate_passes(addrs, size, collide=True):
-    """The bank rule within each 4 lines of each lane group (data_stage.rs `passes`, as
-    wavefront_replay_summary.bank_passes), each pass's lines of distinct sector footprints
-    colliding among 4 slots when `collide`."""
-    g = 128 // min(max(size, 4), 16)
+    """The bank rule within each 4 lines of each lane group (data_stage.rs `passes`, over
+    wavefront_replay_summary.tag_windows as its bank_passes), each pass's lines of distinct
+    sector footprints colliding among 4 slots when `collide`."""
     total = 0.0
-    for first in range(0, 32, g):
-        words = sorted({(a >> 2) + x for a in addrs[first:first + g] for x in range(max(size // 4, 1))})
-        lines = sorted({x >> 5 for x in words})
-        for i in range(0, len(lines), 4):
-            part = set(lines[i:i + 4])
-            mine = [x for x in words if x >> 5 in part]
-            p = max(collections.Counter(x % 32 for x in mine).values())
-            footprints = {frozenset(x % 32 // 8 for x in mine if x >> 5 == line) for line in part}
-            joined = min(len(footprints), -(-len(part) // p))
-            total += p * (FULLEST_SLOT[joined] if collide else 1.0)
+    for part, mine in s.tag_windows(addrs, size):
+        p = max(collections.Counter(x % 32 for x in mine).values())
+        footprints = {frozenset(x % 32 // 8 for x in mine if x >> 5 == line) for line in part}
+        joined = min(len(footprints), -(-len(part) // p))
+        total += p * (FULLEST_SLOT[joined] if collide else 1.0)
     return total
 
 

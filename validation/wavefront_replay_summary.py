@@ -77,22 +77,26 @@ def hw_l1():
                 block_loads=get("replay_block_loads"))
 
 
-def bank_passes(addrs, size, tag_lines=4):
-    """data_stage.rs `passes` for one warp of `size`-byte aligned accesses (all lanes active):
-    per group of lanes, the bank rule within each `tag_lines` lines of the group's words in
-    address order (the tag stage's wavefronts; `tag_lines=None`: the bank rule over the whole
-    group, the rule before 2026-11-29)."""
+def tag_windows(addrs, size, tag_lines=4):
+    """The parts data_stage.rs `passes` applies the bank rule to, for one warp of `size`-byte
+    aligned accesses (all lanes active): per group of lanes, each `tag_lines` lines of the
+    group's words in address order (`tag_lines=None`: the whole group), as (lines, words)."""
     g = 128 // min(max(size, 4), 16)
-    total = 0
     for first in range(0, 32, g):
         words = sorted({(a >> 2) + w for a in addrs[first:first + g] for w in range(max(size // 4, 1))})
         lines = sorted({w >> 5 for w in words})
         step = tag_lines or len(lines)
         for i in range(0, len(lines), step):
             part = set(lines[i:i + step])
-            per_bank = collections.Counter(w % 32 for w in words if w >> 5 in part)
-            total += max(per_bank.values())
-    return total
+            yield part, [w for w in words if w >> 5 in part]
+
+
+def bank_passes(addrs, size, tag_lines=4):
+    """data_stage.rs `passes` for one warp: the largest count of words in one bank, summed over
+    the [`tag_windows`] (the tag stage's wavefronts; `tag_lines=None`: the bank rule over the
+    whole group, the rule before 2026-11-29)."""
+    return sum(max(collections.Counter(w % 32 for w in words).values())
+               for _, words in tag_windows(addrs, size, tag_lines))
 
 
 def warp_addresses(r, warp, block=(0, 0)):
