@@ -672,8 +672,12 @@ mod tests {
         // (1.25 + 0.15 x loads) idle DRAM latencies of 535 cycles per round.
         assert!((delay(Some(5.0), 1.0) - 2.0 * 535.0).abs() < 1e-9);
         assert!((delay(Some(5.0), 3.0) - 3.0 * 2.0 * 535.0).abs() < 1e-9);
-        // Unknown: the program's loads as one round (star1: 7 loads).
-        assert!((delay(None, 1.0) - (1.25 + 0.15 * 7.0) * 535.0).abs() < 1e-9);
+        // Unknown: the program's loads as one round (star1: 7 loads, counted up to the
+        // config's round_loads_limit of 6).
+        assert!((delay(None, 1.0) - (1.25 + 0.15 * 6.0) * 535.0).abs() < 1e-9);
+        // Past the limit a round's loads add nothing (validation/round_latency.cu).
+        assert_eq!(delay(Some(25.0), 1.0), delay(Some(6.0), 1.0));
+        assert!(delay(Some(6.0), 1.0) > delay(Some(5.0), 1.0));
     }
 
     #[test]

@@ -839,6 +839,11 @@ pub struct TimingConfig {
     /// Idle DRAM latencies each load instruction of a round adds to the round's delay (its
     /// issue, and the later return of a longer round; fitted with `loaded_latency_factor`).
     pub latency_per_load_factor: f64,
+    /// Loads per round beyond which a round's delay grows no longer: a round waits for its
+    /// slowest load, and the slowest of many independent loads comes little later than that of
+    /// a few (measured on the H200 by `validation/round_latency.cu`: 20 loads take 1.55 times one,
+    /// which the linear delay reaches at 6 loads). None: no limit.
+    pub round_loads_limit: Option<f64>,
     /// SM cycles a finishing block costs, scaled by the square of its share of the SM's block
     /// slots: while a block's last warps finish and the next block starts, its share of the SM
     /// idles for a time that grows with the block (fitted; the same however many rounds of
@@ -889,13 +894,19 @@ impl TimingConfig {
         {
             return Err("timing.block_launch_ns must be a positive number".into());
         }
+        if let Some(n) = self.round_loads_limit
+            && !(ok(n) && n > 0.0)
+        {
+            return Err("timing.round_loads_limit must be a positive number".into());
+        }
         Ok(())
     }
 
     /// Cycles a warp waits per dependent round of `loads_per_round` loads: the queueing model's
     /// delay per round.
     pub fn round_latency_cycles(&self, loads_per_round: f64) -> f64 {
-        (self.loaded_latency_factor + self.latency_per_load_factor * loads_per_round)
+        let loads = loads_per_round.min(self.round_loads_limit.unwrap_or(f64::INFINITY));
+        (self.loaded_latency_factor + self.latency_per_load_factor * loads)
             * self.dram_latency_cycles
     }
 }
@@ -912,6 +923,7 @@ impl Default for TimingConfig {
             launch_overhead_us: 2.5,
             l1_busy_per_dram_time: 0.0,
             block_launch_ns: None,
+            round_loads_limit: None,
         }
     }
 }
@@ -2172,6 +2184,11 @@ mod tests {
                 "timing.l1_busy_per_dram_time",
             ),
             (
+                "round_loads_limit = 6 ",
+                "round_loads_limit = 0 ",
+                "timing.round_loads_limit",
+            ),
+            (
                 "l2_partial_write_sectors_per_ns = 69 ",
                 "l2_partial_write_sectors_per_ns = 0 ",
                 "bandwidth.l2_partial_write_sectors_per_ns",
@@ -2209,6 +2226,11 @@ mod tests {
         // A round of 5 loads: (1.25 + 0.15 * 5) idle DRAM latencies.
         assert!((hw.timing.round_latency_cycles(5.0) - 2.0 * 535.0).abs() < 1e-9);
         assert_eq!(hw.timing.l1_busy_per_dram_time, 0.2);
+        // A round's delay: (1.25 + 0.15 n) latencies of 535 cycles, n counted up to 6.
+        let t = &hw.timing;
+        assert!((t.round_latency_cycles(3.0) - 1.7 * 535.0).abs() < 1e-9);
+        assert!((t.round_latency_cycles(6.0) - 2.15 * 535.0).abs() < 1e-9);
+        assert_eq!(t.round_latency_cycles(20.0), t.round_latency_cycles(6.0));
         assert_eq!(hw.timing.block_launch_ns, Some(0.61));
         // The V100 config has no [timing]: the documented defaults, and no launch limiter.
         let v100 = HwConfig::load("v100").unwrap();

@@ -11,8 +11,8 @@
 //! on memory, so the time comes from a closed queueing model per SM, solved exactly by
 //! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
 //! delay (the loaded memory latency of their dependent rounds of loads: (`[timing]`
-//! `loaded_latency_factor` + `latency_per_load_factor` × loads per round) × the measured
-//! `dram_latency_cycles` per round)
+//! `loaded_latency_factor` + `latency_per_load_factor` × loads per round, counted up to
+//! `round_loads_limit`) × the measured `dram_latency_cycles` per round)
 //! and one queue per level, whose service demand is the warp's share of that level's traffic at
 //! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
