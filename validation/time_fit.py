@@ -313,8 +313,8 @@ def main():
     launches = load(args)
     cap = [float(a[len("--loads-cap="):]) for a in sys.argv[1:] if a.startswith("--loads-cap=")]
     if cap:
-        # A round's delay grows with its loads up to this many only (tried 2026-12-03, not
-        # shipped: docs/validation.md "A round's delay capped").
+        # The delay's loads counted up to this many (and up to the config's round_loads_limit):
+        # the refits beside a limit of 12 and 16 in docs/data/time-fit-2026-12-03-loads-cap.txt.
         for e in launches:
             e["loads"] = min(e["loads"], cap[0])
     print(f"{len(launches)} launches, {len(set(e['family'] for e in launches))} families")
