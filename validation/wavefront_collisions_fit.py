@@ -14,7 +14,8 @@ with `fixed` everything else (the bank-rule passes, the collisions when on, shar
 shuffles, predicated-off instructions, special-register reads), by least squares on the
 relative error of `l1tex__data_pipe_lsu_wavefronts.sum`, m, p, f >= 0, over every measured
 launch of the 21 validation reports; each family is then predicted by the constants fitted on
-the others. Printed: in sample and held out, with and without the collisions.
+the others. Printed: in sample and held out, without the collisions, with them, and with a
+share of them fitted as a fourth coefficient.
 
 Input: a CSV (docs/data/wavefront-collisions.csv) of one row per launch: set, launch, family,
 measured, simulated wavefronts (collisions on, the shipped constants before the refit: 0.283,
@@ -30,11 +31,11 @@ import csv
 import glob
 import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from time_fit import family  # noqa: E402
+from wavefront_stores_fit import solve, summary  # noqa: E402
 
 WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
 # The constants the CSV was collected with (hw-configs/h200.toml and h100-sxm.toml, 2026-12-03).
@@ -76,7 +77,7 @@ def load(path):
         scale = min(1.0, r["load_requests"] / max(r["blocks"], 1.0) / K)
         terms = [scale * r[k] for k in ("miss_lines", "partial_lines", "in_flight_lines")]
         replay = sum(c * t for c, t in zip(COLLECTED, terms))
-        # The collisions as a term of their own (--scaled: their share fitted beside the rest).
+        # The collisions as a term of their own (the third form fits their share beside the rest).
         terms.append(r["collisions"] / 32)
         # What no replay constant touches, with the collisions and without them.
         r["fixed_on"] = r["simulated"] - round(replay)
@@ -86,56 +87,25 @@ def load(path):
     return rows
 
 
-def solve(a, b):
-    """Solves the 3x3 system a x = b (Gaussian elimination)."""
-    n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
-    for i in range(n):
-        p = max(range(i, n), key=lambda r: abs(m[r][i]))
-        m[i], m[p] = m[p], m[i]
-        if abs(m[i][i]) < 1e-300:
-            return None
-        for r in range(n):
-            if r != i:
-                f = m[r][i] / m[i][i]
-                m[r] = [x - f * y for x, y in zip(m[r], m[i])]
-    return [m[i][n] / m[i][i] for i in range(n)]
-
-
 def fit(rows, fixed, n=3):
     """Least squares of the relative error in (m, p, f) (and the collisions' share when `n` is
     4), each kept >= 0 (a coefficient that comes out negative is dropped and the rest
     refitted)."""
     free = list(range(n))
-    while True:
-        a = [[0.0] * len(free) for _ in free]
-        b = [0.0] * len(free)
-        for r in rows:
-            x = [r["terms"][j] / r["measured"] for j in free]
-            y = 1.0 - r[fixed] / r["measured"]
-            for i in range(len(free)):
-                b[i] += x[i] * y
-                for j in range(len(free)):
-                    a[i][j] += x[i] * x[j]
-        sol = solve(a, b) if free else []
-        if sol is None:
-            return (0.0,) * n
+    while free:
+        design = [[r["terms"][j] / r["measured"] for j in free] for r in rows]
+        sol = solve(design, [1.0 - r[fixed] / r["measured"] for r in rows])
         if all(s >= 0 for s in sol):
-            c = [0.0] * n
-            for j, s in zip(free, sol):
-                c[j] = s
-            return tuple(c)
+            break
         free = [j for j, s in zip(free, sol) if s >= 0]
+    c = [0.0] * n
+    for j, s in zip(free, sol if free else []):
+        c[j] = s
+    return tuple(c)
 
 
 def error(r, fixed, c):
     return (r[fixed] + round(sum(x * t for x, t in zip(c, r["terms"])))) / r["measured"] - 1
-
-
-def stats(errors):
-    a = sorted(abs(e) for e in errors)
-    return (f"median {100 * statistics.median(a):4.2f} %  p90 {100 * a[int(0.9 * (len(a) - 1))]:5.1f} %  "
-            f"worst {100 * a[-1]:5.1f} %")
 
 
 def main():
@@ -150,22 +120,22 @@ def main():
              ("with a fitted share of the collisions", "fixed_off", 4))
     for name, fixed, n in forms:
         c = fit(rows, fixed, n)
-        print(f"{name}: shipped constants {stats([error(r, fixed, COLLECTED) for r in rows])}")
+        print(f"{name}: shipped constants {summary([error(r, fixed, COLLECTED) for r in rows])}")
         share = f", collisions {c[3]:.3f}" if n == 4 else ""
         print(f"  fitted on all: m {c[0]:.3f}, p {c[1]:.3f}, f {c[2]:.3f}{share}: "
-              f"{stats([error(r, fixed, c) for r in rows])}")
+              f"{summary([error(r, fixed, c) for r in rows])}")
         held = []
         for fam in fams:
             cf = fit([r for r in rows if r["family"] != fam], fixed, n)
             e = [error(r, fixed, cf) for r in rows if r["family"] == fam]
             held += e
             if "--per-family" in sys.argv:
-                print(f"    {fam:18} n {len(e):3}  ({', '.join(f'{x:.3f}' for x in cf)})  held out {stats(e)}")
-        print(f"  each family held out: {stats(held)}")
+                print(f"    {fam:18} n {len(e):3}  ({', '.join(f'{x:.3f}' for x in cf)})  held out {summary(e)}")
+        print(f"  each family held out: {summary(held)}")
         if "--per-set" in sys.argv:
             for s in sorted({r["set"] for r in rows}):
                 sel = [r for r in rows if r["set"] == s]
-                print(f"    {s:24} n {len(sel):3}  {stats([error(r, fixed, c) for r in sel])}")
+                print(f"    {s:24} n {len(sel):3}  {summary([error(r, fixed, c) for r in sel])}")
 
 
 if __name__ == "__main__":
