@@ -26,10 +26,14 @@ pub struct StreamTotals {
     /// other instruction, a load marked `ends_run`, or `loads_per_run` loads) or one other
     /// instruction; every instruction is a turn where warps do not issue runs of loads.
     pub turns: u64,
-    /// Rounds of loads: maximal runs of loads between other instructions (a store or atomic
-    /// uses what was loaded, so the warp waits for them there), and one more for each barrier
-    /// the warp passes ([`Launch::barriers_per_thread`]). Marks and `loads_per_run` do not split
-    /// a round: the time model's delay was fitted counting rounds so.
+    /// Rounds of loads: the times a warp waits for loads it issued, and one more for each
+    /// barrier the warp passes ([`Launch::barriers_per_thread`]). A round closes at the first
+    /// other instruction (a store, atomic, shuffle or shared access) after the warp has waited
+    /// on its loads: after a load marked `ends_run`, where the program marks its waits (lifted
+    /// from SASS, or written so), and after any load where it marks none (a store then uses
+    /// what was loaded). Stores between loads the warp has not waited on do not close a round,
+    /// nor do marks between loads: the time model's delay was fitted on star4 and box27 with
+    /// one round each.
     pub load_rounds: u64,
     /// Lane accesses: the lanes each warp instruction issues for, summed.
     pub thread_accesses: u64,
@@ -108,14 +112,14 @@ impl StreamTotals {
         instructions: u64,
         thread_accesses: u64,
         turns: &Stretch,
-        rounds: &Stretch,
+        rounds: &RoundStretch,
         rules: &Rules,
     ) -> Self {
         StreamTotals {
             active_warps: (instructions > 0) as u64,
             instructions,
             turns: turns.total(&rules.turns),
-            load_rounds: rounds.total(&rules.rounds),
+            load_rounds: rounds.total(),
             thread_accesses,
         }
     }
@@ -147,11 +151,14 @@ impl Rule {
 #[derive(Debug, Clone, Copy)]
 struct Rules {
     turns: Rule,
-    rounds: Rule,
+    rounds: RoundRule,
 }
 
 impl Rules {
     fn new(launch: &Launch, load_runs: bool) -> Rules {
+        let program = &launch.program;
+        let marks_waits =
+            (program.accesses.iter()).any(|a| a.kind == AccessKind::Load && a.ends_run);
         Rules {
             // Without runs of loads every instruction is a turn: runs of one load.
             turns: Rule {
@@ -163,12 +170,90 @@ impl Rules {
                 },
                 other: 1,
             },
-            rounds: Rule {
-                marks_end_runs: false,
-                loads_per_run: u64::MAX,
-                other: 0,
+            rounds: RoundRule {
+                others_wait: !marks_waits,
             },
         }
+    }
+}
+
+/// How [`RoundStretch`] closes rounds.
+#[derive(Debug, Clone, Copy)]
+struct RoundRule {
+    /// Every other instruction after a load waits for it (a program that marks none of its
+    /// waits); else only one after a load marked `ends_run` does.
+    others_wait: bool,
+}
+
+/// Where a warp's current round of loads stands.
+const CLOSED: usize = 0;
+/// Loads issued since the last round closed, none waited on yet.
+const LOADING: usize = 1;
+/// Loads issued, and the warp has waited on them (a load marked `ends_run`).
+const WAITED: usize = 2;
+
+/// A stretch of a stream under the round rule, summarised so that stretches compose: for each
+/// state the warp may enter it in ([`CLOSED`], [`LOADING`], [`WAITED`]), the state it leaves in
+/// and the rounds it closes on the way (a transducer of three states: composing is a lookup).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RoundStretch {
+    by_start: [(usize, u64); 3],
+}
+
+impl RoundStretch {
+    /// No instruction.
+    const EMPTY: RoundStretch = RoundStretch {
+        by_start: [(CLOSED, 0), (LOADING, 0), (WAITED, 0)],
+    };
+
+    /// One instruction of kind `a` under `rule`.
+    fn of(a: &Access, rule: &RoundRule) -> RoundStretch {
+        let by_start = match a.kind {
+            AccessKind::Load if a.ends_run => [(WAITED, 0); 3],
+            AccessKind::Load => [(LOADING, 0), (LOADING, 0), (WAITED, 0)],
+            // A store (or atomic, shuffle, shared access) after loads the warp waited on ends
+            // their round.
+            _ if rule.others_wait => [(CLOSED, 0), (CLOSED, 1), (CLOSED, 1)],
+            _ => [(CLOSED, 0), (LOADING, 0), (CLOSED, 1)],
+        };
+        RoundStretch { by_start }
+    }
+
+    /// `self` followed by `next`.
+    fn then(self, next: RoundStretch) -> RoundStretch {
+        let mut by_start = self.by_start;
+        for (end, rounds) in by_start.iter_mut() {
+            let (after, more) = next.by_start[*end];
+            *end = after;
+            *rounds += more;
+        }
+        RoundStretch { by_start }
+    }
+
+    /// `self` repeated `times` times (by squaring).
+    fn repeat(self, mut times: u64) -> RoundStretch {
+        let (mut out, mut power) = (RoundStretch::EMPTY, self);
+        while times > 0 {
+            if times & 1 == 1 {
+                out = out.then(power);
+            }
+            power = power.then(power);
+            times >>= 1;
+        }
+        out
+    }
+
+    /// The rounds of a whole stream: a round still open at its end closes there.
+    fn total(&self) -> u64 {
+        let (end, rounds) = self.by_start[CLOSED];
+        rounds + (end != CLOSED) as u64
+    }
+
+    /// A sequence of accesses.
+    fn of_all<'a>(accesses: impl IntoIterator<Item = &'a Access>, rule: &RoundRule) -> Self {
+        (accesses.into_iter()).fold(RoundStretch::EMPTY, |s, a| {
+            s.then(RoundStretch::of(a, rule))
+        })
     }
 }
 
@@ -268,8 +353,10 @@ impl Stretch {
 
 /// The simple form's parts (before, in and after the loop) summarised under each rule.
 struct SimpleParts {
-    /// Per rule (turns, rounds): before the loop, one trip of its body, after it.
-    parts: [[Stretch; 3]; 2],
+    /// Under the turns' rule: before the loop, one trip of its body, after it.
+    turns: [Stretch; 3],
+    /// The same under the rounds' rule.
+    rounds: [RoundStretch; 3],
 }
 
 impl SimpleParts {
@@ -279,22 +366,31 @@ impl SimpleParts {
             return None;
         }
         let body: &[Access] = p.lp.as_ref().map_or(&[], |l| &l.body);
-        let of = |rule: &Rule| {
-            [
-                Stretch::of_all(&p.pre, rule),
-                Stretch::of_all(body, rule),
-                Stretch::of_all(&p.post, rule),
-            ]
-        };
+        let (turns, rounds) = (&rules.turns, &rules.rounds);
         Some(SimpleParts {
-            parts: [of(&rules.turns), of(&rules.rounds)],
+            turns: [
+                Stretch::of_all(&p.pre, turns),
+                Stretch::of_all(body, turns),
+                Stretch::of_all(&p.post, turns),
+            ],
+            rounds: [
+                RoundStretch::of_all(&p.pre, rounds),
+                RoundStretch::of_all(body, rounds),
+                RoundStretch::of_all(&p.post, rounds),
+            ],
         })
     }
 
-    /// The stream of a warp whose loop runs `trips` times, under rule `k` (0: turns, 1: rounds).
-    fn warp(&self, k: usize, trips: u64, rule: &Rule) -> Stretch {
-        let [pre, body, post] = self.parts[k];
+    /// The turns of a warp whose loop runs `trips` times.
+    fn turns(&self, trips: u64, rule: &Rule) -> Stretch {
+        let [pre, body, post] = self.turns;
         pre.then(body.repeat(trips, rule), rule).then(post, rule)
+    }
+
+    /// The rounds of a warp whose loop runs `trips` times.
+    fn rounds(&self, trips: u64) -> RoundStretch {
+        let [pre, body, post] = self.rounds;
+        pre.then(body.repeat(trips)).then(post)
     }
 }
 
@@ -328,8 +424,8 @@ fn simple_warp(
         return StreamTotals::default();
     }
     let trips = info.trips as u64;
-    let turns = parts.warp(0, trips, &rules.turns);
-    let rounds = parts.warp(1, trips, &rules.rounds);
+    let turns = parts.turns(trips, &rules.turns);
+    let rounds = parts.rounds(trips);
     let lanes = lane_accesses(program, info);
     StreamTotals::of_warp(info.instructions, lanes, &turns, &rounds, rules)
 }
@@ -362,7 +458,7 @@ fn walked_warp(
         return Ok(StreamTotals::default());
     }
     let mut cursor = WarpCursor::new(launch, block, warp, info.mask);
-    let (mut turns, mut rounds) = (Stretch::Open(0), Stretch::Open(0));
+    let (mut turns, mut rounds) = (Stretch::Open(0), RoundStretch::EMPTY);
     let (mut instructions, mut lanes) = (0, 0);
     while let Some(step) = cursor.next()? {
         if step.mask == 0 {
@@ -372,7 +468,7 @@ fn walked_warp(
         lanes += step.mask.count_ones() as u64;
         let a = &launch.program.accesses[step.access];
         turns = turns.then(Stretch::of(a, &rules.turns), &rules.turns);
-        rounds = rounds.then(Stretch::of(a, &rules.rounds), &rules.rounds);
+        rounds = rounds.then(RoundStretch::of(a, &rules.rounds));
         instructions += 1;
     }
     Ok(StreamTotals::of_warp(
@@ -469,6 +565,30 @@ body = [{body}]
         let l = one_warp(S, "");
         assert_eq!(counted(&l, true), (1, 1, 0));
         assert_eq!(totals(&l, true).rounds_per_warp(), 1.0);
+    }
+
+    #[test]
+    fn a_round_ends_where_the_warp_waits_on_its_loads_not_at_every_store_between_them() {
+        // validation/streams.cu's copy_k19_smem48 in its SASS order: 8 loads, the warp waits on
+        // the first (the run's last load marked), stores what it has, issues more loads between
+        // stores that wait on nothing new, waits on those, then stores the rest: two rounds.
+        let seq = [
+            L, L, L, L, L, L, L, MARKED, S, S, L, L, L, S, S, L, S, S, L, L, L, S, L, S, L, L,
+            MARKED, S, S, S,
+        ];
+        assert_eq!(counted(&one_warp(&seq.join(", "), ""), true), (30, 17, 2));
+        // The same accesses in a trace that marks no wait: every store waits on the loads
+        // before it, so each run of loads between stores is a round of its own.
+        let unmarked = seq.map(|a| if a == MARKED { L } else { a });
+        assert_eq!(counted(&one_warp(&unmarked.join(", "), ""), true).2, 6);
+        // A loop whose trips load, wait and store: a round a trip, under either rule.
+        let body = format!("{{ loop = \"k\", count = \"3\", body = [{MARKED}, {S}] }}");
+        assert_eq!(counted(&one_warp(&body, ""), true).2, 3);
+        let body = format!("{{ loop = \"k\", count = \"3\", body = [{L}, {S}] }}");
+        assert_eq!(counted(&one_warp(&body, ""), true).2, 3);
+        // Loads after the last store, waited on or not, close a round at the stream's end.
+        let body = format!("{MARKED}, {S}, {L}");
+        assert_eq!(counted(&one_warp(&body, ""), true).2, 2);
     }
 
     #[test]
