@@ -15,6 +15,7 @@ use gputraffic::input::hw::HwConfig;
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::{Counts, SimOptions, queueing};
+use gputraffic::timing::TimeEstimate;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -446,6 +447,20 @@ fn the_l2_serves_other_traffic_while_partly_written_sectors_wait() {
     assert!(worst_adding > 0.2, "{worst_adding}");
 }
 
+/// The time predicted on the h200 for the trace `text` in blocks `block` with parameters `set`,
+/// simulated exactly.
+fn predicted_time(text: &str, block: [u32; 3], set: &[(&str, i64)]) -> TimeEstimate {
+    let k = Kernel::parse(text, "test.toml").unwrap();
+    let req = LaunchRequest {
+        block: Some(block),
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..Default::default()
+    };
+    let b = Bound::new(k, "h200", &req).unwrap();
+    let r = b.simulate(&SimOptions::default(), None).unwrap();
+    r.time.unwrap()
+}
+
 fn simulate(trace: &str, block: [u32; 3], set: &[(&str, i64)]) -> Counts {
     let text = std::fs::read_to_string(format!("traces/{trace}.toml")).unwrap();
     let k = Kernel::parse(&text, "test.toml").unwrap();
@@ -746,17 +761,8 @@ fn the_tiled_transposes_leftover_rows_wait_for_their_loads_one_by_one() {
         .replace("count = \"rows % 4\"", "count = \"0\"");
     assert_ne!(one_run, shipped);
     let error = |text: &str| {
-        let k = Kernel::parse(text, "transpose-tiled.toml").unwrap();
-        let req = LaunchRequest {
-            block: Some([32, 16, 1]),
-            set: [("nx", 4096), ("ny", 4096)]
-                .map(|(n, v)| (n.to_string(), v))
-                .into(),
-            ..Default::default()
-        };
-        let b = Bound::new(k, "h200", &req).unwrap();
-        let r = b.simulate(&SimOptions::default(), None).unwrap();
-        r.time.unwrap().predicted_s / (measured * 1e-9) - 1.0
+        let t = predicted_time(text, [32, 16, 1], &[("nx", 4096), ("ny", 4096)]);
+        t.predicted_s / (measured * 1e-9) - 1.0
     };
     let shipped_error = error(&shipped);
     assert!(shipped_error.abs() < 0.15, "{shipped_error:+.3}");
@@ -907,16 +913,8 @@ fn a_warp_waits_for_its_loads_where_it_uses_them_not_at_every_store_between_them
             .unwrap();
         ncu(&format!("{dir}/ncu.csv"))[i]["gpu__time_duration.sum"] * 1e-9
     };
-    let predicted = |marks: bool, block: u32| {
-        let k = Kernel::parse(&copy_k19_smem48(marks), "copy_k19_smem48.toml").unwrap();
-        let req = LaunchRequest {
-            block: Some([block, 1, 1]),
-            ..Default::default()
-        };
-        let b = Bound::new(k, "h200", &req).unwrap();
-        let r = b.simulate(&SimOptions::default(), None).unwrap();
-        r.time.unwrap()
-    };
+    let predicted =
+        |marks: bool, block: u32| predicted_time(&copy_k19_smem48(marks), [block, 1, 1], &[]);
     let one_warp = measured("tests/data/h200/streams_narrow", "32");
     let two_warps = measured("tests/data/h200/streams_occupancy", "64");
     let t = predicted(true, 32);
