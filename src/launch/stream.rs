@@ -125,15 +125,12 @@ impl StreamTotals {
     }
 }
 
-/// How a stream splits into runs, and what each run and other instruction costs.
+/// How the turns' stream splits into runs: a load marked `ends_run` closes its run, and every
+/// other instruction is a turn of its own.
 #[derive(Debug, Clone, Copy)]
 struct Rule {
-    /// A load marked `ends_run` closes its run.
-    marks_end_runs: bool,
     /// Loads a run may hold; a longer one counts as several.
     loads_per_run: u64,
-    /// What an instruction other than a load costs.
-    other: u64,
 }
 
 impl Rule {
@@ -162,13 +159,11 @@ impl Rules {
         Rules {
             // Without runs of loads every instruction is a turn: runs of one load.
             turns: Rule {
-                marks_end_runs: true,
                 loads_per_run: if load_runs {
                     launch.loads_per_run.max(1) as u64
                 } else {
                     1
                 },
-                other: 1,
             },
             rounds: RoundRule {
                 others_wait: !marks_waits,
@@ -277,10 +272,10 @@ enum Stretch {
 }
 
 impl Stretch {
-    /// One instruction of kind `a` under `rule`.
-    fn of(a: &Access, rule: &Rule) -> Stretch {
+    /// One instruction of kind `a`.
+    fn of(a: &Access) -> Stretch {
         match a.kind {
-            AccessKind::Load if a.ends_run && rule.marks_end_runs => Stretch::Split {
+            AccessKind::Load if a.ends_run => Stretch::Split {
                 head: 1,
                 middle: 0,
                 tail: 0,
@@ -288,7 +283,7 @@ impl Stretch {
             AccessKind::Load => Stretch::Open(1),
             _ => Stretch::Split {
                 head: 0,
-                middle: rule.other,
+                middle: 1,
                 tail: 0,
             },
         }
@@ -347,7 +342,7 @@ impl Stretch {
 
     /// A sequence of accesses.
     fn of_all<'a>(accesses: impl IntoIterator<Item = &'a Access>, rule: &Rule) -> Stretch {
-        (accesses.into_iter()).fold(Stretch::Open(0), |s, a| s.then(Stretch::of(a, rule), rule))
+        (accesses.into_iter()).fold(Stretch::Open(0), |s, a| s.then(Stretch::of(a), rule))
     }
 }
 
@@ -467,7 +462,7 @@ fn walked_warp(
         }
         lanes += step.mask.count_ones() as u64;
         let a = &launch.program.accesses[step.access];
-        turns = turns.then(Stretch::of(a, &rules.turns), &rules.turns);
+        turns = turns.then(Stretch::of(a), &rules.turns);
         rounds = rounds.then(RoundStretch::of(a, &rules.rounds));
         instructions += 1;
     }
