@@ -1327,6 +1327,43 @@ fn shared_counts(c: &Counts) -> [u64; 6] {
 }
 
 #[test]
+fn a_helpers_shared_array_declared_outside_the_entries_lifts_with_its_size_and_its_warp_slots() {
+    // tests/data/ptx/warp_slots.cu: two kernels inline one helper, so nvcc declares its
+    // `__shared__ float slots[8]` once, before both entries, and addresses warp w's slot as
+    // (threadIdx.x >> 3) & 0x1ffffffc, a mask of bits 2-28 (nvcc 13.5; was refused, "not a
+    // low-bit mask", and the array's size unknown)
+    let options = LiftOptions {
+        entry: Some("warp_slots".into()),
+        registers: Some(16),
+        grid: Some(["4".into(), "1".into(), "1".into()]),
+        updates: Some("1024".into()),
+        extents: vec![("in".into(), "1024".into()), ("out".into(), "32".into())],
+        issue_order: ptx_order(),
+        ..Default::default()
+    };
+    let l = lift_file("tests/data/ptx/warp_slots.ptx", &options).unwrap();
+    assert!(
+        l.toml
+            .contains("[[shared]]\nname = \"slots\"\nelement_bytes = 4\ndims = [\"8\"]"),
+        "{}",
+        l.toml
+    );
+    let store = body(&l.toml)
+        .into_iter()
+        .find(|s| s.starts_with("{ store = \"slots\""))
+        .unwrap();
+    assert_eq!(
+        store,
+        "{ store = \"slots\", index = \"(((threadIdx.x / 8) / 4) % 134217728)\" },"
+    );
+    // 256 threads: lane 0 of each of the 8 warps stores its slot (8 different words, one per
+    // warp: one shared store request and wavefront each); the 8 threads of warp 0 then read
+    // the 8 slots, 8 banks, in one wavefront
+    let c = counts(l.kernel, [256, 1, 1], &[]);
+    assert_eq!(shared_counts(&c), [4, 4 * 8, 4, 4 * 8, 0, 0]);
+}
+
+#[test]
 fn tiled_kernels_lift_with_their_shared_memory_and_count_as_the_hand_written_traces() {
     // transpose_tiled: the 32 x 33 tile (declared static: 4224 bytes = 1056 floats), its stores,
     // the barrier and its transposed loads; the trace writes the tile 2-D, the lift 1-D

@@ -332,6 +332,11 @@ fn flops_per_store(
 }
 
 /// Bytes of one element of a PTX type suffix (`f64` → 8).
+/// Whether `m` is a mask of the lowest bits, 2^k - 1 (k >= 1).
+fn is_low_bit_mask(m: i64) -> bool {
+    m > 0 && (m + 1) & m == 0
+}
+
 fn type_bytes(t: &str) -> Option<u32> {
     let bits: u32 = t.get(1..)?.parse().ok()?;
     (matches!(t.as_bytes()[0], b'f' | b'u' | b's' | b'b') && bits.is_multiple_of(8) && bits > 0)
@@ -1531,12 +1536,24 @@ impl<'a> Lifter<'a> {
                     })
                 }
                 "and" => {
-                    // a mask of low bits is a floor modulo (for negative values too)
+                    // A mask of low bits is a floor modulo (for negative values too); a run of
+                    // bits above the lowest, (2^k - 1) << s, is that modulo of the value shifted
+                    // right, shifted back: nvcc's byte offset of a warp's slot in shared memory,
+                    // (threadIdx.x >> 3) & 0x1ffffffc for warps[threadIdx.x / 32].
                     let (a, b) = (int(1)?, int(2)?);
                     match b.as_constant().or(a.as_constant()) {
-                        Some(m) if m > 0 && (m + 1) & m == 0 => {
+                        Some(m) if m > 0 && is_low_bit_mask(m >> m.trailing_zeros()) => {
                             let x = if b.as_constant().is_some() { a } else { b };
-                            Val::Int(Poly::atom(format!("({} % {})", x.to_operand(), m + 1)))
+                            let shift = m.trailing_zeros();
+                            let low = m >> shift;
+                            let shifted = x.exact_div(1 << shift).unwrap_or_else(|| {
+                                Poly::atom(format!("({} / {})", x.to_operand(), 1i64 << shift))
+                            });
+                            let kept =
+                                Poly::atom(format!("({} % {})", shifted.to_operand(), low + 1));
+                            Val::Int(kept.scale(1 << shift).ok_or_else(|| {
+                                format!("the mask at line {line} overflows the index")
+                            })?)
                         }
                         _ => {
                             return Err(format!(
@@ -1823,12 +1840,14 @@ impl Lifter<'_> {
         if let Some((name, _)) = self.shared_arrays.iter().find(|(_, (s, _))| *s == symbol) {
             return Some((name.clone(), offset));
         }
-        let declared = self.entry.body.iter().find_map(|st| match &st.kind {
-            StatementKind::Directive(d) if d.contains(".shared") => shared_declaration(d)
-                .filter(|(n, _)| *n == symbol)
-                .map(|(_, bytes)| bytes),
+        let in_entry = self.entry.body.iter().filter_map(|st| match &st.kind {
+            StatementKind::Directive(d) if d.contains(".shared") => Some(d),
             _ => None,
         });
+        let declared = in_entry
+            .chain(&self.entry.module_shared)
+            .find_map(|d| shared_declaration(d).filter(|(n, _)| *n == symbol))
+            .map(|(_, bytes)| bytes);
         let mut name = shared_name(&symbol);
         while self.param_names.values().any(|p| *p == name)
             || self.shared_arrays.contains_key(&name)

@@ -15,6 +15,9 @@ pub struct Entry {
     pub params: Vec<(String, String)>,
     /// The body's statements in order.
     pub body: Vec<Statement>,
+    /// The file's `.shared` declarations outside every entry (a device function's static shared
+    /// array, `__shared__ float warps[8]` in a helper nvcc inlined, is declared there).
+    pub module_shared: Vec<String>,
 }
 
 /// One statement of an entry's body.
@@ -97,9 +100,11 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Entry>> {
         Error::new(source, format!("line {}: {msg}", line_of(&text, offset)))
     };
     let mut entries = Vec::new();
+    let mut module_shared = Vec::new();
     let mut search = 0;
     while let Some(found) = text[search..].find(".entry") {
         let at = search + found;
+        module_shared.extend(shared_declarations(&text[search..at]));
         let after = at + ".entry".len();
         let open = text[after..]
             .find('(')
@@ -169,10 +174,29 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Entry>> {
             line: line_of(&text, at),
             params,
             body,
+            module_shared: Vec::new(),
         });
         search = end + 1;
     }
+    module_shared.extend(shared_declarations(&text[search..]));
+    for e in &mut entries {
+        e.module_shared.clone_from(&module_shared);
+    }
     Ok(entries)
+}
+
+/// The `.shared` array declarations (`.shared .align 4 .b8 name[32];`) of text outside the
+/// entries; `.extern` ones (dynamic shared memory) have no size and are left out.
+fn shared_declarations(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_suffix(';'))
+        .filter(|d| {
+            d.split_whitespace().next() == Some(".shared")
+                && d.ends_with(']')
+                && !d.contains(".extern")
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// The statements between byte offsets `start` and `end` (an entry's braces).
