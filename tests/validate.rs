@@ -166,6 +166,44 @@ fn real_h100_counters_through_an_ncu_export_and_manifest() {
     assert_eq!(v["metrics"]["gpu__time_duration.sum"]["n"], 6);
 }
 
+/// A manifest's `group` key puts launches of different kernels (as a block size given as a
+/// template argument makes them) in one group, ranked together; the launches keep their names.
+#[test]
+fn a_manifests_group_key_ranks_its_launches_together() {
+    let dir = scratch("validate-group");
+    let manifest = dir.join("grouped.toml");
+    let text = std::fs::read_to_string("tests/data/h100/small_manifest.toml").unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("[[launch]]\n", "[[launch]]\ngroup = \"six shapes\"\n"),
+    )
+    .unwrap();
+    let out = dir.join("v.json");
+    let (code, _, stderr) = gputraffic(&[
+        "validate",
+        "--measured",
+        "tests/data/h100/small_ncu.csv",
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--hw",
+        "h100-sxm",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["group"] == "six shapes"));
+    assert_eq!(rows[5]["launch"], "box27 256x256x256 32x8x4");
+    assert_eq!(rows[5]["kernel"], "box27");
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["group"], "six shapes");
+    assert_eq!(groups[0]["shapes"], 6);
+}
+
 #[test]
 fn bad_input_is_one_message_and_exit_2() {
     let dir = scratch("validate-bad");

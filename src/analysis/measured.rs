@@ -55,6 +55,9 @@ pub struct MeasuredLaunch {
     pub counters: BTreeMap<String, f64>,
     /// Where the launch was read, for messages (`dev_set.csv line 5`, `ncu.csv ID 3`).
     pub origin: String,
+    /// The group a manifest puts the launch in (its `group` key), for kernels whose block size
+    /// is a template argument (`tree<256, 1>`): by default the group is [`Self::kernel_group`].
+    pub group: Option<String>,
 }
 
 impl MeasuredLaunch {
@@ -66,16 +69,21 @@ impl MeasuredLaunch {
                 .collect::<Vec<_>>()
                 .join("x")
         };
-        let mut s = self.group();
+        let mut s = self.kernel_group();
         if let Some(b) = self.request.block {
             s += &format!(" {}", dims(&b.map(i64::from)));
         }
         s
     }
 
-    /// The launches whose counters are ranked against each other: same trace, domain and
-    /// parameters, any block (`star4 640x512x512`).
+    /// The launches whose counters are ranked against each other: the manifest's `group` where
+    /// it gives one, else [`Self::kernel_group`].
     pub fn group(&self) -> String {
+        self.group.clone().unwrap_or_else(|| self.kernel_group())
+    }
+
+    /// Same trace, domain and parameters, any block (`star4 640x512x512`).
+    pub fn kernel_group(&self) -> String {
         let mut s = self.kernel_name();
         if let Some(d) = self.request.domain {
             s += &format!(" {}x{}x{}", d[0], d[1], d[2]);
@@ -439,6 +447,7 @@ fn wide_launches(
             grid,
             counters,
             origin: format!("{name} line {line}"),
+            group: None,
         });
     }
     Ok(launches)
@@ -559,6 +568,9 @@ struct ManifestEntry {
     #[serde(default)]
     extents: Vec<String>,
     updates: Option<String>,
+    /// The group whose shapes are ranked against each other, where the kernel's name alone does
+    /// not make it (a block size given as a template argument: `tree<64, 1>`, `tree<128, 1>`).
+    group: Option<String>,
 }
 
 impl ManifestEntry {
@@ -741,6 +753,7 @@ fn match_manifest(
             grid: l.grid,
             counters: l.counters,
             origin: format!("{name} ID {}", l.id),
+            group: entry.group.clone(),
         })
         .collect();
     Ok((measured, notes))

@@ -747,6 +747,7 @@ mod tests {
             grid: None,
             counters: counters.iter().map(|(m, v)| (m.to_string(), *v)).collect(),
             origin: "test".into(),
+            group: None,
         }
     }
 
