@@ -22,7 +22,7 @@ use serde_json::Value;
 /// `<name>_s` and `<name>_utilisation`, `bandwidth_bound_s`, `latency_s`, `block_turnover_s`,
 /// `launch_overhead_s` (the four terms of `predicted_s`, [`TimeEstimate::terms`]),
 /// `resident_warps`, `effective_warps`, `delay_cycles` (with `rounds_per_warp`,
-/// `loads_per_round` and `active_warps`, the inputs it and the queueing model come from),
+/// `loads_per_round`, `barriers_per_warp` and `active_warps`, the inputs it and the queueing model come from),
 /// `time_adjusted_s`, `lups_per_s`,
 /// `waves`, `occupancy_efficiency`, `clock_ghz` and `clock` (which clock, [`Clock`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +61,8 @@ pub struct TimeEstimate {
     pub rounds_per_warp: f64,
     /// Global load instructions a warp issues per round, which lengthen a round's latency.
     pub loads_per_round: f64,
+    /// Block barriers a warp passes, each `[timing] barrier_cycles` of `delay_cycles`.
+    pub barriers_per_warp: f64,
     /// Warps of the launch with at least one lane inside the guard.
     pub active_warps: f64,
     /// Sectors the stores left partly written in the L2 (`l2.sectors_left_partial`).
@@ -163,6 +165,7 @@ impl TimeEstimate {
             // Absent from journals written before they were reported.
             rounds_per_warp: num("rounds_per_warp").unwrap_or(f64::NAN),
             loads_per_round: num("loads_per_round").unwrap_or(f64::NAN),
+            barriers_per_warp: num("barriers_per_warp").unwrap_or(f64::NAN),
             active_warps: num("active_warps").unwrap_or(f64::NAN),
             sectors_left_partial: num("sectors_left_partial").unwrap_or(f64::NAN),
             partial_sectors_across_sms: num("partial_sectors_across_sms").unwrap_or(f64::NAN),
@@ -193,6 +196,7 @@ struct TimeJson<'a> {
     delay_cycles: f64,
     rounds_per_warp: f64,
     loads_per_round: f64,
+    barriers_per_warp: f64,
     active_warps: f64,
     sectors_left_partial: f64,
     partial_sectors_across_sms: f64,
@@ -237,6 +241,7 @@ impl Serialize for TimeEstimate {
             delay_cycles: self.delay_cycles,
             rounds_per_warp: self.rounds_per_warp,
             loads_per_round: self.loads_per_round,
+            barriers_per_warp: self.barriers_per_warp,
             active_warps: self.active_warps,
             sectors_left_partial: self.sectors_left_partial,
             partial_sectors_across_sms: self.partial_sectors_across_sms,
@@ -419,6 +424,7 @@ pub fn estimate(
         delay_cycles: q.delay,
         rounds_per_warp: q.rounds_per_warp,
         loads_per_round: q.loads_per_round,
+        barriers_per_warp: q.barriers_per_warp,
         active_warps: q.active_warps,
         sectors_left_partial: q.partial.left_partial,
         partial_sectors_across_sms: q.partial.across_sms,

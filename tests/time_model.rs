@@ -7,17 +7,21 @@
 //! the counts the simulator feeds them (partly written sectors, block counts) on the measured
 //! kernel families of tests/data/h200/, the tiled transpose's leftover rows loaded one by one
 //! (validation/tile_rows.cu), the SMs' instruction issue rate (validation/issue_bound.cu), and
-//! the rounds of loads a warp waits for where its code uses them (validation/streams.cu).
+//! the rounds of loads a warp waits for where its code uses them (validation/streams.cu), and
+//! what a block barrier costs (validation/reductions.cu).
 
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
 use gputraffic::input::hw::HwConfig;
+use gputraffic::input::ptx::sass;
+use gputraffic::input::ptx::{LiftOptions, lift_file};
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
 use gputraffic::sim::{Counts, SimOptions, queueing};
 use gputraffic::timing::TimeEstimate;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The counters of every launch of an Nsight Compute export, in launch-ID order.
 fn ncu(path: &str) -> Vec<BTreeMap<String, f64>> {
@@ -750,7 +754,9 @@ fn fills_from_the_l2_hold_the_l1_up_about_half_as_long_as_fills_from_dram() {
 /// time, each waiting for its load (validation/tile_rows.cu; tests/data/h200/tile_rows/
 /// transpose.sass): a warp of a 32x16 block waits for its two rows in turn. With the trace
 /// written so, the H200's 32x16 launch (tests/data/h200/shared/transpose_ncu.csv, ID 3: 66.9 us)
-/// is predicted within 15 %; with both rows in one run, as the trace had them, a third too fast.
+/// is predicted 31 % too fast, and 43 % with both rows in one run, as the trace had them. (Within
+/// 15 % while a barrier was a round of loads: what the tile's exchange costs beyond its barrier
+/// is not modelled, docs/validation.md "Block reductions: a barrier is not a round".)
 #[test]
 fn the_tiled_transposes_leftover_rows_wait_for_their_loads_one_by_one() {
     let measured = ncu("tests/data/h200/shared/transpose_ncu.csv")[3]["gpu__time_duration.sum"];
@@ -765,9 +771,13 @@ fn the_tiled_transposes_leftover_rows_wait_for_their_loads_one_by_one() {
         t.predicted_s / (measured * 1e-9) - 1.0
     };
     let shipped_error = error(&shipped);
-    assert!(shipped_error.abs() < 0.15, "{shipped_error:+.3}");
     let one_run_error = error(&one_run);
-    assert!(one_run_error < -0.3, "{one_run_error:+.3}");
+    assert!(shipped_error.abs() < 0.35, "{shipped_error:+.3}");
+    // The second wait is a tenth of the launch's time or more.
+    assert!(
+        one_run_error < shipped_error - 0.1,
+        "{shipped_error:+.3} {one_run_error:+.3}"
+    );
 }
 
 #[test]
@@ -926,4 +936,72 @@ fn a_warp_waits_for_its_loads_where_it_uses_them_not_at_every_store_between_them
     let t = predicted(false, 32);
     assert_eq!(t.rounds_per_warp, 6.0);
     assert!(t.predicted_s / one_warp > 2.0, "{}", t.predicted_s);
+}
+
+/// `entry` of validation/reductions.cu lifted as the reductions' manifest lifts it, from its PTX
+/// and SASS (tests/data/h200/reductions/reductions.{ptx,sass}: `nvcc -arch=sm_90 -ptx`, CUDA
+/// 13.5; the PTX names the arrays p0 and p1), for a launch of `block` threads over 2^27 floats,
+/// and its time estimate.
+fn reduction_time(entry: &str, block: u32, registers: u32) -> TimeEstimate {
+    let n = 1u64 << 27;
+    let blocks = n / u64::from(block);
+    let options = LiftOptions {
+        entry: Some(entry.into()),
+        registers: Some(registers),
+        grid: Some([blocks.to_string(), "1".into(), "1".into()]),
+        updates: Some(n.to_string()),
+        extents: vec![
+            ("p0".into(), n.to_string()),
+            ("p1".into(), blocks.to_string()),
+        ],
+        // the compiled code's order, as a lift through nvcc takes it
+        issue_order: Some(Arc::new(sass::parse(
+            &std::fs::read_to_string("tests/data/h200/reductions/reductions.sass").unwrap(),
+        ))),
+        ..Default::default()
+    };
+    let lifted = lift_file("tests/data/h200/reductions/reductions.ptx", &options).unwrap();
+    predicted_time(&lifted.toml, [block, 1, 1], &[])
+}
+
+/// validation/reductions.cu on the H200 (tests/data/h200/reductions/): 2^27 floats summed a block
+/// at a time, by a shared-memory tree (a barrier after the loads and after each of its log2(B)
+/// halving steps) or by warp shuffles and one barrier. The tree's extra barriers cost a warp
+/// about 100 cycles each, measured; the model charges `[timing] barrier_cycles` for each, not a
+/// round of loads (which had put the tree 1.5-3.3 times too slow and picked its 64-thread blocks,
+/// at 55 % of the fastest).
+#[test]
+fn a_block_barrier_costs_a_warp_about_100_cycles_not_a_round_of_loads() {
+    let m = ncu("tests/data/h200/reductions/ncu.csv");
+    let hw = HwConfig::load("h200").unwrap();
+    let ns = |id: usize| m[id]["gpu__time_duration.sum"];
+    // 2^22 warps over the SMs, 64 resident on each (8 blocks of 256 threads, 2 of 1024): a warp
+    // waits longer by the launch's extra SM cycles times 64 over its warps per SM. IDs: tree<B, 1>
+    // is line B of launches.txt's first five, shfl<B, 1> of the third five.
+    let warps_per_sm = (1u64 << 22) as f64 / f64::from(hw.sm.count);
+    for (tree, shfl, block) in [(2, 12, 256u32), (3, 13, 512), (4, 14, 1024)] {
+        let extra_barriers = f64::from(block.ilog2());
+        let cycles = (ns(tree) - ns(shfl)) * 1e-9 * m[tree]["sm__cycles_elapsed.avg.per_second"];
+        let per_barrier = cycles * 64.0 / warps_per_sm / extra_barriers;
+        assert!(
+            (per_barrier / hw.timing.barrier_cycles - 1.0).abs() < 0.3,
+            "{block}: {per_barrier} cycles a barrier"
+        );
+    }
+    // The model, in 256-thread blocks: the tree (9 barriers) and the shuffle sum (1) within 12 %
+    // of their times (-0.2 and -10.6 %; a round a barrier had put them +227 and +22 % off), and
+    // the tree's delay the shuffle sum's and its 8 extra barriers.
+    let tree = reduction_time("tree<256, 1>", 256, 12);
+    let shfl = reduction_time("shfl<256, 1>", 256, 14);
+    for (t, id) in [(&tree, 2), (&shfl, 12)] {
+        let err = t.predicted_s * 1e9 / ns(id) - 1.0;
+        assert!(err.abs() < 0.12, "launch {id}: {err:+.3}");
+    }
+    assert_eq!((tree.barriers_per_warp, shfl.barriers_per_warp), (9.0, 1.0));
+    assert_eq!(tree.rounds_per_warp, shfl.rounds_per_warp);
+    let extra = tree.delay_cycles - shfl.delay_cycles;
+    assert!(
+        (extra - 8.0 * hw.timing.barrier_cycles).abs() < 1e-9,
+        "{extra}"
+    );
 }

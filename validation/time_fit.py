@@ -10,6 +10,8 @@ reports). With the constants a report was written with, the replica gives every 
 
   loaded_latency_factor a, latency_per_load_factor b  (delay = (a + b*loads) * latency * rounds,
     the loads counted up to the config's round_loads_limit),
+  (plus barrier_cycles per block barrier a warp passes, the config's unless a 7th value is given,
+    `time.barriers_per_warp` of the report; measured by validation/reductions.cu),
   block_turnover_cycles C and the exponent e of its rounds (turnover = C * rounds^e * ...;
   none for blocks of one warp; the shipped model has e = 0, measured by validation/turnover.cu,
   and runs the last, partial wave at its own population, as src/sim/queueing.rs),
@@ -31,6 +33,7 @@ each kernel family held out in turn (fitted without it, scored on it).
   validation/time_fit.py REPORT.json ... [--family-cv] [--constants-only] [--show=(a,b,C,e,split,h)]
                          [--loads-cap=N]  (the delay's loads per round counted up to N)
                          [--limit-cv]  (round_loads_limit picked per fold, the rest as shipped)
+                         [--barrier-cv]  (barrier_cycles picked per fold, the rest as shipped)
   e.g. validation/time_fit.py $(ls docs/data/validation-h*.json | grep -v atomics) --constants-only --family-cv
        (the 683 launches of 2026-11-30)
   --constants-only fits a, b, C and h alone, with the shipped e and DRAM rate (docs/model.md's table)
@@ -58,6 +61,7 @@ def hw_constants(name):
                 overhead_us=cfg["timing"]["launch_overhead_us"],
                 latency=cfg["timing"]["dram_latency_cycles"], one_rate=cfg["bandwidth"]["dram_gbs"],
                 loads_limit=cfg["timing"].get("round_loads_limit", math.inf),
+                barrier=cfg["timing"].get("barrier_cycles", 100.0),
                 partial_writeback=pw and (pw["onset_waiting_sectors"], pw["saturation_waiting_sectors"],
                                           pw["sectors_per_ns"], pw["within_block_weight"]), **rates)
 
@@ -87,7 +91,7 @@ def family(kernel):
     for f in ["star4f", "box27f", "poly", "fma-ilp", "star1-zloop", "jacobi2d-shared", "transpose-tiled", "transpose-naive", "transpose-f32", "copy-rounds",
               "star7", "star4", "star1", "box27", "copy-k", "read-k", "copy", "jacobi2d", "lbm",
               "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r", "exchange-r",
-              "rowcopy", "tilecopy", "transpose"]:
+              "rowcopy", "tilecopy", "transpose", "tree<", "shfl<", "dot<"]:
         if k.startswith(f):
             return {"star4f": "float-stencil", "box27f": "float-stencil",
                     "transpose-f32": "transpose-naive", "copy-k": "streams", "read-k": "streams",
@@ -95,7 +99,9 @@ def family(kernel):
                     "sync-r": "barrier", "exchange-r": "barrier",
                     # validation/tile_rows.cu: the tiled transpose and its copies
                     "rowcopy": "transpose-tiled", "tilecopy": "transpose-tiled",
-                    "transpose": "transpose-tiled"}.get(f, f)
+                    "transpose": "transpose-tiled",
+                    # validation/reductions.cu: block reductions with barriers
+                    "tree<": "reductions", "shfl<": "reductions", "dot<": "reductions"}.get(f, f)
     return k
 
 
@@ -161,7 +167,7 @@ def load(paths):
             e = dict(set=p.split("/")[-1], id=x.get("id"), hw=hw, kernel=x["kernel"], family=family(x["kernel"]),
                      block_warps=math.ceil(block_threads / 32),
                      group=x["group"], launch=x["launch"], cps=cps, blocks=blocks, rounds=rounds,
-                     loads=loads, resident=t["resident_warps"], effective=t["effective_warps"],
+                     loads=loads, barriers=number("barriers_per_warp"), resident=t["resident_warps"], effective=t["effective_warps"],
                      secs=secs, left_partial=number("sectors_left_partial"),
                      waiting=number("partial_sectors_waiting"),
                      across_sms=number("partial_sectors_across_sms"),
@@ -186,7 +192,7 @@ def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None,
     (none: the shipped form): `cuts`, station name -> the residual cut `mva` takes off there, and
     `turnover_share(e, warps, slots, throughput, x)`, the share of the block turnover charged;
     `loads_limit` counts the delay's loads up to it instead of the config's round_loads_limit."""
-    a, b, c, ex, split, held = params
+    a, b, c, ex, split, held, *barrier = params
     h = HW[e["hw"]]
     warps = warps or e["warps"]
     secs = dict(e["secs"])
@@ -205,7 +211,8 @@ def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None,
     residual_cut = [cuts.get(name, 0.0) for name in secs] if cuts else None
     demands = [s * h["sms"] / warps * e["cps"] for s in secs.values()]
     limit = h["loads_limit"] if loads_limit is None else loads_limit
-    delay = (a + b * min(e["loads"], limit)) * h["latency"] * max(e["rounds"], 1.0)
+    barrier_cycles = barrier[0] if barrier else h["barrier"]
+    delay = (a + b * min(e["loads"], limit)) * h["latency"] * max(e["rounds"], 1.0) + e["barriers"] * barrier_cycles
     throughput = lambda n: mva(n, delay, demands, residual_cut)  # noqa: E731
     x = throughput(e["effective"])
     busy = warps / h["sms"] / x / e["cps"]
@@ -305,6 +312,45 @@ def limit_cv(launches):
     print(f"limit picked per fold: pooled held-out median {statistics.median(held)*100:.2f} %, p90 {held[int(0.9 * (len(held) - 1))]*100:.1f} %")
 
 
+BARRIERS = [0.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0]
+
+
+def barrier_cv(launches):
+    """`barrier_cycles` picked from BARRIERS with the other constants as shipped: the score of
+    each value on all launches and on the sets with barriers, then each family predicted with
+    the value that scores best on the others."""
+    params = lambda c: SHIPPED + (c,)  # noqa: E731
+    predicted = {c: {id(e): predict(e, params(c)) for e in launches} for c in BARRIERS}
+    score_at = lambda sub, c: score_predicted([(e, predicted[c][id(e)]) for e in sub])  # noqa: E731
+    with_barriers = sorted({e["set"] for e in launches if e["barriers"]})
+    for c in BARRIERS:
+        s = score_at(launches, c)
+        print(f"barrier_cycles {c:g}: objective {s[0]:.4f}, median {s[1]*100:.2f} %, p90 {s[2]*100:.1f} %, worst pick {s[3]*100:.1f} %, {s[4]} groups below 97 %")
+        for name in with_barriers:
+            t = score_at([e for e in launches if e["set"] == name], c)
+            print(f"   {name:38} median {t[1]*100:5.1f} %  p90 {t[2]*100:5.1f} %  worst pick {t[3]*100:5.1f} %")
+    # The rule until 2026-12-04: each barrier one more round of loads (the loads spread over them).
+    def as_rounds(e):
+        r = max(e["rounds"], 1.0)
+        return dict(e, rounds=r + e["barriers"], loads=e["loads"] * r / (r + e["barriers"]), barriers=0.0)
+    before = [as_rounds(e) for e in launches]
+    s = score(before, params(0.0))
+    print(f"a round a barrier (until 2026-12-04): objective {s[0]:.4f}, median {s[1]*100:.2f} %, p90 {s[2]*100:.1f} %, worst pick {s[3]*100:.1f} %, {s[4]} groups below 97 %")
+    for name in with_barriers:
+        t = score([e for e in before if e["set"] == name], params(0.0))
+        print(f"   {name:38} median {t[1]*100:5.1f} %  p90 {t[2]*100:5.1f} %  worst pick {t[3]*100:5.1f} %")
+    held = []
+    for fam in sorted(set(e["family"] for e in launches)):
+        train = [e for e in launches if e["family"] != fam]
+        test = [e for e in launches if e["family"] == fam]
+        c = min(BARRIERS, key=lambda x: score_at(train, x)[0])
+        s = score_at(test, c)
+        print(f"   {fam:16} ({len(test):3}) barrier_cycles {c:g}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %")
+        held += [abs(predicted[c][id(e)] / e["measured"] - 1) for e in test]
+    held.sort()
+    print(f"barrier_cycles picked per fold: pooled held-out median {statistics.median(held)*100:.2f} %, p90 {held[int(0.9 * (len(held) - 1))]*100:.1f} %")
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if not args:
@@ -328,6 +374,8 @@ def main():
             print(f"   {name:38} {len(sub):4}  median {t[1]*100:5.1f} %  p90 {t[2]*100:5.1f} %  worst pick {t[3]*100:5.1f} %")
     if "--limit-cv" in sys.argv:
         limit_cv(launches)
+    if "--barrier-cv" in sys.argv:
+        barrier_cv(launches)
     if "--family-cv" in sys.argv:
         print("held out: fitted (a, b, C, e, split) -> held-out median, p90, worst pick")
         held_out = []

@@ -849,6 +849,11 @@ pub struct TimingConfig {
     /// idles for a time that grows with the block (fitted; the same however many rounds of
     /// loads its warps run, as `validation/turnover.cu` measured).
     pub block_turnover_cycles: f64,
+    /// SM cycles a warp waits at each block barrier it passes, beside its rounds of loads: the
+    /// barrier's own latency and the wait for the block's other warps at it (measured on the
+    /// H200 by `validation/reductions.cu`, whose shared-memory tree passes 6-10 barriers more
+    /// than its warp-shuffle twin: 94-127 cycles each; docs/model.md "Delay").
+    pub barrier_cycles: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     pub launch_overhead_us: f64,
     /// Seconds the L1 data pipe is held up per second the DRAM is busy: the L1 limiter's time is
@@ -882,6 +887,9 @@ impl TimingConfig {
         }
         if !ok(self.launch_overhead_us) {
             return Err("timing.launch_overhead_us must be a number >= 0".into());
+        }
+        if !ok(self.barrier_cycles) {
+            return Err("timing.barrier_cycles must be a number >= 0".into());
         }
         if !ok(self.latency_per_load_factor) {
             return Err("timing.latency_per_load_factor must be a number >= 0".into());
@@ -920,6 +928,7 @@ impl Default for TimingConfig {
             loaded_latency_factor: 1.25,
             latency_per_load_factor: 0.2,
             block_turnover_cycles: 1500.0,
+            barrier_cycles: 100.0,
             launch_overhead_us: 2.5,
             l1_busy_per_dram_time: 0.0,
             block_launch_ns: None,
@@ -2157,6 +2166,11 @@ mod tests {
                 "block_turnover_cycles = 1500 ",
                 "block_turnover_cycles = -1 ",
                 "timing.block_turnover_cycles",
+            ),
+            (
+                "barrier_cycles = 100 ",
+                "barrier_cycles = -1 ",
+                "timing.barrier_cycles",
             ),
             (
                 "dram_latency_cycles = 535 ",

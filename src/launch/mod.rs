@@ -612,8 +612,8 @@ pub struct Launch {
     /// evaluated; one number is double precision when an array has 8-byte elements); `None`
     /// when the trace does not say.
     pub flops_per_update: Option<FpOps>,
-    /// Barriers (`{ sync = true }`) a thread passes; each is one more
-    /// round of waiting for the time model.
+    /// Barriers (`{ sync = true }`) a thread passes; the time model charges each
+    /// `[timing] barrier_cycles` of a warp's delay.
     pub barriers_per_thread: u64,
     /// Warp instructions each warp issues (`thread.instructions_per_warp` evaluated); `None` when
     /// the trace does not say.

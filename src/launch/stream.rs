@@ -26,8 +26,9 @@ pub struct StreamTotals {
     /// other instruction, a load marked `ends_run`, or `loads_per_run` loads) or one other
     /// instruction; every instruction is a turn where warps do not issue runs of loads.
     pub turns: u64,
-    /// Rounds of loads: the times a warp waits for loads it issued, and one more for each
-    /// barrier the warp passes ([`Launch::barriers_per_thread`]). A round closes at the first
+    /// Rounds of loads: the times a warp waits for loads it issued (a block barrier is not one:
+    /// the time model charges the barriers a warp passes, [`Launch::barriers_per_thread`], at
+    /// their own cost, `[timing] barrier_cycles`). A round closes at the first
     /// other instruction (a store, atomic, shuffle or shared access) after the warp has waited
     /// on its loads: after a load marked `ends_run`, where the program marks its waits (lifted
     /// from SASS, or written so), and after any load where it marks none (a store then uses
@@ -79,8 +80,6 @@ impl StreamTotals {
         for t in sums {
             totals.add(&t?);
         }
-        // After a barrier a warp waits for its block's slowest warp: a round of its own.
-        totals.load_rounds += launch.barriers_per_thread * totals.active_warps;
         Ok(totals)
     }
 
@@ -587,16 +586,17 @@ body = [{body}]
     }
 
     #[test]
-    fn every_barrier_a_warp_passes_is_one_more_round() {
+    fn barriers_are_counted_apart_from_the_rounds_of_loads() {
         // A tile's phases: a run of loads, a barrier, a store; then a loop of 3 trips with a
-        // barrier each: 1 + 1 + 3 rounds.
+        // barrier each: 4 barriers, and the one round of the loads (a barrier waits for the
+        // block's warps, not for the memory: the time model charges it on its own).
         let body = format!(
             "{L}, {L}, {{ sync = true }}, {S}, \
              {{ loop = \"k\", count = \"3\", body = [{{ sync = true }}, {S}] }}"
         );
         let l = one_warp(&body, "");
         assert_eq!(l.barriers_per_thread, 4);
-        assert_eq!(counted(&l, true).2, 5);
+        assert_eq!(counted(&l, true).2, 1);
         // A barrier in a loop whose count depends on the thread counts one trip.
         let body = format!("{{ loop = \"k\", count = \"t\", body = [{{ sync = true }}, {S}] }}");
         assert_eq!(one_warp(&body, "").barriers_per_thread, 1);

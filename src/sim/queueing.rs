@@ -215,6 +215,8 @@ pub(crate) struct Queueing {
     pub(crate) rounds_per_warp: f64,
     /// Global load instructions per round.
     pub(crate) loads_per_round: f64,
+    /// Block barriers a warp passes, each `[timing] barrier_cycles` of the delay.
+    pub(crate) barriers_per_warp: f64,
     /// Warps of the launch with a lane inside the guard.
     pub(crate) active_warps: f64,
     /// Partly written sectors, those waiting at once, and their DRAM time.
@@ -404,7 +406,12 @@ pub(crate) fn queueing(
             .count();
         loads as f64 / rounds
     });
-    let delay = hw.timing.round_latency_cycles(loads_per_round) * rounds;
+    // A barrier is not a round of loads: the warp waits there for its block's other warps, not
+    // for the memory (validation/reductions.cu: a shared-memory tree's 6-10 barriers more than
+    // its warp-shuffle twin cost about 100 cycles each, a seventh of a round).
+    let barriers = launch.barriers_per_thread as f64;
+    let delay = hw.timing.round_latency_cycles(loads_per_round) * rounds
+        + barriers * hw.timing.barrier_cycles;
     let throughput = mva_throughput(effective_warps, delay, &demands);
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
     // Only a block that takes over a slot another block left waits for it: the first wave's
@@ -436,6 +443,7 @@ pub(crate) fn queueing(
         delay,
         rounds_per_warp: rounds,
         loads_per_round,
+        barriers_per_warp: barriers,
         active_warps: warps,
         partial,
         busy_s,
