@@ -8,6 +8,10 @@ round (their loads spread over one round fewer), scored with the shipped constan
 (time_fit.py's objective and grid of `--constants-only`), over all launches and per family.
 
     python3 validation/barrier_round_check.py docs/data/validation-h*.json
+
+Only for reports written before 2026-12-04, whose rounds include the barriers: since then a
+barrier is not a round (`[timing] barrier_cycles`; the reports carry `barriers_per_warp`), and
+`validation/time_fit.py --barrier-cv` compares the two rules.
 """
 import os
 import re
@@ -41,6 +45,10 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
     launches = tf.load(paths)
+    if any(e["barriers"] for e in launches):
+        print("these reports count barriers apart from the rounds (barriers_per_warp, since 2026-12-04): "
+              "use validation/time_fit.py --barrier-cv", file=sys.stderr)
+        sys.exit(2)
     dropped = [without_round(e) for e in launches]
     print(f"{len(launches)} launches, {sum(1 for e in launches if ONE_BARRIER.match(e['launch']))} with one barrier a thread")
     show("with the round, shipped constants", launches, tf.SHIPPED)
