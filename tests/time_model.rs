@@ -1005,3 +1005,55 @@ fn a_block_barrier_costs_a_warp_about_100_cycles_not_a_round_of_loads() {
         "{extra}"
     );
 }
+
+/// One row of tests/data/h200/loaded_latency/loaded_latency.csv: (variant, streaming warps an
+/// SM, lines a streaming warp moves at a time) -> (the probe's ns per load, the streams' GB/s).
+fn loaded_latency() -> BTreeMap<(String, u32, u32), (f64, f64)> {
+    let text =
+        std::fs::read_to_string("tests/data/h200/loaded_latency/loaded_latency.csv").unwrap();
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let num = |i: usize| f[i].parse::<f64>().unwrap();
+            (
+                (
+                    f[0].to_string(),
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                ),
+                (num(3), num(4)),
+            )
+        })
+        .collect()
+}
+
+/// validation/loaded_latency.cu on the H200: a warp chasing pointers alone on each SM waits the
+/// configured idle DRAM latency; beside streaming warps it waits longer, little for reads until
+/// they near the read rate, much more for streams that write (docs/validation.md, "A load's
+/// latency under load"), which the time model's constant delay per round does not follow.
+#[test]
+fn a_load_waits_the_idle_dram_latency_alone_and_longer_beside_traffic_that_writes() {
+    let m = loaded_latency();
+    let hw = HwConfig::load("h200").unwrap();
+    let ns_per_cycle = 1.0 / hw.sm.base_clock_ghz.unwrap();
+    let idle = hw.timing.dram_latency_cycles * ns_per_cycle;
+    for (variant, k) in [("read", 4), ("read", 16), ("copy", 4), ("copy", 16)] {
+        let (probe, _) = m[&(variant.to_string(), 0, k)];
+        assert!(
+            (probe / idle - 1.0).abs() < 0.01,
+            "{variant} {k}: {probe} ns"
+        );
+    }
+    let at = |v: &str, s: u32, k: u32| m[&(v.to_string(), s, k)];
+    // About 3 TB/s either way: reads (24 warps of 4 lines) add 16 %, a copy (8 warps of 16) 95 %.
+    let (read, read_gbs) = at("read", 24, 4);
+    let (copy, copy_gbs) = at("copy", 8, 16);
+    assert!((read_gbs / copy_gbs - 1.0).abs() < 0.02);
+    assert!((1.1..1.2).contains(&(read / idle)), "{read}");
+    assert!((1.9..2.0).contains(&(copy / idle)), "{copy}");
+    // Reads near the read rate lengthen a load by more than half.
+    let (near, gbs) = at("read", 16, 16);
+    assert!(gbs / hw.bandwidth.dram_read_gbs.unwrap() > 0.9, "{gbs}");
+    assert!(near / idle > 1.5, "{near}");
+}
