@@ -5,14 +5,4 @@
 # an SM, and their GB/s) and OUTDIR/run.log (the GPU and its clocks while running); data:
 # tests/data/h200/loaded_latency/.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-out=${1:?usage: loaded_latency.sh OUTDIR}
-mkdir -p "$out"
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | head -1 | tr -d '. ')
-nvcc -O3 -arch="sm_$cc" -o "$out/loaded_latency" "$here/loaded_latency.cu"
-{
-    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem --format=csv -i 0
-    "$out/loaded_latency" "$out/loaded_latency.csv"
-    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem --format=csv -i 0
-} > "$out/run.log" 2>&1
-rm -f "$out/loaded_latency"
+exec "$(dirname "$0")/timed_run.sh" loaded_latency "${1:?usage: loaded_latency.sh OUTDIR}"
