@@ -107,9 +107,7 @@ def form(kind, k):
         a, b = params[0], params[1]
         # Reports since 2026-12-04 count a barrier apart (`barriers_per_warp`, 100 cycles, not a
         # round): the forms below are of the rule before, a round a barrier.
-        if e["barriers"]:
-            r = max(e["rounds"], 1.0)
-            e = dict(e, rounds=r + e["barriers"], loads=e["loads"] * r / (r + e["barriers"]), barriers=0.0)
+        e = tf.as_rounds(e)
         per_round = (a + b * e["loads"]) * tf.HW[e["hw"]]["latency"]
         rounds = max(e["rounds"], 1.0)
         if kind == "delay":

@@ -288,6 +288,34 @@ def fit(launches, grid=None):
     return min(grid, key=lambda p: score(launches, p)[0])
 
 
+def held_out_by_family(launches, values, predicted, name, baseline=None):
+    """Each family predicted with the value of `values` that scores best on the other families
+    (`predicted[value][id(launch)]`, the replica's times), beside the `baseline` (value, label)
+    where given, and the pooled held-out median and 90th percentile."""
+    score_at = lambda sub, v: score_predicted([(e, predicted[v][id(e)]) for e in sub])  # noqa: E731
+    held = []
+    for fam in sorted(set(e["family"] for e in launches)):
+        train = [e for e in launches if e["family"] != fam]
+        test = [e for e in launches if e["family"] == fam]
+        v = min(values, key=lambda x: score_at(train, x)[0])
+        s = score_at(test, v)
+        line = f"   {fam:16} ({len(test):3}) {name} {v:g}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %"
+        if baseline:
+            s0 = score_at(test, baseline[0])
+            line += f"   ({baseline[1]} {s0[1]*100:5.1f} % {s0[2]*100:5.1f} % {s0[3]*100:5.1f} %)"
+        print(line)
+        held += [abs(predicted[v][id(e)] / e["measured"] - 1) for e in test]
+    held.sort()
+    print(f"{name} picked per fold: pooled held-out median {statistics.median(held)*100:.2f} %, p90 {held[int(0.9 * (len(held) - 1))]*100:.1f} %")
+
+
+def as_rounds(e):
+    """Launch `e` under the rule until 2026-12-04: each barrier one more round of loads (the
+    loads spread over them), none charged apart."""
+    r = max(e["rounds"], 1.0)
+    return dict(e, rounds=r + e["barriers"], loads=e["loads"] * r / (r + e["barriers"]), barriers=0.0)
+
+
 LIMITS = [3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, math.inf]
 
 
@@ -300,16 +328,7 @@ def limit_cv(launches):
     for lim in LIMITS:
         s = score_at(launches, lim)
         print(f"limit {lim:g}: objective {s[0]:.4f}, median {s[1]*100:.2f} %, p90 {s[2]*100:.1f} %, worst pick {s[3]*100:.1f} %, {s[4]} groups below 97 %")
-    held = []
-    for fam in sorted(set(e["family"] for e in launches)):
-        train = [e for e in launches if e["family"] != fam]
-        test = [e for e in launches if e["family"] == fam]
-        lim = min(LIMITS, key=lambda x: score_at(train, x)[0])
-        s, s0 = score_at(test, lim), score_at(test, math.inf)
-        print(f"   {fam:16} ({len(test):3}) limit {lim:g}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %   (no limit {s0[1]*100:5.1f} % {s0[2]*100:5.1f} % {s0[3]*100:5.1f} %)")
-        held += [abs(predicted[lim][id(e)] / e["measured"] - 1) for e in test]
-    held.sort()
-    print(f"limit picked per fold: pooled held-out median {statistics.median(held)*100:.2f} %, p90 {held[int(0.9 * (len(held) - 1))]*100:.1f} %")
+    held_out_by_family(launches, LIMITS, predicted, "limit", baseline=(math.inf, "no limit"))
 
 
 BARRIERS = [0.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0]
@@ -329,26 +348,13 @@ def barrier_cv(launches):
         for name in with_barriers:
             t = score_at([e for e in launches if e["set"] == name], c)
             print(f"   {name:38} median {t[1]*100:5.1f} %  p90 {t[2]*100:5.1f} %  worst pick {t[3]*100:5.1f} %")
-    # The rule until 2026-12-04: each barrier one more round of loads (the loads spread over them).
-    def as_rounds(e):
-        r = max(e["rounds"], 1.0)
-        return dict(e, rounds=r + e["barriers"], loads=e["loads"] * r / (r + e["barriers"]), barriers=0.0)
-    before = [as_rounds(e) for e in launches]
+    before = [as_rounds(e) for e in launches]  # the rule until 2026-12-04
     s = score(before, params(0.0))
     print(f"a round a barrier (until 2026-12-04): objective {s[0]:.4f}, median {s[1]*100:.2f} %, p90 {s[2]*100:.1f} %, worst pick {s[3]*100:.1f} %, {s[4]} groups below 97 %")
     for name in with_barriers:
         t = score([e for e in before if e["set"] == name], params(0.0))
         print(f"   {name:38} median {t[1]*100:5.1f} %  p90 {t[2]*100:5.1f} %  worst pick {t[3]*100:5.1f} %")
-    held = []
-    for fam in sorted(set(e["family"] for e in launches)):
-        train = [e for e in launches if e["family"] != fam]
-        test = [e for e in launches if e["family"] == fam]
-        c = min(BARRIERS, key=lambda x: score_at(train, x)[0])
-        s = score_at(test, c)
-        print(f"   {fam:16} ({len(test):3}) barrier_cycles {c:g}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %")
-        held += [abs(predicted[c][id(e)] / e["measured"] - 1) for e in test]
-    held.sort()
-    print(f"barrier_cycles picked per fold: pooled held-out median {statistics.median(held)*100:.2f} %, p90 {held[int(0.9 * (len(held) - 1))]*100:.1f} %")
+    held_out_by_family(launches, BARRIERS, predicted, "barrier_cycles")
 
 
 def main():
