@@ -121,19 +121,16 @@ fn table_report_and_thread_count_independence() {
     assert_eq!(run("1"), run("2"));
 }
 
-/// The ncu export path on real counters: 5 copy launches named by id and a box27 launch named by
-/// function, block and grid. Coalescing fixes load/store sectors and requests, so they must
-/// match exactly; the cache-dependent reads are checked against the targets.
-#[test]
-fn real_h100_counters_through_an_ncu_export_and_manifest() {
-    let dir = scratch("validate-h100");
-    let out = dir.join("v.json");
+/// `validate` of tests/data/h100/small_ncu.csv with `manifest` on the h100-sxm, as JSON written
+/// to a file in the scratch folder `name`: it succeeds and prints nothing; the report.
+fn small_h100_report(name: &str, manifest: &str) -> Value {
+    let out = scratch(name).join("v.json");
     let (code, stdout, stderr) = gputraffic(&[
         "validate",
         "--measured",
         "tests/data/h100/small_ncu.csv",
         "--manifest",
-        "tests/data/h100/small_manifest.toml",
+        manifest,
         "--hw",
         "h100-sxm",
         "--format",
@@ -143,7 +140,15 @@ fn real_h100_counters_through_an_ncu_export_and_manifest() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.is_empty());
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+}
+
+/// The ncu export path on real counters: 5 copy launches named by id and a box27 launch named by
+/// function, block and grid. Coalescing fixes load/store sectors and requests, so they must
+/// match exactly; the cache-dependent reads are checked against the targets.
+#[test]
+fn real_h100_counters_through_an_ncu_export_and_manifest() {
+    let v = small_h100_report("validate-h100", "tests/data/h100/small_manifest.toml");
     let rows = v["rows"].as_array().unwrap();
     let ids: Vec<i64> = rows.iter().map(|r| r["id"].as_i64().unwrap()).collect();
     assert_eq!(ids, [72, 73, 74, 75, 76, 77]);
@@ -178,22 +183,7 @@ fn a_manifests_group_key_ranks_its_launches_together() {
         text.replace("[[launch]]\n", "[[launch]]\ngroup = \"six shapes\"\n"),
     )
     .unwrap();
-    let out = dir.join("v.json");
-    let (code, _, stderr) = gputraffic(&[
-        "validate",
-        "--measured",
-        "tests/data/h100/small_ncu.csv",
-        "--manifest",
-        manifest.to_str().unwrap(),
-        "--hw",
-        "h100-sxm",
-        "--format",
-        "json",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v = small_h100_report("validate-group-report", manifest.to_str().unwrap());
     let rows = v["rows"].as_array().unwrap();
     assert!(rows.iter().all(|r| r["group"] == "six shapes"));
     assert_eq!(rows[5]["launch"], "box27 256x256x256 32x8x4");
