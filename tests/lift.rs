@@ -2408,3 +2408,41 @@ fn a_lifted_kernel_issues_as_many_instructions_a_warp_as_the_h200_counts() {
             .is_none()
     );
 }
+
+/// validation/gemm.cu's naive matrix product (tests/data/ptx/gemm_naive.cu): its k loop loads a
+/// row of A and a column of B and stores nothing, and ptxas unrolls nvcc's four-trip body again
+/// (by 16 with tails by 8 and 4: 56 copies of its 8 loads, waiting 4 times among them). The
+/// first copies, which give the lifted loop its order, mark no wait, so until 2026-12-04 the
+/// whole loop went as one run: a warp issued its 2n loads in one turn, the warps of a 2-D block
+/// never met on B's lines, and at n = 1024 in 64×4 blocks the L1 missed 4× what the H200
+/// measured (L2 reads from L1 +268 %; n = 2048 in 32×32 blocks +1019 %). Its loads now go in
+/// the SASS's runs, 56 / 4 = 14 loads a turn (`loads_per_run`), and the L2 reads come within a
+/// third of the measured (the warps of the simulation keep closer together than the GPU's).
+#[test]
+fn a_loop_that_ptxas_unrolled_further_issues_its_loads_in_the_sass_runs_not_all_at_once() {
+    let options = LiftOptions {
+        registers: Some(32),
+        extents: ["a", "b", "c"]
+            .map(|n| (n.to_string(), "n * n".to_string()))
+            .to_vec(),
+        issue_order: compiled_order("tests/data/ptx/gemm_naive.sass"),
+        ..Default::default()
+    };
+    let lift = lift_file("tests/data/ptx/gemm_naive.ptx", &options).unwrap();
+    assert!(
+        lift.toml.contains("\nloads_per_run = 14\n"),
+        "{}",
+        lift.toml
+    );
+    // a loop whose body stores already ends a run every trip: star1_zloop keeps its trace
+    assert!(!lifted_star1_zloop().toml.contains("loads_per_run"));
+    // n = 1024, 64×4 blocks: launch 10 of tests/data/h200/gemm/
+    let kernel = Kernel::parse(&lift.toml, "gemm_naive").unwrap();
+    let c = counts(kernel, [64, 4, 1], &[("n", 1024)]);
+    let measured = gputraffic::analysis::measured::ncu_counters(std::path::Path::new(
+        "tests/data/h200/gemm/ncu.csv",
+    ))
+    .unwrap()[10]["lts__t_sectors_srcunit_tex_op_read.sum"];
+    let err = c.l2.read_sectors as f64 / measured - 1.0;
+    assert!(err.abs() < 0.4, "L2 reads from L1 {err:+.3}");
+}

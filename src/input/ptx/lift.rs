@@ -12,7 +12,7 @@ use super::LiftOptions;
 use super::parse::{Entry, Instruction, StatementKind};
 use super::symbolic::{Comparison, Dnf, Monomial, Poly};
 use crate::error::{Error, Result};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 /// What a register holds.
@@ -2183,6 +2183,7 @@ pub fn lift_entry(
     // may merge some or make new ones: then PTX order, with a warning). Accesses move only
     // within their stretch of straight-line code or loop body.
     let mut order_warning = None;
+    let mut copied_loop_run = None;
     if let Some(order) = options
         .issue_order
         .as_ref()
@@ -2191,6 +2192,7 @@ pub fn lift_entry(
         let lines: Vec<usize> = resolved.iter().map(|r| r.line).collect();
         match issue_positions(&lines, order) {
             Some(position) => {
+                copied_loop_run = copied_loop_run_length(&resolved, order, &position);
                 let mut keyed: Vec<(usize, Resolved)> =
                     position.into_iter().zip(resolved).collect();
                 let mut start = 0;
@@ -2628,6 +2630,14 @@ pub fn lift_entry(
             "{source}: registers per thread unknown (no ptxas at hand): 32 assumed; pass --registers N"
         )),
     }
+    // the runs of a loop ptxas unrolled further, where no first copy of its loads ends one
+    if let Some(run) = copied_loop_run {
+        let _ = writeln!(
+            t,
+            "# loads a warp issues back to back in the loop ptxas unrolled further (its SASS: loads over waits)"
+        );
+        let _ = writeln!(t, "loads_per_run = {run}");
+    }
     // the code a launch fetches before it runs, as the SASS has it
     if let Some(bytes) = (options.issue_order.as_ref()).and_then(|o| o.code_bytes.get(&entry.name))
     {
@@ -2919,6 +2929,54 @@ fn issue_positions(lines: &[usize], order: &[super::sass::Issued]) -> Option<Vec
     let positions = positions?;
     let distinct: BTreeSet<usize> = positions.iter().copied().collect();
     (distinct.len() == lines.len() && at.len() == lines.len()).then_some(positions)
+}
+
+/// The loads a warp issues back to back in a loop that ptxas unrolled further, where the
+/// accesses' first copies, which give the lifted loop its order and marks, mark no wait in it
+/// and no store or shared access in its body ends a run at each trip:
+/// the loop's loads in the SASS (every copy) over the waits among them, rounded up, the least
+/// over such loops. Without it the lifted loop's loads would go as one run across all its trips
+/// (a naive matrix product's 2n loads a thread), which no warp can issue: its registers run out
+/// and the compiled loop waits (ptxas 13 unrolls the naive product's k loop by 16, 32 loads in two
+/// runs). `None` where every loop marks its waits or none waits in the SASS either.
+/// `position`: each access's place in `order`, as [`issue_positions`] gives it.
+fn copied_loop_run_length(
+    resolved: &[Resolved],
+    order: &[super::sass::Issued],
+    position: &[usize],
+) -> Option<u32> {
+    let mut least: Option<u32> = None;
+    let mut start = 0;
+    while start < resolved.len() {
+        let loops = &resolved[start].loops;
+        let end = (start..resolved.len())
+            .find(|&i| resolved[i].loops != *loops)
+            .unwrap_or(resolved.len());
+        let stretch = start..end;
+        start = end;
+        if loops.is_empty() {
+            continue;
+        }
+        let load_lines: HashSet<usize> = (stretch.clone())
+            .filter(|&i| order[position[i]].load)
+            .map(|i| resolved[i].line)
+            .collect();
+        // a store or shared access in the body already ends a run each trip
+        let bounded = stretch.clone().any(|i| !order[position[i]].load);
+        let marked = stretch.clone().any(|i| order[position[i]].ends_run);
+        if load_lines.is_empty() || bounded || marked {
+            continue;
+        }
+        let copies = order
+            .iter()
+            .filter(|o| o.load && load_lines.contains(&o.line));
+        let (loads, waits) = copies.fold((0u32, 0u32), |(l, w), o| (l + 1, w + o.ends_run as u32));
+        if waits > 0 {
+            let run = loads.div_ceil(waits);
+            least = Some(least.map_or(run, |r: u32| r.min(run)));
+        }
+    }
+    least
 }
 
 /// `s` as a TOML basic string.
