@@ -714,7 +714,10 @@ impl Launch {
         let lattice_updates = scope.lattice_updates(kernel)?;
         let flops_per_update = scope.flops_per_update(kernel, &arrays)?;
         let program = compile_program(kernel, &params, &arrays, &shared_arrays, block, grid)?;
-        let barriers_per_thread = barriers_per_thread(&kernel.body, &scope);
+        let launch_lets = scope.launch_constant_lets(kernel);
+        let barriers_per_thread = barriers_per_thread(&kernel.body, &|name| {
+            scope.get(name).or_else(|| launch_lets.get(name).copied())
+        });
         let instructions_per_warp = scope.instructions_per_warp(kernel)?;
 
         Ok(Launch {
@@ -743,21 +746,22 @@ impl Launch {
 }
 
 /// The barriers a thread of the launch passes: each `sync` step once, times the trip count of
-/// the loops around it where that is a constant of the launch (a count that depends on the
-/// thread counts one trip), every `if` taken. Barriers are where a block's warps wait for
-/// their slowest one: the time model counts one more round of waiting for each.
-fn barriers_per_thread(body: &[Step], scope: &ConstScope) -> u64 {
+/// the loops around it where that is a constant of the launch (`value` gives the parameters,
+/// `blockDim` and the lets that depend on nothing else, as a lifted loop's count `trips_k`
+/// does; a count that depends on the thread counts one trip), every `if` taken. The time model
+/// charges each one a warp passes `[timing] barrier_cycles`.
+fn barriers_per_thread(body: &[Step], value: &dyn Fn(&str) -> Option<i64>) -> u64 {
     body.iter()
         .map(|step| match step {
             Step::Sync(_) => 1,
             Step::Access(_) => 0,
-            Step::If(i) => barriers_per_thread(&i.body, scope),
+            Step::If(i) => barriers_per_thread(&i.body, value),
             Step::Loop(l) => {
-                let inner = barriers_per_thread(&l.body, scope);
+                let inner = barriers_per_thread(&l.body, value);
                 if inner == 0 {
                     return 0;
                 }
-                let trips = l.count.eval_with(&|name: &str| scope.get(name));
+                let trips = l.count.eval_with(value);
                 inner * trips.map_or(1, |t| t.max(0) as u64)
             }
         })
@@ -895,6 +899,19 @@ impl ConstScope<'_> {
             "blockDim.z" => Some(self.block[2] as i64),
             _ => None,
         }
+    }
+
+    /// The thread section's lets whose value is a constant of the launch (they name only
+    /// parameters, `blockDim` and such lets before them), by name.
+    fn launch_constant_lets(&self, kernel: &Kernel) -> BTreeMap<String, i64> {
+        let mut known = BTreeMap::new();
+        for (name, e) in &kernel.lets {
+            let value = e.eval_with(&|n: &str| self.get(n).or_else(|| known.get(n).copied()));
+            if let Ok(v) = value {
+                known.insert(name.clone(), v);
+            }
+        }
+        known
     }
 
     /// Evaluates `e`, which stands at `at`; an error names the place, `what` and the

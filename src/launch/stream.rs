@@ -495,7 +495,7 @@ block = [32, 1, 1]
 grid = ["1", "1", "1"]
 {launch_extra}
 [thread]
-let = ["t = threadIdx.x"]
+let = ["t = threadIdx.x", "trips = blockDim.x / 8"]
 lattice_updates = "32"
 body = [{body}]
 "#
@@ -600,6 +600,12 @@ body = [{body}]
         // A barrier in a loop whose count depends on the thread counts one trip.
         let body = format!("{{ loop = \"k\", count = \"t\", body = [{{ sync = true }}, {S}] }}");
         assert_eq!(one_warp(&body, "").barriers_per_thread, 1);
+        // One whose count is a let of the launch's constants counts every trip (a lifted loop's
+        // `trips_k`, as the tiled matrix product's k loop with its two barriers has; until
+        // 2026-12-04 it counted one trip: 2 barriers of its 64 at n = 1024 in 32×32 tiles).
+        let body =
+            format!("{{ loop = \"k\", count = \"trips\", body = [{{ sync = true }}, {S}] }}");
+        assert_eq!(one_warp(&body, "").barriers_per_thread, 4);
     }
 
     #[test]
