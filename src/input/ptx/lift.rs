@@ -2189,6 +2189,7 @@ pub fn lift_entry(
         .as_ref()
         .and_then(|o| o.get(&entry.name))
     {
+        resolved = merge_vectorized_shared_loads(resolved, order, &shared_bytes);
         let lines: Vec<usize> = resolved.iter().map(|r| r.line).collect();
         match issue_positions(&lines, order) {
             Some(position) => {
@@ -2929,6 +2930,56 @@ fn issue_positions(lines: &[usize], order: &[super::sass::Issued]) -> Option<Vec
     let positions = positions?;
     let distinct: BTreeSet<usize> = positions.iter().copied().collect();
     (distinct.len() == lines.len() && at.len() == lines.len()).then_some(positions)
+}
+
+/// `resolved` with the shared loads ptxas merged into a wider one folded into it: a shared
+/// load the SASS does not issue, a few words past one of the same array, loop and condition
+/// whose `LDS.64` or `LDS.128` (tagged with that load's line) covers it, is dropped and the wider
+/// load takes the SASS's width (the tiled matrix product's `as[ty][k]` … `as[ty][k + 3]`, four
+/// broadcast words a lane, are one `LDS.128`: 2 wavefronts by the bank rule where four loads
+/// take 4). Shared accesses only: their wavefronts follow the width, and nothing else sees
+/// them.
+fn merge_vectorized_shared_loads(
+    mut resolved: Vec<Resolved>,
+    order: &[super::sass::Issued],
+    shared_bytes: &BTreeMap<String, u32>,
+) -> Vec<Resolved> {
+    let mut width: HashMap<usize, u32> = HashMap::new();
+    for o in order.iter().filter(|o| !o.load && o.bytes > 0) {
+        let w = width.entry(o.line).or_default();
+        *w = (*w).max(u32::from(o.bytes));
+    }
+    let issued: HashSet<usize> = order.iter().map(|o| o.line).collect();
+    let shared_load = |r: &Resolved| r.kind == "load" && shared_bytes.contains_key(&r.array);
+    let mut merged = vec![false; resolved.len()];
+    for i in 0..resolved.len() {
+        if !shared_load(&resolved[i]) || issued.contains(&resolved[i].line) {
+            continue;
+        }
+        let r = &resolved[i];
+        let element = shared_bytes[&r.array];
+        let covering = (0..resolved.len()).find(|&j| {
+            let q = &resolved[j];
+            let w = width.get(&q.line).copied().unwrap_or(0);
+            let offset = r.index.sub(&q.index).and_then(|d| d.as_constant());
+            !merged[j]
+                && shared_load(q)
+                && q.array == r.array
+                && q.loops == r.loops
+                && q.condition == r.condition
+                && w > element
+                && offset.is_some_and(|d| {
+                    d > 0 && d * i64::from(element) + i64::from(r.bytes) <= i64::from(w)
+                })
+        });
+        if let Some(j) = covering {
+            merged[i] = true;
+            resolved[j].bytes = width[&resolved[j].line];
+        }
+    }
+    let mut keep = merged.iter().map(|m| !m);
+    resolved.retain(|_| keep.next().unwrap());
+    resolved
 }
 
 /// The loads a warp issues back to back in a loop that ptxas unrolled further, where the

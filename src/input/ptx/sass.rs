@@ -31,6 +31,9 @@ pub struct Issued {
     /// it instead of branching around it, so a warp issues it even with no lane meeting its
     /// condition.
     pub predicated: bool,
+    /// Bytes a lane loads, for `LDG` and `LDS` (4, 8 or 16, from `.64`/`.128`; 1 and 2 byte
+    /// loads count as 4); 0 for the others.
+    pub bytes: u8,
 }
 
 /// What the SASS says of every function, by (mangled) entry name: its memory instructions and
@@ -203,6 +206,17 @@ fn registers_read(operands: &str) -> HashSet<u32> {
     read
 }
 
+/// 4-byte words a lane of load `op` moves: 4 for `.128`, 2 for `.64`, else 1.
+fn lane_words(op: &str) -> u32 {
+    if op.contains(".128") {
+        4
+    } else if op.contains(".64") {
+        2
+    } else {
+        1
+    }
+}
+
 /// The global memory instructions of one function with their runs marked.
 fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
     // PTX lines whose code takes a vote of the warp's active lanes: an atomic of such a line is
@@ -248,13 +262,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
         let family = op.split('.').next().unwrap_or("");
         match family {
             "LDG" => {
-                let width = if op.contains(".128") {
-                    4
-                } else if op.contains(".64") {
-                    2
-                } else {
-                    1
-                };
+                let width = lane_words(op);
                 let dest = operands.split(',').next().unwrap_or("");
                 if let Some(first) = registers_read(dest).into_iter().min() {
                     pending.extend(first..first + width);
@@ -265,6 +273,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                     ends_run: false,
                     aggregated: false,
                     predicated,
+                    bytes: 4 * width as u8,
                 });
             }
             // shared accesses and barriers hold their place among the global ones
@@ -274,6 +283,11 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 ends_run: false,
                 aggregated: matches!(family, "RED" | "REDG" | "ATOMG") && voting.contains(line),
                 predicated,
+                bytes: if family == "LDS" {
+                    4 * lane_words(op) as u8
+                } else {
+                    0
+                },
             }),
             "BAR" if op.contains(".SYNC") => out.push(Issued {
                 line: *line,
@@ -281,6 +295,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 ends_run: false,
                 aggregated: false,
                 predicated,
+                bytes: 0,
             }),
             // a warp shuffle is a step of the trace too (one data-pipe wavefront)
             "SHFL" => out.push(Issued {
@@ -289,6 +304,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 ends_run: false,
                 aggregated: false,
                 predicated,
+                bytes: 0,
             }),
             _ => {}
         }
