@@ -91,7 +91,7 @@ def family(kernel):
     for f in ["star4f", "box27f", "poly", "fma-ilp", "star1-zloop", "jacobi2d-shared", "transpose-tiled", "transpose-naive", "transpose-f32", "copy-rounds",
               "star7", "star4", "star1", "box27", "copy-k", "read-k", "copy", "jacobi2d", "lbm",
               "triad", "scale", "histogram", "shifted-k", "k-", "phases-r", "sync-r", "exchange-r",
-              "rowcopy", "tilecopy", "transpose", "tree<", "shfl<", "dot<"]:
+              "rowcopy", "tilecopy", "transpose", "tree<", "shfl<", "dot<", "naive", "tiled<"]:
         if k.startswith(f):
             return {"star4f": "float-stencil", "box27f": "float-stencil",
                     "transpose-f32": "transpose-naive", "copy-k": "streams", "read-k": "streams",
@@ -101,7 +101,9 @@ def family(kernel):
                     "rowcopy": "transpose-tiled", "tilecopy": "transpose-tiled",
                     "transpose": "transpose-tiled",
                     # validation/reductions.cu: block reductions with barriers
-                    "tree<": "reductions", "shfl<": "reductions", "dot<": "reductions"}.get(f, f)
+                    "tree<": "reductions", "shfl<": "reductions", "dot<": "reductions",
+                    # validation/gemm.cu: matrix products, from global memory and tiled
+                    "naive": "gemm", "tiled<": "gemm"}.get(f, f)
     return k
 
 

@@ -45,10 +45,10 @@ report --measured tests/data/h200/atomics_contention/ncu.csv \
     --manifest tests/data/h200/atomics_contention/manifest.toml --hw h200 \
     --out $D/validation-h200-atomics.json
 # The streams, lattice-Boltzmann parts, partly written streams, block-turnover, barrier, tile-row,
-# issue-rate and block-reduction benchmarks, lifted from their .cu sources (validation/*.cu; needs nvcc).
+# issue-rate, block-reduction and matrix-product benchmarks, lifted from their .cu sources (validation/*.cu; needs nvcc).
 for s in streams:streams streams_narrow:streams-narrow streams_occupancy:streams-occupancy \
          lbm_parts:lbm-parts partial_streams:partial-streams turnover:turnover barrier:barrier \
-         tile_rows:tile-rows issue_bound:issue-bound reductions:reductions; do
+         tile_rows:tile-rows issue_bound:issue-bound reductions:reductions gemm:gemm; do
     report --measured tests/data/h200/${s%%:*}/ncu.csv --manifest tests/data/h200/${s%%:*}/manifest.toml \
         --hw h200 --out $D/validation-h200-${s##*:}.json
 done
