@@ -2194,16 +2194,11 @@ pub fn lift_entry(
         match issue_positions(&lines, order) {
             Some(position) => {
                 copied_loop_run = copied_loop_run_length(&resolved, order, &position);
+                let stretches = loop_stretches(&resolved);
                 let mut keyed: Vec<(usize, Resolved)> =
                     position.into_iter().zip(resolved).collect();
-                let mut start = 0;
-                while start < keyed.len() {
-                    let loops = keyed[start].1.loops.clone();
-                    let end = (start..keyed.len())
-                        .find(|&i| keyed[i].1.loops != loops)
-                        .unwrap_or(keyed.len());
-                    keyed[start..end].sort_by_key(|(p, _)| *p);
-                    start = end;
+                for stretch in stretches {
+                    keyed[stretch].sort_by_key(|(p, _)| *p);
                 }
                 resolved = keyed
                     .into_iter()
@@ -2982,6 +2977,22 @@ fn merge_vectorized_shared_loads(
     resolved
 }
 
+/// The stretches of `resolved` (in program order) whose accesses sit in the same loops: straight-line
+/// code or one loop body, within which the SASS may reorder accesses.
+fn loop_stretches(resolved: &[Resolved]) -> Vec<std::ops::Range<usize>> {
+    let mut stretches = Vec::new();
+    let mut start = 0;
+    while start < resolved.len() {
+        let loops = &resolved[start].loops;
+        let end = (start..resolved.len())
+            .find(|&i| resolved[i].loops != *loops)
+            .unwrap_or(resolved.len());
+        stretches.push(start..end);
+        start = end;
+    }
+    stretches
+}
+
 /// The loads a warp issues back to back in a loop that ptxas unrolled further, where the
 /// accesses' first copies, which give the lifted loop its order and marks, mark no wait in it
 /// and no store or shared access in its body ends a run at each trip:
@@ -2997,15 +3008,8 @@ fn copied_loop_run_length(
     position: &[usize],
 ) -> Option<u32> {
     let mut least: Option<u32> = None;
-    let mut start = 0;
-    while start < resolved.len() {
-        let loops = &resolved[start].loops;
-        let end = (start..resolved.len())
-            .find(|&i| resolved[i].loops != *loops)
-            .unwrap_or(resolved.len());
-        let stretch = start..end;
-        start = end;
-        if loops.is_empty() {
+    for stretch in loop_stretches(resolved) {
+        if resolved[stretch.start].loops.is_empty() {
             continue;
         }
         let load_lines: HashSet<usize> = (stretch.clone())
