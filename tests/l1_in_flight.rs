@@ -3,7 +3,9 @@
 //! `l1.in_flight_hit_ticks` ago counts one `load_in_flight_lines` per line, which the data stage
 //! charges as a replay (`in_flight_hit_wavefronts`). Hand-counted on a warp re-reading one line
 //! at one instruction a tick, on warps of one block sharing a line, and on blocks of other SMs;
-//! the count spans the simulator's chunks of ticks.
+//! the count spans the simulator's chunks of ticks. Then the trial rule `l1.cross_block_miss_ticks`
+//! (no shipped config sets it): a block's first load of a line another block of its SM filled
+//! within the window counts as a miss of its own.
 
 use gputraffic::Bound;
 use gputraffic::input::hw::HwConfig;
@@ -103,4 +105,69 @@ fn blocks_on_other_sms_miss_on_their_own() {
     let c = run(1, 4, 32, 63, 4096);
     assert_eq!(c.l1.load_miss_request_lines, 4);
     assert_eq!(c.l1.load_in_flight_lines, 0);
+}
+
+/// [`run`] with the trial rule `l1.cross_block_miss_ticks` set to `cross` ticks.
+fn run_cross(reads: i64, blocks: i64, threads: u32, cross: Option<u32>) -> Counts {
+    let k = Kernel::parse(REREAD, "reread.toml").unwrap();
+    let mut hw = HwConfig::load("h200").unwrap();
+    hw.l1.cross_block_miss_ticks = cross;
+    let set = [("reads", reads), ("blocks", blocks)];
+    let req = LaunchRequest {
+        block: Some([threads, 1, 1]),
+        domain: None,
+        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+    };
+    let b = Bound::with_hw(k, hw, &req).unwrap();
+    gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+}
+
+#[test]
+fn a_blocks_first_load_of_a_line_another_block_just_filled_is_a_miss_under_the_trial_rule() {
+    // 264 one-warp blocks, two a SM (the first wave deals one to each of the 132 SMs, then a
+    // second), every block reading the same line. Without the rule the SM's second block hits
+    // what its first missed: one missing line an SM.
+    let off = run_cross(1, 264, 32, None);
+    assert_eq!(off.l1.load_miss_request_lines, 132);
+    // With it the second block meets the fill within the window: its own miss, 4 sectors more an
+    // SM, which go to the L2 as requests of their own (the L2 request coalescer, which merges
+    // most of the SMs' reads of the one line, leaves them alone).
+    let on = run_cross(1, 264, 32, Some(4096));
+    assert_eq!(on.l1.load_miss_request_lines, 264);
+    assert_eq!(on.l1.load_miss_sectors, 264 * 4);
+    assert_eq!(on.l2.read_sectors, off.l2.read_sectors + 132 * 4);
+    // Each block misses once: their re-reads of the line hit, whoever read it last.
+    let rereads = run_cross(10, 264, 32, Some(4096));
+    assert_eq!(rereads.l1.load_miss_request_lines, 264);
+    // Four blocks an SM: each one's first load.
+    let four = run_cross(10, 528, 32, Some(4096));
+    assert_eq!(four.l1.load_miss_request_lines, 528);
+}
+
+#[test]
+fn warps_of_one_block_share_a_fill_under_the_trial_rule() {
+    // One two-warp block an SM: the second warp finds the line in flight and hits, rule or not.
+    let on = run_cross(1, 132, 64, Some(4096));
+    assert_eq!(on.l1.load_miss_request_lines, 132);
+    assert_eq!(on.l1.load_in_flight_lines, 132);
+    assert_eq!(on, run_cross(1, 132, 64, None));
+}
+
+#[test]
+fn a_block_that_meets_the_fill_after_the_window_hits() {
+    // Ten one-warp blocks an SM, each loading the line once: the SM's blocks after the first
+    // load it every second tick after the fill (the blocks a wave deals out arrive one a round,
+    // and each issues its load and its store), so a window of w ticks makes the first loads of
+    // w / 2 of them misses; the others hit.
+    for (window, followers) in [(1, 0), (2, 1), (3, 1), (4, 2), (8, 4), (16, 8), (64, 9)] {
+        let c = run_cross(1, 1320, 32, Some(window));
+        assert_eq!(
+            c.l1.load_miss_request_lines,
+            132 * (1 + followers),
+            "{window}"
+        );
+    }
+    // The shipped configs leave the rule out.
+    let hw = HwConfig::load("h200").unwrap();
+    assert_eq!(hw.l1.cross_block_miss_ticks, None);
 }
