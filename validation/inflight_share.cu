@@ -1,5 +1,7 @@
 // Whether a load that finds its line still being filled for another warp counts as an L1 hit
-// (issue 53, item 5; docs/model.md "In-flight hits across blocks"). Every warp streams N
+// (issue 53, item 5; docs/validation.md "Matrix products": the naive product's blocks of one
+// column meet and seem to miss each other's fills, which the trial rule `[l1] cross_block_miss_ticks`
+// follows). Every warp streams N
 // 128-byte lines (one float per lane, unrolled by 8) from the region of its SM (%smid), so all
 // warps on one SM read the same lines; with no delay they start together and ask for each line
 // while it is in flight, with a delay the later ones find it filled. Launch lines:

@@ -454,8 +454,9 @@ pub struct L1Config {
     #[serde(default = "default_in_flight_hit_ticks")]
     pub in_flight_hit_ticks: u32,
     /// A trial rule that no shipped configuration sets (default: none): how many scheduler ticks
-    /// after another block's load on the SM missed a line a load that finds the line present
-    /// still counts as a miss of its own, whose sectors go to the L2 as a request the L2 request
+    /// after another block's load on the SM missed a line a block's first load of the line,
+    /// finding it present, still counts as a miss of its own, whose sectors go to the L2 as a
+    /// request the L2 request
     /// coalescer does not merge with the other block's. On the H200 blocks that read the same
     /// lines in the same order catch each other up and ask for each line at once, and the second
     /// request counts as a miss; the tick schedule, which has no latency, keeps such blocks a few
