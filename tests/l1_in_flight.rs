@@ -156,8 +156,8 @@ fn warps_of_one_block_share_a_fill_under_the_trial_rule() {
 #[test]
 fn a_block_that_meets_the_fill_after_the_window_hits() {
     // Ten one-warp blocks an SM, each loading the line once: the SM's blocks after the first
-    // load it every second tick after the fill (the blocks a wave deals out arrive one a round,
-    // and each issues its load and its store), so a window of w ticks makes the first loads of
+    // load it every second tick after the fill (each block ends with its load, and the SM sits
+    // out a turn for it: the config's turnover), so a window of w ticks makes the first loads of
     // w / 2 of them misses; the others hit.
     for (window, followers) in [(1, 0), (2, 1), (3, 1), (4, 2), (8, 4), (16, 8), (64, 9)] {
         let c = run_cross(1, 1320, 32, Some(window));
