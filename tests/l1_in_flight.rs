@@ -45,9 +45,24 @@ body = [
 "#;
 
 fn run(reads: i64, blocks: i64, threads: u32, window: u32, chunk_ticks: u32) -> Counts {
-    let k = Kernel::parse(REREAD, "reread.toml").unwrap();
     let mut hw = HwConfig::load("h200").unwrap();
     hw.l1.in_flight_hit_ticks = window;
+    let opts = SimOptions {
+        chunk_ticks,
+        ..SimOptions::default()
+    };
+    simulate_reread(reads, blocks, threads, hw, &opts)
+}
+
+/// The `reread` kernel with `reads` and `blocks`, in blocks of `threads`, on `hw`.
+fn simulate_reread(
+    reads: i64,
+    blocks: i64,
+    threads: u32,
+    hw: HwConfig,
+    opts: &SimOptions,
+) -> Counts {
+    let k = Kernel::parse(REREAD, "reread.toml").unwrap();
     let set = [("reads", reads), ("blocks", blocks)];
     let req = LaunchRequest {
         block: Some([threads, 1, 1]),
@@ -55,11 +70,7 @@ fn run(reads: i64, blocks: i64, threads: u32, window: u32, chunk_ticks: u32) -> 
         set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
     };
     let b = Bound::with_hw(k, hw, &req).unwrap();
-    let opts = SimOptions {
-        chunk_ticks,
-        ..SimOptions::default()
-    };
-    gputraffic::sim::simulate(&b.launch, &b.hw, &opts).unwrap()
+    gputraffic::sim::simulate(&b.launch, &b.hw, opts).unwrap()
 }
 
 #[test]
@@ -109,17 +120,9 @@ fn blocks_on_other_sms_miss_on_their_own() {
 
 /// [`run`] with the trial rule `l1.cross_block_miss_ticks` set to `cross` ticks.
 fn run_cross(reads: i64, blocks: i64, threads: u32, cross: Option<u32>) -> Counts {
-    let k = Kernel::parse(REREAD, "reread.toml").unwrap();
     let mut hw = HwConfig::load("h200").unwrap();
     hw.l1.cross_block_miss_ticks = cross;
-    let set = [("reads", reads), ("blocks", blocks)];
-    let req = LaunchRequest {
-        block: Some([threads, 1, 1]),
-        domain: None,
-        set: set.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-    };
-    let b = Bound::with_hw(k, hw, &req).unwrap();
-    gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()).unwrap()
+    simulate_reread(reads, blocks, threads, hw, &SimOptions::default())
 }
 
 #[test]
