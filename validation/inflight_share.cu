@@ -1,9 +1,9 @@
 // Whether a load that finds its line still being filled for another warp counts as an L1 hit
 // (issue 53, item 5; docs/validation.md "Matrix products": the naive product's blocks of one
-// column meet and seem to miss each other's fills, which the trial rule
-// `[l1] cross_block_miss_ticks` follows). Every warp streams N 128-byte lines (one float per
-// lane, unrolled by 8) from the region of its SM (%smid), so all warps on one SM read the same
-// lines; with no delay they start together and ask for each line
+// column meet on the GPU and seemed to miss each other's fills; on the H200 they do not, every
+// launch here misses each line once: tests/data/h200/inflight_share/). Every warp streams N
+// 128-byte lines (one float per lane, unrolled by 8) from the region of its SM (%smid), so all
+// warps on one SM read the same lines; with no delay they start together and ask for each line
 // while it is in flight, with a delay the later ones find it filled. Launch lines:
 //   blocks G D   G blocks of one warp; blocks G/2 .. G-1 start D ns late (G = 2 x SMs: two a SM)
 //   warps W D    one block of W warps per SM (grid = SMs); warps W/2 .. W-1 start D ns late

@@ -453,16 +453,6 @@ pub struct L1Config {
     /// still finds its fill in flight (`in_flight_hit_wavefronts`), 1 to 4096.
     #[serde(default = "default_in_flight_hit_ticks")]
     pub in_flight_hit_ticks: u32,
-    /// A trial rule that no shipped configuration sets (default: none): how many scheduler ticks
-    /// after another block's load on the SM missed a line a block's first load of the line,
-    /// finding it present, still counts as a miss of its own, whose sectors go to the L2 as a
-    /// request the L2 request
-    /// coalescer does not merge with the other block's. On the H200 blocks that read the same
-    /// lines in the same order catch each other up and ask for each line at once, and the second
-    /// request counts as a miss; the tick schedule, which has no latency, keeps such blocks a few
-    /// hundred ticks apart (the naive matrix product: docs/validation.md, "Matrix products").
-    #[serde(default)]
-    pub cross_block_miss_ticks: Option<u32>,
 
     /// Data-stage wavefronts every launched warp costs per special register the kernel reads
     /// through the LSU: each `threadIdx` component (the compiled code's `S2R` of `SR_TID.X`,
@@ -1135,11 +1125,6 @@ impl HwConfig {
         }
         if !(self.l1.replay_block_loads.is_finite() && self.l1.replay_block_loads > 0.0) {
             return Err("l1.replay_block_loads must be a number > 0".into());
-        }
-        if self.l1.cross_block_miss_ticks == Some(0) {
-            return Err(
-                "l1.cross_block_miss_ticks must be at least 1 (leave it out for none)".into(),
-            );
         }
         if !(1..=4096).contains(&self.l1.in_flight_hit_ticks) {
             return Err(format!(
@@ -1934,19 +1919,6 @@ mod tests {
                 "{e}"
             );
         }
-    }
-
-    #[test]
-    fn a_cross_block_miss_window_must_be_a_tick_or_more() {
-        let hw = HwConfig::load("h200").unwrap();
-        let mut trial = hw.clone();
-        trial.l1.cross_block_miss_ticks = Some(1);
-        assert_eq!(trial.check(), Ok(()));
-        trial.l1.cross_block_miss_ticks = Some(0);
-        assert_eq!(
-            trial.check(),
-            Err("l1.cross_block_miss_ticks must be at least 1 (leave it out for none)".into())
-        );
     }
 
     #[test]

@@ -808,67 +808,6 @@ pub struct SmWorker {
     /// The launch's tick at which the chunk being processed starts (issues carry ticks within
     /// their chunk; the in-flight window spans chunks).
     chunk_start: u64,
-    /// The trial rule of `l1.cross_block_miss_ticks`, where the config sets it.
-    cross_block: Option<CrossBlockMisses>,
-}
-
-/// The trial rule of `l1.cross_block_miss_ticks` (`crate::input::hw`): the lines the SM's
-/// loads missed in the last `window` ticks, each with its fill's launch tick and the blocks
-/// that have loaded it since (the last [`FILL_READERS`]).
-#[derive(Debug, Clone, Default)]
-struct CrossBlockMisses {
-    window: u64,
-    fills: HashMap<u64, Fill>,
-}
-
-/// Blocks a [`Fill`] remembers.
-const FILL_READERS: usize = 4;
-
-/// A line's last fill on an SM: its tick and the blocks that have loaded the line since.
-#[derive(Debug, Clone, Copy)]
-struct Fill {
-    tick: u64,
-    readers: [u32; FILL_READERS],
-    next: usize,
-}
-
-impl CrossBlockMisses {
-    /// Whether a load of `line` by `block` at launch tick `tick`, which misses the sectors
-    /// `missing`, counts as a miss of all its sectors: it finds the line present (nothing
-    /// missing), within `window` ticks of the line's fill, and is its block's first load of the
-    /// line since: the block meets the fill as the GPU's blocks that catch each other up do.
-    /// A true miss starts a fill.
-    fn counts_as_miss(&mut self, line: u64, missing: u8, block: u32, tick: u64) -> bool {
-        if missing != 0 {
-            let readers = [block; FILL_READERS];
-            self.fills.insert(
-                line,
-                Fill {
-                    tick,
-                    readers,
-                    next: 1,
-                },
-            );
-            return false;
-        }
-        match self.fills.get_mut(&line) {
-            Some(f)
-                if tick.saturating_sub(f.tick) <= self.window && !f.readers.contains(&block) =>
-            {
-                f.readers[f.next % FILL_READERS] = block;
-                f.next += 1;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Forgets the misses that no load from `now` on can be within the window of.
-    fn forget_before(&mut self, now: u64) {
-        let window = self.window;
-        self.fills
-            .retain(|_, f| now.saturating_sub(f.tick) <= window);
-    }
 }
 
 /// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
@@ -1018,10 +957,6 @@ impl SmWorker {
             atomic_slices: hw.atomics.map(SliceTally::new),
             in_flight_hit_ticks: hw.l1.in_flight_hit_ticks,
             chunk_start: 0,
-            cross_block: hw.l1.cross_block_miss_ticks.map(|t| CrossBlockMisses {
-                window: u64::from(t),
-                fills: HashMap::default(),
-            }),
         }
     }
 
@@ -1073,7 +1008,6 @@ impl SmWorker {
             atomic_slices: None,
             in_flight_hit_ticks: 1,
             chunk_start: 0,
-            cross_block: None,
         }
     }
 
@@ -1132,9 +1066,6 @@ impl SmWorker {
         finished_blocks: &[u32],
     ) -> Result<()> {
         self.chunk_start = chunk_start;
-        if let Some(x) = &mut self.cross_block {
-            x.forget_before(chunk_start);
-        }
         for o in &mut self.out {
             o.clear();
         }
@@ -1438,8 +1369,6 @@ impl SmWorker {
             return;
         }
         self.misses.clear();
-        // Whether a hit counted as a miss of its own (`l1.cross_block_miss_ticks`).
-        let mut own_request = false;
         for r in lines {
             let (line, sectors) = (r.line.wrapping_add(shift), r.sectors);
             c.load_sectors += sectors.count_ones() as u64;
@@ -1450,15 +1379,9 @@ impl SmWorker {
                 // A line that was absent comes in empty: all its sectors miss. The L1 is
                 // write-through, so what it evicts is clean and simply dropped.
                 let (st, _, _) = self.l1.access_or_insert(line);
-                let mut missing = sectors & !st.valid;
+                let missing = sectors & !st.valid;
                 st.valid |= sectors;
                 let tick = self.chunk_start + u64::from(tick);
-                if let Some(x) = &mut self.cross_block
-                    && x.counts_as_miss(line, missing, block, tick)
-                {
-                    missing = sectors;
-                    own_request = true;
-                }
                 if data_stage::hit_in_flight(st, missing, tick, self.in_flight_hit_ticks) {
                     c.load_in_flight_lines += 1;
                 }
@@ -1477,11 +1400,7 @@ impl SmWorker {
             // The L2 coalescer matches reads of whole instructions: their lines, how many, and
             // a hash of what they missed.
             let lines = lines.len().min(u8::MAX as usize) as u8;
-            let mut hash = misses_hash(&self.misses);
-            if own_request {
-                // Not merged with the other block's request for the line.
-                hash ^= block.wrapping_add(1).wrapping_mul(0x9E37_79B9);
-            }
+            let hash = misses_hash(&self.misses);
             for &(line, missing) in &self.misses {
                 self.out[self.router.shard(line)].push_read(tick, line, missing, lines, hash);
             }
