@@ -7,11 +7,14 @@
 //! the count spans the simulator's chunks of ticks.
 
 use gputraffic::Bound;
+use gputraffic::analysis::measured;
 use gputraffic::input::hw::HwConfig;
 use gputraffic::input::trace::Kernel;
 use gputraffic::launch::LaunchRequest;
+use gputraffic::metrics;
 use gputraffic::sim::SimOptions;
 use gputraffic::sim::counters::Counts;
+use std::path::Path;
 
 /// `blocks` blocks of `threads` threads; thread t reads float `t % 32` (one 128-byte line)
 /// `reads` times in a row.
@@ -123,19 +126,12 @@ fn two_blocks_of_one_sm_reading_a_line_together_miss_it_once_as_on_the_h200() {
 fn the_measured_blocks_miss_each_line_once() {
     // The measurement the test above stands on: every launch's L1 lookup misses are the
     // regions' sectors (132 SMs x 4096 lines x 4 sectors), whatever the sharers.
-    let text = std::fs::read_to_string(concat!(
+    let launches = measured::ncu_counters(Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/h200/inflight_share/ncu.csv"
-    ))
+    )))
     .unwrap();
-    let misses: Vec<f64> = text
-        .lines()
-        .filter(|l| l.contains("\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum\""))
-        .map(|l| {
-            let last = l.rsplit("\",\"").next().unwrap().trim_end_matches('"');
-            last.replace(',', "").parse().unwrap()
-        })
-        .collect();
+    let misses: Vec<f64> = launches.iter().map(|c| c[metrics::L1_LD_MISS]).collect();
     assert_eq!(misses.len(), 10);
     assert!(
         misses.iter().all(|&m| m == (132 * 4096 * 4) as f64),
