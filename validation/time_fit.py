@@ -156,7 +156,7 @@ def load(paths):
             m = x["metrics"]
             block_threads = math.prod(x["block"])
             number = lambda k: t.get(k) if isinstance(t.get(k), (int, float)) else 0.0
-            secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "issue_s", "launch_s", "atomic_s")
+            secs = {k[:-2]: t[k] for k in ("dram_s", "l2_s", "l1_s", "fp_s", "issue_s", "launch_s", "atomic_s", "atomic_sm_s")
                     if k in t}
             # The L1's time without the share of the DRAM's time it is held up for (added back
             # by predict with the constant tried).

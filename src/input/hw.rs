@@ -59,7 +59,9 @@ pub struct HwConfig {
 /// (`wide_sector_ns` for 8-byte operations), so atomics that crowd into few slices (a
 /// histogram's few bins) take far longer than their bytes say (measured on the H200:
 /// `validation/atomics_contention.cu`, docs/model.md "Atomics"). The time model's `atomic`
-/// limiter is the busiest slice's time.
+/// limiter is the busiest slice's time. Before the slices, each SM sends its atomic requests
+/// one after another, `sm_request_cycles` per request plus `sm_sector_cycles` per sector: the
+/// `atomic_sm` limiter, which sets the pace where the updates are spread over every slice.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AtomicsConfig {
@@ -77,6 +79,13 @@ pub struct AtomicsConfig {
     /// Nanoseconds a request of floating-point adds takes at least: updates of one word wait
     /// for the previous add (where its sectors take less).
     pub float_update_ns: f64,
+    /// SM cycles an SM spends per atomic request it sends the L2, beside its sectors (none:
+    /// the SMs' side is not charged).
+    #[serde(default)]
+    pub sm_request_cycles: Option<f64>,
+    /// SM cycles an SM spends per sector of the atomic requests it sends the L2.
+    #[serde(default)]
+    pub sm_sector_cycles: Option<f64>,
 }
 
 impl AtomicsConfig {
@@ -112,6 +121,15 @@ impl AtomicsConfig {
             + float_bound * self.float_update_ns
     }
 
+    /// SM cycles the SMs spend between them sending `requests` atomic requests of `sectors`
+    /// sectors to the L2; `None` where the config does not give the SMs' cost.
+    pub fn sm_cycles(&self, requests: f64, sectors: f64) -> Option<f64> {
+        match (self.sm_request_cycles, self.sm_sector_cycles) {
+            (None, None) => None,
+            (r, s) => Some(requests * r.unwrap_or(0.0) + sectors * s.unwrap_or(0.0)),
+        }
+    }
+
     /// At least one slice and one line to a run; every time a finite number >= 0.
     fn check(&self) -> std::result::Result<(), String> {
         if self.slices == 0 {
@@ -125,12 +143,14 @@ impl AtomicsConfig {
             self.sector_ns,
             self.wide_sector_ns,
             self.float_update_ns,
+            self.sm_request_cycles.unwrap_or(0.0),
+            self.sm_sector_cycles.unwrap_or(0.0),
         ]
         .iter()
         .all(|v| v.is_finite() && *v >= 0.0)
         {
             return Err(
-                "atomics.request_ns, sector_ns, wide_sector_ns and float_update_ns must be numbers >= 0".into(),
+                "atomics.request_ns, sector_ns, wide_sector_ns, float_update_ns, sm_request_cycles and sm_sector_cycles must be numbers >= 0".into(),
             );
         }
         Ok(())
@@ -1676,6 +1696,20 @@ mod tests {
     }
 
     #[test]
+    fn the_sms_atomic_cycles_are_requests_and_sectors_at_their_rates_and_none_without_the_keys() {
+        let h200 = HwConfig::load("h200").unwrap().atomics.unwrap();
+        // 1000 requests of 4 sectors: 1000 x 2.47 + 4000 x 1.12 cycles.
+        let cycles = h200.sm_cycles(1000.0, 4000.0).unwrap();
+        assert!((cycles - 6950.0).abs() < 1e-9, "{cycles}");
+        let bare = AtomicsConfig {
+            sm_request_cycles: None,
+            sm_sector_cycles: None,
+            ..h200
+        };
+        assert_eq!(bare.sm_cycles(1000.0, 4000.0), None);
+    }
+
+    #[test]
     fn an_atomics_table_without_slices_or_with_a_negative_time_is_refused() {
         let text = SHIPPED.iter().find(|(n, _)| *n == "h200").unwrap().1;
         let good = "slices = 94\nslice_bytes = 256\nrequest_ns = 0.2\nsector_ns = 0.55\nwide_sector_ns = 1.1\nfloat_update_ns = 1.8";
@@ -1693,7 +1727,12 @@ mod tests {
             (
                 "float_update_ns = 1.8",
                 "float_update_ns = -1",
-                "atomics.request_ns, sector_ns, wide_sector_ns and float_update_ns must be numbers >= 0",
+                "atomics.request_ns, sector_ns, wide_sector_ns, float_update_ns, sm_request_cycles and sm_sector_cycles must be numbers >= 0",
+            ),
+            (
+                "float_update_ns = 1.8",
+                "float_update_ns = 1.8\nsm_sector_cycles = -1",
+                "sm_request_cycles and sm_sector_cycles must be numbers >= 0",
             ),
         ] {
             let cut = text.find("[atomics]").unwrap();

@@ -149,6 +149,7 @@ impl PredictedVolumes {
             sectors_left_partial: None,
             partial_sectors_across_sms: None,
             atomic_busiest_slice: None,
+            atomic_requests: None,
         }
     }
 

@@ -73,6 +73,8 @@ mod tests {
             sector_ns: 0.55,
             wide_sector_ns: 1.1,
             float_update_ns: 1.8,
+            sm_request_cycles: None,
+            sm_sector_cycles: None,
         }
     }
 

@@ -87,6 +87,8 @@ impl Counts {
                 .iter()
                 .any(|&n| n > 0)
                 .then(|| self.atomic_busiest_slice.map(|n| n as f64)),
+            atomic_requests: (self.l2.atomic_requests > 0)
+                .then(|| [self.l2.atomic_requests, self.l2.atomic_sectors].map(|n| n as f64)),
             ..Default::default()
         }
     }

@@ -79,14 +79,27 @@ pub struct TimeInputs {
     /// sectors of 8-byte ones, and requests that take the float add's latency instead
     /// ([`crate::sim::Counts::atomic_busiest_slice`]); `None` without atomics.
     pub atomic_busiest_slice: Option<[f64; 4]>,
+    /// The atomic requests the SMs send the L2 and their sectors (`l2.atomic_requests`,
+    /// `l2.atomic_sectors`); `None` without atomics.
+    pub atomic_requests: Option<[f64; 2]>,
 }
 
 /// Every limiter's name, in report order: the memory levels, the floating-point units, the
 /// SMs' instruction issue (`issue`: `[sm] warp_instructions_per_cycle`; only where the kernel's
 /// instructions are known), the block dispatcher (`launch`: blocks at `[timing]
-/// block_launch_ns` each) and the L2 slice that applies the most atomics (`atomic`:
-/// `[atomics]`; only for kernels with atomics).
-pub const LIMITERS: [&str; 7] = ["dram", "l2", "l1", "fp", "issue", "launch", "atomic"];
+/// block_launch_ns` each), the L2 slice that applies the most atomics (`atomic`: `[atomics]`;
+/// only for kernels with atomics) and the SMs sending their atomic requests (`atomic_sm`:
+/// `[atomics] sm_request_cycles`, `sm_sector_cycles`; only for kernels with atomics).
+pub const LIMITERS: [&str; 8] = [
+    "dram",
+    "l2",
+    "l1",
+    "fp",
+    "issue",
+    "launch",
+    "atomic",
+    "atomic_sm",
+];
 
 /// One limiter's time.
 #[derive(Debug, Clone, PartialEq)]
@@ -387,6 +400,18 @@ pub(crate) fn queueing(
         limiters.push(LimiterTime {
             name: "atomic",
             seconds: a.slice_ns(tally) * 1e-9,
+        });
+    }
+    // Before the slices, each SM sends its atomic requests one after another: atomics spread
+    // over every slice go at the SMs' pace (validation/atomics_contention.cu, 2^20 words and
+    // more).
+    if let Some(cycles) = (hw.atomics)
+        .zip(inputs.atomic_requests)
+        .and_then(|(a, [requests, sectors])| a.sm_cycles(requests, sectors))
+    {
+        limiters.push(LimiterTime {
+            name: "atomic_sm",
+            seconds: cycles / (sms * clock * 1e9),
         });
     }
     let bandwidth_bound_s = limiters.iter().map(|l| l.seconds).fold(0.0, f64::max);
