@@ -1050,6 +1050,13 @@ pub const COLUMN_QUANTITIES: &[Quantity] = &[
         "the atomics of the busiest L2 slice, applied one after another ([atomics])",
     ),
     Quantity::new(
+        "time_atomic_sm_s",
+        "SMs' atomic time",
+        "s",
+        Some(Domain::NON_NEGATIVE),
+        "the atomic requests and sectors the SMs send the L2, one after another ([atomics] sm_request_cycles, sm_sector_cycles)",
+    ),
+    Quantity::new(
         "time_predicted_s",
         "predicted time",
         "s",

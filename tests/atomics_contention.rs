@@ -142,8 +142,8 @@ fn atomics_on_a_few_slices_take_the_time_the_busiest_slice_needs() {
 fn atomics_spread_over_every_slice_go_at_the_pace_the_sms_send_them() {
     // 2^20 words: the two launches `[atomics] sm_request_cycles` and `sm_sector_cycles` are
     // solved from (every lane on one word: 2^24 one-sector requests; the histogram's 7 j: 3.67 M
-    // requests of 4 sectors). 2^16 words: not solved on; the slices' work is then a third to a
-    // half of the SMs' and the two overlap less than the queueing model has it (the warp
+    // requests of 4 sectors). 2^16 words: not solved on; the slices' work is then a half to
+    // four fifths of the SMs' and the two overlap less than the queueing model has it (the warp
     // pattern 19 % short, 60 % before the SMs' side was charged).
     let dir = "tests/data/h200/atomics_contention";
     let m = measured::ncu_counters(Path::new(&format!("{dir}/ncu.csv"))).unwrap();
