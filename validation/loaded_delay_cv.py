@@ -19,7 +19,6 @@ predicted with the point that scores best on the others (the objective of time_f
     validation/loaded_delay_cv.py docs/data/validation-h*.json
 """
 import itertools
-import math
 import statistics
 import sys
 
