@@ -19,7 +19,6 @@ predicted with the point that scores best on the others (the objective of time_f
     validation/loaded_delay_cv.py docs/data/validation-h*.json
 """
 import itertools
-import statistics
 import sys
 
 import time_fit as tf
@@ -90,18 +89,7 @@ def main():
     shipped_form = [p for p in grid if p[2] == 0.0 and p[3] == 0.0]
     for label, points in (("lengthened delay", grid), ("shipped form refitted", shipped_form)):
         print(f"held out by family, {label}: fitted (a, b, kw, kr, C, h) -> held-out median, p90, worst pick")
-        held = []
-        for fam in sorted(set(e["family"] for e in launches)):
-            train = [e for e in launches if e["family"] != fam]
-            test = [e for e in launches if e["family"] == fam]
-            p = min(points, key=lambda q: score_at(train, q)[0])
-            s, s0 = score_at(test, p), score_at(test, shipped)
-            print(f"   {fam:16} ({len(test):3}) {p}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %"
-                  f"   (shipped {s0[1]*100:5.1f} % {s0[2]*100:5.1f} % {s0[3]*100:5.1f} %)")
-            held += [abs(predicted[p][id(e)] / e["measured"] - 1) for e in test]
-        held.sort()
-        print(f"pooled held-out median {statistics.median(held)*100:.2f} %, p90 {held[int(0.9 * (len(held) - 1))]*100:.1f} %")
-
+        tf.held_out_by_family(launches, points, predicted, "(a, b, kw, kr, C, h) =", baseline=(shipped, "shipped"))
 
 if __name__ == "__main__":
     main()

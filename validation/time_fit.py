@@ -301,7 +301,8 @@ def held_out_by_family(launches, values, predicted, name, baseline=None):
         test = [e for e in launches if e["family"] == fam]
         v = min(values, key=lambda x: score_at(train, x)[0])
         s = score_at(test, v)
-        line = f"   {fam:16} ({len(test):3}) {name} {v:g}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %"
+        shown = f"{v:g}" if isinstance(v, (int, float)) else str(v)
+        line = f"   {fam:16} ({len(test):3}) {name} {shown}: {s[1]*100:5.1f} % {s[2]*100:5.1f} % {s[3]*100:5.1f} %"
         if baseline:
             s0 = score_at(test, baseline[0])
             line += f"   ({baseline[1]} {s0[1]*100:5.1f} % {s0[2]*100:5.1f} % {s0[3]*100:5.1f} %)"
