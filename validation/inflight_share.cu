@@ -8,6 +8,9 @@
 //   blocks G D   G blocks of one warp; blocks G/2 .. G-1 start D ns late (G = 2 x SMs: two a SM)
 //   warps W D    one block of W warps per SM (grid = SMs); warps W/2 .. W-1 start D ns late
 //   twice 1 0    one warp per SM reading each line twice in a row (the same warp, in flight)
+//   regions G K  G one-warp blocks, none late; each SM's blocks spread over K regions of their own
+//                (region smid * K + (blockIdx / SMs) % K): the naive product's blocks of 4 columns
+//                an SM, 8 of each, are "regions 4224 4" (inflight_share_many_launches.txt)
 // Prints "ID line" per launch and, for each, how many blocks each SM ran (the regions' sharers).
 #include <cstdio>
 #include <cstring>
@@ -19,12 +22,13 @@ __device__ __forceinline__ unsigned smid() { unsigned r; asm volatile("mov.u32 %
 __device__ __forceinline__ unsigned long long gtime() { unsigned long long r; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(r)); return r; }
 constexpr int N = 4096;  // lines per region: 512 KiB, more than the L1
 
-__global__ void share(const float* __restrict__ a, float* out, int delayed_block, int delayed_warp, long delay_ns, int twice, unsigned* sm_of) {
+__global__ void share(const float* __restrict__ a, float* out, int delayed_block, int delayed_warp, long delay_ns, int twice, int regions, int sms, unsigned* sm_of) {
   unsigned long long t0 = gtime();
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if ((int)blockIdx.x >= delayed_block || warp >= delayed_warp)
     while (gtime() < t0 + delay_ns) {}
-  const float* r = a + (size_t)smid() * N * 32 + lane;
+  size_t region = (size_t)smid() * regions + (blockIdx.x / sms) % regions;
+  const float* r = a + region * N * 32 + lane;
   float s = 0.0f;
 #pragma unroll 8
   for (int i = 0; i < N; i++) {
@@ -41,18 +45,20 @@ int main(int argc, char** argv) {
   if (!fl) { printf("cannot open %s\n", argv[1]); return 1; }
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   float *a, *out; unsigned* sm_of;
-  CK(cudaMalloc(&a, (size_t)256 * N * 32 * 4)); CK(cudaMemset(a, 0, (size_t)256 * N * 32 * 4));
-  CK(cudaMalloc(&out, 1 << 22)); CK(cudaMalloc(&sm_of, 4096 * 4));
+  const size_t bytes = (size_t)sms * 32 * N * 32 * 4;  // up to 32 regions an SM
+  CK(cudaMalloc(&a, bytes)); CK(cudaMemset(a, 0, bytes));
+  CK(cudaMalloc(&out, 1 << 22)); CK(cudaMalloc(&sm_of, 8192 * 4));
   char line[256]; int id = 0;
   while (fgets(line, sizeof line, fl)) {
     char mode[32]; int g = 0; long d = 0;
     if (line[0] == '#' || sscanf(line, "%31s %d %ld", mode, &g, &d) != 3) continue;
-    int grid, block, db = 1 << 30, dw = 1 << 30, twice = 0;
+    int grid, block, db = 1 << 30, dw = 1 << 30, twice = 0, regions = 1;
     if (!strcmp(mode, "blocks")) { grid = g; block = 32; db = g / 2; }
     else if (!strcmp(mode, "warps")) { grid = sms; block = 32 * g; dw = g / 2; }
     else if (!strcmp(mode, "twice")) { grid = sms; block = 32; twice = 1; }
+    else if (!strcmp(mode, "regions")) { grid = g; block = 32; regions = (int)d; }
     else { printf("unknown mode %s\n", mode); return 1; }
-    share<<<grid, block>>>(a, out, db, dw, d, twice, sm_of);
+    share<<<grid, block>>>(a, out, db, dw, d, twice, regions, sms, sm_of);
     CK(cudaDeviceSynchronize());
     std::vector<unsigned> h(grid);
     CK(cudaMemcpy(h.data(), sm_of, grid * 4, cudaMemcpyDeviceToHost));

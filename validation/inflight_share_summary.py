@@ -3,8 +3,9 @@
 validation/inflight_share.cu (tests/data/h200/inflight_share/: ncu.csv, run.log with the blocks
 each SM ran, launches.txt). Per launch: the load sectors, the L1's lookup misses and hits, the
 L2's reads from the L1, and the misses over the sectors the SMs' regions hold (each SM's warps
-read the same 4096 lines, 16384 sectors; 1.0 = every sharer hit what the first loaded, the
-sharers' count = none did). Standard library only.
+read the same 4096 lines, 16384 sectors, or K regions of them in "regions G K"; 1.0 = every
+sharer hit what the first loaded, the sharers' count = none did). The H100's launches of many
+sharers are in tests/data/h100/inflight_share_many/. Standard library only.
 
     python3 validation/inflight_share_summary.py [DIR]
 """
@@ -36,7 +37,8 @@ def main(d):
     print("launch | load sectors | lookup misses | L2 reads | misses / regions' sectors | SMs used, blocks per SM")
     for i, (text, sms, hist) in sorted(used.items()):
         m = metrics[i]
-        regions = sms * REGION_SECTORS
+        mode = text.split()
+        regions = sms * REGION_SECTORS * (int(mode[2]) if mode[0] == "regions" else 1)
         print(f"{text} | {m[SECTORS]:.0f} | {m[MISS]:.0f} | {m[L2_READS]:.0f} | {m[MISS] / regions:.3f} | {sms}, {hist}")
 
 
