@@ -7,7 +7,9 @@
 //   fixed occupancy (no shared memory per block: the driver may still pick its own);
 //   shared memory S bytes a block under a fixed carveout sets the blocks an SM holds at one L1
 //   size.
-//   gemm_l1 LAUNCHES   (lines "naive N BX BY S C"; prints "ID line" per launch)
+//   a sixth number G, where given, launches only the first G rows of blocks (the grid's y), so
+//   that the launch is one wave or a few (gemm_l1_waves_launches.txt).
+//   gemm_l1 LAUNCHES   (lines "naive N BX BY S C [G]"; prints "ID line" per launch)
 // ncu's launch__shared_mem_config_size tells the carveout the driver chose, and
 // launch__occupancy_limit_shared_mem the blocks it allowed.
 #include <cstdio>
@@ -40,11 +42,11 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(naive, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   char line[256]; int id = 0;
   while (fgets(line, sizeof line, fl)) {
-    int n = 0, bx = 0, by = 0, smem = 0, carve = 0;
-    if (line[0] == '#' || sscanf(line, "naive %d %d %d %d %d", &n, &bx, &by, &smem, &carve) < 5) continue;
+    int n = 0, bx = 0, by = 0, smem = 0, carve = 0, rows = 0;
+    if (line[0] == '#' || sscanf(line, "naive %d %d %d %d %d %d", &n, &bx, &by, &smem, &carve, &rows) < 5) continue;
     if (n < 64 || n > max_n || n % 64) { printf("bad n %d\n", n); return 1; }
     CK(cudaFuncSetAttribute(naive, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
-    dim3 block(bx, by), grid((n + bx - 1) / bx, (n + by - 1) / by);
+    dim3 block(bx, by), grid((n + bx - 1) / bx, rows > 0 ? rows : (n + by - 1) / by);
     naive<<<grid, block, smem>>>(a, b, c, n);
     CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
     printf("%d %s", id++, line);

@@ -5,8 +5,9 @@ the H200's SM and L1). Per launch: n, the block,
 the dynamic shared memory a block and the carveout asked for, the shared memory the driver
 configured (the L1 keeps the rest of 256 KiB), the blocks an SM may hold (the least of its shared memory's,
 threads' and blocks' limits), the L1's lookup misses,
-the L2's reads from the L1, and the misses over the load sectors the warps ask for (1.0 = no warp
-ever finds a sector another warp or block loaded). Standard library only.
+the L2's reads from the L1, and the misses and L2 reads over the load sectors the warps ask for
+(1.0 = no warp ever finds a sector another warp or block loaded). tests/data/h100/gemm_l1_waves/
+holds launches of the first rows of blocks only (one wave, a few): a line's eighth number. Standard library only.
 
     python3 validation/gemm_l1_summary.py [DIR]
 """
@@ -35,18 +36,20 @@ def main(d):
             metrics[int(r["ID"])][r["Metric Name"]] = float(v)
         except ValueError:
             pass
-    print("n | block | dyn. shared | carveout % | shared config KiB | L1 KiB | blocks/SM | time us"
-          " | L1 misses | L2 reads | misses / load sectors")
+    print("n | block | rows of blocks | dyn. shared | carveout % | shared config KiB | L1 KiB | blocks/SM | time us"
+          " | L1 misses | L2 reads | misses / load sectors | L2 reads / load sectors")
     for line in open(os.path.join(d, "run.log")):
         parts = line.split()
         if len(parts) < 7 or parts[1] != "naive":
             continue
         i = int(parts[0])
         n, bx, by, smem, carve = map(int, parts[2:7])
+        rows_of_blocks = int(parts[7]) if len(parts) > 7 else (n + by - 1) // by
         m = metrics[i]
         cfg = m.get(CONFIG, float("nan")) / 1024
-        print(f"{n} | {bx}x{by} | {smem} | {carve} | {cfg:.0f} | {256 - cfg:.0f} | {min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (bx * by), m.get(BLOCKS, float('nan'))):.0f}"
-              f" | {m[TIME] / 1e3:.1f} | {m[MISS]:.0f} | {m[L2_READS]:.0f} | {m[MISS] / m[SECTORS]:.3f}")
+        print(f"{n} | {bx}x{by} | {rows_of_blocks} | {smem} | {carve} | {cfg:.0f} | {256 - cfg:.0f} | {min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (bx * by), m.get(BLOCKS, float('nan'))):.0f}"
+              f" | {m[TIME] / 1e3:.1f} | {m[MISS]:.0f} | {m[L2_READS]:.0f} | {m[MISS] / m[SECTORS]:.3f}"
+              f" | {m[L2_READS] / m[SECTORS]:.3f}")
 
 
 if __name__ == "__main__":
