@@ -124,13 +124,13 @@ impl AtomicsConfig {
     /// SM cycles the SMs spend between them sending `requests` atomic requests of `sectors`
     /// sectors to the L2; `None` where the config does not give the SMs' cost.
     pub fn sm_cycles(&self, requests: f64, sectors: f64) -> Option<f64> {
-        match (self.sm_request_cycles, self.sm_sector_cycles) {
-            (None, None) => None,
-            (r, s) => Some(requests * r.unwrap_or(0.0) + sectors * s.unwrap_or(0.0)),
-        }
+        // `check` refuses a config with one of the two keys only.
+        let (r, s) = self.sm_request_cycles.zip(self.sm_sector_cycles)?;
+        Some(requests * r + sectors * s)
     }
 
-    /// At least one slice and one line to a run; every time a finite number >= 0.
+    /// At least one slice and one line to a run; every time a finite number >= 0; the SMs' two
+    /// costs both given or neither.
     fn check(&self) -> std::result::Result<(), String> {
         if self.slices == 0 {
             return Err("atomics.slices must be at least 1".into());
@@ -151,6 +151,13 @@ impl AtomicsConfig {
         {
             return Err(
                 "atomics.request_ns, sector_ns, wide_sector_ns, float_update_ns, sm_request_cycles and sm_sector_cycles must be numbers >= 0".into(),
+            );
+        }
+        if self.sm_request_cycles.is_some() != self.sm_sector_cycles.is_some() {
+            // One alone would price the other at nothing without a word.
+            return Err(
+                "atomics.sm_request_cycles and sm_sector_cycles go together: give both or neither"
+                    .into(),
             );
         }
         Ok(())
@@ -1733,6 +1740,11 @@ mod tests {
                 "float_update_ns = 1.8",
                 "float_update_ns = 1.8\nsm_sector_cycles = -1",
                 "sm_request_cycles and sm_sector_cycles must be numbers >= 0",
+            ),
+            (
+                "float_update_ns = 1.8",
+                "float_update_ns = 1.8\nsm_request_cycles = 2.5",
+                "atomics.sm_request_cycles and sm_sector_cycles go together: give both or neither",
             ),
         ] {
             let cut = text.find("[atomics]").unwrap();
