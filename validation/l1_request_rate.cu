@@ -10,12 +10,13 @@
 //   1 broadcast float      every lane the same word: 1 sector
 //   2 coalesced doubles    2 lines
 //   3 coalesced float4     4 lines
-//   4 gemm-like            the even loads broadcast, the odd ones coalesced floats
+//   4 gemm-like            the even loads broadcast, the odd ones coalesced floats of the next
+//                          slot (a pair on lines 256 bytes apart)
 //   5 floats 2 apart       lane l reads word 2l: 2 lines, 8 sectors
 //   6, 7                   0 and 1 with two FMAs a load: the issue slots shared with other work
 //   8                      two broadcasts, then two coalesced loads
-//   9                      gemm-like, the broadcast and the coalesced load of a pair on lines
-//                          256 bytes apart
+//   9                      gemm-like, the broadcast and the coalesced load of a pair on the
+//                          same line
 // Patterns 8 and 9 compile to more instructions a load (3.5-3.6 issued a cycle: near the issue
 // limit), so they do not isolate the L1.
 //   l1_request_rate LAUNCHES   (lines "PATTERN WARPS_PER_BLOCK BLOCKS_PER_SM ITERS"; the grid is
