@@ -8,7 +8,7 @@
 // instruction (one request) asks for:
 //   0 coalesced floats     lane l reads word l of a line: 1 line, 4 sectors
 //   1 broadcast float      every lane the same word: 1 sector
-//   2 coalesced doubles    2 lines
+//   2 coalesced doubles    2 lines (each converted to a float: one F2F.F32.F64 a load)
 //   3 coalesced float4     4 lines
 //   4 gemm-like            the even loads broadcast, the odd ones coalesced floats of the next
 //                          slot (a pair on lines 256 bytes apart)
@@ -17,6 +17,7 @@
 //   8                      two broadcasts, then two coalesced loads
 //   9                      gemm-like, the broadcast and the coalesced load of a pair on the
 //                          same line
+//   10                     coalesced doubles summed as doubles (no conversion)
 // Patterns 8 and 9 compile to more instructions a load (3.5-3.6 issued a cycle: near the issue
 // limit), so they do not isolate the L1.
 //   l1_request_rate LAUNCHES   (lines "PATTERN WARPS_PER_BLOCK BLOCKS_PER_SM ITERS"; the grid is
@@ -79,6 +80,20 @@ __global__ void __launch_bounds__(256, 8) hits(const char* __restrict__ a, float
   if (t == -1.2345f) sink[blockIdx.x * blockDim.x + threadIdx.x] = t;
 }
 
+// Pattern 10: coalesced doubles (2 lines) summed as doubles, so that no conversion follows the
+// load (pattern 2 converts each to a float: an F2F.F32.F64 a load).
+__global__ void __launch_bounds__(256, 8) hits_f64(const char* __restrict__ a, double* __restrict__ sink, int iters) {
+  const int lane = threadIdx.x & 31;
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int it = 0; it < iters; it++) {
+    const char* g = a + (it & 15) * 2048;
+#pragma unroll
+    for (int u = 0; u < 8; u++) s[u] += ldd((const double*)(g + u * 256) + lane);
+  }
+  double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  if (t == -1.2345) sink[blockIdx.x * blockDim.x + threadIdx.x] = t;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: l1_request_rate LAUNCHES\n");
@@ -117,6 +132,7 @@ int main(int argc, char** argv) {
       case 7: hits<7><<<grid, block>>>(a, sink, iters); break;
       case 8: hits<8><<<grid, block>>>(a, sink, iters); break;
       case 9: hits<9><<<grid, block>>>(a, sink, iters); break;
+      case 10: hits_f64<<<grid, block>>>(a, (double*)sink, iters); break;
       default: fprintf(stderr, "unknown pattern %d\n", pattern); return 2;
     }
     CK(cudaGetLastError());

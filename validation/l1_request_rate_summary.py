@@ -14,7 +14,7 @@ import sys
 
 PATTERNS = ["coalesced float", "broadcast float", "coalesced double", "coalesced float4",
             "gemm-like", "floats 2 apart", "coalesced float + FMAs", "broadcast + FMAs",
-            "2 broadcast, 2 coalesced", "gemm-like, one line"]
+            "2 broadcast, 2 coalesced", "gemm-like, one line", "doubles summed as doubles"]
 
 
 def main(d):
