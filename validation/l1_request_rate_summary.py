@@ -2,24 +2,22 @@
 """Requests and data-stage wavefronts per SM cycle of validation/l1_request_rate.cu's launches
 (every load an L1 hit), from the directory validation/l1_request_rate.sh wrote:
 
-    python3 validation/l1_request_rate_summary.py tests/data/h200/l1_request_rate
+    python3 validation/l1_request_rate_summary.py tests/data/h100/l1_request_rate
 
 One line a launch: the launch line (pattern, warps a block, blocks an SM, rounds), then load
 requests, wavefronts and warp instructions per SM cycle (cycles: sm__cycles_elapsed.avg, the
 SMs' count read from the launch's blocks)."""
 import collections
 import csv
-import gzip
 import sys
 
-PATTERNS = ["coalesced float", "broadcast float", "coalesced double", "coalesced float4",
+PATTERNS = ["coalesced float", "broadcast float", "double, made a float", "coalesced float4",
             "gemm-like", "floats 2 apart", "coalesced float + FMAs", "broadcast + FMAs",
             "2 broadcast, 2 coalesced", "gemm-like, one line", "doubles summed as doubles"]
 
 
 def main(d):
-    opener = gzip.open if d.endswith(".gz") else open
-    rows = [r for r in csv.reader(opener(f"{d}/ncu.csv", "rt")) if len(r) > 10]
+    rows = [r for r in csv.reader(open(f"{d}/ncu.csv")) if len(r) > 10]
     h = rows[0]
     iid, name, value = h.index("ID"), h.index("Metric Name"), h.index("Metric Value")
     m = collections.defaultdict(dict)
