@@ -73,7 +73,7 @@ HW = {name: hw_constants(name) for name in MICRO}
 SHIPPED = (1.25, 0.15, 1500.0, 0.0, False, 0.2)
 # The shipped constants with the shipped round_loads_limit, without the warp's own issue: the
 # baseline of --refit-2026-12-06.
-BEFORE_REFIT = (SHIPPED, 6)
+BEFORE_REFIT = (SHIPPED, HW["h200"]["loads_limit"])
 
 
 def partial_seconds(e, pw):
