@@ -636,6 +636,57 @@ fn cuda_source_lifts_through_nvcc_with_registers_and_names_from_the_toolchain() 
     );
 }
 
+/// A `.cu` file's errors name its own lines, not only the PTX's, which the user never wrote
+/// (nvcc's `-lineinfo` line table); run by scripts/test-cuda.sh with the test above.
+#[test]
+fn cuda_source_lifts_through_nvcc_and_what_it_refuses_names_the_source_line() {
+    let Some(nvcc) = gputraffic::input::ptx::nvcc::find_tool("nvcc", &LiftOptions::default())
+    else {
+        eprintln!("skipped: no nvcc (scripts/install-nvcc.sh installs one)");
+        return;
+    };
+    let dir = scratch("lift-cuda-lines");
+    let refuse = |file: &str, entry: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gputraffic"))
+            .args([
+                "lift",
+                file,
+                "--entry",
+                entry,
+                "--nvcc",
+                nvcc.to_str().unwrap(),
+            ])
+            .env("XDG_CACHE_HOME", &dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // constructs.cu line 26: out[y * nx + x] = in[y * nx + right] - in[y * nx + x]; the PTX
+    // line moves with nvcc's version, the source line does not
+    let clamp = refuse("tests/data/ptx/constructs.cu", "clamp2d");
+    assert!(
+        clamp.starts_with("error: tests/data/ptx/constructs.cu: line 26 (PTX line "),
+        "{clamp}"
+    );
+    assert!(
+        clamp.contains("the extent of array 'in' cannot be inferred"),
+        "{clamp}"
+    );
+    // control.cu line 58: if (in[k * nx + x] < 0) break; inside the loop of line 57
+    let search = refuse("tests/data/ptx/control.cu", "search");
+    assert!(
+        search.starts_with("error: tests/data/ptx/control.cu: line 58 (PTX line "),
+        "{search}"
+    );
+    assert!(
+        search.contains("a floating-point comparison (line 58, PTX line "),
+        "{search}"
+    );
+    assert_eq!(search.lines().count(), 1, "{search}");
+}
+
 const LOOPS: &str = "tests/data/ptx/loops.ptx";
 
 #[test]
@@ -1262,6 +1313,43 @@ fn microbenchmarks_lift_where_affine_and_pointer_chases_are_refused() {
             (n as u64).div_ceil(4),
             "{blocks} x {block}, n {n}"
         );
+    }
+}
+
+/// A grid-stride loop's test bounds its index, so the arrays' extents are inferred without
+/// `--extent`, whatever grid the user launches (tests/data/ptx/gridstride.cu).
+#[test]
+fn a_grid_stride_loops_test_gives_its_arrays_extents() {
+    let lift = |entry: &str, blocks: u64| {
+        lift_file(
+            "tests/data/ptx/gridstride.ptx",
+            &LiftOptions {
+                entry: Some(entry.into()),
+                registers: Some(16),
+                grid: Some([blocks.to_string(), "1".into(), "1".into()]),
+                updates: Some("n".into()),
+                issue_order: ptx_order(),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let dims = |toml: &str| -> Vec<String> {
+        (toml.lines())
+            .filter_map(|l| l.strip_prefix("dims = "))
+            .map(str::to_string)
+            .collect()
+    };
+    // y[i] = a * x[i] + y[i]: both arrays n elements; in[i] + in[i + 1]: in one more
+    assert_eq!(dims(&lift("saxpy", 4).toml), ["[\"n\"]", "[\"n\"]"]);
+    assert_eq!(dims(&lift("shifted", 4).toml), ["[\"n + 1\"]", "[\"n\"]"]);
+    // every element once, within the arrays (an access past them is an error), for grids of
+    // fewer, as many and more threads than elements
+    for (blocks, block, n) in [(4, 64, 1000), (3, 32, 96), (2, 128, 257), (5, 32, 3), (1, 32, 1)] {
+        let c = counts(lift("saxpy", blocks).kernel, [block, 1, 1], &[("n", n)]);
+        assert_eq!(c.thread_accesses, 3 * n as u64, "{blocks} x {block}, n {n}");
+        let c = counts(lift("shifted", blocks).kernel, [block, 1, 1], &[("n", n)]);
+        assert_eq!(c.thread_accesses, 3 * n as u64, "{blocks} x {block}, n {n}");
     }
 }
 

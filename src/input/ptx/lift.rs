@@ -74,6 +74,11 @@ struct FoundLoop {
     /// count where the loop is entered, 0 where it is skipped; written out when the guard
     /// is known.
     trips: String,
+    /// `(s, t)` where the loop goes on while `s * k + t < 0` at its back edge, `s` the stride
+    /// of a grid-stride loop (a product of `blockDim` and `gridDim`): an index `s * k + q`
+    /// stays below `s + q - t` after the first iteration, whatever the launch's grid (the
+    /// arrays' extents are inferred from it).
+    below: Option<(Poly, Poly)>,
 }
 
 /// A floating-point instruction of the entry: its operations (an FMA is two), its precision
@@ -803,6 +808,7 @@ impl<'a> Lifter<'a> {
             outer: self.loop_stack.clone(),
             line: header_line,
             trips: format!("\u{27ea}n{id}\u{27eb}"),
+            below: None,
         };
         // pass 1: each written integer as a placeholder, to see how an iteration changes it
         let placeholder = |r: &str| format!("\u{27e8}{r}\u{27e9}");
@@ -894,9 +900,14 @@ impl<'a> Lifter<'a> {
             return Err(unsupported());
         };
         let mut counts = Vec::new();
+        let mut below = None;
         for c in term {
-            counts.push(self.trips_while(c, &var).ok_or_else(unsupported)?);
+            let (count, count_poly, last, bound) = self.trips_while(c, &var).ok_or_else(unsupported)?;
+            counts.push((count, count_poly, last));
+            below = bound.filter(|_| term.len() == 1);
         }
+        let mut reserved = reserved;
+        reserved.below = below;
         let (count, count_poly, last) = match counts.as_slice() {
             [one] => one.clone(),
             many => {
@@ -914,8 +925,15 @@ impl<'a> Lifter<'a> {
     }
 
     /// The trips of a loop that goes on while `c` holds at its back edge, `c` affine in the
-    /// iteration `var`: the count, as a polynomial where it is one, and the last iteration.
-    fn trips_while(&self, c: &Comparison, var: &str) -> Option<(String, Option<Poly>, String)> {
+    /// iteration `var`: the count, as a polynomial where it is one, the last iteration, and for
+    /// a grid-stride loop tested with `<` the stride and the rest of the test
+    /// ([`FoundLoop::below`]).
+    #[allow(clippy::type_complexity)]
+    fn trips_while(
+        &self,
+        c: &Comparison,
+        var: &str,
+    ) -> Option<(String, Option<Poly>, String, Option<(Poly, Poly)>)> {
         // lhs = a * k + rest, a a constant or a positive product of blockDim and gridDim (the
         // stride of a grid-stride loop)
         let mut slope = Poly::default();
@@ -989,7 +1007,8 @@ impl<'a> Lifter<'a> {
                 } else {
                     (format!("max(0, {last}) + 1"), format!("max(0, {last})"))
                 };
-                return Some((count, None, last));
+                let below = (op == "<").then(|| (s.clone(), lhs_rest.clone()));
+                return Some((count, None, last, below));
             }
         };
         let (count, count_poly, last) = if c.op == "!=" {
@@ -1043,7 +1062,7 @@ impl<'a> Lifter<'a> {
                 ),
             }
         };
-        Some((count, count_poly, last))
+        Some((count, count_poly, last, None))
     }
 
     /// Records the loop lifted by [`Lifter::counted_loop`] with its trip count, and sets `state`
@@ -2476,22 +2495,35 @@ pub fn lift_entry(
         }
         let mut highest: Vec<Poly> = Vec::new();
         for r in resolved.iter().filter(|r| &r.array == array) {
-            let (mut top, mut ok) = at_last_iteration(&r.index.exact(), &r.loops, &lifter.loops);
-            for (d, g) in index_names.iter().enumerate() {
-                if !top.atoms().contains(g.as_str()) {
-                    continue;
-                }
-                match &bounds[d] {
-                    Some(b) => {
-                        let last = b.sub(&Poly::constant(1)).unwrap_or_default();
-                        ok &= at_largest(&mut top, g, &last);
-                    }
-                    None => ok = false,
-                }
-            }
+            // the largest index over the guarded threads: the loops' last iterations, or where
+            // a grid-stride loop's test bounds the index, its first iteration and that bound
+            let exact = r.index.exact();
+            let tops: Vec<(Poly, bool)> = match below_its_test(&exact, &r.loops, &lifter.loops) {
+                Some(tops) => tops,
+                None => vec![at_last_iteration(&exact, &r.loops, &lifter.loops)],
+            };
             let width = i64::from(r.bytes / element_bytes[array]).max(1);
-            top = top.add(&Poly::constant(width)).unwrap_or_default();
-            if !ok || !is_param_only(&top) {
+            let mut ok = true;
+            let mut candidates = Vec::new();
+            for (mut top, top_ok) in tops {
+                ok &= top_ok;
+                for (d, g) in index_names.iter().enumerate() {
+                    if !top.atoms().contains(g.as_str()) {
+                        continue;
+                    }
+                    match &bounds[d] {
+                        Some(b) => {
+                            let last = b.sub(&Poly::constant(1)).unwrap_or_default();
+                            ok &= at_largest(&mut top, g, &last);
+                        }
+                        None => ok = false,
+                    }
+                }
+                top = top.add(&Poly::constant(width)).unwrap_or_default();
+                ok &= is_param_only(&top);
+                candidates.push(top);
+            }
+            if !ok {
                 return Err(Error::new(
                     source,
                     format!(
@@ -2501,7 +2533,7 @@ pub fn lift_entry(
                     ),
                 ));
             }
-            highest.push(top);
+            highest.extend(candidates);
         }
         arrays.push((array.clone(), *bytes, largest(highest)));
     }
@@ -2881,6 +2913,27 @@ fn at_last_iteration(index: &Poly, loops: &[usize], all: &[FoundLoop]) -> (Poly,
         ok &= at_largest(&mut top, &l.var, &last);
     }
     (top, ok)
+}
+
+/// Where the innermost loop around an access is a grid-stride loop whose test bounds it
+/// ([`FoundLoop::below`]: it goes on while `s * k + t < 0`) and the index is `s * k + q`: the
+/// index at the first iteration, `q`, and its bound after it, `s + q - t - 1` (the back edge
+/// before iteration `k` passed `s * (k - 1) + t < 0`), each at the outer loops' last
+/// iterations, with whether each grows with them. `None` for any other access.
+fn below_its_test(index: &Poly, loops: &[usize], all: &[FoundLoop]) -> Option<Vec<(Poly, bool)>> {
+    let (&inner, outer) = loops.split_last()?;
+    let l = &all[inner];
+    let (s, t) = l.below.as_ref()?;
+    let q = index.substitute(&l.var, &Poly::constant(0))?;
+    // the index is exactly s * k + q
+    if index.sub(&q)? != Poly::atom(l.var.clone()).mul(s)? {
+        return None;
+    }
+    let after_first = s.add(&q)?.sub(t)?.sub(&Poly::constant(1))?;
+    Some(vec![
+        at_last_iteration(&q, outer, all),
+        at_last_iteration(&after_first, outer, all),
+    ])
 }
 
 /// Puts `last`, the largest value of `atom`, into `top`; whether `top` grows with `atom` (every

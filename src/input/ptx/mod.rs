@@ -7,7 +7,7 @@
 //! what `simulate --kernel file.ptx` simulates. [`nvcc`] finds nvcc and ptxas, compiles `.cu`
 //! files (cached by content) and reads registers per thread. What cannot be lifted (an address
 //! loaded from memory, a loop whose trip count is not affine, a call) is an error naming the
-//! file, the PTX line and the reason.
+//! file, the PTX line (and, for a `.cu` file, its own line first) and the reason.
 
 pub mod lift;
 pub mod nvcc;
@@ -176,7 +176,16 @@ pub fn lift_file(path: &str, options: &LiftOptions) -> Result<Lifted> {
     if path.ends_with(".cu") {
         let compiled = nvcc::compile(file, &text, options)?;
         let mut options = options.clone();
-        let entries = parse::parse(&compiled.ptx, path)?;
+        // What names a line of the PTX, which the user never wrote, names the source line too.
+        let at_source =
+            |message: &str| nvcc::with_source_line(message, file, &compiled.source_lines);
+        let at_source_error = |mut e: Error| {
+            if e.source_name == path {
+                e.message = at_source(&e.message);
+            }
+            e
+        };
+        let entries = parse::parse(&compiled.ptx, path).map_err(at_source_error)?;
         // the entry lifted decides which signature names its parameters
         let chosen = match &options.entry {
             Some(want) => entries.iter().find(|e| {
@@ -212,9 +221,15 @@ pub fn lift_file(path: &str, options: &LiftOptions) -> Result<Lifted> {
                 }
             }
         }
-        let mut lifted = lift_ptx(&compiled.ptx, path, &options)?;
+        let mut lifted = lift_ptx(&compiled.ptx, path, &options).map_err(at_source_error)?;
         warnings.append(&mut lifted.warnings);
-        lifted.warnings = warnings;
+        let prefix = format!("{path}: ");
+        lifted.warnings = (warnings.iter())
+            .map(|w| match w.strip_prefix(&prefix) {
+                Some(rest) => format!("{prefix}{}", at_source(rest)),
+                None => w.clone(),
+            })
+            .collect();
         return Ok(lifted);
     }
     let mut options = options.clone();

@@ -24,12 +24,139 @@ pub struct Usage {
 /// A `.cu` file compiled: its PTX, ptxas's report per (mangled) entry, warnings.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    /// The PTX text.
+    /// The PTX text (without line information: what nvcc writes without `-lineinfo`).
     pub ptx: String,
+    /// The source line each PTX line compiles, where nvcc's line table says (index: PTX line
+    /// less one), so that errors and warnings about a PTX line name the `.cu` line too.
+    pub source_lines: Vec<Option<SourceLine>>,
     /// ptxas's report per entry, when ptxas ran.
     pub usage: HashMap<String, Usage>,
     /// What the user should know (no ptxas, …).
     pub warnings: Vec<String>,
+}
+
+/// A line of the CUDA source (or of a header it includes) that a PTX line compiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The file as nvcc names it in its `.file` directive.
+    pub file: String,
+    /// Its line, from 1.
+    pub line: u32,
+}
+
+/// Splits the PTX nvcc writes with `-lineinfo` into the PTX it writes without (the `.loc` and
+/// `.file` directives dropped, every other line kept as it is) and the source line of each line
+/// kept: the last `.loc` before it, with the file its `.file` names.
+pub fn strip_line_info(raw: &str) -> (String, Vec<Option<SourceLine>>) {
+    let mut files = HashMap::new();
+    for l in raw.lines() {
+        let mut words = l.split_whitespace();
+        if words.next() == Some(".file")
+            && let (Some(index), Some(name)) = (words.next(), words.next())
+        {
+            files.insert(index.to_string(), name.trim_matches('"').to_string());
+        }
+    }
+    let (mut ptx, mut lines, mut at) = (String::with_capacity(raw.len()), Vec::new(), None);
+    for l in raw.lines() {
+        let mut words = l.split_whitespace();
+        match words.next() {
+            Some(".loc") => {
+                let index = words.next().unwrap_or("");
+                let line = words
+                    .next()
+                    .and_then(|w| w.trim_end_matches(',').parse().ok());
+                at = files
+                    .get(index)
+                    .zip(line)
+                    .filter(|(_, line)| *line > 0)
+                    .map(|(file, line)| SourceLine {
+                        file: file.clone(),
+                        line,
+                    });
+            }
+            Some(".file") => {}
+            _ => {
+                ptx.push_str(l);
+                ptx.push('\n');
+                lines.push(at.clone());
+            }
+        }
+    }
+    // A label (a loop's header) takes the line of the instruction it labels, not the last one
+    // before it.
+    let mut next_instruction = None;
+    for (i, l) in ptx
+        .lines()
+        .enumerate()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+    {
+        let l = l.trim();
+        if l.ends_with(':') {
+            lines[i] = next_instruction.clone();
+        } else if !l.is_empty() && !l.starts_with('.') && !l.starts_with('/') {
+            next_instruction = lines[i].clone();
+        }
+    }
+    (ptx, lines)
+}
+
+/// `message` about PTX line N (`line N: …`, as the lifter writes it) with the source line it
+/// compiles put first: `line 58 (PTX line 348): …` where the line is `file`'s, `line 12 of
+/// lbm.cuh (PTX line 348): …` where it is a header's; unchanged where nothing is known.
+pub fn with_source_line(message: &str, file: &Path, lines: &[Option<SourceLine>]) -> String {
+    let Some(rest) = message.strip_prefix("line ") else {
+        return message.to_string();
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (Ok(ptx_line), Some(tail)) = (
+        rest[..digits].parse::<usize>(),
+        rest[digits..].strip_prefix(':'),
+    ) else {
+        return message.to_string();
+    };
+    // Lines the message names further on ("the loop at line 341", "(line 321)") are PTX lines
+    // too.
+    let mut tail = tail.to_string();
+    let mut from = 0;
+    while let Some(found) = tail[from..].find("line ") {
+        let (at, start) = (from + found, from + found + "line ".len());
+        let digits = tail[start..].bytes().take_while(u8::is_ascii_digit).count();
+        let named = tail[start..start + digits].parse::<usize>().ok();
+        let word_start = at == 0 || !tail.as_bytes()[at - 1].is_ascii_alphanumeric();
+        match named.filter(|_| word_start) {
+            Some(n) => {
+                let in_brackets = at > 0 && tail.as_bytes()[at - 1] == b'(';
+                let place = match source_place(n, file, lines) {
+                    Some(place) if in_brackets => format!("{place}, PTX line {n}"),
+                    Some(place) => format!("{place} (PTX line {n})"),
+                    None => format!("PTX line {n}"),
+                };
+                tail.replace_range(at..start + digits, &place);
+                from = at + place.len();
+            }
+            None => from = start,
+        }
+    }
+    match source_place(ptx_line, file, lines) {
+        Some(place) => format!("{place} (PTX line {ptx_line}):{tail}"),
+        None => format!("PTX line {ptx_line}:{tail}"),
+    }
+}
+
+/// `line L` where PTX line `ptx_line` compiles line L of `file`, `line L of header.cuh` where it
+/// compiles a header's; `None` where the line table says nothing.
+fn source_place(ptx_line: usize, file: &Path, lines: &[Option<SourceLine>]) -> Option<String> {
+    let at = lines.get(ptx_line.checked_sub(1)?)?.as_ref()?;
+    let name = Path::new(&at.file).file_name();
+    if name == file.file_name() {
+        Some(format!("line {}", at.line))
+    } else {
+        let name = name.and_then(|n| n.to_str()).unwrap_or(at.file.as_str());
+        Some(format!("line {} of {name}", at.line))
+    }
 }
 
 /// Reads `ptxas -v` output: registers, static shared memory and spills per entry.
@@ -401,7 +528,8 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
     let arch = arch(options);
     let nvcc_text = nvcc.display().to_string();
     let headers = local_headers(file, source, &options.nvcc_args);
-    let mut key_parts: Vec<&str> = vec![&nvcc_text, &arch, source];
+    // -lineinfo: the PTX carries the source line of each instruction (stripped before lifting).
+    let mut key_parts: Vec<&str> = vec![&nvcc_text, &arch, "-lineinfo", source];
     key_parts.extend(options.nvcc_args.iter().map(String::as_str));
     key_parts.extend(headers.iter().map(String::as_str));
     let key = digest(&key_parts);
@@ -413,8 +541,10 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
         std::fs::read_to_string(&ptx_path),
         std::fs::read_to_string(&usage_path),
     ) {
+        let (ptx, source_lines) = strip_line_info(&ptx);
         return Ok(Compiled {
             ptx,
+            source_lines,
             usage: parse_usage(&report),
             warnings,
         });
@@ -425,6 +555,7 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
     cmd.arg(format!("-arch={arch}"))
         .arg("-O3")
         .arg("-ptx")
+        .arg("-lineinfo")
         .args(&options.nvcc_args)
         .arg(file)
         .arg("-o")
@@ -463,9 +594,11 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
         }
     };
     crate::error::write_file_atomically(&usage_path, report.as_bytes())?;
+    let (ptx, source_lines) = strip_line_info(&ptx);
     Ok(Compiled {
         usage: parse_usage(&report),
         ptx,
+        source_lines,
         warnings,
     })
 }
@@ -473,6 +606,90 @@ pub fn compile(file: &Path, source: &str, options: &LiftOptions) -> Result<Compi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // What nvcc -lineinfo writes (shortened): `.loc FILE LINE COLUMN` before the instructions of
+    // a source line, a label taking the line of what it labels, `.file` at the end.
+    const WITH_LINE_INFO: &str = "\
+.visible .entry k(
+.param .u64 k_param_0
+)
+{
+.reg .b32 %r<4>;
+\t.loc\t1 7 0
+\tmov.u32 %r1, %tid.x;
+\t.loc\t2 3 5
+\tadd.s32 %r2, %r1, 1;
+$L__BB0_1:
+\t.pragma \"nounroll\";
+\t.loc\t1 9 3
+\tld.global.f32 %f1, [%rd1];
+\tret;
+}
+\t.file\t1 \"/home/u/src/kern.cu\"
+\t.file\t2 \"/home/u/src/inc/util.cuh\"
+";
+
+    #[test]
+    fn the_line_table_is_stripped_and_gives_each_ptx_line_its_source_line() {
+        let (ptx, lines) = strip_line_info(WITH_LINE_INFO);
+        let expected: String = (WITH_LINE_INFO.lines())
+            .filter(|l| !l.trim_start().starts_with(".loc") && !l.trim_start().starts_with(".file"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(ptx, expected);
+        let at = |file: &str, line| {
+            Some(SourceLine {
+                file: file.into(),
+                line,
+            })
+        };
+        let (cu, cuh) = ("/home/u/src/kern.cu", "/home/u/src/inc/util.cuh");
+        // k( .param ) { .reg | mov | add | label | pragma | ld | ret | }
+        assert_eq!(
+            lines,
+            vec![
+                None,
+                None,
+                None,
+                None,
+                None,
+                at(cu, 7),
+                at(cuh, 3),
+                at(cu, 9),
+                at(cuh, 3),
+                at(cu, 9),
+                at(cu, 9),
+                at(cu, 9)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_message_about_a_ptx_line_names_the_source_line_and_its_references_too() {
+        let (_, lines) = strip_line_info(WITH_LINE_INFO);
+        let file = Path::new("src/kern.cu");
+        let say = |m: &str| with_source_line(m, file, &lines);
+        assert_eq!(
+            say(
+                "line 10: the address of this load cannot be lifted: it depends on the value loaded at line 7"
+            ),
+            "line 9 (PTX line 10): the address of this load cannot be lifted: it depends on the value loaded at line 3 of util.cuh (PTX line 7)"
+        );
+        assert_eq!(
+            say(
+                "line 10: a branch out of the loop at line 8 (an early exit) is not lifted: a floating-point comparison (line 6) is not lifted"
+            ),
+            "line 9 (PTX line 10): a branch out of the loop at line 9 (PTX line 8) (an early exit) is not lifted: a floating-point comparison (line 7, PTX line 6) is not lifted"
+        );
+        // a PTX line with no source line, and messages about no line, say so or stay
+        assert_eq!(say("line 2: malformed"), "PTX line 2: malformed");
+        assert_eq!(say("line 99: past the end"), "PTX line 99: past the end");
+        assert_eq!(
+            say("no `.entry` (kernel) in this PTX"),
+            "no `.entry` (kernel) in this PTX"
+        );
+        assert_eq!(say("lines of 128 bytes"), "lines of 128 bytes");
+    }
 
     #[test]
     fn headers_included_beside_the_source_or_by_dash_i_are_part_of_the_key() {
