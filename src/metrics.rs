@@ -88,6 +88,10 @@ macro_rules! counter_table {
                 /// Of those, sectors a store request writes only in part (fewer than its 32
                 /// bytes): the L2 takes them far more slowly than whole ones (the time model).
                 store_partial_sectors: [] none address;
+                /// Of those, sectors that reach the L2 whole, or not on their own, as a warp's
+                /// stores in a row merge on the way (`sim::sm_stage::SmWorker::store`): the L2
+                /// takes `store_partial_sectors` less these in part.
+                store_partial_sectors_merged: [] none extrapolated;
                 /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1
                 /// volume).
                 block_unique_load_sectors: [] none address;

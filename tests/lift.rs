@@ -1345,7 +1345,13 @@ fn a_grid_stride_loops_test_gives_its_arrays_extents() {
     assert_eq!(dims(&lift("shifted", 4).toml), ["[\"n + 1\"]", "[\"n\"]"]);
     // every element once, within the arrays (an access past them is an error), for grids of
     // fewer, as many and more threads than elements
-    for (blocks, block, n) in [(4, 64, 1000), (3, 32, 96), (2, 128, 257), (5, 32, 3), (1, 32, 1)] {
+    for (blocks, block, n) in [
+        (4, 64, 1000),
+        (3, 32, 96),
+        (2, 128, 257),
+        (5, 32, 3),
+        (1, 32, 1),
+    ] {
         let c = counts(lift("saxpy", blocks).kernel, [block, 1, 1], &[("n", n)]);
         assert_eq!(c.thread_accesses, 3 * n as u64, "{blocks} x {block}, n {n}");
         let c = counts(lift("shifted", blocks).kernel, [block, 1, 1], &[("n", n)]);

@@ -40,6 +40,9 @@ report --measured tests/data/h200/zloop_fewblocks/ncu.csv --manifest tests/data/
     --hw h200 --out $D/validation-h200-zloop-fewblocks.json
 report --measured tests/data/h100/new_kernels/ncu.csv --manifest tests/data/h100/new_kernels/manifest.toml \
     --hw h100-sxm --out $D/validation-h100-new-kernels.json
+# Everyday kernels on the H100 (validation/everyday.cu, lifted; needs nvcc; docs/validation.md).
+report --measured tests/data/h100/everyday/ncu.csv --manifest tests/data/h100/everyday/manifest.toml \
+    --hw h100-sxm --out $D/validation-h100-everyday.json
 # Contended atomics on the H200 (validation/atomics_contention.cu, lifted; needs nvcc).
 report --measured tests/data/h200/atomics_contention/ncu.csv \
     --manifest tests/data/h200/atomics_contention/manifest.toml --hw h200 \

@@ -73,9 +73,12 @@ pub fn lower_bound(
     };
     l1.wavefronts = data_stage::instruction_wavefronts(&hw.l1, &l1)
         + data_stage::extra_wavefronts(&hw.l1, &launch_terms);
-    // Every store and atomic sector goes on to the L2 (write-through; atomics bypass the L1).
+    // Every store and atomic sector goes on to the L2 (write-through; atomics bypass the L1),
+    // but a warp's stores in a row may merge there into fewer writes: where they can, none is
+    // counted.
+    let merging = sm_stage::stores_may_merge(launch);
     let l2 = L2Counters {
-        write_sectors: l1.store_sectors,
+        write_sectors: if merging { 0 } else { l1.store_sectors },
         atomic_sectors: l1.atomic_sectors,
         ..L2Counters::default()
     };

@@ -666,6 +666,25 @@ impl RequestList {
         self.append(tick, L2Op::Write, line, sectors, partial);
     }
 
+    /// Appends a store that continues its warp's store before it on this line: of its
+    /// `sectors`, those in `counted` reach the L2 in that store's write (a warp's stores in a
+    /// row merge on the way, `SmWorker::store`), so neither the L2 nor the fabric counts them
+    /// again; its bytes are written all the same.
+    #[inline]
+    pub fn push_store_continuing(
+        &mut self,
+        tick: u32,
+        line: u64,
+        sectors: u8,
+        bytes: u128,
+        counted: u8,
+    ) {
+        self.push_store(tick, line, sectors, bytes);
+        if let Some(r) = self.requests.last_mut() {
+            r.lines = counted;
+        }
+    }
+
     #[inline]
     fn append(&mut self, tick: u32, op: L2Op, line: u64, sectors: u8, aux: u32) {
         debug_assert!(line <= crate::metrics::MAX_LINE);
@@ -950,7 +969,7 @@ impl L2 {
         match r.op {
             L2Op::Read if self.reads.is_some() => self.read_logged(sm, r),
             L2Op::Read => self.read_here(sm, line, r.sectors),
-            L2Op::Write => self.write_here(sm, line, r.sectors, list.store_bytes(r)),
+            L2Op::Write => self.write_here(sm, line, r.sectors, list.store_bytes(r), r.lines),
             L2Op::Atomic => self.atomic_here(sm, line, r.sectors),
         }
     }
@@ -1115,11 +1134,18 @@ impl L2 {
     /// updated, and one that is absent comes in with the sectors written whole), so the writer's
     /// side reads it back as a near hit; from the home side it invalidates those sectors in the
     /// other partition's copy, which the other side then reads across the fabric.
-    fn send_store_home(&mut self, sm: usize, line: u64, sectors: u8, full: u8) -> usize {
+    fn send_store_home(
+        &mut self,
+        sm: usize,
+        line: u64,
+        sectors: u8,
+        full: u8,
+        counted: u8,
+    ) -> usize {
         let near = self.near[sm] as usize;
         let home = self.home(line);
         if home != near {
-            self.counters.fabric_sectors += sectors.count_ones() as u64;
+            self.counters.fabric_sectors += (sectors & !counted).count_ones() as u64;
             if full != 0 {
                 let (st, _, evicted) =
                     self.parts[near].access_or_insert_for_at(self.at, line, false);
@@ -1161,17 +1187,18 @@ impl L2 {
     /// A store from SM `sm` to `sectors` of `line` covering `bytes`.
     pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
         self.at = self.parts[0].set_start(line);
-        self.write_here(sm, line, sectors, bytes);
+        self.write_here(sm, line, sectors, bytes, 0);
     }
 
-    /// [`L2::write`] in the set at [`L2::at`].
-    fn write_here(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
-        self.counters.write_sectors += sectors.count_ones() as u64;
+    /// [`L2::write`] in the set at [`L2::at`]; of `sectors`, those in `counted` came with the
+    /// warp's store before ([`RequestList::push_store_continuing`]) and are not counted again.
+    fn write_here(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128, counted: u8) {
+        self.counters.write_sectors += (sectors & !counted).count_ones() as u64;
         let full = full_sectors(bytes) & sectors;
         if let Some(t) = &mut self.compulsory {
             t.write_full(line, full);
         }
-        let home = self.send_store_home(sm, line, sectors, full);
+        let home = self.send_store_home(sm, line, sectors, full, counted);
         let far = home != self.near[sm] as usize;
         let (state, _, evicted) = self.parts[home].access_or_insert_for_at(self.at, line, far);
         // A store of the home side to a line the other side stored into since sends that side

@@ -17,7 +17,7 @@ use crate::launch::{
 use crate::metrics::LINE_SHIFT;
 use crate::sim::atomic_slices::SliceTally;
 use crate::sim::cache::{Cache, Geometry, XorIndex};
-use crate::sim::coalesce::{Coalescer, LineRequest};
+use crate::sim::coalesce::{Coalescer, LineRequest, full_sectors};
 use crate::sim::data_stage;
 use crate::sim::l2::{L2Op, L2Router, RequestList};
 use crate::sim::schedule::{Issue, Issued};
@@ -347,6 +347,8 @@ impl PreparedAccess {
 #[derive(Debug)]
 pub struct GenContext {
     accesses: Vec<PreparedAccess>,
+    /// Whether a warp can issue two stores in a row ([`stores_may_merge`]).
+    stores_may_merge: bool,
     /// Per distinct (threadIdx coefficient triple, element size): byte offset of each thread of
     /// the block.
     lane_tables: Vec<Vec<i64>>,
@@ -365,6 +367,16 @@ pub struct GenContext {
     shared_arrays: Vec<ArrayLayout>,
     steps: Vec<Access>,
     source_name: String,
+}
+
+/// Whether a warp of `launch` can issue two global stores in a row, so that the second may
+/// merge into the first on its way to the L2 (`SmWorker::store`): two stores in the program,
+/// or one in a loop. Most kernels have one store, outside any loop, and skip the bookkeeping.
+pub fn stores_may_merge(launch: &Launch) -> bool {
+    let stores: Vec<_> = (launch.program.flattened().into_iter())
+        .filter(|a| a.kind == AccessKind::Store)
+        .collect();
+    stores.len() > 1 || stores.iter().any(|a| a.depth > 0)
 }
 
 impl GenContext {
@@ -540,6 +552,7 @@ impl GenContext {
         }
         let patterns = LinePatterns::new(&pattern_classes, &lane_tables, &full_masks);
         GenContext {
+            stores_may_merge: stores_may_merge(launch),
             accesses,
             full_masks,
             lane_extremes,
@@ -808,7 +821,14 @@ pub struct SmWorker {
     /// The launch's tick at which the chunk being processed starts (issues carry ticks within
     /// their chunk; the in-flight window spans chunks).
     chunk_start: u64,
+    /// Per warp (block, warp) whose last instruction was a store: the lines its run of stores
+    /// has written, with the sectors and bytes so far, for the warp's next store to continue
+    /// ([`SmWorker::store`]). Kept across chunks; a block's warps leave when it finishes.
+    last_stores: HashMap<(u32, u16), Vec<RunLine>, ahash::RandomState>,
 }
+
+/// A line a warp's run of stores has written: the line, its sectors and its bytes so far.
+type RunLine = (u64, u8, u128);
 
 /// The distinct load sectors and lines of whole blocks, for an SM whose blocks' footprints are
 /// counted when each block finishes rather than probed load by load: a block's footprint depends
@@ -957,6 +977,7 @@ impl SmWorker {
             atomic_slices: hw.atomics.map(SliceTally::new),
             in_flight_hit_ticks: hw.l1.in_flight_hit_ticks,
             chunk_start: 0,
+            last_stores: HashMap::default(),
         }
     }
 
@@ -1008,6 +1029,7 @@ impl SmWorker {
             atomic_slices: None,
             in_flight_hit_ticks: 1,
             chunk_start: 0,
+            last_stores: HashMap::default(),
         }
     }
 
@@ -1069,6 +1091,7 @@ impl SmWorker {
         for o in &mut self.out {
             o.clear();
         }
+
         let mut slots = [0i64; SLOTS];
         let mut last_block = u32::MAX;
         let mut block_xyz = [0i64; 3];
@@ -1084,6 +1107,10 @@ impl SmWorker {
                     self.issue(cx, issue, block_xyz, &mut slots)
                 }
             })?;
+        }
+        if !self.last_stores.is_empty() && !finished_blocks.is_empty() {
+            self.last_stores
+                .retain(|(b, _), _| !finished_blocks.contains(b));
         }
         match &mut self.whole_blocks {
             Some(whole) => {
@@ -1153,6 +1180,13 @@ impl SmWorker {
         slots: &mut [i64; SLOTS],
     ) -> Result<()> {
         let a = &cx.accesses[issue.access as usize];
+        let merge_key = (cx.stores_may_merge && self.traffic).then_some((issue.block, issue.warp));
+        if let Some(key) = merge_key
+            && (a.kind != AccessKind::Store || issue.mask == 0)
+        {
+            // any other instruction between two stores of a warp keeps them apart
+            self.last_stores.remove(&key);
+        }
         if issue.mask == 0 {
             // Predicated off in every lane: no address, no request, one data-pipe wavefront;
             // a shared one still counts as an executed instruction, as the GPU counts it.
@@ -1243,7 +1277,7 @@ impl SmWorker {
                 }
                 self.load(lines, shift, issue.tick, issue.block, a.bypass_l1)
             }
-            AccessKind::Store => self.store(lines, shift, issue.tick),
+            AccessKind::Store => self.store(lines, shift, issue.tick, merge_key),
             AccessKind::Atomic
             | AccessKind::SharedLoad
             | AccessKind::SharedStore
@@ -1424,9 +1458,16 @@ impl SmWorker {
         }
     }
 
-    /// A store of `lines` (each line `shift` past its `line`, wrapping).
+    /// A store of `lines` (each line `shift` past its `line`, wrapping) by the warp `merge_key`
+    /// names, where its stores may merge.
     #[inline]
-    fn store(&mut self, lines: &[LineRequest], shift: u64, tick: u32) {
+    fn store(
+        &mut self,
+        lines: &[LineRequest],
+        shift: u64,
+        tick: u32,
+        merge_key: Option<(u32, u16)>,
+    ) {
         // Write-through: every store goes to L2. A present line is updated in place (its valid
         // sectors stay valid); a store never allocates.
         let c = &mut self.counters;
@@ -1434,12 +1475,41 @@ impl SmWorker {
         for r in lines {
             c.store_sectors += r.sectors.count_ones() as u64;
             c.store_partial_sectors += (r.sectors & !r.full_sectors()).count_ones() as u64;
-            if !self.traffic {
-                continue;
-            }
-            let line = r.line.wrapping_add(shift);
-            self.out[self.router.shard(line)].push_store(tick, line, r.sectors, r.bytes);
         }
+        if !self.traffic {
+            return;
+        }
+        let Some(key) = merge_key else {
+            for r in lines {
+                let line = r.line.wrapping_add(shift);
+                self.out[self.router.shard(line)].push_store(tick, line, r.sectors, r.bytes);
+            }
+            return;
+        };
+        // A warp's store right after its store to the same line reaches the L2 in that one's
+        // write: the three 4-byte stores of an array of 12-byte structs arrive as the whole
+        // sectors they fill together (tests/data/h100/everyday/, aos_update: L2 write sectors a
+        // third of the L1's store sectors). Each store still writes its bytes at its own tick;
+        // the sectors the run has already sent are not counted again, and a sector the run
+        // completes counts as written whole.
+        let partial = |sectors: u8, bytes: u128| (sectors & !full_sectors(bytes)).count_ones();
+        let mut run = self.last_stores.remove(&key).unwrap_or_default();
+        for r in lines {
+            let line = r.line.wrapping_add(shift);
+            let out = &mut self.out[self.router.shard(line)];
+            let at = run.iter().position(|e| e.0 == line);
+            let (sent, written) = at.map_or((0, 0), |i| (run[i].1, run[i].2));
+            out.push_store_continuing(tick, line, r.sectors, r.bytes, sent);
+            let (sectors, bytes) = (sent | r.sectors, written | r.bytes);
+            self.counters.store_partial_sectors_merged += u64::from(
+                partial(r.sectors, r.bytes) + partial(sent, written) - partial(sectors, bytes),
+            );
+            match at {
+                Some(i) => run[i] = (line, sectors, bytes),
+                None => run.push((line, sectors, bytes)),
+            }
+        }
+        self.last_stores.insert(key, run);
     }
 }
 

@@ -189,16 +189,17 @@ impl ReferenceL2 {
         self.evicted(ev);
     }
 
-    /// A store of SM `sm` to `sectors` of `line` writing `bytes`.
-    pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128) {
-        self.totals.write_sectors += sectors.count_ones() as u64;
+    /// A store of SM `sm` to `sectors` of `line` writing `bytes`; of its sectors, those in
+    /// `counted` came with the warp's store before it and are not counted again.
+    pub fn write(&mut self, sm: usize, line: u64, sectors: u8, bytes: u128, counted: u8) {
+        self.totals.write_sectors += (sectors & !counted).count_ones() as u64;
         let whole = whole_sectors(bytes) & sectors;
         *self.written_whole.entry(line).or_default() |= whole;
         let near = self.near[sm] as usize;
         let home = self.home(line);
         let far = home != near;
         if far {
-            self.totals.fabric_sectors += sectors.count_ones() as u64;
+            self.totals.fabric_sectors += (sectors & !counted).count_ones() as u64;
             if whole != 0 {
                 let (st, ev) = self.parts[near].access_or_insert(line, false);
                 st.valid |= whole;

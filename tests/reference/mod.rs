@@ -85,7 +85,13 @@ struct Memory {
     in_flight_ticks: u64,
     /// The tick of each (SM, line)'s last load that missed sectors in the L1, in full.
     last_miss: HashMap<(usize, u64), u64>,
+    /// Per (SM, block, warp) whose last instruction was a store: the lines its run of stores
+    /// wrote, with their sectors and bytes so far.
+    store_runs: HashMap<(usize, u32, u32), Vec<RunLine>>,
 }
+
+/// A line a warp's run of stores wrote: the line, its sectors and its bytes so far.
+type RunLine = (u64, u8, u128);
 
 /// A 64-bit mix of `key` (the schedule's hash).
 fn mix(key: u64) -> u64 {
@@ -133,6 +139,7 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
         tick: 0,
         in_flight_ticks: hw.l1.in_flight_hit_ticks as u64,
         last_miss: HashMap::new(),
+        store_runs: HashMap::new(),
     };
     let mut next_block = 0u64;
     let per_sm = launch.occupancy.blocks_per_sm;
@@ -629,6 +636,12 @@ fn memory(
     mem: &mut Memory,
 ) -> Result<()> {
     let a = &launch.program.accesses[step.access];
+    // Any other instruction of the warp ends its run of stores.
+    let run_key = (sm, block, warp);
+    let mut run = mem.store_runs.remove(&run_key).unwrap_or_default();
+    if a.kind != AccessKind::Store || step.mask == 0 {
+        run.clear();
+    }
     if step.mask == 0 {
         // Issued with every lane predicated off: one wavefront, no request; an LDS or STS
         // still counts as an executed shared instruction.
@@ -690,8 +703,26 @@ fn memory(
                     .filter(|s| (r.bytes >> (32 * s)) as u32 == u32::MAX)
                     .fold(0u8, |m, s| m | 1 << s);
                 c.store_partial_sectors += (r.sectors & !whole).count_ones() as u64;
-                mem.l2.write(sm, r.line, r.sectors, r.bytes);
+                // A store right after the warp's store to the same line reaches the L2 in that
+                // one's write: the sectors the run sent are not counted again, and a sector the
+                // run completes is written whole.
+                let at = run.iter().position(|e| e.0 == r.line);
+                let (sent, written) = at.map_or((0, 0), |i| (run[i].1, run[i].2));
+                mem.l2.write(sm, r.line, r.sectors, r.bytes, sent);
+                let partial = |sectors: u8, bytes: u128| {
+                    (0..4)
+                        .filter(|s| sectors >> s & 1 == 1 && (bytes >> (32 * s)) as u32 != u32::MAX)
+                        .count() as u64
+                };
+                let (sectors, bytes) = (sent | r.sectors, written | r.bytes);
+                c.store_partial_sectors_merged +=
+                    partial(r.sectors, r.bytes) + partial(sent, written) - partial(sectors, bytes);
+                match at {
+                    Some(i) => run[i] = (r.line, sectors, bytes),
+                    None => run.push((r.line, sectors, bytes)),
+                }
             }
+            mem.store_runs.insert(run_key, run);
         }
         AccessKind::Load => {
             c.load_requests += 1;

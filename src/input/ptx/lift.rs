@@ -902,7 +902,8 @@ impl<'a> Lifter<'a> {
         let mut counts = Vec::new();
         let mut below = None;
         for c in term {
-            let (count, count_poly, last, bound) = self.trips_while(c, &var).ok_or_else(unsupported)?;
+            let (count, count_poly, last, bound) =
+                self.trips_while(c, &var).ok_or_else(unsupported)?;
             counts.push((count, count_poly, last));
             below = bound.filter(|_| term.len() == 1);
         }
