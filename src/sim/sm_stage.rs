@@ -1091,7 +1091,6 @@ impl SmWorker {
         for o in &mut self.out {
             o.clear();
         }
-
         let mut slots = [0i64; SLOTS];
         let mut last_block = u32::MAX;
         let mut block_xyz = [0i64; 3];
