@@ -3,7 +3,9 @@
 //! H100 by validation/everyday.cu's `aos_update` (tests/data/h100/everyday/): the L2 takes a
 //! third of the L1's store sectors, where the simulator, sending every store on, counted all of
 //! them (+188…+197 %) and predicted the kernel 83–103 % too slow, the L2's partly written sectors
-//! its limiter.
+//! its limiter. What keeps two stores apart was measured since by validation/store_merge.cu
+//! (tests/data/h100/store_merge/): a load, a barrier or more than a few instructions between
+//! them; a store to another line does not.
 
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
@@ -18,6 +20,18 @@ use std::sync::Arc;
 /// Structs of three floats, 12 bytes apart, each thread writing its struct's fields in turn, with
 /// `between` (a step or nothing) after its second store.
 fn structs(between: &str) -> String {
+    structs_with_body(&format!(
+        r#"
+  {{ store = "pos", index = "3 * x" }},
+  {{ store = "pos", index = "3 * x + 1" }},
+  {between}
+  {{ store = "pos", index = "3 * x + 2" }},
+"#
+    ))
+}
+
+/// The structs' kernel with the thread body `body` (steps, each ending in a comma).
+fn structs_with_body(body: &str) -> String {
     format!(
         r#"
 name = "structs"
@@ -38,12 +52,7 @@ grid = ["cdiv(n, blockDim.x)", "1", "1"]
 let = ["x = blockIdx.x * blockDim.x + threadIdx.x"]
 guard = "x < n"
 lattice_updates = "n"
-body = [
-  {{ store = "pos", index = "3 * x" }},
-  {{ store = "pos", index = "3 * x + 1" }},
-  {between}
-  {{ store = "pos", index = "3 * x + 2" }},
-]
+body = [{body}]
 "#
     )
 }
@@ -79,6 +88,63 @@ fn an_instruction_between_two_stores_keeps_them_apart() {
     assert_eq!(
         c.time_inputs().l2_partial_write_sectors,
         Some((2 * 12 * 32) as f64)
+    );
+}
+
+#[test]
+fn a_barrier_between_two_stores_keeps_them_apart() {
+    let c = counts(&structs("{ sync = true },"));
+    assert_eq!(c.l2.write_sectors, 2 * 12 * 32);
+    assert_eq!(c.l1.store_partial_sectors_merged, 12 * 32);
+}
+
+#[test]
+fn a_barrier_at_the_end_of_a_loop_keeps_the_next_iterations_stores_apart() {
+    // every iteration writes the same two fields (12 sectors a warp): in one run, the later
+    // iterations' stores send nothing new; a barrier closing the body parts each iteration's
+    // pair from the last, and each reaches the L2 anew
+    let looped = |end: &str| {
+        structs_with_body(&format!(
+            r#"
+  {{ loop = "k", count = "4", body = [
+    {{ store = "pos", index = "3 * x" }},
+    {{ store = "pos", index = "3 * x + 1" }},
+    {end}
+  ] }},
+"#
+        ))
+    };
+    assert_eq!(
+        counts(&looped("{ sync = true },")).l2.write_sectors,
+        4 * 12 * 32
+    );
+    assert_eq!(counts(&looped("")).l2.write_sectors, 12 * 32);
+}
+
+#[test]
+fn a_store_further_than_the_window_from_the_last_keeps_apart_and_one_within_it_merges() {
+    let window = gputraffic::input::hw::HwConfig::load("h200")
+        .unwrap()
+        .l1
+        .store_merge_window_instructions;
+    let third = |n: u32| {
+        structs("").replace(
+            r#"{ store = "pos", index = "3 * x + 2" }"#,
+            &format!(r#"{{ store = "pos", index = "3 * x + 2", instructions_before = {n} }}"#),
+        )
+    };
+    assert_eq!(counts(&third(window)).l2.write_sectors, 12 * 32);
+    assert_eq!(counts(&third(window + 1)).l2.write_sectors, 2 * 12 * 32);
+}
+
+#[test]
+fn instructions_before_marks_a_store_only() {
+    let text = structs(r#"{ load = "other", index = "x", instructions_before = 3 },"#);
+    let err = Kernel::parse(&text, "structs.toml").unwrap_err();
+    assert!(
+        err.message.contains("instructions_before marks a store"),
+        "{}",
+        err.message
     );
 }
 
@@ -133,5 +199,69 @@ fn the_stores_of_an_array_of_structs_reach_the_l2_as_the_h100_counts_them() {
         assert!(err.abs() < 0.07, "{block}: L2 write sectors {err:+.3}");
         let t = r.time.unwrap().predicted_s / (measured["gpu__time_duration.sum"] * 1e-9) - 1.0;
         assert!(t.abs() < 0.15, "{block}: time {t:+.3}");
+    }
+}
+
+/// validation/store_merge.cu as the H100 ran it (tests/data/h100/store_merge/, ncu at base
+/// clocks; 2^24 threads, each writing the even and the odd float of its warp's 256 bytes): the
+/// L2 takes 8 sectors a warp where the two stores merge, 16 where they do not. Lifted from its
+/// PTX in the SASS's order (`store_merge.sass`, ptxas 13.5, which places the instructions as the
+/// measured binary's did), so that each store knows how far it issues after the last.
+#[test]
+fn what_keeps_a_warps_stores_apart_on_the_way_to_the_l2_is_what_the_h100_counts() {
+    let dir = "tests/data/h100/store_merge";
+    let m = measured::ncu_counters(Path::new(&format!("{dir}/ncu.csv"))).unwrap();
+    let sass = std::fs::read_to_string("tests/data/ptx/store_merge.sass").unwrap();
+    let order = Arc::new(gputraffic::input::ptx::sass::parse(&sass));
+    // (ID in launches.txt, kernel, registers, block, chain): a PTX without its .cu beside it
+    // names the parameters by position (n is p1, or p2 after a second array; chain p2)
+    let launches = [
+        (0, "half_only", 10, 256, None),
+        (1, "pair_row", 10, 256, None),
+        (2, "pair_row", 10, 32, None),
+        (3, "pair_row", 10, 1024, None),
+        (7, "pair_alu", 12, 256, Some(16)),
+        (9, "pair_alu", 12, 256, Some(256)),
+        (12, "pair_load", 14, 256, None),
+        (13, "pair_store", 14, 256, None),
+        (14, "pair_sync", 10, 256, None),
+        (15, "pair_sync", 10, 32, None),
+    ];
+    for (id, entry, registers, block, chain) in launches {
+        let options = LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(registers),
+            issue_order: Some(order.clone()),
+            ..Default::default()
+        };
+        let lifted = lift_file("tests/data/ptx/store_merge.ptx", &options).unwrap();
+        let n = if matches!(entry, "pair_load" | "pair_store") {
+            "p2"
+        } else {
+            "p1"
+        };
+        let mut set: Vec<(String, i64)> = vec![(n.into(), 1 << 24)];
+        if let Some(c) = chain {
+            set.push(("p2".into(), c));
+        }
+        let req = LaunchRequest {
+            block: Some([block, 1, 1]),
+            set,
+            ..Default::default()
+        };
+        let b = Bound::new(lifted.kernel, "h100-sxm", &req).unwrap();
+        let r = b.simulate(&SimOptions::default(), None).unwrap();
+        let measured = &m[id];
+        let l2 = measured["lts__t_sectors_srcunit_tex_op_write.sum"];
+        let err = r.counts.l2.write_sectors as f64 / l2 - 1.0;
+        assert!(
+            err.abs() < 0.07,
+            "{id} {entry} {block}: L2 write sectors {err:+.3}"
+        );
+        if chain == Some(256) {
+            // issue-bound: its loop of FMAs, which ptxas copied 7 times, counts once per trip
+            let t = r.time.unwrap().predicted_s / (measured["gpu__time_duration.sum"] * 1e-9);
+            assert!((t - 1.0).abs() < 0.10, "pair_alu chain 256: time {t:.3}");
+        }
     }
 }

@@ -480,6 +480,11 @@ pub struct L1Config {
     /// still finds its fill in flight (`in_flight_hit_wavefronts`), 1 to 4096.
     #[serde(default = "default_in_flight_hit_ticks")]
     pub in_flight_hit_ticks: u32,
+    /// Instructions a warp may issue between two global stores to one line for the second to
+    /// reach the L2 in the first one's write (`sim::sm_stage`, docs/model.md "A warp's stores in
+    /// a row merge"); a barrier or a memory instruction between always keeps them apart.
+    #[serde(default = "default_store_merge_window_instructions")]
+    pub store_merge_window_instructions: u32,
 
     /// Data-stage wavefronts every launched warp costs per special register the kernel reads
     /// through the LSU: each `threadIdx` component (the compiled code's `S2R` of `SR_TID.X`,
@@ -606,6 +611,10 @@ fn default_in_flight_hit_wavefronts() -> f64 {
 
 fn default_in_flight_hit_ticks() -> u32 {
     63
+}
+
+fn default_store_merge_window_instructions() -> u32 {
+    4
 }
 
 fn default_replay_block_loads() -> f64 {

@@ -306,6 +306,11 @@ pub struct AccessDecl {
     /// An atomic that adds floating-point values (`red.add.f32`, `.f64`): updates of one word
     /// wait for the previous one's add (`[atomics] float_update_ns`).
     pub float: bool,
+    /// For a global store: the instructions the warp issues between its previous memory
+    /// instruction (or barrier) and this store, read off the SASS. A store further than
+    /// `[l1] store_merge_window_instructions` from the warp's previous store does not merge with
+    /// it on the way to the L2 (docs/model.md, "A warp's stores in a row merge"). 0 when not given.
+    pub instructions_before: u32,
     /// Where the step stands in the trace (bind-time errors name it).
     pub at: Position,
 }
@@ -398,6 +403,7 @@ struct RawStep {
     bypass_l1: Option<Spanned<bool>>,
     aggregated: Option<Spanned<bool>>,
     float: Option<Spanned<bool>>,
+    instructions_before: Option<Spanned<i64>>,
     #[serde(rename = "loop")]
     loop_var: Option<Spanned<String>>,
     count: Option<Spanned<String>>,
@@ -413,7 +419,7 @@ struct RawStep {
 
 impl RawStep {
     /// Whether the entry has a key only an access takes (`index`, `bytes`, `ends_run`,
-    /// `bypass_l1`, `aggregated`, `float`).
+    /// `bypass_l1`, `aggregated`, `float`, `instructions_before`).
     fn has_access_keys(&self) -> bool {
         self.index.is_some()
             || self.bytes.is_some()
@@ -421,6 +427,7 @@ impl RawStep {
             || self.bypass_l1.is_some()
             || self.aggregated.is_some()
             || self.float.is_some()
+            || self.instructions_before.is_some()
     }
 
     /// Whether the entry has a key only a loop takes (`count`, `while`, `let`).
@@ -1070,6 +1077,7 @@ fn parse_shuffles(cx: &Ctx, at: usize, r: &RawStep, n: &Spanned<i64>) -> Result<
         bypass_l1: false,
         aggregated: false,
         float: false,
+        instructions_before: 0,
         at: cx.position(at),
     })
 }
@@ -1088,7 +1096,7 @@ fn parse_access(
     if r.has_loop_keys() || r.body.is_some() {
         return Err(cx.err_at(
             at,
-            "an access takes only load/store/atomic, index, bytes, ends_run, bypass_l1, aggregated and float",
+            "an access takes only load/store/atomic, index, bytes, ends_run, bypass_l1, aggregated, float and instructions_before",
         ));
     }
     let shared_index = declared.shared.iter().position(|x| &x.name == a.get_ref());
@@ -1196,6 +1204,24 @@ fn parse_access(
         Some(b) => *b.get_ref(),
         None => false,
     };
+    let instructions_before = match &r.instructions_before {
+        Some(n) if kind != AccessKind::Store => {
+            return Err(cx.err_at(
+                n.span().start,
+                "instructions_before marks a store of global memory (how far it issues after the warp's previous memory instruction)",
+            ));
+        }
+        Some(n) => u32::try_from(*n.get_ref()).map_err(|_| {
+            cx.err_at(
+                n.span().start,
+                format!(
+                    "instructions_before = {} must be a count of instructions (0 or more)",
+                    n.get_ref()
+                ),
+            )
+        })?,
+        None => 0,
+    };
     Ok(AccessDecl {
         kind,
         array,
@@ -1206,6 +1232,7 @@ fn parse_access(
         bypass_l1,
         aggregated,
         float,
+        instructions_before,
         at: cx.position(at),
     })
 }

@@ -250,6 +250,12 @@ pub struct Access {
     pub aggregated: bool,
     /// An atomic adding floating-point values ([`crate::input::trace::AccessDecl::float`]).
     pub float: bool,
+    /// A store's distance from the warp's previous memory instruction, in instructions
+    /// ([`crate::input::trace::AccessDecl::instructions_before`]).
+    pub instructions_before: u32,
+    /// A barrier comes between this access and the one before it in the program (or, for the
+    /// first access of a loop body, at the end of the body).
+    pub after_barrier: bool,
     /// A per-dimension index's coordinates, x first (`index` is their linearisation); empty for
     /// a linear index.
     pub coordinates: Vec<Coordinate>,
@@ -608,6 +614,9 @@ pub struct Launch {
     /// Bytes of the kernel's compiled code ([`Kernel::code_bytes`]; 0 when the trace does not
     /// say).
     pub code_bytes: u64,
+    /// The GPU's `[l1] store_merge_window_instructions`: a store further than this from the
+    /// warp's previous store (`Access::instructions_before`) does not merge with it.
+    pub store_merge_window_instructions: u32,
     /// Floating-point operations per lattice update by precision (`thread.flops_per_update`
     /// evaluated; one number is double precision when an array has 8-byte elements); `None`
     /// when the trace does not say.
@@ -739,6 +748,7 @@ impl Launch {
             shared_bytes_per_block,
             loads_per_run: kernel.loads_per_run.unwrap_or(u32::MAX),
             code_bytes: kernel.code_bytes.unwrap_or(0),
+            store_merge_window_instructions: hw.l1.store_merge_window_instructions,
             barriers_per_thread,
             instructions_per_warp,
         })
@@ -1310,6 +1320,7 @@ fn compile_program(
         compile_with: &compile_with,
         split_with: &split_with,
         predicate: &predicate,
+        barrier_pending: std::cell::Cell::new(false),
     };
     let tree = compiler.steps(&kernel.body, &mut lets, &mut Vec::new(), &mut accesses)?;
     // The simple form: accesses, then at most one loop of accesses, then accesses.
@@ -1381,6 +1392,8 @@ struct StepCompiler<'a> {
     compile_with: &'a CompileFn<'a>,
     split_with: &'a SplitFn<'a>,
     predicate: &'a PredicateFn<'a>,
+    /// A barrier has come since the last access compiled (the next one is `after_barrier`).
+    barrier_pending: std::cell::Cell<bool>,
 }
 
 impl StepCompiler<'_> {
@@ -1398,13 +1411,15 @@ impl StepCompiler<'_> {
         for step in steps {
             match step {
                 Step::Access(a) => {
-                    let acc = self.access(a, lets, loop_vars)?;
+                    let mut acc = self.access(a, lets, loop_vars)?;
+                    acc.after_barrier = self.barrier_pending.replace(false);
                     nodes.push(Node::Access(accesses.len()));
                     accesses.push(acc);
                 }
                 // The barrier costs nothing modelled: the warps of a block issue in turns
-                // already, and the time model charges no wait (docs/trace-format.md).
-                Step::Sync(_) => {}
+                // already, and the time model charges no wait (docs/trace-format.md). It only
+                // keeps the stores on either side of it apart (`Access::after_barrier`).
+                Step::Sync(_) => self.barrier_pending.set(true),
                 Step::Loop(l) => {
                     let count =
                         compile_with(&l.count, lets, loop_vars, &format!("{}: loop count", l.at))?;
@@ -1450,7 +1465,16 @@ impl StepCompiler<'_> {
                     };
                     let saved = lets.len();
                     lets.extend(l.lets.iter().cloned());
+                    let first = accesses.len();
                     let body = self.steps(&l.body, lets, loop_vars, accesses)?;
+                    // a barrier after the body's last access comes before its first one in
+                    // every iteration after the first (the first one's, before the loop, is
+                    // taken as the same: the stores it keeps apart are at most one a loop)
+                    if self.barrier_pending.get()
+                        && let Some(a) = accesses.get_mut(first)
+                    {
+                        a.after_barrier = true;
+                    }
                     lets.truncate(saved);
                     loop_vars.pop();
                     self.slot_bounds.borrow_mut().truncate(SLOT_LOOP + depth);
@@ -1517,6 +1541,8 @@ impl StepCompiler<'_> {
                 bypass_l1: false,
                 aggregated: false,
                 float: false,
+                instructions_before: 0,
+                after_barrier: false,
                 coordinates: Vec::new(),
                 index_text: String::new(),
                 at: a.at,
@@ -1583,6 +1609,8 @@ impl StepCompiler<'_> {
             bypass_l1: a.bypass_l1,
             aggregated: a.aggregated,
             float: a.float,
+            instructions_before: a.instructions_before,
+            after_barrier: false,
             coordinates,
             index_text: match &a.index_text[..] {
                 [one] => one.clone(),

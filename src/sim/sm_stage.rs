@@ -121,6 +121,9 @@ struct PreparedAccess {
     aggregated: bool,
     /// An atomic adding floating-point values ([`crate::launch::Access::float`]).
     float: bool,
+    /// A store issued too long after the warp's previous memory instruction, or after a
+    /// barrier, to merge with the warp's previous store ([`SmWorker::store`]).
+    apart_from_previous_store: bool,
     /// Affine index split into the part shared by a warp and a per-lane table.
     fast: Option<FastIndex>,
     general: Compiled,
@@ -458,6 +461,8 @@ impl GenContext {
                     bypass_l1: a.bypass_l1,
                     aggregated: a.aggregated,
                     float: a.float,
+                    apart_from_previous_store: a.after_barrier
+                        || a.instructions_before > launch.store_merge_window_instructions,
                     full_warp_passes: None,
                     pattern_class: None,
                     coordinates,
@@ -1181,9 +1186,10 @@ impl SmWorker {
         let a = &cx.accesses[issue.access as usize];
         let merge_key = (cx.stores_may_merge && self.traffic).then_some((issue.block, issue.warp));
         if let Some(key) = merge_key
-            && (a.kind != AccessKind::Store || issue.mask == 0)
+            && (a.kind != AccessKind::Store || issue.mask == 0 || a.apart_from_previous_store)
         {
-            // any other instruction between two stores of a warp keeps them apart
+            // any other memory instruction between two stores of a warp keeps them apart, as do
+            // a barrier and more than a few instructions of other work
             self.last_stores.remove(&key);
         }
         if issue.mask == 0 {

@@ -636,10 +636,12 @@ fn memory(
     mem: &mut Memory,
 ) -> Result<()> {
     let a = &launch.program.accesses[step.access];
-    // Any other instruction of the warp ends its run of stores.
+    // Any other memory instruction of the warp ends its run of stores, as do a barrier and more
+    // than the window's instructions before a store.
     let run_key = (sm, block, warp);
     let mut run = mem.store_runs.remove(&run_key).unwrap_or_default();
-    if a.kind != AccessKind::Store || step.mask == 0 {
+    let apart = a.after_barrier || a.instructions_before > launch.store_merge_window_instructions;
+    if a.kind != AccessKind::Store || step.mask == 0 || apart {
         run.clear();
     }
     if step.mask == 0 {

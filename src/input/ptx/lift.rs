@@ -88,6 +88,11 @@ struct FlopSite {
     ops: u64,
     double: bool,
     loops: Vec<usize>,
+    /// Its PTX line.
+    line: usize,
+    /// An add, multiply or FMA: one SASS instruction a copy (so its SASS counts the copies
+    /// ptxas made of the loop around it).
+    one_instruction: bool,
 }
 
 /// How the atoms of opaque branch conditions begin (`⟨?0⟩`).
@@ -197,9 +202,11 @@ fn flops_per_thread(
 /// loops around it (`loop_trips`), evaluated for the block and thread at the grid's origin (the
 /// trips of a z-marching loop that the last blocks cut short are those of a whole block). A
 /// loop that ptxas unrolled further has each of its lines in as many copies as its memory
-/// instructions (`memory`, the SASS's, by PTX line) are: its lines count once per copy. SASS
-/// under no reachable line (the loop's back edge, the padding) counts once. `Err` with the
-/// header line of a loop whose trips are not a constant of the launch there.
+/// instructions (`memory`, the SASS's, by PTX line) are, or, in a loop without memory
+/// instructions, as its floating-point adds, multiplies and FMAs are (one SASS instruction a
+/// copy): its lines count once per copy. SASS under no reachable line (the loop's back edge,
+/// the padding) counts once. `Err` with the header line of a loop whose trips are not a
+/// constant of the launch there.
 fn instructions_per_warp(
     lifter: &Lifter,
     by_line: &HashMap<usize, u32>,
@@ -217,6 +224,15 @@ fn instructions_per_warp(
                 .filter(|a| a.loops.last() == Some(&l))
                 .filter_map(|a| copies_of_line.get(&a.line).copied())
                 .collect();
+            if n.is_empty() {
+                // a loop of arithmetic alone (validation/store_merge.cu's pair_alu: ptxas made 7
+                // copies of nvcc's 4 FMAs, 16 + 8 + 4, and counted every copy its issue time
+                // was 8 times the H100's)
+                n = (lifter.flops.iter())
+                    .filter(|f| f.one_instruction && f.loops.last() == Some(&l))
+                    .filter_map(|f| by_line.get(&f.line).copied().filter(|&c| c > 0))
+                    .collect();
+            }
             n.sort_unstable();
             n.get(n.len() / 2).copied().unwrap_or(1).max(1) as f64
         })
@@ -1395,6 +1411,8 @@ impl<'a> Lifter<'a> {
                     ops: if matches!(op, "fma" | "mad") { 2 } else { 1 },
                     double: ty == "f64",
                     loops: self.loop_stack.clone(),
+                    line,
+                    one_instruction: matches!(op, "add" | "sub" | "mul" | "fma" | "mad"),
                 });
             }
             let v = Val::Unknown(format!(
@@ -1958,6 +1976,9 @@ struct Resolved {
     /// The compiled code predicates this access (`@P LDG`) rather than branching around it: a
     /// warp issues it even with no lane meeting its condition.
     predicated: bool,
+    /// For a global store: the SASS instructions between the previous memory instruction or
+    /// barrier and this store (0 without the SASS).
+    instructions_before: u32,
 }
 
 /// A trace-language name for parameter `i` (`p0`, …) unless the source gave one.
@@ -2157,6 +2178,7 @@ pub fn lift_entry(
                 aggregated: false,
                 float: false,
                 predicated: false,
+                instructions_before: 0,
             });
             continue;
         }
@@ -2197,6 +2219,7 @@ pub fn lift_entry(
             aggregated: false,
             float: a.float,
             predicated: false,
+            instructions_before: 0,
         });
     }
     // The compiled code's issue order and runs, where the SASS issues the PTX's accesses (ptxas
@@ -2227,6 +2250,9 @@ pub fn lift_entry(
                         r.aggregated = r.kind == "atomic" && order[p].aggregated;
                         // an aggregated atomic's guard is its leader lane, not a condition
                         r.predicated = order[p].predicated && !r.aggregated;
+                        if r.kind == "store" && !shared_bytes.contains_key(&r.array) {
+                            r.instructions_before = order[p].instructions_before;
+                        }
                         r
                     })
                     .collect();
@@ -2890,6 +2916,9 @@ fn emit_steps(
             }
             if r.float {
                 access.push_str(", float = true");
+            }
+            if r.instructions_before > 0 {
+                let _ = write!(access, ", instructions_before = {}", r.instructions_before);
             }
             let _ = writeln!(t, "{inner_indent}{access} }},  # PTX line {}", r.line);
         }

@@ -34,6 +34,9 @@ pub struct Issued {
     /// Bytes a lane loads, for `LDG` and `LDS` (4, 8 or 16, from `.64`/`.128`; 1 and 2 byte
     /// loads count as 4); 0 for the others.
     pub bytes: u8,
+    /// Instructions (`NOP`s left out) between the previous memory instruction or barrier of the
+    /// function, in code order, and this one; for the first, from the function's start.
+    pub instructions_before: u32,
 }
 
 /// What the SASS says of every function, by (mangled) entry name: its memory instructions and
@@ -230,7 +233,9 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
         .collect();
     let mut out: Vec<Issued> = Vec::new();
     let mut pending: HashSet<u32> = HashSet::new();
+    let mut since_last = 0u32;
     for (line, ins) in instructions {
+        let listed = out.len();
         let predicated = ins
             .strip_prefix('@')
             .and_then(|r| r.split_whitespace().next())
@@ -274,6 +279,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                     aggregated: false,
                     predicated,
                     bytes: 4 * width as u8,
+                    instructions_before: 0,
                 });
             }
             // shared accesses and barriers hold their place among the global ones
@@ -288,6 +294,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 } else {
                     0
                 },
+                instructions_before: 0,
             }),
             "BAR" if op.contains(".SYNC") => out.push(Issued {
                 line: *line,
@@ -296,6 +303,7 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 aggregated: false,
                 predicated,
                 bytes: 0,
+                instructions_before: 0,
             }),
             // a warp shuffle is a step of the trace too (one data-pipe wavefront)
             "SHFL" => out.push(Issued {
@@ -305,8 +313,15 @@ fn runs(instructions: &[(usize, String)]) -> Vec<Issued> {
                 aggregated: false,
                 predicated,
                 bytes: 0,
+                instructions_before: 0,
             }),
             _ => {}
+        }
+        if out.len() > listed {
+            out[listed].instructions_before = since_last;
+            since_last = 0;
+        } else if family != "NOP" {
+            since_last += 1;
         }
     }
     out
@@ -415,5 +430,23 @@ mod tests {
         // R40 is not R4; R4.64 reads R4 and R5
         assert!(!registers_read("R40, R3").contains(&4));
         assert_eq!(registers_read("desc[UR4][R4.64]"), HashSet::from([4, 5]));
+    }
+
+    #[test]
+    fn each_memory_instruction_knows_the_instructions_since_the_last_nops_left_out() {
+        let ins = vec![
+            (1, "S2R R0, SR_TID.X".to_string()),
+            (2, "STG.E desc[UR4][R2.64], R5".to_string()),
+            (3, "STG.E desc[UR4][R2.64+0x4], R7".to_string()),
+            (4, "FFMA R7, R7, R6, 1".to_string()),
+            (4, "NOP".to_string()),
+            (4, "@!P0 BRA 0x100".to_string()),
+            (5, "STG.E desc[UR4][R2.64+0x8], R7".to_string()),
+            (6, "BAR.SYNC.DEFER_BLOCKING 0x0".to_string()),
+            (7, "STG.E desc[UR4][R2.64+0xc], R7".to_string()),
+        ];
+        let r = runs(&ins);
+        let gaps: Vec<u32> = r.iter().map(|a| a.instructions_before).collect();
+        assert_eq!(gaps, vec![1, 0, 2, 0, 0]);
     }
 }
