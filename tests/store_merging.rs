@@ -265,3 +265,36 @@ fn what_keeps_a_warps_stores_apart_on_the_way_to_the_l2_is_what_the_h100_counts(
         }
     }
 }
+
+#[test]
+fn only_stores_that_may_write_one_line_in_a_run_are_followed() {
+    use gputraffic::sim::sm_stage::stores_may_merge;
+    let may = |body: &str| {
+        let kernel = Kernel::parse(&structs_with_body(body), "structs.toml").unwrap();
+        let b = Bound::new(kernel, "h200", &LaunchRequest::default()).unwrap();
+        stores_may_merge(&b.launch)
+    };
+    // neighbouring fields of a struct: one line
+    assert!(may(
+        r#"{ store = "pos", index = "3 * x" }, { store = "pos", index = "3 * x + 1" },"#
+    ));
+    // a third of the array apart (4 KiB, where a 128-thread block spans 512 bytes): never
+    assert!(!may(
+        r#"{ store = "pos", index = "x" }, { store = "pos", index = "x + n" },"#
+    ));
+    // just past a block's spread and a line: never; one element nearer: maybe
+    assert!(!may(
+        r#"{ store = "pos", index = "x" }, { store = "pos", index = "x + 160" },"#
+    ));
+    assert!(may(
+        r#"{ store = "pos", index = "x" }, { store = "pos", index = "x + 159" },"#
+    ));
+    // other arrays, or one store: nothing to follow; a store in a loop may follow itself
+    assert!(!may(
+        r#"{ store = "pos", index = "x" }, { store = "other", index = "x" },"#
+    ));
+    assert!(!may(r#"{ store = "pos", index = "x" },"#));
+    assert!(may(
+        r#"{ loop = "k", count = "2", body = [{ store = "pos", index = "x" }] },"#
+    ));
+}

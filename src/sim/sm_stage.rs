@@ -372,14 +372,41 @@ pub struct GenContext {
     source_name: String,
 }
 
-/// Whether a warp of `launch` can issue two global stores in a row, so that the second may
-/// merge into the first on its way to the L2 (`SmWorker::store`): two stores in the program,
-/// or one in a loop. Most kernels have one store, outside any loop, and skip the bookkeeping.
+/// Whether a warp of `launch` can issue two global stores to one line in a run, so that the
+/// second may merge into the first on its way to the L2 (`SmWorker::store`): a store in a loop
+/// (it may follow itself), or two stores of one array that are not `far_apart`. Most kernels
+/// store once, or to lines far apart (a lattice-Boltzmann step's 19 stores, a plane apart), and
+/// skip the bookkeeping.
 pub fn stores_may_merge(launch: &Launch) -> bool {
     let stores: Vec<_> = (launch.program.flattened().into_iter())
         .filter(|a| a.kind == AccessKind::Store)
         .collect();
-    stores.len() > 1 || stores.iter().any(|a| a.depth > 0)
+    if stores.iter().any(|a| a.depth > 0) {
+        return true;
+    }
+    stores.iter().enumerate().any(|(i, a)| {
+        (stores[i + 1..].iter()).any(|b| a.array == b.array && !far_apart(launch, a, b))
+    })
+}
+
+/// Whether no warp's two stores `a` and `b` can write one line: both indices affine with the
+/// same coefficients, so that `b`'s addresses are `a`'s moved by a constant, and that constant
+/// larger than the spread of a block's addresses plus a line.
+fn far_apart(launch: &Launch, a: &Access, b: &Access) -> bool {
+    let (Some(fa), Some(fb)) = (a.index.as_affine(), b.index.as_affine()) else {
+        return false;
+    };
+    if fa.coef != fb.coef {
+        return false;
+    }
+    let element = i128::from(launch.array_of(a).element_bytes);
+    let spread: i128 = (0..3)
+        .map(|d| i128::from(fa.coef[SLOT_THREAD + d]).abs() * i128::from(launch.block[d] - 1))
+        .sum::<i128>()
+        * element
+        + i128::from(a.bytes.max(b.bytes));
+    let apart = (i128::from(fa.c0) - i128::from(fb.c0)).abs() * element;
+    apart >= spread + i128::from(crate::metrics::LINE_BYTES)
 }
 
 impl GenContext {
@@ -826,9 +853,10 @@ pub struct SmWorker {
     /// The launch's tick at which the chunk being processed starts (issues carry ticks within
     /// their chunk; the in-flight window spans chunks).
     chunk_start: u64,
-    /// Per warp (block, warp) whose last instruction was a store: the lines its run of stores
-    /// has written, with the sectors and bytes so far, for the warp's next store to continue
-    /// ([`SmWorker::store`]). Kept across chunks; a block's warps leave when it finishes.
+    /// Per warp (block, warp): the lines its run of stores has written, with the sectors and
+    /// bytes so far, for the warp's next store to continue ([`SmWorker::store`]); empty where its
+    /// last instruction was not a store. Kept across chunks; a block's warps leave when it
+    /// finishes.
     last_stores: HashMap<(u32, u16), Vec<RunLine>, ahash::RandomState>,
 }
 
@@ -1189,8 +1217,11 @@ impl SmWorker {
             && (a.kind != AccessKind::Store || issue.mask == 0 || a.apart_from_previous_store)
         {
             // any other memory instruction between two stores of a warp keeps them apart, as do
-            // a barrier and more than a few instructions of other work
-            self.last_stores.remove(&key);
+            // a barrier and more than a few instructions of other work (the run is emptied, not
+            // removed: its warp keeps the allocation until its block finishes)
+            if let Some(run) = self.last_stores.get_mut(&key) {
+                run.clear();
+            }
         }
         if issue.mask == 0 {
             // Predicated off in every lane: no address, no request, one data-pipe wavefront;
@@ -1498,7 +1529,7 @@ impl SmWorker {
         // the sectors the run has already sent are not counted again, and a sector the run
         // completes counts as written whole.
         let partial = |sectors: u8, bytes: u128| (sectors & !full_sectors(bytes)).count_ones();
-        let mut run = self.last_stores.remove(&key).unwrap_or_default();
+        let run = self.last_stores.entry(key).or_default();
         for r in lines {
             let line = r.line.wrapping_add(shift);
             let out = &mut self.out[self.router.shard(line)];
@@ -1514,7 +1545,6 @@ impl SmWorker {
                 None => run.push((line, sectors, bytes)),
             }
         }
-        self.last_stores.insert(key, run);
     }
 }
 
