@@ -1468,8 +1468,9 @@ impl StepCompiler<'_> {
                     let first = accesses.len();
                     let body = self.steps(&l.body, lets, loop_vars, accesses)?;
                     // a barrier after the body's last access comes before its first one in
-                    // every iteration after the first (the first one's, before the loop, is
-                    // taken as the same: the stores it keeps apart are at most one a loop)
+                    // every iteration after the first; the first iteration's first access is
+                    // marked too (so a store there never continues a store before the loop: one
+                    // merge a loop at most is lost)
                     if self.barrier_pending.get()
                         && let Some(a) = accesses.get_mut(first)
                     {
