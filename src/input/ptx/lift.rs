@@ -227,7 +227,7 @@ fn instructions_per_warp(
             if n.is_empty() {
                 // a loop of arithmetic alone (validation/store_merge.cu's pair_alu: ptxas made 7
                 // copies of nvcc's 4 FMAs, 16 + 8 + 4; counting every copy put its issue time at
-                // 8 times the H100's)
+                // 8 to 9 times the H100's)
                 n = (lifter.flops.iter())
                     .filter(|f| f.one_instruction && f.loops.last() == Some(&l))
                     .filter_map(|f| by_line.get(&f.line).copied().filter(|&c| c > 0))
