@@ -57,7 +57,7 @@ pub fn strip_line_info(raw: &str) -> (String, Vec<Option<SourceLine>>) {
             files.insert(index.to_string(), name.trim_matches('"').to_string());
         }
     }
-    let (mut ptx, mut lines, mut at) = (String::with_capacity(raw.len()), Vec::new(), None);
+    let (mut kept, mut lines, mut at) = (Vec::new(), Vec::new(), None);
     for l in raw.lines() {
         let mut words = l.split_whitespace();
         match words.next() {
@@ -77,8 +77,7 @@ pub fn strip_line_info(raw: &str) -> (String, Vec<Option<SourceLine>>) {
             }
             Some(".file") => {}
             _ => {
-                ptx.push_str(l);
-                ptx.push('\n');
+                kept.push(l);
                 lines.push(at.clone());
             }
         }
@@ -86,19 +85,18 @@ pub fn strip_line_info(raw: &str) -> (String, Vec<Option<SourceLine>>) {
     // A label (a loop's header) takes the line of the instruction it labels, not the last one
     // before it.
     let mut next_instruction = None;
-    for (i, l) in ptx
-        .lines()
-        .enumerate()
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-    {
+    for (i, l) in kept.iter().enumerate().rev() {
         let l = l.trim();
         if l.ends_with(':') {
             lines[i] = next_instruction.clone();
         } else if !l.is_empty() && !l.starts_with('.') && !l.starts_with('/') {
             next_instruction = lines[i].clone();
         }
+    }
+    let mut ptx = String::with_capacity(raw.len());
+    for l in kept {
+        ptx.push_str(l);
+        ptx.push('\n');
     }
     (ptx, lines)
 }
@@ -107,14 +105,11 @@ pub fn strip_line_info(raw: &str) -> (String, Vec<Option<SourceLine>>) {
 /// compiles put first: `line 58 (PTX line 348): …` where the line is `file`'s, `line 12 of
 /// lbm.cuh (PTX line 348): …` where it is a header's; unchanged where nothing is known.
 pub fn with_source_line(message: &str, file: &Path, lines: &[Option<SourceLine>]) -> String {
-    let Some(rest) = message.strip_prefix("line ") else {
-        return message.to_string();
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let (Ok(ptx_line), Some(tail)) = (
-        rest[..digits].parse::<usize>(),
-        rest[digits..].strip_prefix(':'),
-    ) else {
+    let Some((ptx_line, tail)) = message
+        .strip_prefix("line ")
+        .and_then(leading_number)
+        .and_then(|(n, rest)| Some((n, rest.strip_prefix(':')?)))
+    else {
         return message.to_string();
     };
     // Lines the message names further on ("the loop at line 341", "(line 321)") are PTX lines
@@ -123,18 +118,17 @@ pub fn with_source_line(message: &str, file: &Path, lines: &[Option<SourceLine>]
     let mut from = 0;
     while let Some(found) = tail[from..].find("line ") {
         let (at, start) = (from + found, from + found + "line ".len());
-        let digits = tail[start..].bytes().take_while(u8::is_ascii_digit).count();
-        let named = tail[start..start + digits].parse::<usize>().ok();
+        let named = leading_number(&tail[start..]).map(|(n, rest)| (n, tail.len() - rest.len()));
         let word_start = at == 0 || !tail.as_bytes()[at - 1].is_ascii_alphanumeric();
         match named.filter(|_| word_start) {
-            Some(n) => {
+            Some((n, end)) => {
                 let in_brackets = at > 0 && tail.as_bytes()[at - 1] == b'(';
                 let place = match source_place(n, file, lines) {
                     Some(place) if in_brackets => format!("{place}, PTX line {n}"),
                     Some(place) => format!("{place} (PTX line {n})"),
                     None => format!("PTX line {n}"),
                 };
-                tail.replace_range(at..start + digits, &place);
+                tail.replace_range(at..end, &place);
                 from = at + place.len();
             }
             None => from = start,
@@ -144,6 +138,12 @@ pub fn with_source_line(message: &str, file: &Path, lines: &[Option<SourceLine>]
         Some(place) => format!("{place} (PTX line {ptx_line}):{tail}"),
         None => format!("PTX line {ptx_line}:{tail}"),
     }
+}
+
+/// The number `s` starts with and what follows it; `None` where it starts with no digit.
+fn leading_number(s: &str) -> Option<(usize, &str)> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    Some((s[..digits].parse().ok()?, &s[digits..]))
 }
 
 /// `line L` where PTX line `ptx_line` compiles line L of `file`, `line L of header.cuh` where it
