@@ -661,6 +661,13 @@ impl Launch {
         ))
     }
 
+    /// Whether store `a` cannot continue the warp's run of stores (a barrier comes between, or
+    /// it issues more than `store_merge_window_instructions` after the warp's previous memory
+    /// instruction; docs/model.md "A warp's stores in a row merge").
+    pub fn store_parts_run(&self, a: &Access) -> bool {
+        a.after_barrier || a.instructions_before > self.store_merge_window_instructions
+    }
+
     /// The layout of the array access `a` reads or writes: [`Launch::shared_arrays`] for a
     /// shared access, else [`Launch::arrays`].
     pub fn array_of(&self, a: &Access) -> &ArrayLayout {

@@ -488,8 +488,7 @@ impl GenContext {
                     bypass_l1: a.bypass_l1,
                     aggregated: a.aggregated,
                     float: a.float,
-                    apart_from_previous_store: a.after_barrier
-                        || a.instructions_before > launch.store_merge_window_instructions,
+                    apart_from_previous_store: launch.store_parts_run(a),
                     full_warp_passes: None,
                     pattern_class: None,
                     coordinates,

@@ -640,8 +640,7 @@ fn memory(
     // than the window's instructions before a store.
     let run_key = (sm, block, warp);
     let mut run = mem.store_runs.remove(&run_key).unwrap_or_default();
-    let apart = a.after_barrier || a.instructions_before > launch.store_merge_window_instructions;
-    if a.kind != AccessKind::Store || step.mask == 0 || apart {
+    if a.kind != AccessKind::Store || step.mask == 0 || launch.store_parts_run(a) {
         run.clear();
     }
     if step.mask == 0 {
