@@ -2586,3 +2586,143 @@ fn shared_loads_that_ptxas_merged_into_one_wider_load_lift_as_that_load() {
     let err = simulated as f64 / measured - 1.0;
     assert!(err.abs() < 0.02, "shared wavefronts {err:+.3}");
 }
+
+/// A loop whose variable halves (`s >>= 1`) or doubles (`d *= 2`, `d <<= 1`) lifts with the
+/// variable as a power of the iteration and the trips worked out from its test
+/// (tests/data/ptx/halving.cu): the tutorial block reduction, its variant that stops at 32
+/// for the last warp's shuffles, a Hillis-Steele scan and a stride doubling up to a parameter.
+/// Each is checked against the C loops run here for every block, in block sizes that are and
+/// are not powers of two: shared instructions (a predicated body is issued by every warp, a
+/// branched one by the warps with a lane in it), the instructions no lane executes, shuffles
+/// and thread accesses.
+#[test]
+fn loops_whose_variable_halves_or_doubles_run_the_trips_their_test_allows() {
+    let order = compiled_order("tests/data/ptx/halving.sass");
+    let lift = |entry: &str| {
+        let options = LiftOptions {
+            entry: Some(entry.into()),
+            registers: Some(16),
+            grid: Some(["cdiv(n, blockDim.x)".into(), "1".into(), "1".into()]),
+            updates: Some("n".into()),
+            extents: [("in", "n + m"), ("out", "n"), ("sdata", "blockDim.x")]
+                .iter()
+                .filter(|(a, _)| entry == "doubling_reads" || *a != "in")
+                .map(|(a, e)| (a.to_string(), e.to_string()))
+                .chain((entry != "doubling_reads").then(|| ("in".into(), "n".into())))
+                .collect(),
+            issue_order: order.clone(),
+            ..Default::default()
+        };
+        lift_file("tests/data/ptx/halving.ptx", &options).unwrap()
+    };
+    // what one block of `threads` does in a loop over `strides`, each trip a predicated body of
+    // `per_trip` shared instructions under `active(tid, stride)`: (issued, issued with no lane)
+    let trips =
+        |threads: u64, strides: &[u64], per_trip: u64, active: &dyn Fn(u64, u64) -> bool| {
+            let warps = threads.div_ceil(32);
+            let mut idle = 0;
+            for &s in strides {
+                idle += (0..warps)
+                    .filter(|w| !(w * 32..threads.min(w * 32 + 32)).any(|t| active(t, s)))
+                    .count() as u64;
+            }
+            (warps * strides.len() as u64 * per_trip, idle * per_trip)
+        };
+    let halving = |from: u64, above: u64| {
+        std::iter::successors(Some(from), |s| Some(s / 2))
+            .take_while(|s| *s > above)
+            .collect::<Vec<u64>>()
+    };
+    let doubling = |below: u64| {
+        std::iter::successors(Some(1u64), |d| Some(d * 2))
+            .take_while(|d| *d < below)
+            .collect::<Vec<u64>>()
+    };
+    let (sum, sum_warp, scan) = (
+        lift("block_sum"),
+        lift("block_sum_warp"),
+        lift("block_scan"),
+    );
+    assert!(
+        sum.toml.contains("ilog(2, (blockDim.x / 2))"),
+        "{}",
+        sum.toml
+    );
+    for threads in [32u64, 64, 96, 256, 1000, 1024] {
+        let blocks = 40;
+        let n = (blocks * threads) as i64;
+        let warps = threads.div_ceil(32);
+        let block = [threads as u32, 1, 1];
+        // for (s = blockDim.x / 2; s > 0; s >>= 1) if (tid < s) sdata[tid] += sdata[tid + s]
+        let strides = halving(threads / 2, 0);
+        let (loop_issued, idle) = trips(threads, &strides, 3, &|t, s| t < s);
+        let c = counts(sum.kernel.clone(), block, &[("n", n)]);
+        let what = format!("block_sum, {threads} threads");
+        assert_eq!(
+            c.l1.shared_store_requests,
+            blocks * (warps + loop_issued / 3),
+            "{what}"
+        );
+        assert_eq!(
+            c.l1.shared_load_requests,
+            blocks * (2 * loop_issued / 3 + 1),
+            "{what}"
+        );
+        assert_eq!(c.l1.predicated_off, blocks * idle, "{what}");
+        // lanes: the global load and store, the first shared store, three accesses of each
+        // lane below the stride, the last shared load
+        let lanes: u64 = strides.iter().map(|s| 3 * s.min(&threads)).sum();
+        assert_eq!(
+            c.thread_accesses,
+            n as u64 + blocks * (1 + threads + lanes + 1),
+            "{what}"
+        );
+        // for (d = 1; d < blockDim.x; d *= 2): a predicated load of sdata[tid - d], then a
+        // load and a store every thread makes
+        let strides = doubling(threads);
+        let (loop_issued, idle) = trips(threads, &strides, 1, &|t, d| t >= d);
+        let c = counts(scan.kernel.clone(), block, &[("n", n)]);
+        let what = format!("block_scan, {threads} threads");
+        let all = warps * strides.len() as u64;
+        assert_eq!(
+            c.l1.shared_load_requests,
+            blocks * (loop_issued + all + warps),
+            "{what}"
+        );
+        assert_eq!(c.l1.shared_store_requests, blocks * (warps + all), "{what}");
+        assert_eq!(c.l1.predicated_off, blocks * idle, "{what}");
+        // the same loop stopped at 32, then the first warp's five shuffles (it reads
+        // sdata[tid + 32]: blocks of fewer than 64 threads read outside their array, an error)
+        let c = bind(sum_warp.kernel.clone(), Some(block), &[("n", n)])
+            .and_then(|b| gputraffic::sim::simulate(&b.launch, &b.hw, &SimOptions::default()));
+        if threads < 64 {
+            let e = c.unwrap_err().to_string();
+            assert!(
+                e.contains("a shared load of array 'sdata' is outside it"),
+                "{e}"
+            );
+            continue;
+        }
+        let strides = halving(threads / 2, 32);
+        let (loop_issued, idle) = trips(threads, &strides, 3, &|t, s| t < s);
+        let c = c.unwrap();
+        let what = format!("block_sum_warp, {threads} threads");
+        assert_eq!(
+            c.l1.shared_load_requests,
+            blocks * (2 * loop_issued / 3 + 2),
+            "{what}"
+        );
+        assert_eq!(c.l1.predicated_off, blocks * idle, "{what}");
+        assert_eq!(c.l1.shuffles, blocks * 5, "{what}");
+    }
+    // for (d = 1; d < m; d <<= 1) s += in[x + d]: the reads 1, 2, 4, … below m
+    let reads = lift("doubling_reads");
+    for m in [0i64, 1, 2, 3, 8, 9, 1000] {
+        let c = counts(reads.kernel.clone(), [128, 1, 1], &[("n", 1024), ("m", m)]);
+        assert_eq!(
+            c.thread_accesses,
+            1024 * (doubling(m.max(0) as u64).len() as u64 + 1),
+            "doubling_reads, m = {m}"
+        );
+    }
+}

@@ -1,10 +1,11 @@
 //! The checked integer arithmetic every evaluator shares (the reference interpreter, the
-//! compiled programs of [`super::lower`]): floor division and modulo, `cdiv`, and the strict
+//! compiled programs of [`super::lower`]): floor division and modulo, `cdiv`, `pow`, `ilog`, and the strict
 //! binary operations ([`Arith`]) that lowering emits. Overflow and division by zero are
 //! [`EvalError`]s, never wrapping or panics.
 //!
 //! [`Arith`] is not [`super::BinaryOp`]: the parser's operators include the short-circuit `&&` and
-//! `||` (lowered to jumps, never applied to two evaluated operands), and `min`, `max` and `cdiv`
+//! `||` (lowered to jumps, never applied to two evaluated operands), and `min`, `max`, `cdiv`, `pow`
+//! and `ilog`
 //! are functions in the source but strict operations here.
 
 use super::EvalError;
@@ -69,6 +70,30 @@ pub(super) fn cdiv(a: i64, b: i64) -> Result<i64, EvalError> {
     if a % b > 0 { Ok(q + 1) } else { Ok(q) }
 }
 
+/// `a` to the power `b`, `b` not negative.
+#[inline]
+pub(super) fn pow(a: i64, b: i64) -> Result<i64, EvalError> {
+    let b = u32::try_from(b).map_err(|_| {
+        if b < 0 {
+            EvalError::PowNegativeExponent
+        } else {
+            EvalError::Overflow
+        }
+    })?;
+    a.checked_pow(b).ok_or(EvalError::Overflow)
+}
+
+/// The largest `e` with `b^e <= x` for `x >= 1`, and -1 for `x < 1` (so `ilog(b, x) + 1` counts
+/// the powers 1, b, b², … up to `x`: the trips of a loop whose variable halves or doubles);
+/// `b` at least 2.
+#[inline]
+pub(super) fn ilog(b: i64, x: i64) -> Result<i64, EvalError> {
+    if b < 2 {
+        return Err(EvalError::IlogBase);
+    }
+    Ok(if x < 1 { -1 } else { i64::from(x.ilog(b)) })
+}
+
 /// Strict (both operands always evaluated) binary operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Arith {
@@ -86,6 +111,8 @@ pub(super) enum Arith {
     Min,
     Max,
     Cdiv,
+    Pow,
+    Ilog,
 }
 
 impl Arith {
@@ -106,6 +133,8 @@ impl Arith {
             Arith::Min => Ok(a.min(b)),
             Arith::Max => Ok(a.max(b)),
             Arith::Cdiv => cdiv(a, b),
+            Arith::Pow => pow(a, b),
+            Arith::Ilog => ilog(a, b),
         }
     }
 

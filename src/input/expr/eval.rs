@@ -2,7 +2,7 @@
 //! compiled forms ([`Affine`],
 //! [`GeneralProgram`] on its small stack, [`Compiled`]).
 
-use super::arith::{abs, cdiv, neg, wrap32};
+use super::arith::{abs, cdiv, ilog, neg, pow, wrap32};
 use super::lower::{Guard, Op};
 use super::{Affine, BinaryOp, Compiled, EvalError, Expr, Func, GeneralProgram, UnaryOp};
 
@@ -57,10 +57,14 @@ impl Expr {
                     Func::I32 | Func::U32 => {
                         Ok(wrap32(args[0].eval_with(lookup)?, *f == Func::I32))
                     }
-                    Func::Cdiv => {
+                    Func::Cdiv | Func::Pow | Func::Ilog => {
                         let x = args[0].eval_with(lookup)?;
                         let y = args[1].eval_with(lookup)?;
-                        cdiv(x, y)
+                        match f {
+                            Func::Cdiv => cdiv(x, y),
+                            Func::Pow => pow(x, y),
+                            _ => ilog(x, y),
+                        }
                     }
                     Func::Min | Func::Max => {
                         let mut acc = args[0].eval_with(lookup)?;
@@ -289,6 +293,19 @@ mod tests {
         assert_eq!(both("u32(-1)"), Ok(4_294_967_295));
         assert_eq!(both("u32(4294967296 + 5)"), Ok(5));
         assert_eq!(both("u32(4294967295)"), Ok(4_294_967_295));
+        // powers and integer logarithms, for loops whose variable halves or doubles
+        assert_eq!(both("pow(2, 10)"), Ok(1024));
+        assert_eq!(both("pow(-3, 3)"), Ok(-27));
+        assert_eq!(both("pow(7, 0)"), Ok(1));
+        assert_eq!(both("pow(2, 63)"), Err(EvalError::Overflow));
+        assert_eq!(both("pow(2, -1)"), Err(EvalError::PowNegativeExponent));
+        assert_eq!(both("ilog(2, 1)"), Ok(0));
+        assert_eq!(both("ilog(2, 1023)"), Ok(9));
+        assert_eq!(both("ilog(2, 1024)"), Ok(10));
+        assert_eq!(both("ilog(3, 80)"), Ok(3));
+        assert_eq!(both("ilog(2, 0)"), Ok(-1));
+        assert_eq!(both("ilog(2, -5)"), Ok(-1));
+        assert_eq!(both("ilog(1, 5)"), Err(EvalError::IlogBase));
         assert_eq!(both("cdiv(10, 4)"), Ok(3));
         assert_eq!(both("cdiv(8, 4)"), Ok(2));
         assert_eq!(both("cdiv(-1, 4)"), Ok(0));

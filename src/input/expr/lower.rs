@@ -481,6 +481,8 @@ impl<'a> Lowerer<'_, 'a> {
         Ok(match f {
             Func::Abs => Node::abs(first),
             Func::Cdiv => Node::bin(Arith::Cdiv, first, it.next().unwrap_or(Node::Const(0))),
+            Func::Pow => Node::bin(Arith::Pow, first, it.next().unwrap_or(Node::Const(0))),
+            Func::Ilog => Node::bin(Arith::Ilog, first, it.next().unwrap_or(Node::Const(0))),
             Func::Min => it.fold(first, |acc, n| Node::bin(Arith::Min, acc, n)),
             Func::Max => it.fold(first, |acc, n| Node::bin(Arith::Max, acc, n)),
             Func::I32 | Func::U32 => Node::wrap(f == Func::I32, first, self.bounds),
@@ -1236,6 +1238,8 @@ mod tests {
                     .prop_map(|(m, v)| Expr::Call(if m { Func::Min } else { Func::Max }, v)),
                 1 => (inner.clone(), inner.clone())
                     .prop_map(|(a, b)| Expr::Call(Func::Cdiv, vec![a, b])),
+                1 => (any::<bool>(), inner.clone(), inner.clone())
+                    .prop_map(|(p, a, b)| Expr::Call(if p { Func::Pow } else { Func::Ilog }, vec![a, b])),
                 1 => inner.clone().prop_map(|a| Expr::Call(Func::Abs, vec![a])),
                 1 => (any::<bool>(), inner.clone())
                     .prop_map(|(s, a)| Expr::Call(if s { Func::I32 } else { Func::U32 }, vec![a])),

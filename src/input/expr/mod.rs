@@ -35,7 +35,8 @@
 //!   `&&`, `||` and `?:` evaluate only the operands they need.
 //! * Functions: `min(a, b, ...)` and `max(a, b, ...)` (two or more
 //!   arguments), `cdiv(a, b)` (ceiling division, `b` must be positive),
-//!   `abs(a)`, and `i32(a)` / `u32(a)`: `a` wrapped around to 32 bits as
+//!   `abs(a)`, `pow(a, b)` (`b` not negative), `ilog(b, x)` (the largest `e` with
+//!   `b^e <= x`, -1 for `x < 1`; `b` at least 2), and `i32(a)` / `u32(a)`: `a` wrapped around to 32 bits as
 //!   the GPU's 32-bit integer arithmetic does (two's complement, into
 //!   `-2^31..2^31` or `0..2^32`), what the PTX lifter writes around index
 //!   parts the kernel computes in 32 bits. [`compile_bounded`] drops a wrap
@@ -140,6 +141,12 @@ pub enum EvalError {
     /// `cdiv(a, b)` with `b <= 0`.
     #[error("cdiv requires a positive divisor")]
     CdivNonPositive,
+    /// `pow(a, b)` with `b < 0`.
+    #[error("pow requires an exponent of 0 or more")]
+    PowNegativeExponent,
+    /// `ilog(b, x)` with `b < 2`.
+    #[error("ilog requires a base of 2 or more")]
+    IlogBase,
     /// A name was bound to a slot index that is not below [`MAX_SLOTS`].
     #[error("variable '{name}' is bound to slot {slot}, but only {max} slots are supported", max = MAX_SLOTS)]
     SlotOutOfRange {
@@ -270,6 +277,11 @@ pub enum Func {
     Cdiv,
     /// `abs(a)`.
     Abs,
+    /// `pow(a, b)`: `a` to the power `b`; `b` must not be negative.
+    Pow,
+    /// `ilog(b, x)`: the largest `e` with `b^e <= x` for `x >= 1`, -1 for `x < 1`; `b` at
+    /// least 2. The trips of a loop whose variable halves (`s >>= 1`) or doubles.
+    Ilog,
     /// `i32(a)`: `a` wrapped around to a signed 32-bit value (two's complement).
     I32,
     /// `u32(a)`: `a` wrapped around to an unsigned 32-bit value (`a` modulo 2^32).
@@ -284,6 +296,8 @@ impl Func {
             Func::Max => "max",
             Func::Cdiv => "cdiv",
             Func::Abs => "abs",
+            Func::Pow => "pow",
+            Func::Ilog => "ilog",
             Func::I32 => "i32",
             Func::U32 => "u32",
         }
@@ -296,6 +310,8 @@ impl Func {
             "max" => Some(Func::Max),
             "cdiv" => Some(Func::Cdiv),
             "abs" => Some(Func::Abs),
+            "pow" => Some(Func::Pow),
+            "ilog" => Some(Func::Ilog),
             "i32" => Some(Func::I32),
             "u32" => Some(Func::U32),
             _ => None,
@@ -306,7 +322,7 @@ impl Func {
     pub fn accepts(self, n: usize) -> bool {
         match self {
             Func::Min | Func::Max => n >= 2,
-            Func::Cdiv => n == 2,
+            Func::Cdiv | Func::Pow | Func::Ilog => n == 2,
             Func::Abs | Func::I32 | Func::U32 => n == 1,
         }
     }
@@ -314,7 +330,7 @@ impl Func {
     fn arity_text(self) -> &'static str {
         match self {
             Func::Min | Func::Max => "at least 2 arguments",
-            Func::Cdiv => "exactly 2 arguments",
+            Func::Cdiv | Func::Pow | Func::Ilog => "exactly 2 arguments",
             Func::Abs | Func::I32 | Func::U32 => "exactly 1 argument",
         }
     }

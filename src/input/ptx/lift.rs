@@ -10,7 +10,7 @@
 
 use super::LiftOptions;
 use super::parse::{Entry, Instruction, StatementKind};
-use super::symbolic::{Comparison, Dnf, Monomial, Poly};
+use super::symbolic::{Comparison, Dnf, Monomial, Poly, power_of};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
@@ -189,7 +189,7 @@ fn flops_per_thread(
     let mut terms: [BTreeMap<Vec<String>, i64>; 2] = Default::default();
     for site in sites {
         let (times, factors) = trip_factors(&site.loops, loop_trips, str::to_string, |v| {
-            params.values().any(|p| p == v)
+            params.values().any(|p| p == v) || v.starts_with("blockDim.")
         })?;
         *terms[site.double as usize].entry(factors).or_default() +=
             (site.ops as i64).saturating_mul(times);
@@ -354,6 +354,172 @@ fn flops_per_store(
 
 /// Bytes of one element of a PTX type suffix (`f64` → 8).
 /// Whether `m` is a mask of the lowest bits, 2^k - 1 (k >= 1).
+/// `a / k` (floor division, `k` at least 2): exact where every coefficient divides; a variable
+/// that halves divided by its base again is the same variable one power on
+/// (`(S / pow(2, k)) / 2` is `(S / pow(2, k + 1))`); else the opaque atom `(a / k)`.
+fn divided(a: &Poly, k: i64) -> Poly {
+    if let Some(q) = a.exact_div(k) {
+        return q;
+    }
+    if let Some((m, 1)) = a
+        .terms
+        .iter()
+        .next()
+        .filter(|_| a.terms.len() == 1)
+        .map(|(m, c)| (m, *c))
+        && let [atom] = m.as_slice()
+        && let Some(p) = power_of(atom)
+        && let Some(dividend) = &p.dividend
+        && let Some(j) = (1..63u32).find(|&j| p.base.checked_pow(j) == Some(k))
+        && let Some(exponent) = p.exponent.add(&Poly::constant(i64::from(j)))
+    {
+        return Poly::quotient_by_power(dividend, p.base, &exponent);
+    }
+    Poly::atom(format!("({} / {k})", a.to_operand()))
+}
+
+/// How a register changes from one iteration of a loop to the next, from its value after
+/// the body with the placeholder `start` for its value before: `(start / d)` halves it
+/// (`d` at least 2, an unsigned or arithmetic shift right or a division by a constant),
+/// `m * start` multiplies it (`m` at least 2: `d <<= 1`, `d *= 2`). `None` otherwise (a
+/// step of its own, or a change not followed).
+fn geometric_step(end: &Poly, start: &str) -> Option<Geometric> {
+    let (m, &c) = end.terms.iter().next().filter(|_| end.terms.len() == 1)?;
+    let [atom] = m.as_slice() else {
+        return None;
+    };
+    if atom == start {
+        return (c >= 2).then_some(Geometric::Times(c));
+    }
+    let d = atom
+        .strip_prefix(&format!("({start} / "))?
+        .strip_suffix(')')?
+        .parse::<i64>()
+        .ok()?;
+    (c == 1 && d >= 2).then_some(Geometric::Divided(d))
+}
+
+/// The trips of a loop that goes on while `c` holds at its back edge, `c` a comparison of a
+/// variable that halves or doubles (a power atom whose exponent is the iteration `var` plus a
+/// constant `e`) against a bound that does not change: `s > t` (or `s != 0`, `s >= t`) for
+/// `s = S / b^(var + e)`, `A * b^(var + e) < n` (or `<=`) for one that doubles, `A` positive.
+/// Either goes on while `b^(var + e) <= X` for an `X` that does not change (`S / (t + 1)`,
+/// `(n - 1) / A`), so the loop runs `max(0, ilog(b, X) - e + 1) + 1` trips: the tutorial
+/// block reduction's `for (s = blockDim.x / 2; s > 0; s >>= 1)` runs `ilog(2, blockDim.x / 2)
+/// + 1`. `None` where `c` is not of that form.
+#[allow(clippy::type_complexity)]
+fn geometric_trips(
+    c: &Comparison,
+    var: &str,
+) -> Option<(String, Option<Poly>, String, Option<(Poly, Poly)>)> {
+    let k = Poly::atom(var);
+    let free_of_var = |p: &Poly| {
+        !p.mentions(var)
+            && !p.atoms().iter().any(|a| {
+                a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .any(|w| w == var)
+            })
+    };
+    // the one term with a power of the iteration
+    let mut found = None;
+    for (m, &coefficient) in &c.lhs.terms {
+        let powers: Vec<usize> = (0..m.len())
+            .filter(|&i| power_of(&m[i]).is_some_and(|p| p.exponent.mentions(var)))
+            .collect();
+        match (powers.as_slice(), &found) {
+            ([], _) => {}
+            ([i], None) => found = Some((m.clone(), coefficient, *i)),
+            _ => return None,
+        }
+    }
+    let (m, coefficient, at) = found?;
+    let power = power_of(&m[at])?;
+    let e = power.exponent.sub(&k)?.as_constant().filter(|e| *e >= 0)?;
+    let mut factor = Poly {
+        terms: BTreeMap::from([(
+            m.iter()
+                .enumerate()
+                .filter(|&(i, _)| i != at)
+                .map(|(_, a)| a.clone())
+                .collect::<Monomial>(),
+            coefficient,
+        )]),
+    };
+    let mut rest = c.lhs.sub(&Poly {
+        terms: BTreeMap::from([(m.clone(), coefficient)]),
+    })?;
+    if !free_of_var(&rest) || !free_of_var(&factor) {
+        return None;
+    }
+    let mut op = c.op;
+    // a positive factor: negate a negative one, and the comparison with it
+    let launch_only = factor
+        .atoms()
+        .iter()
+        .all(|x| x.starts_with("blockDim.") || x.starts_with("gridDim."));
+    if !launch_only {
+        return None;
+    }
+    if coefficient < 0 {
+        factor = factor.scale(-1)?;
+        rest = rest.scale(-1)?;
+        op = match op {
+            "<" => ">",
+            "<=" => ">=",
+            ">" => "<",
+            ">=" => "<=",
+            o => o,
+        };
+    }
+    // go on while factor * power OP bound
+    let bound = rest.scale(-1)?;
+    let limit = match (&power.dividend, op) {
+        (Some(dividend), _) if free_of_var(dividend) && factor == Poly::constant(1) => {
+            // s > t, s >= t + 1, s != 0 (s never below 0): b^(var + e) <= S / (t + 1)
+            let t = match (op, bound.as_constant()?) {
+                ("!=", 0) => 0,
+                (">", t) if t >= 0 => t,
+                (">=", t) if t >= 1 => t - 1,
+                _ => return None,
+            };
+            if t == 0 {
+                dividend.to_expr()
+            } else {
+                format!("{} / {}", dividend.to_operand(), t + 1)
+            }
+        }
+        (None, "<" | "<=") => {
+            let most = if op == "<" {
+                bound.sub(&Poly::constant(1))?
+            } else {
+                bound
+            };
+            if factor == Poly::constant(1) {
+                most.to_expr()
+            } else {
+                format!("{} / {}", most.to_operand(), factor.to_operand())
+            }
+        }
+        _ => return None,
+    };
+    let beyond = match 1 - e {
+        0 => String::new(),
+        d if d > 0 => format!(" + {d}"),
+        d => format!(" - {}", -d),
+    };
+    let last = format!("max(0, ilog({}, {limit}){beyond})", power.base);
+    Some((format!("{last} + 1"), None, last, None))
+}
+
+/// A register that a loop's every iteration divides or multiplies by a constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Geometric {
+    /// Divided (floor) by this, at least 2.
+    Divided(i64),
+    /// Multiplied by this, at least 2.
+    Times(i64),
+}
+
 fn is_low_bit_mask(m: i64) -> bool {
     m > 0 && (m + 1) & m == 0
 }
@@ -869,6 +1035,18 @@ impl<'a> Lifter<'a> {
                 ))
             };
             let value = match (state.regs.get(r), probed.regs.get(r)) {
+                // a variable that halves or doubles: its start times a power of the iteration
+                (Some(Val::Int(start)), Some(Val::Int(end)))
+                    if let Some(g) = geometric_step(end, &placeholder(r)) =>
+                {
+                    match g {
+                        Geometric::Divided(d) => Val::Int(Poly::quotient_by_power(start, d, &k)),
+                        Geometric::Times(m) => match start.mul(&Poly::power(m, &k)) {
+                            Some(v) => Val::Int(v),
+                            None => why(),
+                        },
+                    }
+                }
                 (Some(Val::Int(start)), Some(Val::Int(end))) => {
                     let step = end.sub(&Poly::atom(placeholder(r)));
                     match step {
@@ -951,6 +1129,9 @@ impl<'a> Lifter<'a> {
         c: &Comparison,
         var: &str,
     ) -> Option<(String, Option<Poly>, String, Option<(Poly, Poly)>)> {
+        if let Some(trips) = geometric_trips(c, var) {
+            return Some(trips);
+        }
         // lhs = a * k + rest, a a constant or a positive product of blockDim and gridDim (the
         // stride of a grid-stride loop)
         let mut slope = Poly::default();
@@ -1524,14 +1705,13 @@ impl<'a> Lifter<'a> {
                         })?;
                     let a = int(1)?;
                     // an arithmetic shift is a floor division, as the trace language divides
-                    Val::Int(a.exact_div(1 << k).unwrap_or_else(|| {
-                        Poly::atom(format!("({} / {})", a.to_operand(), 1i64 << k))
-                    }))
+                    Val::Int(divided(&a, 1 << k))
                 }
                 "div" | "rem" => {
                     let (a, b) = (int(1)?, int(2)?);
                     let sym = if op == "div" { "/" } else { "%" };
                     match (op, b.as_constant()) {
+                        ("div", Some(k)) if k >= 2 => Val::Int(divided(&a, k)),
                         ("div", Some(k)) if a.exact_div(k).is_some() => {
                             Val::Int(a.exact_div(k).unwrap_or_default())
                         }

@@ -14,9 +14,38 @@ thread_local! {
     static WRAPS: RefCell<HashMap<String, (Poly, bool)>> = RefCell::new(HashMap::new());
 }
 
-/// Forgets the wrap atoms made so far on this thread (a lift starts with none).
+thread_local! {
+    /// The parts of each power atom made by [`Poly::quotient_by_power`] and [`Poly::power`] on
+    /// this thread, by the atom's text, as [`WRAPS`] holds the wraps': what substitution sees
+    /// through, and what a loop whose variable halves or doubles is recognised by.
+    static POWERS: RefCell<HashMap<String, PowerAtom>> = RefCell::new(HashMap::new());
+}
+
+/// An atom in which a loop's iteration is an exponent: the value of a variable that halves
+/// (`s >>= 1`) or doubles (`d *= 2`) in each iteration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PowerAtom {
+    /// `(dividend / pow(base, exponent))`, floor division: a variable that halves; `None`:
+    /// `pow(base, exponent)`, a factor of a variable that doubles.
+    pub dividend: Option<Poly>,
+    /// The base, at least 2.
+    pub base: i64,
+    /// The exponent (the loop's iteration, plus the divisions or multiplications since).
+    pub exponent: Poly,
+}
+
+/// Forgets the wrap and power atoms made so far on this thread (a lift starts with none).
 pub fn forget_wraps() {
     WRAPS.with(|w| w.borrow_mut().clear());
+    POWERS.with(|w| w.borrow_mut().clear());
+}
+
+/// The parts of a power atom, if `atom` is one.
+pub fn power_of(atom: &str) -> Option<PowerAtom> {
+    if !(atom.starts_with("pow(") || atom.starts_with('(')) {
+        return None;
+    }
+    POWERS.with(|w| w.borrow().get(atom).cloned())
 }
 
 /// The polynomial an atom wraps around to 32 bits and whether signed, if it is a wrap atom.
@@ -72,6 +101,57 @@ impl Poly {
             w.borrow_mut()
                 .entry(name.clone())
                 .or_insert_with(|| (self.clone(), signed));
+        });
+        Poly::atom(name)
+    }
+
+    /// `dividend / base^exponent` (floor division), as one atom (`base` at least 2); a
+    /// constant where all three are.
+    pub fn quotient_by_power(dividend: &Poly, base: i64, exponent: &Poly) -> Poly {
+        Poly::power_atom(PowerAtom {
+            dividend: Some(dividend.clone()),
+            base,
+            exponent: exponent.clone(),
+        })
+    }
+
+    /// `base^exponent` as one atom (`base` at least 2); a constant where `exponent` is one.
+    pub fn power(base: i64, exponent: &Poly) -> Poly {
+        Poly::power_atom(PowerAtom {
+            dividend: None,
+            base,
+            exponent: exponent.clone(),
+        })
+    }
+
+    fn power_atom(parts: PowerAtom) -> Poly {
+        if let Some(e) = parts.exponent.as_constant()
+            && let Ok(e) = u32::try_from(e)
+            && let Some(power) = parts.base.checked_pow(e)
+        {
+            match &parts.dividend {
+                None => return Poly::constant(power),
+                Some(d) => {
+                    if let Some(d) = d.as_constant() {
+                        return Poly::constant(d.div_euclid(power));
+                    }
+                    if power == 1 {
+                        return d.clone();
+                    }
+                }
+            }
+        }
+        let name = match &parts.dividend {
+            Some(d) => format!(
+                "({} / pow({}, {}))",
+                d.to_operand(),
+                parts.base,
+                parts.exponent.to_expr()
+            ),
+            None => format!("pow({}, {})", parts.base, parts.exponent.to_expr()),
+        };
+        POWERS.with(|w| {
+            w.borrow_mut().entry(name.clone()).or_insert(parts);
         });
         Poly::atom(name)
     }
@@ -162,12 +242,16 @@ impl Poly {
         Some(out)
     }
 
-    /// Whether `atom` is one of the polynomial's atoms, or of the polynomials its wrap atoms
-    /// wrap.
-    fn mentions(&self, atom: &str) -> bool {
-        self.atoms()
-            .iter()
-            .any(|a| *a == atom || wrap_of(a).is_some_and(|(inner, _)| inner.mentions(atom)))
+    /// Whether `atom` is one of the polynomial's atoms, or of the polynomials inside its wrap
+    /// and power atoms.
+    pub fn mentions(&self, atom: &str) -> bool {
+        self.atoms().iter().any(|a| {
+            *a == atom
+                || wrap_of(a).is_some_and(|(inner, _)| inner.mentions(atom))
+                || power_of(a).is_some_and(|p| {
+                    p.exponent.mentions(atom) || p.dividend.is_some_and(|d| d.mentions(atom))
+                })
+        })
     }
 
     /// Every atom the polynomial names.
@@ -195,6 +279,18 @@ impl Poly {
                     && inner.mentions(atom)
                 {
                     inner.substitute(atom, by)?.wrapped(signed)
+                } else if let Some(p) = power_of(a)
+                    && Poly::atom(a.clone()).mentions(atom)
+                {
+                    let dividend = match &p.dividend {
+                        Some(d) => Some(d.substitute(atom, by)?),
+                        None => None,
+                    };
+                    Poly::power_atom(PowerAtom {
+                        dividend,
+                        base: p.base,
+                        exponent: p.exponent.substitute(atom, by)?,
+                    })
                 } else {
                     Poly::atom(a.clone())
                 };
