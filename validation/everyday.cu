@@ -9,9 +9,17 @@
 //                      * vel, n particles
 //   conv2d_5x5         2-D 5x5 convolution of an nx x ny float image (pitch nx + 4), its 25
 //                      weights in __constant__ memory
+//   block_sum          the tutorial block reduction of n floats into one sum a block: a
+//                      shared array the size of the block, its stride halving
+//                      (`for (s = blockDim.x / 2; s > 0; s >>= 1)`), lifted since 2026-12-07
+//   block_sum_strided  the same with the stride doubling and each thread's index 2 s tid (the
+//                      tutorial's bank-conflicted second form)
+//   block_scan         an inclusive Hillis-Steele scan of each block's n floats (the stride
+//                      doubling up to the block)
 // Each config line: kernel p1 p2 p3 bx by bz
 //   saxpy_gridstride n blocks 1 bx 1 1 | copy_float4 n 1 1 bx 1 1 | aos_update n 1 1 bx 1 1
-//   conv2d_5x5 nx ny 1 bx by 1
+//   conv2d_5x5 nx ny 1 bx by 1 | block_sum, block_sum_strided, block_scan n 1 1 bx 1 1 (the
+//   shared array of bx floats given at launch)
 // Every launch gets freshly cudaMalloc'd, zeroed arrays (freed after it), so ncu's ID i is the i-th
 // config line. Prints "ID line" per launch.
 #include <cstdio>
@@ -58,6 +66,48 @@ __global__ void conv2d_5x5(const float* __restrict__ in, float* __restrict__ out
 #pragma unroll
     for (int dx = -2; dx <= 2; dx++) s += weights[(dy + 2) * 5 + dx + 2] * c[dy * pitch + dx];
   out[y * nx + x] = s;
+}
+
+__global__ void block_sum(const float* __restrict__ in, float* __restrict__ out, int n) {
+  extern __shared__ float sdata[];
+  unsigned tid = threadIdx.x;
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+__global__ void block_sum_strided(const float* __restrict__ in, float* __restrict__ out, int n) {
+  extern __shared__ float sdata[];
+  unsigned tid = threadIdx.x;
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (unsigned s = 1; s < blockDim.x; s *= 2) {
+    unsigned index = 2 * s * tid;
+    if (index + s < blockDim.x) sdata[index] += sdata[index + s];
+    __syncthreads();
+  }
+  if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+
+__global__ void block_scan(const float* __restrict__ in, float* __restrict__ out, int n) {
+  extern __shared__ float sdata[];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  sdata[tid] = i < n ? in[i] : 0.0f;
+  __syncthreads();
+  for (int d = 1; d < blockDim.x; d *= 2) {
+    float t = tid >= d ? sdata[tid - d] : 0.0f;
+    __syncthreads();
+    sdata[tid] += t;
+    __syncthreads();
+  }
+  if (i < n) out[i] = sdata[tid];
 }
 
 int main(int argc, char** argv) {
@@ -113,6 +163,19 @@ int main(int argc, char** argv) {
       CK(cudaMemset(in, 0, in_n * 4)); CK(cudaMemset(out, 0, out_n * 4));
       dim3 grid(cdiv((int)p1, bx), cdiv((int)p2, by));
       conv2d_5x5<<<grid, block>>>(in, out, (int)p1, (int)p2);
+      CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+      CK(cudaFree(in)); CK(cudaFree(out));
+    } else if (!strcmp(name, "block_sum") || !strcmp(name, "block_sum_strided") ||
+               !strcmp(name, "block_scan")) {
+      float *in, *out;
+      int blocks = cdiv((int)p1, bx);
+      long out_n = strcmp(name, "block_scan") ? blocks : p1;
+      CK(cudaMalloc(&in, p1 * 4)); CK(cudaMalloc(&out, out_n * 4));
+      CK(cudaMemset(in, 0, p1 * 4)); CK(cudaMemset(out, 0, out_n * 4));
+      size_t shared = (size_t)bx * 4;
+      if (!strcmp(name, "block_sum")) block_sum<<<blocks, block, shared>>>(in, out, (int)p1);
+      else if (!strcmp(name, "block_sum_strided")) block_sum_strided<<<blocks, block, shared>>>(in, out, (int)p1);
+      else block_scan<<<blocks, block, shared>>>(in, out, (int)p1);
       CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
       CK(cudaFree(in)); CK(cudaFree(out));
     } else {

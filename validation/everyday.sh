@@ -5,5 +5,5 @@
 # validation/ncu_launches.sh. Data: tests/data/h100/everyday/ (an H100 SXM, 2026-12-06).
 set -euo pipefail
 exec "$(dirname "$0")/ncu_launches.sh" everyday \
-    '^(saxpy_gridstride|copy_float4|aos_update|conv2d_5x5)$' \
+    '^(saxpy_gridstride|copy_float4|aos_update|conv2d_5x5|block_sum|block_sum_strided|block_scan)$' \
     "${1:?usage: everyday.sh OUTDIR [LAUNCHES]}" ${2:+"$2"}
