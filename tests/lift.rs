@@ -2590,11 +2590,12 @@ fn shared_loads_that_ptxas_merged_into_one_wider_load_lift_as_that_load() {
 /// A loop whose variable halves (`s >>= 1`) or doubles (`d *= 2`, `d <<= 1`) lifts with the
 /// variable as a power of the iteration and the trips worked out from its test
 /// (tests/data/ptx/halving.cu): the tutorial block reduction, its variant that stops at 32
-/// for the last warp's shuffles, a Hillis-Steele scan and a stride doubling up to a parameter.
-/// Each is checked against the C loops run here for every block, in block sizes that are and
-/// are not powers of two: shared instructions (a predicated body is issued by every warp, a
-/// branched one by the warps with a lane in it), the instructions no lane executes, shuffles
-/// and thread accesses.
+/// for the last warp's shuffles, a Hillis-Steele scan, a stride doubling up to a parameter, and
+/// a stride that an access after the loop takes at its last value (nvcc works the next address
+/// out at the end of the body). Each is checked against the C loops run here for every block,
+/// in block sizes that are and are not powers of two: shared instructions (a predicated body is
+/// issued by every warp, a branched one by the warps with a lane in it), the instructions no
+/// lane executes, shuffles, thread accesses and the sectors of the store after the loop.
 #[test]
 fn loops_whose_variable_halves_or_doubles_run_the_trips_their_test_allows() {
     let order = compiled_order("tests/data/ptx/halving.sass");
@@ -2643,8 +2644,12 @@ fn loops_whose_variable_halves_or_doubles_run_the_trips_their_test_allows() {
         lift("block_sum_warp"),
         lift("block_scan"),
     );
+    // s = (blockDim.x / 2) / 2^k = blockDim.x / 2^(k + 1), going on while it stays above 0
     assert!(
-        sum.toml.contains("ilog(2, (blockDim.x / 2))"),
+        sum.toml.contains("max(0, ilog(2, blockDim.x) - 1) + 1")
+            && sum
+                .toml
+                .contains("threadIdx.x < (blockDim.x / pow(2, k + 1))"),
         "{}",
         sum.toml
     );
@@ -2724,5 +2729,45 @@ fn loops_whose_variable_halves_or_doubles_run_the_trips_their_test_allows() {
             1024 * (doubling(m.max(0) as u64).len() as u64 + 1),
             "doubling_reads, m = {m}"
         );
+    }
+    // for (s = blockDim.x; s > 4; s >>= 1) acc += in[x + s]; out[x + s] = acc: nvcc works the
+    // next `x + s` out at the end of the body; the store takes the last one (4 or 3 here, so
+    // each warp's 128 bytes straddle two lines)
+    let after = lift_file(
+        "tests/data/ptx/halving.ptx",
+        &LiftOptions {
+            entry: Some("after_loop".into()),
+            registers: Some(16),
+            extents: vec![
+                ("in".into(), "n + 1024".into()),
+                ("out".into(), "n + 4".into()),
+            ],
+            issue_order: order.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for threads in [32u64, 96, 256, 1000, 1024] {
+        let strides = halving(threads, 4);
+        let last = strides.last().map_or(threads, |s| s / 2);
+        let blocks = 24;
+        let n = blocks * threads;
+        let c = counts(
+            after.kernel.clone(),
+            [threads as u32, 1, 1],
+            &[("n", n as i64)],
+        );
+        let what = format!("after_loop, {threads} threads, last stride {last}");
+        assert_eq!(c.thread_accesses, n * (strides.len() as u64 + 1), "{what}");
+        // the store of 4-byte out[x + last]: the sectors each warp's lanes touch
+        let sectors: u64 = (0..blocks)
+            .flat_map(|b| (0..threads.div_ceil(32)).map(move |w| (b, w)))
+            .map(|(b, w)| {
+                let lanes =
+                    (w * 32..threads.min(w * 32 + 32)).map(|t| (b * threads + t + last) * 4 / 32);
+                lanes.collect::<std::collections::BTreeSet<u64>>().len() as u64
+            })
+            .sum();
+        assert_eq!(c.l1.store_sectors, sectors, "{what}");
     }
 }

@@ -572,8 +572,11 @@ impl Kernel {
             Some(f) => {
                 let flops = parse_flops(f.get_ref()).map_err(|m| cx.err_at(f.span().start, m))?;
                 if let FlopsPerUpdate::Split { fp32, fp64 } = &flops {
+                    // the parameters and the block's size (a block reduction's adds)
+                    let mut names = param_names.clone();
+                    names.extend(["blockDim.x", "blockDim.y", "blockDim.z"].map(String::from));
                     for e in [fp32, fp64] {
-                        check_names(&cx, f.span().start, e, &param_names)?;
+                        check_names(&cx, f.span().start, e, &names)?;
                     }
                 }
                 Some(flops)

@@ -356,7 +356,8 @@ fn flops_per_store(
 /// Whether `m` is a mask of the lowest bits, 2^k - 1 (k >= 1).
 /// `a / k` (floor division, `k` at least 2): exact where every coefficient divides; a variable
 /// that halves divided by its base again is the same variable one power on
-/// (`(S / pow(2, k)) / 2` is `(S / pow(2, k + 1))`); else the opaque atom `(a / k)`.
+/// (`(S / pow(2, k)) / 2` is `(S / pow(2, k + 1))`); else the atom `(a / k)`, whose dividend
+/// substitution sees through (a loop variable inside it takes its value at another iteration).
 fn divided(a: &Poly, k: i64) -> Poly {
     if let Some(q) = a.exact_div(k) {
         return q;
@@ -370,12 +371,13 @@ fn divided(a: &Poly, k: i64) -> Poly {
         && let [atom] = m.as_slice()
         && let Some(p) = power_of(atom)
         && let Some(dividend) = &p.dividend
+        && p.exponent.as_constant().is_none()
         && let Some(j) = (1..63u32).find(|&j| p.base.checked_pow(j) == Some(k))
         && let Some(exponent) = p.exponent.add(&Poly::constant(i64::from(j)))
     {
         return Poly::quotient_by_power(dividend, p.base, &exponent);
     }
-    Poly::atom(format!("({} / {k})", a.to_operand()))
+    Poly::quotient_by_power(a, k, &Poly::constant(1))
 }
 
 /// How a register changes from one iteration of a loop to the next, from its value after
@@ -1068,6 +1070,46 @@ impl<'a> Lifter<'a> {
             };
             iteration.regs.insert(r.clone(), value);
         }
+        // A register the body sets, for the next iteration, from others that step (nvcc's
+        // address of `in[x + s]` for the next `s >>= 1`, worked out at the end of the body):
+        // at iteration k it holds what the body computed in iteration k - 1, which must also
+        // be its value before the loop, for k = 0.
+        let previous = k.sub(&Poly::constant(1)).unwrap_or_default();
+        for r in &written {
+            let (Some(Val::Int(start)), Some(Val::Int(end)), Some(Val::Unknown(_))) =
+                (state.regs.get(r), probed.regs.get(r), iteration.regs.get(r))
+            else {
+                continue;
+            };
+            let mut before = Some(end.clone());
+            for other in &written {
+                let holder = placeholder(other);
+                if !before.as_ref().is_some_and(|b| b.mentions(&holder)) {
+                    continue;
+                }
+                before = match iteration.regs.get(other) {
+                    Some(Val::Int(v))
+                        if other != r && !v.atoms().iter().any(|a| a.contains('\u{27e8}')) =>
+                    {
+                        v.substitute(&var, &previous)
+                            .and_then(|at| before?.substitute(&holder, &at))
+                    }
+                    _ => None,
+                };
+            }
+            if let Some(value) = before
+                && !value
+                    .atoms()
+                    .iter()
+                    .any(|a| a.contains('\u{27e8}') || inner_trips(a))
+                && value
+                    .substitute(&var, &Poly::default())
+                    .map(|v| self.fold(v.exact()))
+                    == Some(self.fold(start.exact()))
+            {
+                iteration.regs.insert(r.clone(), Val::Int(self.fold(value)));
+            }
+        }
         // pass 2: the body at iteration k, its accesses recorded in the loop
         self.loops.push(reserved.clone());
         self.loop_stack.push(id);
@@ -1415,22 +1457,21 @@ impl<'a> Lifter<'a> {
             return None;
         };
         for (x, y, y_reached) in [(pa, pb, b_reached), (pb, pa, a_reached)] {
-            let y_atoms = y.atoms();
             let mut zeroed = x.clone();
-            for atom in x.atoms() {
-                if y_atoms.contains(atom) {
+            // the trip counts in `x` (inside its wrap and power atoms too) that `y` lacks
+            for l in &self.loops {
+                if !x.mentions(&l.trips) || y.mentions(&l.trips) {
                     continue;
                 }
-                let Some(l) = self.loops.iter().find(|l| l.trips == atom) else {
-                    continue;
-                };
                 // the other path must skip the loop
                 if !y_reached.and(&l.entry)?.terms.is_empty() {
                     continue;
                 }
-                zeroed = zeroed.substitute(atom, &Poly::default())?;
+                zeroed = zeroed.substitute(&l.trips, &Poly::default())?;
             }
-            if zeroed == *y && zeroed != *x {
+            // a wrap the loop's path keeps and the other's value, provably in range, lacks
+            // (`u32(s + x)` after a loop that halves `s`, `s + x` before it) is the same value
+            if (zeroed == *y || zeroed.exact() == y.exact()) && zeroed != *x {
                 return Some(Val::Int(x.clone()));
             }
         }

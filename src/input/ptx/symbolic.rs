@@ -105,8 +105,8 @@ impl Poly {
         Poly::atom(name)
     }
 
-    /// `dividend / base^exponent` (floor division), as one atom (`base` at least 2); a
-    /// constant where all three are.
+    /// `dividend / base^exponent` (floor division), as one atom (`base` at least 2; written
+    /// `(dividend / base)` for the exponent 1); a constant where all three are.
     pub fn quotient_by_power(dividend: &Poly, base: i64, exponent: &Poly) -> Poly {
         Poly::power_atom(PowerAtom {
             dividend: Some(dividend.clone()),
@@ -124,7 +124,29 @@ impl Poly {
         })
     }
 
-    fn power_atom(parts: PowerAtom) -> Poly {
+    fn power_atom(mut parts: PowerAtom) -> Poly {
+        // a variable that halves divided again by its base: one power further on (kept apart
+        // where both powers are constants, as `((x / 2) / 2)` has always been written)
+        if let Some(d) = &parts.dividend
+            && let Some((m, 1)) = d
+                .terms
+                .iter()
+                .next()
+                .filter(|_| d.terms.len() == 1)
+                .map(|(m, c)| (m, *c))
+            && let [atom] = m.as_slice()
+            && let Some(inner) = power_of(atom)
+            && let Some(inner_dividend) = &inner.dividend
+            && inner.base == parts.base
+            && (inner.exponent.as_constant().is_none() || parts.exponent.as_constant().is_none())
+            && let Some(exponent) = inner.exponent.add(&parts.exponent)
+        {
+            parts = PowerAtom {
+                dividend: Some(inner_dividend.clone()),
+                base: parts.base,
+                exponent,
+            };
+        }
         if let Some(e) = parts.exponent.as_constant()
             && let Ok(e) = u32::try_from(e)
             && let Some(power) = parts.base.checked_pow(e)
@@ -142,6 +164,10 @@ impl Poly {
             }
         }
         let name = match &parts.dividend {
+            // a plain division by a constant, as the lifter has always written it
+            Some(d) if parts.exponent == Poly::constant(1) => {
+                format!("({} / {})", d.to_operand(), parts.base)
+            }
             Some(d) => format!(
                 "({} / pow({}, {}))",
                 d.to_operand(),

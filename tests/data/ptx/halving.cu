@@ -1,6 +1,7 @@
 // Loops whose variable halves or doubles (tests/lift.rs): the tutorial block reduction, its
 // variant that leaves the last warp to shuffles, a Hillis-Steele scan whose stride doubles up to
-// the block, and a stride doubling up to a parameter. Compiled with
+// the block, a stride doubling up to a parameter, and a stride halving whose last value an
+// access after the loop takes. Compiled with
 // `nvcc -arch=sm_90 -O3 -ptx halving.cu` (CUDA 13.5) into halving.ptx; halving.sass is ptxas's
 // issue order for it (`-arch=sm_90 -lineinfo`, nvdisasm -g -c), as the lifter caches it.
 __global__ void block_sum(const float* __restrict__ in, float* __restrict__ out, int n) {
@@ -57,4 +58,15 @@ __global__ void doubling_reads(const float* __restrict__ in, float* __restrict__
   float s = 0.0f;
   for (int d = 1; d < m; d <<= 1) s += in[x + d];
   out[x] = s;
+}
+
+// The stride halving while above 4 and used after the loop: nvcc works out the next address,
+// `x + s`, at the end of the body, and the store after the loop takes the last one.
+__global__ void after_loop(const float* __restrict__ in, float* __restrict__ out, int n) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= n) return;
+  unsigned s = blockDim.x;
+  float acc = 0.0f;
+  for (; s > 4; s >>= 1) acc += in[x + s];
+  out[x + s] = acc;
 }
