@@ -352,12 +352,11 @@ fn flops_per_store(
     Some(out)
 }
 
-/// Bytes of one element of a PTX type suffix (`f64` → 8).
-/// Whether `m` is a mask of the lowest bits, 2^k - 1 (k >= 1).
 /// `a / k` (floor division, `k` at least 2): exact where every coefficient divides; a variable
-/// that halves divided by its base again is the same variable one power on
-/// (`(S / pow(2, k)) / 2` is `(S / pow(2, k + 1))`); else the atom `(a / k)`, whose dividend
-/// substitution sees through (a loop variable inside it takes its value at another iteration).
+/// that halves divided by a power of its base is the same variable that many powers on
+/// (`(S / pow(2, k)) / 4` is `(S / pow(2, k + 2))`; by the base itself, [`Poly::quotient_by_power`]
+/// sees to it); else the atom `(a / k)`, whose dividend substitution sees through (a loop
+/// variable inside it takes its value at another iteration).
 fn divided(a: &Poly, k: i64) -> Poly {
     if let Some(q) = a.exact_div(k) {
         return q;
@@ -407,8 +406,9 @@ fn geometric_step(end: &Poly, start: &str) -> Option<Geometric> {
 /// `s = S / b^(var + e)`, `A * b^(var + e) < n` (or `<=`) for one that doubles, `A` positive.
 /// Either goes on while `b^(var + e) <= X` for an `X` that does not change (`S / (t + 1)`,
 /// `(n - 1) / A`), so the loop runs `max(0, ilog(b, X) - e + 1) + 1` trips: the tutorial
-/// block reduction's `for (s = blockDim.x / 2; s > 0; s >>= 1)` runs `ilog(2, blockDim.x / 2)
-/// + 1`. `None` where `c` is not of that form.
+/// block reduction's `for (s = blockDim.x / 2; s > 0; s >>= 1)`, whose `s` is
+/// `blockDim.x / pow(2, k + 1)`, runs `max(0, ilog(2, blockDim.x) - 1) + 1`. `None` where `c`
+/// is not of that form.
 #[allow(clippy::type_complexity)]
 fn geometric_trips(
     c: &Comparison,
@@ -522,10 +522,12 @@ enum Geometric {
     Times(i64),
 }
 
+/// Whether `m` is a mask of the lowest bits, 2^k - 1 (k >= 1).
 fn is_low_bit_mask(m: i64) -> bool {
     m > 0 && (m + 1) & m == 0
 }
 
+/// Bytes of one element of a PTX type suffix (`f64` → 8).
 fn type_bytes(t: &str) -> Option<u32> {
     let bits: u32 = t.get(1..)?.parse().ok()?;
     (matches!(t.as_bytes()[0], b'f' | b'u' | b's' | b'b') && bits.is_multiple_of(8) && bits > 0)
