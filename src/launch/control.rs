@@ -12,6 +12,7 @@
 use super::geometry::{MAX_TRIPS, block_coords, thread_coords};
 use super::{Launch, LoopNode, Node, SLOT_BLOCK, SLOT_LOOP, SLOT_THREAD, SLOTS};
 use crate::error::{Error, Position, Result};
+use crate::input::expr::{Affine, BinaryOp, Compiled};
 use crate::input::hw::WARP_SIZE;
 use crate::input::trace::{MAX_LOOP_DEPTH, MAX_NESTING};
 
@@ -161,13 +162,18 @@ impl<'a> WarpCursor<'a> {
                         return Ok(true);
                     }
                     Node::If(i) => {
-                        let taken = self.lanes_where(
-                            mask,
-                            i.cond_lane_invariant,
-                            i.at,
-                            "if condition",
-                            |slots| i.cond.holds(slots),
-                        )?;
+                        let taken = match &i.cond_split {
+                            Some(split) if !i.cond_lane_invariant => {
+                                self.lanes_where_split(mask, split, i)?
+                            }
+                            _ => self.lanes_where(
+                                mask,
+                                i.cond_lane_invariant,
+                                i.at,
+                                "if condition",
+                                |slots| i.cond.holds(slots),
+                            )?,
+                        };
                         // A predicated body is issued whatever the lanes: with none, each
                         // instruction of it goes with an empty mask.
                         if taken != 0 || i.predicated {
@@ -319,6 +325,62 @@ impl<'a> WarpCursor<'a> {
                 // Every lane has the first's value, or its error, which the lane-by-lane
                 // walk also meets first.
                 return Ok(if holds { mask } else { 0 });
+            }
+            if holds {
+                out |= 1 << lane;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The lanes of `mask` for which `i`'s condition holds, by its split
+    /// ([`super::IfNode::cond_split`]): the part without `threadIdx` worked out once, each lane
+    /// its affine part. The first lane is checked against the whole condition, and any lane
+    /// whose sum overflows takes the whole condition: where they would differ (an overflow
+    /// inside one side that the split's sum avoids), the lane-by-lane walk decides, as before.
+    fn lanes_where_split(
+        &mut self,
+        mask: u32,
+        (affine, rest, op): &(Affine, Compiled, BinaryOp),
+        i: &super::IfNode,
+    ) -> Result<u32> {
+        let whole = |c: &mut Self, m: u32| {
+            c.lanes_where(m, false, i.at, "if condition", |slots| i.cond.holds(slots))
+        };
+        if mask == 0 {
+            return Ok(0);
+        }
+        self.sync_loop_slots();
+        let first = mask.trailing_zeros();
+        self.lane_slots(first);
+        let (Ok(rest), Ok(first_holds)) = (rest.eval(&self.slots), i.cond.holds(&self.slots))
+        else {
+            return whole(self, mask);
+        };
+        let compare = |v: i64| match op {
+            BinaryOp::Lt => v < 0,
+            BinaryOp::Le => v <= 0,
+            BinaryOp::Gt => v > 0,
+            BinaryOp::Ge => v >= 0,
+            BinaryOp::Eq => v == 0,
+            _ => v != 0,
+        };
+        let mut out = 0u32;
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            self.lane_slots(lane);
+            let holds = match affine
+                .eval_checked(&self.slots)
+                .ok()
+                .and_then(|a| a.checked_add(rest))
+            {
+                Some(v) => compare(v),
+                None => return whole(self, mask),
+            };
+            if lane == first && holds != first_holds {
+                return whole(self, mask);
             }
             if holds {
                 out |= 1 << lane;

@@ -471,6 +471,11 @@ pub struct IfNode {
     pub cond: Predicate,
     /// Whether `cond` reads no `threadIdx` (it is then worked out once per warp).
     pub cond_lane_invariant: bool,
+    /// Where `cond` is one comparison `a OP b` that is not affine but whose `a - b` is an
+    /// affine part plus a part that reads no `threadIdx`: those two parts and `OP`, so that the
+    /// second is worked out once per warp (a lifted block reduction's `threadIdx.x <
+    /// blockDim.x / pow(2, k + 1)`); `cond` stays the reference.
+    pub cond_split: Option<(Affine, Compiled, BinaryOp)>,
     /// The steps.
     pub body: Vec<Node>,
     /// Where the `if` stands in the trace.
@@ -1510,9 +1515,32 @@ impl StepCompiler<'_> {
                         Some(false) => {}
                         None => {
                             let body = self.steps(&i.body, lets, loop_vars, accesses)?;
+                            let cond_split = match (&cond, conjuncts(&i.cond).as_slice()) {
+                                (
+                                    Predicate::General(_),
+                                    [
+                                        Expr::Binary(
+                                            op @ (BinaryOp::Lt
+                                            | BinaryOp::Le
+                                            | BinaryOp::Gt
+                                            | BinaryOp::Ge
+                                            | BinaryOp::Eq
+                                            | BinaryOp::Ne),
+                                            a,
+                                            b,
+                                        ),
+                                    ],
+                                ) => {
+                                    let diff = Expr::Binary(BinaryOp::Sub, a.clone(), b.clone());
+                                    (self.split_with)(&diff, lets, loop_vars)
+                                        .map(|(affine, rest)| (affine, rest, *op))
+                                }
+                                _ => None,
+                            };
                             nodes.push(Node::If(IfNode {
                                 cond_lane_invariant: !cond
                                     .reads_slots(SLOT_THREAD..SLOT_THREAD + 3),
+                                cond_split,
                                 cond,
                                 body,
                                 at: i.at,
