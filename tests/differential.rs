@@ -204,6 +204,10 @@ fn render(steps: &[Step], depth: usize, out: &mut Vec<String>) {
                     (0, _) => "i % 3 != 1".to_string(),
                     (1, _) => "threadIdx.x < 16".to_string(),
                     (2, d) if d > 0 => format!("k{} != 1", d - 1),
+                    // a comparison whose part without threadIdx the cursors work out once per
+                    // warp (`IfNode::cond_split`): a lifted block reduction's `tid < s`
+                    (4, d) if d > 0 => format!("threadIdx.x < blockDim.x / pow(2, k{} + 1)", d - 1),
+                    (4, _) => "threadIdx.x + blockIdx.x % 3 < 20".to_string(),
                     _ => "i >= 0".to_string(),
                 };
                 let mut inner = Vec::new();
@@ -332,7 +336,7 @@ fn program() -> impl Strategy<Value = Vec<Step>> {
                 prop::collection::vec(inner.clone(), 1..4)
             )
                 .prop_map(|(c, w, body)| Step::Loop(c, w, body)),
-            (0..4usize, prop::collection::vec(inner, 1..4)).prop_map(|(c, body)| Step::If(c, body)),
+            (0..5usize, prop::collection::vec(inner, 1..4)).prop_map(|(c, body)| Step::If(c, body)),
         ]
     });
     prop::collection::vec(step, 1..5)

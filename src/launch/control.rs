@@ -357,14 +357,6 @@ impl<'a> WarpCursor<'a> {
         else {
             return whole(self, mask);
         };
-        let compare = |v: i64| match op {
-            BinaryOp::Lt => v < 0,
-            BinaryOp::Le => v <= 0,
-            BinaryOp::Gt => v > 0,
-            BinaryOp::Ge => v >= 0,
-            BinaryOp::Eq => v == 0,
-            _ => v != 0,
-        };
         let mut out = 0u32;
         let mut m = mask;
         while m != 0 {
@@ -376,7 +368,7 @@ impl<'a> WarpCursor<'a> {
                 .ok()
                 .and_then(|a| a.checked_add(rest))
             {
-                Some(v) => compare(v),
+                Some(v) => super::compares_with_zero(v, *op),
                 None => return whole(self, mask),
             };
             if lane == first && holds != first_holds {
@@ -557,6 +549,77 @@ body = [
             s(2, 0, 0, u32::MAX),
         ];
         assert_eq!(steps, expected);
+    }
+
+    /// An `if` whose comparison splits into a lane part and a part the same for the warp
+    /// (`IfNode::cond_split`, worked out once per warp) masks the lanes the whole condition
+    /// does: a halving stride (`tid < s`, s = blockDim.x / 2^(k + 1)) and a block-dependent
+    /// bound, checked against the conditions worked out here.
+    #[test]
+    fn a_condition_split_per_warp_masks_the_lanes_the_whole_condition_does() {
+        let text = r#"
+name = "split"
+[[arrays]]
+name = "a"
+element_bytes = 4
+dims = ["65536"]
+[launch]
+block = [256, 1, 1]
+grid = ["5", "1", "1"]
+[thread]
+lattice_updates = "1"
+body = [
+  { loop = "k", count = "8", body = [
+    { if = "threadIdx.x < blockDim.x / pow(2, k + 1)", predicated = true, body = [
+      { load = "a", index = "threadIdx.x" },
+    ] },
+  ] },
+  { if = "threadIdx.x + blockIdx.x % 3 < 40", body = [{ store = "a", index = "threadIdx.x" }] },
+]
+"#;
+        let l = bind(text, [256, 1, 1]);
+        let ifs: Vec<&super::super::IfNode> = ifs_in(&l.program.tree);
+        assert_eq!(ifs.len(), 2);
+        assert!(ifs.iter().all(|i| i.cond_split.is_some()));
+        let lanes = |w: u32, holds: &dyn Fn(u32) -> bool| {
+            (0..32u32)
+                .filter(|&t| holds(w * 32 + t))
+                .fold(0u32, |m, t| m | 1 << t)
+        };
+        for b in 0..5u64 {
+            for w in 0..8u32 {
+                let steps = walk(&l, b, w);
+                // each trip's load, issued by every warp (predicated), then the store where a
+                // lane is below the bound
+                let expected_loads: Vec<u32> = (0..8u32)
+                    .map(|k| lanes(w, &|t| t < 256 >> (k + 1)))
+                    .collect();
+                let loads: Vec<u32> = (steps.iter().filter(|s| s.access == 0))
+                    .map(|s| s.mask)
+                    .collect();
+                assert_eq!(loads, expected_loads, "block {b} warp {w}");
+                let store = lanes(w, &|t| t + (b as u32 % 3) < 40);
+                let stores: Vec<u32> = (steps.iter().filter(|s| s.access == 1))
+                    .map(|s| s.mask)
+                    .collect();
+                assert_eq!(stores, if store == 0 { vec![] } else { vec![store] });
+            }
+        }
+    }
+
+    fn ifs_in(nodes: &[Node]) -> Vec<&super::super::IfNode> {
+        let mut out = Vec::new();
+        for n in nodes {
+            match n {
+                Node::If(i) => {
+                    out.push(i);
+                    out.extend(ifs_in(&i.body));
+                }
+                Node::Loop(l) => out.extend(ifs_in(&l.body)),
+                Node::Access(_) => {}
+            }
+        }
+        out
     }
 
     #[test]

@@ -169,16 +169,7 @@ impl Predicate {
         match self {
             Predicate::Conjunction(terms) => {
                 for (d, op) in terms {
-                    let v = d.eval_checked(slots)?;
-                    let ok = match op {
-                        BinaryOp::Lt => v < 0,
-                        BinaryOp::Le => v <= 0,
-                        BinaryOp::Gt => v > 0,
-                        BinaryOp::Ge => v >= 0,
-                        BinaryOp::Eq => v == 0,
-                        _ => v != 0,
-                    };
-                    if !ok {
+                    if !compares_with_zero(d.eval_checked(slots)?, *op) {
                         return Ok(false);
                     }
                 }
@@ -214,6 +205,36 @@ impl Predicate {
 }
 
 /// The conjuncts of `a && b && ...`.
+/// Whether `v OP 0` holds, `op` a comparison.
+#[inline]
+pub(crate) fn compares_with_zero(v: i64, op: BinaryOp) -> bool {
+    match op {
+        BinaryOp::Lt => v < 0,
+        BinaryOp::Le => v <= 0,
+        BinaryOp::Gt => v > 0,
+        BinaryOp::Ge => v >= 0,
+        BinaryOp::Eq => v == 0,
+        _ => v != 0,
+    }
+}
+
+/// `e` as a comparison `a OP b`, where it is one.
+fn as_comparison(e: &Expr) -> Option<(BinaryOp, &Expr, &Expr)> {
+    match e {
+        Expr::Binary(
+            op @ (BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge
+            | BinaryOp::Eq
+            | BinaryOp::Ne),
+            a,
+            b,
+        ) => Some((*op, a, b)),
+        _ => None,
+    }
+}
+
 fn conjuncts(e: &Expr) -> Vec<&Expr> {
     match e {
         Expr::Binary(BinaryOp::And, a, b) => {
@@ -1291,22 +1312,12 @@ fn compile_program(
         let general = compile_with(e, lets, loop_vars, what)?;
         let mut terms = Vec::new();
         for c in conjuncts(e) {
-            let Expr::Binary(
-                op @ (BinaryOp::Lt
-                | BinaryOp::Le
-                | BinaryOp::Gt
-                | BinaryOp::Ge
-                | BinaryOp::Eq
-                | BinaryOp::Ne),
-                a,
-                b,
-            ) = c
-            else {
+            let Some((op, a, b)) = as_comparison(c) else {
                 return Ok(Predicate::General(general));
             };
-            let diff = Expr::Binary(BinaryOp::Sub, a.clone(), b.clone());
+            let diff = Expr::Binary(BinaryOp::Sub, Box::new(a.clone()), Box::new(b.clone()));
             match compile_with(&diff, lets, loop_vars, what)?.as_affine() {
-                Some(d) => terms.push((*d, *op)),
+                Some(d) => terms.push((*d, op)),
                 None => return Ok(Predicate::General(general)),
             }
         }
@@ -1516,24 +1527,16 @@ impl StepCompiler<'_> {
                         None => {
                             let body = self.steps(&i.body, lets, loop_vars, accesses)?;
                             let cond_split = match (&cond, conjuncts(&i.cond).as_slice()) {
-                                (
-                                    Predicate::General(_),
-                                    [
-                                        Expr::Binary(
-                                            op @ (BinaryOp::Lt
-                                            | BinaryOp::Le
-                                            | BinaryOp::Gt
-                                            | BinaryOp::Ge
-                                            | BinaryOp::Eq
-                                            | BinaryOp::Ne),
-                                            a,
-                                            b,
-                                        ),
-                                    ],
-                                ) => {
-                                    let diff = Expr::Binary(BinaryOp::Sub, a.clone(), b.clone());
-                                    (self.split_with)(&diff, lets, loop_vars)
-                                        .map(|(affine, rest)| (affine, rest, *op))
+                                (Predicate::General(_), [c]) => {
+                                    as_comparison(c).and_then(|(op, a, b)| {
+                                        let diff = Expr::Binary(
+                                            BinaryOp::Sub,
+                                            Box::new(a.clone()),
+                                            Box::new(b.clone()),
+                                        );
+                                        (self.split_with)(&diff, lets, loop_vars)
+                                            .map(|(affine, rest)| (affine, rest, op))
+                                    })
                                 }
                                 _ => None,
                             };

@@ -361,13 +361,7 @@ fn divided(a: &Poly, k: i64) -> Poly {
     if let Some(q) = a.exact_div(k) {
         return q;
     }
-    if let Some((m, 1)) = a
-        .terms
-        .iter()
-        .next()
-        .filter(|_| a.terms.len() == 1)
-        .map(|(m, c)| (m, *c))
-        && let [atom] = m.as_slice()
+    if let Some((atom, 1)) = a.as_scaled_atom()
         && let Some(p) = power_of(atom)
         && let Some(dividend) = &p.dividend
         && p.exponent.as_constant().is_none()
@@ -385,10 +379,7 @@ fn divided(a: &Poly, k: i64) -> Poly {
 /// `m * start` multiplies it (`m` at least 2: `d <<= 1`, `d *= 2`). `None` otherwise (a
 /// step of its own, or a change not followed).
 fn geometric_step(end: &Poly, start: &str) -> Option<Geometric> {
-    let (m, &c) = end.terms.iter().next().filter(|_| end.terms.len() == 1)?;
-    let [atom] = m.as_slice() else {
-        return None;
-    };
+    let (atom, c) = end.as_scaled_atom()?;
     if atom == start {
         return (c >= 2).then_some(Geometric::Times(c));
     }
@@ -1655,15 +1646,9 @@ impl<'a> Lifter<'a> {
                 ins.operands.get(1).map(String::as_str).unwrap_or(""),
                 line,
             )
-            && let Some((m, 1)) = p
-                .terms
-                .iter()
-                .next()
-                .filter(|_| p.terms.len() == 1)
-                .map(|(m, c)| (m, *c))
-            && m.len() == 1
+            && let Some((atom, 1)) = p.as_scaled_atom()
         {
-            self.pointers.insert(m[0].clone());
+            self.pointers.insert(atom.to_string());
         }
         let src = |i: usize| ins.operands.get(i).map(String::as_str).unwrap_or("");
         let value: std::result::Result<Val, String> = (|| {

@@ -128,13 +128,7 @@ impl Poly {
         // a variable that halves divided again by its base: one power further on (kept apart
         // where both powers are constants, as `((x / 2) / 2)` has always been written)
         if let Some(d) = &parts.dividend
-            && let Some((m, 1)) = d
-                .terms
-                .iter()
-                .next()
-                .filter(|_| d.terms.len() == 1)
-                .map(|(m, c)| (m, *c))
-            && let [atom] = m.as_slice()
+            && let Some((atom, 1)) = d.as_scaled_atom()
             && let Some(inner) = power_of(atom)
             && let Some(inner_dividend) = &inner.dividend
             && inner.base == parts.base
@@ -278,6 +272,15 @@ impl Poly {
                     p.exponent.mentions(atom) || p.dividend.is_some_and(|d| d.mentions(atom))
                 })
         })
+    }
+
+    /// The atom and its coefficient where the polynomial is one atom times a constant.
+    pub fn as_scaled_atom(&self) -> Option<(&str, i64)> {
+        let (m, &c) = self.terms.iter().next().filter(|_| self.terms.len() == 1)?;
+        match m.as_slice() {
+            [atom] => Some((atom.as_str(), c)),
+            _ => None,
+        }
     }
 
     /// Every atom the polynomial names.
