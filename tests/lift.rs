@@ -2605,12 +2605,13 @@ fn loops_whose_variable_halves_or_doubles_run_the_trips_their_test_allows() {
             registers: Some(16),
             grid: Some(["cdiv(n, blockDim.x)".into(), "1".into(), "1".into()]),
             updates: Some("n".into()),
-            extents: [("in", "n + m"), ("out", "n"), ("sdata", "blockDim.x")]
-                .iter()
-                .filter(|(a, _)| entry == "doubling_reads" || *a != "in")
-                .map(|(a, e)| (a.to_string(), e.to_string()))
-                .chain((entry != "doubling_reads").then(|| ("in".into(), "n".into())))
-                .collect(),
+            extents: match entry {
+                "doubling_reads" => vec![("in", "n + m"), ("out", "n")],
+                _ => vec![("in", "n"), ("out", "n"), ("sdata", "blockDim.x")],
+            }
+            .into_iter()
+            .map(|(a, e)| (a.to_string(), e.to_string()))
+            .collect(),
             issue_order: order.clone(),
             ..Default::default()
         };

@@ -204,7 +204,6 @@ impl Predicate {
     }
 }
 
-/// The conjuncts of `a && b && ...`.
 /// Whether `v OP 0` holds, `op` a comparison.
 #[inline]
 pub(crate) fn compares_with_zero(v: i64, op: BinaryOp) -> bool {
@@ -235,6 +234,7 @@ fn as_comparison(e: &Expr) -> Option<(BinaryOp, &Expr, &Expr)> {
     }
 }
 
+/// The conjuncts of `a && b && ...`.
 fn conjuncts(e: &Expr) -> Vec<&Expr> {
     match e {
         Expr::Binary(BinaryOp::And, a, b) => {
