@@ -383,12 +383,17 @@ fn geometric_step(end: &Poly, start: &str) -> Option<Geometric> {
     if atom == start {
         return (c >= 2).then_some(Geometric::Times(c));
     }
-    let d = atom
-        .strip_prefix(&format!("({start} / "))?
-        .strip_suffix(')')?
-        .parse::<i64>()
-        .ok()?;
-    (c == 1 && d >= 2).then_some(Geometric::Divided(d))
+    // `(start / d)`, as `divided` registers it
+    let p = power_of(atom)?;
+    (c == 1 && p.dividend? == Poly::atom(start) && p.exponent == Poly::constant(1))
+        .then_some(Geometric::Divided(p.base))
+}
+
+/// Whether `atom`'s text names `var` as a word (an opaque atom such as `min(k, n)` that
+/// substitution cannot see into).
+fn names_var(atom: &str, var: &str) -> bool {
+    atom.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .any(|w| w == var)
 }
 
 /// The trips of a loop that goes on while `c` holds at its back edge, `c` a comparison of a
@@ -406,13 +411,7 @@ fn geometric_trips(
     var: &str,
 ) -> Option<(String, Option<Poly>, String, Option<(Poly, Poly)>)> {
     let k = Poly::atom(var);
-    let free_of_var = |p: &Poly| {
-        !p.mentions(var)
-            && !p.atoms().iter().any(|a| {
-                a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                    .any(|w| w == var)
-            })
-    };
+    let free_of_var = |p: &Poly| !p.mentions(var) && !p.atoms().iter().any(|a| names_var(a, var));
     // the one term with a power of the iteration
     let mut found = None;
     for (m, &coefficient) in &c.lhs.terms {
@@ -1186,11 +1185,9 @@ impl<'a> Lifter<'a> {
                 _ => return None,
             }
         }
-        let names_var = |x: &str| {
-            x.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                .any(|w| w == var)
-        };
-        if rest.atoms().iter().any(|x| names_var(x)) || slope.atoms().iter().any(|x| names_var(x)) {
+        if rest.atoms().iter().any(|x| names_var(x, var))
+            || slope.atoms().iter().any(|x| names_var(x, var))
+        {
             return None;
         }
         let a = match slope.as_constant() {
