@@ -352,6 +352,7 @@ struct Gpu {
     l2: (u32, u32, u32, Replacement, usize, u32),
     home_bit: (u32, u32),
     local_ways: Option<u32>,
+    dirty_ways: Option<u32>,
     schedule: (bool, usize, u32, bool),
     chain: usize,
 }
@@ -384,20 +385,33 @@ fn gpu() -> impl Strategy<Value = Gpu> {
         ),
         (7..12u32, 1..4u32),
         prop::option::weighted(0.3, 1..4u32),
+        prop::option::weighted(0.4, 1..8u32),
         (any::<bool>(), 0..3usize, 0..3u32, prop::bool::weighted(0.2)),
         0..3usize,
     )
         .prop_map(
-            |((sms, gpcs, max_blocks), l1, l2, home_bit, local_ways, schedule, chain)| Gpu {
-                sms,
-                gpcs,
-                max_blocks,
+            |(
+                (sms, gpcs, max_blocks),
                 l1,
                 l2,
                 home_bit,
                 local_ways,
+                dirty_ways,
                 schedule,
                 chain,
+            )| {
+                Gpu {
+                    sms,
+                    gpcs,
+                    max_blocks,
+                    l1,
+                    l2,
+                    home_bit,
+                    local_ways,
+                    dirty_ways,
+                    schedule,
+                    chain,
+                }
             },
         )
 }
@@ -460,6 +474,10 @@ fn hw_of(g: &Gpu) -> HwConfig {
         SetIndexing::Balanced,
     ][indexing];
     l2.fill_bytes = fill;
+    // The dirty budget needs LRU and a way left clean.
+    l2.dirty_ways = g
+        .dirty_ways
+        .filter(|&w| w < ways && policy == Replacement::Lru);
     if partitions == 2 {
         l2.home_hash = Some(PartitionHash::contiguous(g.home_bit.0, g.home_bit.1));
         // The first half of the SMs (rounded down) on partition 0, the rest on 1.
@@ -497,7 +515,7 @@ const CASES: u32 = 1000;
 /// Random small kernels (guards, loops with lane-dependent counts and early exits, `if`s,
 /// atomics, partial and vector accesses, shared accesses, load runs) on random small GPUs (1–6
 /// SMs, tiny L1s and L2s, every replacement policy and set indexing, one or two L2 partitions,
-/// fill units of 1–4 sectors, near-way limits, turn skip, warp drift, turnover, GPC chain), production
+/// fill units of 1–4 sectors, near-way limits, dirty budgets, turn skip, warp drift, turnover, GPC chain), production
 /// running in chunks of 1 to 4096 ticks: every counter of production equals the reference's,
 /// or both fail. The cases must bind and simulate (at least 90%), and each counter must be
 /// nonzero in some of them, so that the comparison is not of zeros.
@@ -716,6 +734,7 @@ fn four_byte_stores_into_a_tiny_split_l2_with_a_local_way_count_as_the_reference
         l2: (2, 2, 4, Replacement::Lru, 0, 32),
         home_bit: (7, 2),
         local_ways: Some(1),
+        dirty_ways: None,
         schedule: (false, 0, 0, false),
         chain: 0,
     };

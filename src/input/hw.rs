@@ -720,6 +720,12 @@ pub struct L2Config {
     /// take any way (split L2 only, LRU or tree-PLRU; absent: no limit).
     #[serde(default)]
     pub local_ways: Option<u32>,
+    /// Ways of a set whose lines may hold written data not yet in DRAM (the dirty budget): a
+    /// store or atomic that makes one more line of a set dirty writes the least recently used
+    /// dirty line of the set back and keeps it, clean (LRU only; absent: a line is written back
+    /// only when it leaves).
+    #[serde(default)]
+    pub dirty_ways: Option<u32>,
     /// Home-partition hash (split L2 only).
     #[serde(default)]
     pub home_hash: Option<PartitionHash>,
@@ -1213,6 +1219,17 @@ impl HwConfig {
             }
             if !l2.replacement.allows_local_ways() {
                 return Err("l2.local_ways needs l2.replacement = \"lru\" or \"plru\"".into());
+            }
+        }
+        if let Some(n) = l2.dirty_ways {
+            if n == 0 || n >= l2.ways {
+                return Err(format!(
+                    "l2.dirty_ways = {n} must be between 1 and {} (the ways less one)",
+                    l2.ways - 1
+                ));
+            }
+            if l2.replacement != Replacement::Lru {
+                return Err("l2.dirty_ways needs l2.replacement = \"lru\"".into());
             }
         }
         if l2.partitions == 2 {
@@ -2116,6 +2133,12 @@ mod tests {
             text.contains(shipped),
             "the L2's policy line of h200.toml moved"
         );
+        // The dirty budget needs LRU: the other policies go without it.
+        let text: String = text
+            .lines()
+            .filter(|l| policy == "lru" || !l.starts_with("dirty_ways"))
+            .map(|l| format!("{l}\n"))
+            .collect();
         text.replace(shipped, &format!("replacement = \"{policy}\" # [ways]"))
     }
 
@@ -2142,6 +2165,37 @@ mod tests {
             "set_indexing = \"xor-matrix\"",
         );
         assert!(err(l2).contains("only [l1] has"));
+    }
+
+    #[test]
+    fn dirty_ways_leave_a_way_clean_and_need_lru() {
+        let h200: String = include_str!("../../hw-configs/h200.toml")
+            .lines()
+            .filter(|l| !l.starts_with("dirty_ways"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let anchor = "[l2]\n";
+        assert!(h200.contains(anchor));
+        let with = |line: &str| h200.replacen(anchor, &format!("{anchor}{line}\n"), 1);
+        for (line, says) in [
+            ("dirty_ways = 0", "between 1 and 15"),
+            ("dirty_ways = 16", "between 1 and 15"),
+        ] {
+            let err = HwConfig::parse(&with(line), "bad.toml").unwrap_err();
+            assert!(err.message.contains(says), "{line}: {}", err.message);
+        }
+        let plru =
+            with("dirty_ways = 7").replace("replacement = \"lru\"", "replacement = \"plru\"");
+        let err = HwConfig::parse(&plru, "bad.toml").unwrap_err();
+        assert!(
+            err.message.contains("needs l2.replacement"),
+            "{}",
+            err.message
+        );
+        let hw = HwConfig::parse(&with("dirty_ways = 7"), "ok.toml").unwrap();
+        assert_eq!(hw.l2.dirty_ways, Some(7));
+        let without = HwConfig::parse(&h200, "ok.toml").unwrap();
+        assert_eq!(without.l2.dirty_ways, None);
     }
 
     #[test]

@@ -665,6 +665,34 @@ impl Cache {
         }
     }
 
+    /// Writes back the least recently used dirty line of the set starting at `start` when more
+    /// than `limit` of its lines hold dirty sectors: the line stays, clean and with its dirty
+    /// sectors valid (a partly written sector is filled first), and its line and state before
+    /// come back for the caller to count the write-back. The L2's dirty budget
+    /// (`l2.dirty_ways`); an infinite cache never writes back.
+    pub fn clean_over_dirty_limit(&mut self, start: usize, limit: usize) -> Option<Evicted> {
+        let Cache::SetAssoc(c) = self else {
+            return None;
+        };
+        let mut dirty = 0u32;
+        for w in 0..c.geometry.ways {
+            if c.tags[start + w] != 0 && c.states[start + w].dirty != 0 {
+                dirty |= 1 << w;
+            }
+        }
+        if dirty.count_ones() as usize <= limit {
+            return None;
+        }
+        let slot = c.replacement.least_recent_of(start, dirty);
+        let state = c.states[slot];
+        c.states[slot].valid |= state.dirty;
+        c.states[slot].dirty = 0;
+        Some(Evicted {
+            line: c.tags[slot] as u64 - 1,
+            state,
+        })
+    }
+
     /// Removes `line` if present, returning its state.
     pub fn remove(&mut self, line: u64) -> Option<LineState> {
         match self {

@@ -728,6 +728,9 @@ pub struct L2 {
     /// The address bits whose parity is a line's home partition (0: one partition).
     home_mask: u64,
     fill_sectors: u32,
+    /// The dirty budget: how many lines of a set may hold dirty sectors (`l2.dirty_ways`;
+    /// `usize::MAX`: no budget, lines are written back when they leave).
+    dirty_ways: usize,
     /// Accumulated byte masks of sectors that are dirty but not fully written, and who wrote
     /// them (by line).
     partial_bytes: HashMap<u64, PartialLine, ahash::RandomState>,
@@ -800,6 +803,7 @@ impl L2 {
                 _ => 0,
             },
             fill_sectors: c.fill_bytes / c.sector_bytes,
+            dirty_ways: c.dirty_ways.map_or(usize::MAX, |n| n as usize),
             partial_bytes: HashMap::with_hasher(ahash::RandomState::with_seeds(3, 1, 4, 1)),
             chunk_tick: 0,
             now: 0,
@@ -1000,11 +1004,15 @@ impl L2 {
             expand(fill_sectors, missing) & !state.valid
         };
         state.valid |= fill;
+        let newly_dirty = state.dirty == 0;
         self.counters.sectors_made_dirty += (sectors & !state.dirty).count_ones() as u64;
         state.dirty |= sectors;
         self.dram_read_into(line, fill);
         if let Some(ev) = evicted {
             self.evict(ev);
+        }
+        if newly_dirty {
+            self.keep_dirty_budget(home);
         }
     }
 
@@ -1221,6 +1229,7 @@ impl L2 {
             self.counters.partial_sectors_across_sms += shared.count_ones() as u64;
             pending.crossed |= shared;
         }
+        let newly_dirty = state.dirty == 0;
         self.counters.sectors_made_dirty += (sectors & !state.dirty).count_ones() as u64;
         state.dirty |= sectors;
         state.valid |= full;
@@ -1252,6 +1261,22 @@ impl L2 {
         }
         if let Some(ev) = evicted {
             self.evict(ev);
+        }
+        if newly_dirty {
+            self.keep_dirty_budget(home);
+        }
+    }
+
+    /// After a line of the set at [`L2::at`] in partition `part` turned dirty: when the set now
+    /// holds more dirty lines than the budget, writes the least recently used of them back (it
+    /// stays, clean).
+    #[inline]
+    fn keep_dirty_budget(&mut self, part: usize) {
+        if self.dirty_ways == usize::MAX {
+            return;
+        }
+        if let Some(written) = self.parts[part].clean_over_dirty_limit(self.at, self.dirty_ways) {
+            self.evict(written);
         }
     }
 
@@ -1421,8 +1446,21 @@ mod tests {
     fn every_sector_made_dirty_is_written_back_once_unless_still_dirty_at_the_end() {
         // Whole and partial stores, atomics and reads from both sides, over more lines than
         // the L2 holds: the write-backs are the sectors made dirty less those left dirty, what
-        // a sampled run estimates its DRAM writes from.
-        let mut l2 = small(64);
+        // a sampled run estimates its DRAM writes from; with a dirty budget too, which writes
+        // lines back that stay.
+        let written_back = [usize::MAX, 1].map(|budget| {
+            let mut l2 = small(64);
+            l2.dirty_ways = budget;
+            every_sector_made_dirty_is_written_back_once(l2)
+        });
+        assert!(
+            written_back[1] > written_back[0],
+            "the budget wrote lines back early: {written_back:?}"
+        );
+    }
+
+    /// Runs the random requests of the test above; returns the sectors written back.
+    fn every_sector_made_dirty_is_written_back_once(mut l2: L2) -> u64 {
         let mut x = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..4000 {
             x ^= x << 13;
@@ -1449,6 +1487,68 @@ mod tests {
             l2.dram.write_sectors,
             l2.counters.sectors_made_dirty - l2.dirty_sectors()
         );
+        l2.dram.write_sectors
+    }
+
+    /// A split L2 of one set of four ways a partition (otherwise as [`small`]) whose sets may
+    /// hold two dirty lines: every line SM 0 stores below line 32 is homed near it, in one set.
+    fn one_set_two_dirty() -> L2 {
+        let mut hw = HwConfig::load("h200").unwrap();
+        hw.l2.size_bytes = 2 * 4 * 128;
+        hw.l2.ways = 4;
+        hw.l2.set_indexing = crate::input::hw::SetIndexing::Modulo;
+        hw.l2.fill_bytes = 32;
+        hw.l2.home_hash = Some(PartitionHash::contiguous(12, 1));
+        hw.sm.count = 3;
+        hw.l2.partition_sms = Some(vec![vec![[0, 0], [2, 2]], vec![[1, 1]]]);
+        hw.schedule.gpc_sms = Some(vec![vec![0, 1], vec![2]]);
+        hw.l2.dirty_ways = Some(2);
+        L2::new(&hw, false, None)
+    }
+
+    #[test]
+    fn a_store_past_the_dirty_budget_writes_the_least_recent_dirty_line_back_and_keeps_it() {
+        let mut l2 = one_set_two_dirty();
+        l2.write(0, 0, 0b0011, u128::MAX);
+        l2.write(0, 1, 0b1111, u128::MAX);
+        l2.read(0, 2, 0b0001);
+        assert_eq!(
+            l2.dram.write_sectors, 0,
+            "two dirty lines are within the budget"
+        );
+        // Line 1 used again: line 0 is now the least recently used dirty line.
+        l2.write(0, 1, 0b0001, u128::MAX);
+        l2.write(0, 3, 0b0001, u128::MAX);
+        assert_eq!(
+            l2.dram.write_sectors, 2,
+            "line 0's two sectors written back"
+        );
+        assert_eq!(l2.dirty_sectors(), 4 + 1);
+        // Still held, and clean: its read hits, and a store makes it dirty again, which writes
+        // line 1 back (its four sectors).
+        l2.read(0, 0, 0b0011);
+        assert_eq!(l2.dram.read_sectors, 1, "only line 2's miss read DRAM");
+        l2.write(0, 0, 0b0001, u128::MAX);
+        assert_eq!(l2.dram.write_sectors, 2 + 4);
+        assert_eq!(
+            l2.dram.write_sectors,
+            l2.counters.sectors_made_dirty - l2.dirty_sectors()
+        );
+    }
+
+    #[test]
+    fn a_partly_written_line_the_dirty_budget_writes_back_is_filled_first_once() {
+        let mut l2 = one_set_two_dirty();
+        l2.write(0, 0, 0b0001, 0xFF);
+        l2.write(0, 1, 0b0001, u128::MAX);
+        l2.write(0, 2, 0b0001, u128::MAX);
+        assert_eq!((l2.dram.read_sectors, l2.dram.write_sectors), (1, 1));
+        // Whole now: the line's later reads and write-backs need no fill.
+        l2.read(0, 0, 0b0001);
+        l2.write(0, 0, 0b0001, 0xFF);
+        l2.write(0, 3, 0b0001, u128::MAX);
+        assert_eq!(l2.dram.read_sectors, 1);
+        assert_eq!(l2.counters.sectors_left_partial, 1);
     }
 
     #[test]

@@ -326,6 +326,29 @@ impl Cache {
         way.map(|w| &mut self.sets[set][w].line)
     }
 
+    /// The dirty budget (LRU caches only): when more than `limit` lines of `line`'s set hold
+    /// dirty sectors, the least recently used of them is written back and stays, clean, its
+    /// dirty sectors valid; its tag and state before come back.
+    pub fn clean_over_dirty_limit(&mut self, line: u64, limit: usize) -> Option<(u64, Line)> {
+        assert_eq!(self.policy, Replacement::Lru, "the dirty budget needs LRU");
+        let (set, _) = self.find(line);
+        let dirty: Vec<usize> = (0..self.ways())
+            .filter(|&w| self.sets[set][w].tag.is_some() && self.sets[set][w].line.dirty != 0)
+            .collect();
+        if dirty.len() <= limit {
+            return None;
+        }
+        let way = *dirty
+            .iter()
+            .min_by_key(|&&w| self.sets[set][w].stamp)
+            .expect("more dirty lines than the limit");
+        let w = &mut self.sets[set][way];
+        let before = w.line;
+        w.line.valid |= before.dirty;
+        w.line.dirty = 0;
+        Some((w.tag.expect("a dirty way holds a line"), before))
+    }
+
     /// Every line held.
     pub fn lines(&self) -> impl Iterator<Item = &Line> {
         self.sets

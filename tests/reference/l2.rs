@@ -4,7 +4,7 @@
 //! the home partition, stores go to the home partition (from the far side leaving their whole
 //! sectors in the writer's partition, from the home side invalidating the other copy), atomics
 //! are performed at home, dirty sectors are written back on eviction (a partially written sector
-//! read first). The timing-dependent corrections (the coalescer's merges, the far-read races)
+//! read first) or, past the set's dirty budget, the set's least recently used dirty line. The timing-dependent corrections (the coalescer's merges, the far-read races)
 //! are not here: the differential tests switch them off in production too.
 
 use super::cache::{Cache, Index, Line};
@@ -68,6 +68,8 @@ pub struct ReferenceL2 {
     home_mask: u64,
     /// Sectors per DRAM fill unit.
     fill_sectors: u32,
+    /// Lines of a set that may be dirty (`l2.dirty_ways`; `None`: no budget).
+    dirty_ways: Option<usize>,
     /// Sectors dirty but not wholly written, by line: the bytes written so far, the SM that
     /// first wrote them, and those of them another SM has written into since.
     partial: HashMap<u64, Partial>,
@@ -107,6 +109,7 @@ impl ReferenceL2 {
             near: hw.near_partition_of_sms(),
             home_mask,
             fill_sectors: c.fill_bytes / c.sector_bytes,
+            dirty_ways: c.dirty_ways.map(|n| n as usize),
             partial: HashMap::new(),
             units_read: HashMap::new(),
             written_whole: HashMap::new(),
@@ -232,6 +235,7 @@ impl ReferenceL2 {
             self.totals.partial_sectors_across_sms += shared.count_ones() as u64;
             p.crossed |= shared;
         }
+        let newly_dirty = state.dirty == 0;
         self.totals.sectors_made_dirty += (sectors & !state.dirty).count_ones() as u64;
         state.dirty |= sectors;
         state.valid |= whole;
@@ -261,6 +265,19 @@ impl ReferenceL2 {
             }
         }
         self.evicted(ev);
+        if newly_dirty {
+            self.keep_dirty_budget(home, line);
+        }
+    }
+
+    /// After `line` of partition `part` turned dirty: over the budget, the set's least recently
+    /// used dirty line is written back as on eviction (its partial sectors read first).
+    fn keep_dirty_budget(&mut self, part: usize, line: u64) {
+        if let Some(limit) = self.dirty_ways
+            && let Some(written) = self.parts[part].clean_over_dirty_limit(line, limit)
+        {
+            self.evicted(Some(written));
+        }
     }
 
     /// An atomic of SM `sm` on `sectors` of `line`, performed in the home partition.
@@ -282,10 +299,14 @@ impl ReferenceL2 {
         let missing = sectors & !state.valid;
         let fill = round_to_units(fill_sectors, missing) & !state.valid;
         state.valid |= fill;
+        let newly_dirty = state.dirty == 0;
         self.totals.sectors_made_dirty += (sectors & !state.dirty).count_ones() as u64;
         state.dirty |= sectors;
         self.dram_read(line, fill);
         self.evicted(ev);
+        if newly_dirty {
+            self.keep_dirty_budget(home, line);
+        }
     }
 
     /// Dirty sectors left in the partitions.

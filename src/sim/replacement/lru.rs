@@ -77,6 +77,22 @@ impl Lru {
         }
     }
 
+    /// The least recently used of the ways in `ways` (a bit per way) of the set starting at
+    /// slot `start`.
+    #[inline]
+    pub fn least_recent_of(&self, start: usize, ways: u32) -> usize {
+        match self {
+            Lru::Order(o) => {
+                let order = o.words[start >> o.ways_shift];
+                (0..o.ways)
+                    .map(|k| (order >> (4 * k) & 0xF) as usize)
+                    .find(|&w| ways >> w & 1 == 1)
+                    .map_or(start, |w| start + w)
+            }
+            Lru::Stamps(s) => s.oldest_of(start, ways),
+        }
+    }
+
     /// See [`ReplacementState::capacity_victim`](super::ReplacementState::capacity_victim): the
     /// least recently used evictable slot of `slot`'s set when the order is a word; `slot`
     /// itself under stamps.

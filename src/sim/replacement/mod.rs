@@ -104,6 +104,18 @@ impl ReplacementState {
         }
     }
 
+    /// The least recently used of the ways in `ways` (a bit per way, at least one) of the set
+    /// starting at slot `start`, under LRU; under the other policies, which keep no recency of
+    /// every way, the lowest of them.
+    #[inline]
+    pub fn least_recent_of(&self, start: usize, ways: u32) -> usize {
+        debug_assert_ne!(ways, 0);
+        match self {
+            ReplacementState::Lru(p) => p.least_recent_of(start, ways),
+            _ => start + ways.trailing_zeros() as usize,
+        }
+    }
+
     /// Where a capacity eviction that drew the held `slot` empties a slot: the least recently
     /// used line of `slot`'s set that `evictable` allows under LRU kept as an order word, `slot`
     /// itself under any other state; `None` when that is not evictable (the caller draws again).
