@@ -15,6 +15,7 @@ METRICS = {
     "time": "gpu__time_duration.sum",
     "L2 reads from L1": "lts__t_sectors_srcunit_tex_op_read.sum",
     "DRAM reads": "dram__sectors_read.sum",
+    "DRAM writes": "dram__sectors_write.sum",
 }
 
 
