@@ -517,6 +517,19 @@ fn is_low_bit_mask(m: i64) -> bool {
     m > 0 && (m + 1) & m == 0
 }
 
+/// The 2^k that `and` with `m` rounds down to a multiple of, where `m` keeps every bit of the
+/// type `ty` (`b32`, `s64`, ...) but the lowest k (k ≥ 1): -8 or 0xfffffff8 as a b32 give 8.
+fn high_bit_mask_clears(m: i64, ty: &str) -> Option<i64> {
+    let bits: u32 = ty.get(1..)?.parse().ok()?;
+    let signed = match bits {
+        32 if (1i64 << 31..1i64 << 32).contains(&m) => m - (1i64 << 32),
+        32 | 64 => m,
+        _ => return None,
+    };
+    let cleared = !signed;
+    (signed < 0 && is_low_bit_mask(cleared) && cleared < (1i64 << (bits - 2))).then(|| cleared + 1)
+}
+
 /// Bytes of one element of a PTX type suffix (`f64` → 8).
 fn type_bytes(t: &str) -> Option<u32> {
     let bits: u32 = t.get(1..)?.parse().ok()?;
@@ -1798,9 +1811,18 @@ impl<'a> Lifter<'a> {
                                 format!("the mask at line {line} overflows the index")
                             })?)
                         }
+                        // A mask of all bits but the lowest k rounds down to a multiple of
+                        // 2^k: x - (x mod 2^k), the floor modulo again. nvcc's signed i / 4 * 8
+                        // and i % 4 clear the low bits with -4 and -8.
+                        Some(m) if high_bit_mask_clears(m, ty).is_some() => {
+                            let x = if b.as_constant().is_some() { a } else { b };
+                            let modulus = high_bit_mask_clears(m, ty).unwrap_or(1);
+                            let low = Poly::atom(format!("({} % {modulus})", x.to_operand()));
+                            Val::Int(x.sub(&low).ok_or_else(overflow)?)
+                        }
                         _ => {
                             return Err(format!(
-                                "`and` with a value that is not a low-bit mask (line {line}) is not lifted"
+                                "`and` with a value that is neither a run of bits nor all but the low bits (line {line}) is not lifted"
                             ));
                         }
                     }
