@@ -92,6 +92,13 @@ macro_rules! counter_table {
                 /// stores in a row merge on the way (`sim::sm_stage::SmWorker::store`): the L2
                 /// takes `store_partial_sectors` less these in part.
                 store_partial_sectors_merged: [] none extrapolated;
+                /// Lines of store requests with at least one sector written in part: each
+                /// reaches the L2 as a write request it takes far more slowly than a whole one,
+                /// on top of its partly written sectors (the time model).
+                store_partial_lines: [] none address;
+                /// Of those, lines that reach the L2 whole, or not as their own request, as a
+                /// warp's stores in a row merge (as `store_partial_sectors_merged`).
+                store_partial_lines_merged: [] none extrapolated;
                 /// Sum over blocks of the distinct sectors each block loads (compulsory L2→L1
                 /// volume).
                 block_unique_load_sectors: [] none address;

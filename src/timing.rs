@@ -620,6 +620,37 @@ mod tests {
     }
 
     #[test]
+    fn a_block_whose_warps_only_store_turns_over_at_no_cost() {
+        let (mut hw, k, mut l) = setup("h200", "star1");
+        hw.timing.block_turnover_cycles = 1000.0;
+        l.total_blocks = 396;
+        l.occupancy.warps_per_block = 2;
+        let turnover = |l: &Launch, inputs: &TimeInputs| {
+            estimate(&hw, &k, l, inputs, Some(1.0)).block_turnover_s
+        };
+        // no loads: the warps end as they issue their stores (validation/dirty_budget.cu)
+        let stores = TimeInputs {
+            dram_bytes: Some(1e8),
+            loads_per_round: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(turnover(&l, &stores), 0.0);
+        // a load, a barrier or an atomic gives them something to wait for: 1000 / 2^2 cycles
+        let loads = TimeInputs {
+            loads_per_round: Some(1.0),
+            ..stores
+        };
+        let atomics = TimeInputs {
+            atomic_requests: Some([1e3, 1e3]),
+            ..stores
+        };
+        assert!((turnover(&l, &loads) - 250e-9).abs() < 1e-18);
+        assert!((turnover(&l, &atomics) - 250e-9).abs() < 1e-18);
+        l.barriers_per_thread = 1;
+        assert!((turnover(&l, &stores) - 250e-9).abs() < 1e-18);
+    }
+
+    #[test]
     fn a_slot_turns_over_at_one_cost_however_many_rounds_its_blocks_run() {
         let (mut hw, k, mut l) = setup("h200", "star1");
         hw.timing.block_turnover_cycles = 1000.0;
@@ -716,20 +747,30 @@ mod tests {
     #[test]
     fn partly_written_sectors_cost_the_l2_at_their_own_rate() {
         let (hw, k, l) = setup("h200", "copy");
-        let l2 = |partial: Option<f64>| {
+        let l2_with = |partial: Option<f64>, requests: Option<f64>| {
             let inputs = TimeInputs {
                 l2_bytes: Some(32.0 * 1e6),
                 l2_partial_write_sectors: partial,
+                l2_partial_write_requests: requests,
                 ..Default::default()
             };
             let t = estimate(&hw, &k, &l, &inputs, None);
             t.limiters.iter().find(|x| x.name == "l2").unwrap().seconds
         };
-        // 1e6 whole sectors at 10 TB/s: 3.2 us; the same sectors all partly written, at 69 per
-        // ns: 14.5 us (validation/store_patterns.cu).
+        let l2 = |partial: Option<f64>| l2_with(partial, None);
+        // 1e6 whole sectors at 10 TB/s: 3.2 us; the same sectors all partly written, one a
+        // request, at 143 sectors and 133 requests a ns: 14.5 us, the 69 a ns that
+        // validation/store_patterns.cu measured
         assert!((l2(None) - 3.2e-6).abs() < 1e-15);
         assert!((l2(Some(0.0)) - 3.2e-6).abs() < 1e-15);
-        assert!((l2(Some(1e6)) - 1e6 / 69.0 * 1e-9).abs() < 1e-15);
+        let one_a_request = 1e6 / 143.0 * 1e-9 + 1e6 / 133.0 * 1e-9;
+        assert!((l2(Some(1e6)) - one_a_request).abs() < 1e-15);
+        assert!((l2(Some(1e6)) / (1e6 / 69.0 * 1e-9) - 1.0).abs() < 0.002);
+        assert_eq!(l2_with(Some(1e6), Some(1e6)), l2(Some(1e6)));
+        // four a request (validation/store_merge.cu's halves of sectors): the requests' part
+        // is a quarter
+        let four_a_request = 1e6 / 143.0 * 1e-9 + 0.25e6 / 133.0 * 1e-9;
+        assert!((l2_with(Some(1e6), Some(0.25e6)) - four_a_request).abs() < 1e-15);
     }
 
     #[test]

@@ -835,6 +835,12 @@ pub struct BandwidthConfig {
     /// `validation/store_patterns.cu`). None: such sectors cost what full ones do.
     #[serde(default)]
     pub l2_partial_write_sectors_per_ns: Option<f64>,
+    /// Write requests carrying partly written sectors the L2 takes per nanosecond, on top of
+    /// their sectors at `l2_partial_write_sectors_per_ns` (a request of four half-written
+    /// sectors costs the slice less than four requests of one: `validation/store_merge.cu`).
+    /// None: the sectors' rate is all they cost.
+    #[serde(default)]
+    pub l2_partial_write_requests_per_ns: Option<f64>,
     /// How the L2's time for partly written sectors and its time for the rest of its traffic
     /// combine: as the norm `(a^k + b^k)^(1/k)` with this `k` (1: they add; the larger the `k`,
     /// the more they overlap, up to the larger of the two). None: 1. Measured:
@@ -1083,6 +1089,15 @@ impl HwConfig {
         {
             return Err(
                 "bandwidth.l2_partial_write_sectors_per_ns must be a positive number".into(),
+            );
+        }
+        if let Some(rate) = self.bandwidth.l2_partial_write_requests_per_ns
+            && !(rate.is_finite()
+                && rate > 0.0
+                && self.bandwidth.l2_partial_write_sectors_per_ns.is_some())
+        {
+            return Err(
+                "bandwidth.l2_partial_write_requests_per_ns must be a positive number, beside l2_partial_write_sectors_per_ns".into(),
             );
         }
         if let Some(k) = self.bandwidth.l2_partial_write_overlap_exponent
@@ -2317,9 +2332,14 @@ mod tests {
                 "timing.round_loads_limit",
             ),
             (
-                "l2_partial_write_sectors_per_ns = 69 ",
+                "l2_partial_write_sectors_per_ns = 143 ",
                 "l2_partial_write_sectors_per_ns = 0 ",
                 "bandwidth.l2_partial_write_sectors_per_ns",
+            ),
+            (
+                "l2_partial_write_requests_per_ns = 133 ",
+                "l2_partial_write_requests_per_ns = -1 ",
+                "bandwidth.l2_partial_write_requests_per_ns",
             ),
             (
                 "l2_partial_write_overlap_exponent = 1.2 ",

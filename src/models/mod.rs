@@ -146,6 +146,7 @@ impl PredictedVolumes {
             // the time model counts the program's loads as one round
             loads_per_round: None,
             l2_partial_write_sectors: None,
+            l2_partial_write_requests: None,
             sectors_left_partial: None,
             partial_sectors_across_sms: None,
             atomic_busiest_slice: None,

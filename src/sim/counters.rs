@@ -84,6 +84,11 @@ impl Counts {
                     .store_partial_sectors
                     .saturating_sub(self.l1.store_partial_sectors_merged) as f64,
             ),
+            l2_partial_write_requests: Some(
+                self.l1
+                    .store_partial_lines
+                    .saturating_sub(self.l1.store_partial_lines_merged) as f64,
+            ),
             sectors_left_partial: Some(self.l2.sectors_left_partial as f64),
             partial_sectors_across_sms: Some(self.l2.partial_sectors_across_sms as f64),
             atomic_busiest_slice: self
@@ -250,35 +255,39 @@ mod tests {
         for (i, p) in places.into_iter().enumerate() {
             *p = i as u64 + 1;
         }
-        // Twenty-three L1 counters (fifteen of global accesses, six of shared memory, the
+        // Twenty-five L1 counters (seventeen of global accesses, six of shared memory, the
         // shuffles, the predicated-off instructions; wavefronts is derived, not sampled), nine
         // L2, two DRAM, then the compulsory volume and the ticks.
-        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (36, 23));
+        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (38, 25));
         assert_eq!((c.l1.load_requests, c.l1.store_partial_sectors), (1, 6));
         assert_eq!(c.l1.store_partial_sectors_merged, 7);
         assert_eq!(
-            (c.l1.load_partial_lines, c.l1.load_in_flight_lines),
-            (11, 12)
+            (c.l1.store_partial_lines, c.l1.store_partial_lines_merged),
+            (8, 9)
         );
-        assert_eq!(c.l1.atomic_sectors, 15);
+        assert_eq!(
+            (c.l1.load_partial_lines, c.l1.load_in_flight_lines),
+            (13, 14)
+        );
+        assert_eq!(c.l1.atomic_sectors, 17);
         assert_eq!(
             (c.l1.shared_load_requests, c.l1.shared_store_bank_conflicts),
-            (16, 21)
+            (18, 23)
         );
-        assert_eq!((c.l1.shuffles, c.l1.predicated_off), (22, 23));
+        assert_eq!((c.l1.shuffles, c.l1.predicated_off), (24, 25));
         assert_eq!(c.l1.wavefronts, 0);
-        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (24, 25));
+        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (26, 27));
         assert_eq!(
             (c.l2.read_lookup_miss_sectors, c.l2.atomic_sectors),
-            (26, 32)
+            (28, 34)
         );
         assert_eq!(
             (c.l2.sectors_left_partial, c.l2.partial_sectors_across_sms),
-            (28, 29)
+            (30, 31)
         );
-        assert_eq!(c.l2.sectors_made_dirty, 30);
-        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (33, 34));
-        assert_eq!((compulsory, c.ticks), (35, 36));
+        assert_eq!(c.l2.sectors_made_dirty, 32);
+        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (35, 36));
+        assert_eq!((compulsory, c.ticks), (37, 38));
         c.l1.wavefronts = 99;
         let by_name = |level: &str, field: &str| {
             let at = COUNTERS
@@ -289,15 +298,15 @@ mod tests {
         };
         assert_eq!(by_name("l1", "store_sectors"), 5);
         assert_eq!(by_name("l1", "wavefronts"), 99);
-        assert_eq!(by_name("l2", "fabric_sectors"), 27);
-        assert_eq!(by_name("dram", "write_sectors"), 34);
-        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 29);
+        assert_eq!(by_name("l2", "fabric_sectors"), 29);
+        assert_eq!(by_name("dram", "write_sectors"), 36);
+        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 31);
         // The places the sampler treats apart: what the addresses decide, the instructions (the
         // shared ones, the shuffles and the predicated-off ones too).
         assert_eq!(
             sample::ADDRESS_FIELDS,
             [
-                0, 1, 3, 4, 5, 7, 8, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22
+                0, 1, 3, 4, 5, 7, 9, 10, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24
             ]
         );
     }

@@ -70,6 +70,9 @@ pub struct TimeInputs {
     /// Sectors the stores write only in part: the L2 takes them at
     /// `[bandwidth] l2_partial_write_sectors_per_ns` instead of its byte rate.
     pub l2_partial_write_sectors: Option<f64>,
+    /// The write requests (lines) that carry those sectors: each costs the L2
+    /// `[bandwidth] l2_partial_write_requests_per_ns` on top of its sectors; `None`: one a sector.
+    pub l2_partial_write_requests: Option<f64>,
     /// Sectors the stores left partly written in the L2 (`l2.sectors_left_partial`).
     pub sectors_left_partial: Option<f64>,
     /// Of those, the sectors two SMs (two blocks) write between them
@@ -152,20 +155,37 @@ fn partial_writebacks(
     }
 }
 
-/// The L2 slices' time for `bytes` between the L1s and the L2, of which
-/// `partial_write_sectors` are sectors the stores write only in part; `None` without an L2 rate
-/// (`bandwidth.l2_gbs`). A partly written sector occupies its slice far longer than a whole one
-/// moved at the byte rate (validation/store_patterns.cu), so such sectors are charged at their
-/// own rate (`l2_partial_write_sectors_per_ns`); the slices work on the rest of the traffic
-/// meanwhile, in part, so the two times combine as a norm between their sum and the larger
-/// (`l2_partial_write_overlap_exponent`, validation/partial_mix.cu).
-pub fn l2_seconds(hw: &HwConfig, bytes: f64, partial_write_sectors: Option<f64>) -> Option<f64> {
+/// Sectors the stores write only in part, and the write requests (lines) that carry them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PartialWrites {
+    /// Partly written sectors.
+    pub sectors: f64,
+    /// Requests with at least one of them.
+    pub requests: f64,
+}
+
+/// The L2 slices' time for `bytes` between the L1s and the L2, of which `partial` are sectors
+/// the stores write only in part; `None` without an L2 rate (`bandwidth.l2_gbs`). A partly
+/// written sector occupies its slice far longer than a whole one moved at the byte rate
+/// (validation/store_patterns.cu), so such sectors are charged at their own rate
+/// (`l2_partial_write_sectors_per_ns`), and each request carrying them at another
+/// (`l2_partial_write_requests_per_ns`, where the config has one: a request of four half-written
+/// sectors costs less than four of one, validation/store_merge.cu); the slices work on the rest
+/// of the traffic meanwhile, in part, so the two times combine as a norm between their sum and
+/// the larger (`l2_partial_write_overlap_exponent`, validation/partial_mix.cu).
+pub fn l2_seconds(hw: &HwConfig, bytes: f64, partial: Option<PartialWrites>) -> Option<f64> {
     let gbs = hw.bandwidth.l2_gbs?;
-    let (partial, partial_s) = match (
-        partial_write_sectors,
-        hw.bandwidth.l2_partial_write_sectors_per_ns,
-    ) {
-        (Some(sectors), Some(per_ns)) => (sectors * SECTOR_BYTES as f64, sectors / per_ns * 1e-9),
+    let b = &hw.bandwidth;
+    let (partial, partial_s) = match (partial, b.l2_partial_write_sectors_per_ns) {
+        (Some(p), Some(per_ns)) => {
+            let requests_s = b
+                .l2_partial_write_requests_per_ns
+                .map_or(0.0, |r| p.requests / r * 1e-9);
+            (
+                p.sectors * SECTOR_BYTES as f64,
+                p.sectors / per_ns * 1e-9 + requests_s,
+            )
+        }
         _ => (0.0, 0.0),
     };
     let rest_s = (bytes - partial).max(0.0) / (gbs * 1e9);
@@ -327,10 +347,15 @@ pub(crate) fn queueing(
     // Not scaled with the SM clock: the H200's measured L2 rate holds at base clocks (the dev
     // set's star4 128x2x1 moves 9.9 TB/s between L1 and L2 under ncu's base-clock lock; the
     // partly written sectors' rate and overlap were measured at base clocks too).
-    if let Some(seconds) = inputs
-        .l2_bytes
-        .and_then(|b| l2_seconds(hw, b, inputs.l2_partial_write_sectors))
-    {
+    if let Some(seconds) = inputs.l2_bytes.and_then(|b| {
+        let partial = inputs
+            .l2_partial_write_sectors
+            .map(|sectors| PartialWrites {
+                sectors,
+                requests: inputs.l2_partial_write_requests.unwrap_or(sectors),
+            });
+        l2_seconds(hw, b, partial)
+    }) {
         limiters.push(LimiterTime {
             name: "l2",
             seconds,
@@ -441,9 +466,14 @@ pub(crate) fn queueing(
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
     // Only a block that takes over a slot another block left waits for it: the first wave's
     // blocks start together (a launch of at most one wave turns nothing over). A block of one
-    // warp has no warps to wait for: its slot is free the moment its warp ends.
+    // warp has no warps to wait for: its slot is free the moment its warp ends. Nor has a block
+    // whose warps only store, which neither load, nor meet at a barrier, nor send atomics:
+    // they end as they issue (validation/dirty_budget.cu and store_merge.cu on the H100:
+    // write-only launches of 256-thread blocks go at 2.5 us + 0.60 ns a block, the
+    // dispatcher's pace and nothing more; the H200's fma_ilp in 1024-thread blocks).
     let slots = launch.occupancy.blocks_per_sm.max(1) as f64;
-    let blocks_turning_over = if launch.occupancy.warps_per_block <= 1 {
+    let waits = loads_per_round > 0.0 || barriers > 0.0 || inputs.atomic_requests.is_some();
+    let blocks_turning_over = if launch.occupancy.warps_per_block <= 1 || !waits {
         0.0
     } else {
         (launch.total_blocks as f64 / sms - slots).max(0.0)

@@ -1509,7 +1509,9 @@ impl SmWorker {
         c.store_requests += 1;
         for r in lines {
             c.store_sectors += r.sectors.count_ones() as u64;
-            c.store_partial_sectors += (r.sectors & !r.full_sectors()).count_ones() as u64;
+            let partial = (r.sectors & !r.full_sectors()).count_ones();
+            c.store_partial_sectors += u64::from(partial);
+            c.store_partial_lines += u64::from(partial > 0);
         }
         if !self.traffic {
             return;
@@ -1536,9 +1538,15 @@ impl SmWorker {
             let (sent, written) = at.map_or((0, 0), |i| (run[i].1, run[i].2));
             out.push_store_continuing(tick, line, r.sectors, r.bytes, sent);
             let (sectors, bytes) = (sent | r.sectors, written | r.bytes);
-            self.counters.store_partial_sectors_merged += u64::from(
-                partial(r.sectors, r.bytes) + partial(sent, written) - partial(sectors, bytes),
+            let (new, before, after) = (
+                partial(r.sectors, r.bytes),
+                partial(sent, written),
+                partial(sectors, bytes),
             );
+            self.counters.store_partial_sectors_merged += u64::from(new + before - after);
+            // as a line: the run's request and this one become one, partly written or not
+            self.counters.store_partial_lines_merged +=
+                u64::from(new > 0) + u64::from(before > 0) - u64::from(after > 0);
             match at {
                 Some(i) => run[i] = (line, sectors, bytes),
                 None => run.push((line, sectors, bytes)),
