@@ -440,7 +440,12 @@ fn the_l2_serves_other_traffic_while_partly_written_sectors_wait() {
         let partial = r["lts__t_sectors_srcunit_tex_op_write.sum"];
         let bytes = 32.0 * (partial + r["lts__t_sectors_srcunit_tex_op_read.sum"]);
         let measured = r["gpu__time_duration.sum"] * 1e-9;
-        let l2 = |hw: &HwConfig| queueing::l2_seconds(hw, bytes, Some(partial)).unwrap();
+        // 4 bytes to each of 32 lines: one partly written sector a request
+        let writes = queueing::PartialWrites {
+            sectors: partial,
+            requests: partial,
+        };
+        let l2 = |hw: &HwConfig| queueing::l2_seconds(hw, bytes, Some(writes)).unwrap();
         let error = l2(&hw) / measured - 1.0;
         assert!(error.abs() < 0.13, "{l:?}: {:+.1}%", error * 100.0);
         worst_adding = worst_adding.max(l2(&adding) / measured - 1.0);

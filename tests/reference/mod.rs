@@ -704,6 +704,7 @@ fn memory(
                     .filter(|s| (r.bytes >> (32 * s)) as u32 == u32::MAX)
                     .fold(0u8, |m, s| m | 1 << s);
                 c.store_partial_sectors += (r.sectors & !whole).count_ones() as u64;
+                c.store_partial_lines += u64::from(r.sectors & !whole != 0);
                 // A store right after the warp's store to the same line reaches the L2 in that
                 // one's write: the sectors the run sent are not counted again, and a sector the
                 // run completes is written whole.
@@ -716,8 +717,15 @@ fn memory(
                         .count() as u64
                 };
                 let (sectors, bytes) = (sent | r.sectors, written | r.bytes);
-                c.store_partial_sectors_merged +=
-                    partial(r.sectors, r.bytes) + partial(sent, written) - partial(sectors, bytes);
+                let (new, before, after) = (
+                    partial(r.sectors, r.bytes),
+                    partial(sent, written),
+                    partial(sectors, bytes),
+                );
+                c.store_partial_sectors_merged += new + before - after;
+                // as a line: this store's request and the run's become one
+                c.store_partial_lines_merged +=
+                    u64::from(new > 0) + u64::from(before > 0) - u64::from(after > 0);
                 match at {
                     Some(i) => run[i] = (r.line, sectors, bytes),
                     None => run.push((r.line, sectors, bytes)),
