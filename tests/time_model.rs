@@ -386,7 +386,11 @@ fn the_l2_takes_69_partly_written_sectors_per_ns_whatever_their_bytes() {
     let m = ncu(&format!("{dir}/ncu.csv"));
     let lines = launches(&format!("{dir}/launches.txt"));
     let hw = HwConfig::load("h200").unwrap();
-    let rate = hw.bandwidth.l2_partial_write_sectors_per_ns.unwrap();
+    // requests of one such sector: the sectors' rate and the requests' together
+    let b = &hw.bandwidth;
+    let rate = 1.0
+        / (1.0 / b.l2_partial_write_sectors_per_ns.unwrap()
+            + 1.0 / b.l2_partial_write_requests_per_ns.unwrap());
     let mut checked = 0;
     for (i, l) in lines.iter().enumerate() {
         // 32 lines per warp instruction: every sector is a lane's 4 or 16 bytes, never whole.
