@@ -1814,17 +1814,18 @@ impl<'a> Lifter<'a> {
                         // A mask of all bits but the lowest k rounds down to a multiple of
                         // 2^k: x - (x mod 2^k), the floor modulo again. nvcc's signed i / 4 * 8
                         // and i % 4 clear the low bits with -4 and -8.
-                        Some(m) if high_bit_mask_clears(m, ty).is_some() => {
-                            let x = if b.as_constant().is_some() { a } else { b };
-                            let modulus = high_bit_mask_clears(m, ty).unwrap_or(1);
-                            let low = Poly::atom(format!("({} % {modulus})", x.to_operand()));
-                            Val::Int(x.sub(&low).ok_or_else(overflow)?)
-                        }
-                        _ => {
-                            return Err(format!(
-                                "`and` with a value that is neither a run of bits nor all but the low bits (line {line}) is not lifted"
-                            ));
-                        }
+                        m => match m.and_then(|m| high_bit_mask_clears(m, ty)) {
+                            Some(modulus) => {
+                                let x = if b.as_constant().is_some() { a } else { b };
+                                let low = Poly::atom(format!("({} % {modulus})", x.to_operand()));
+                                Val::Int(x.sub(&low).ok_or_else(overflow)?)
+                            }
+                            None => {
+                                return Err(format!(
+                                    "`and` with a value that is neither a run of bits nor all but the low bits (line {line}) is not lifted"
+                                ));
+                            }
+                        },
                     }
                 }
                 "or" => {
