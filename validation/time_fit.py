@@ -230,8 +230,10 @@ def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None,
     x = throughput(e["effective"])
     busy = warps / h["sms"] / x / e["cps"]
     slots = max(round(e["resident"] * e["blocks"] / warps), 1)
-    # A block of one warp has no warps to wait for: it turns over at no cost.
-    turning = max(e["blocks"] / h["sms"] - slots, 0.0) if e["block_warps"] > 1 else 0.0
+    # A block of one warp has no warps to wait for: it turns over at no cost; nor has a block
+    # whose warps only store (no load, barrier or atomic).
+    waits = e["loads"] > 0 or e["barriers"] > 0 or "atomic_sm" in e["secs"] or "atomic" in e["secs"]
+    turning = max(e["blocks"] / h["sms"] - slots, 0.0) if e["block_warps"] > 1 and waits else 0.0
     share = turnover_share(e, warps, slots, throughput, x) if turnover_share else 1.0
     turnover = c * max(e["rounds"], 1.0) ** ex * turning / slots ** 2 * share / e["cps"]
     return busy + last_wave(e, slots, throughput, x) / e["cps"] + turnover + h["overhead_us"] * 1e-6
