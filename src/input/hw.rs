@@ -469,6 +469,13 @@ pub struct L1Config {
     /// `sim::data_stage`, fitted across kernel families).
     #[serde(default = "default_replay_block_loads")]
     pub replay_block_loads: f64,
+    /// The stores' sectors per missing load sector from which loads that miss replay in full
+    /// (`missing_request_line_wavefronts`); a launch whose stores write fewer replays in
+    /// proportion, one that never stores not at all: a read-only stream's loads take the bank
+    /// rule's passes and nothing more (`sim::data_stage::extra_wavefronts`, docs/model.md).
+    /// Absent: always in full.
+    #[serde(default)]
+    pub replay_store_share: Option<f64>,
     /// Data-stage wavefronts a load's line costs that finds every sector it wants present while
     /// the SM's last miss on the line is at most `in_flight_hit_ticks` ago: the data may not have
     /// arrived, and the load waits for it as a miss does (`sim::data_stage::hit_in_flight`;
@@ -1182,6 +1189,11 @@ impl HwConfig {
         }
         if !(self.l1.replay_block_loads.is_finite() && self.l1.replay_block_loads > 0.0) {
             return Err("l1.replay_block_loads must be a number > 0".into());
+        }
+        if let Some(share) = self.l1.replay_store_share {
+            if !(share.is_finite() && share > 0.0) {
+                return Err("l1.replay_store_share must be a number > 0".into());
+            }
         }
         if !(1..=4096).contains(&self.l1.in_flight_hit_ticks) {
             return Err(format!(

@@ -365,6 +365,10 @@ pub struct LaunchTerms {
     pub in_flight_lines: u64,
     /// Load instructions one block issues, on average (load requests / blocks).
     pub load_instructions_per_block: f64,
+    /// Sectors the loads miss in the L1 (`load_miss_sectors`).
+    pub load_miss_sectors: u64,
+    /// Sectors the stores write (`store_sectors`).
+    pub store_sectors: u64,
     /// Warps launched, guarded-off ones too.
     pub warps_launched: u64,
     /// Special registers each warp reads at a wavefront each
@@ -376,7 +380,10 @@ pub struct LaunchTerms {
 /// an idle SM:
 /// - under load a load instruction that misses is run again, about
 ///   `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,
-///   docs/model.md), and a line with some sectors present and some missing takes
+///   docs/model.md), in full only where the launch's stores write at least
+///   `replay_store_share` of a sector per missing load sector, in proportion below (the
+///   read-only streams, matrix products and reductions take the bank rule's passes and nothing
+///   more for their misses; copies and stencils pay), and a line with some sectors present and some missing takes
 ///   `partial_line_wavefronts` more (served in two goes: what is there, then the fill); both
 ///   times `min(1, loads per block / replay_block_loads)`: blocks that put few loads in flight
 ///   replay less (the H100 probe: a 2-line load costs 0.3 passes more in blocks of one warp,
@@ -389,7 +396,10 @@ pub struct LaunchTerms {
 ///   one reading blockIdx alone none; `%laneid` one).
 pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
     let in_flight = (t.load_instructions_per_block / l1.replay_block_loads).min(1.0);
-    let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64
+    let storing = l1.replay_store_share.map_or(1.0, |share| {
+        (t.store_sectors as f64 / (share * t.load_miss_sectors.max(1) as f64)).min(1.0)
+    });
+    let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64 * storing
         + l1.partial_line_wavefronts * t.partial_lines as f64
         + l1.in_flight_hit_wavefronts * t.in_flight_lines as f64)
         * in_flight;
@@ -581,6 +591,7 @@ mod tests {
         let mut l1 = l1_config();
         (l1.missing_request_line_wavefronts, l1.replay_block_loads) = (0.25, 8.0);
         (l1.partial_line_wavefronts, l1.in_flight_hit_wavefronts) = (1.0, 0.5);
+        l1.replay_store_share = None;
         l1.wavefronts_per_special_register = 1.0;
         let t = LaunchTerms {
             miss_request_lines: 800,
@@ -610,6 +621,41 @@ mod tests {
             ..few
         };
         assert_eq!(extra_wavefronts(&l1, &all), 50 + 2 + 2 + 20);
+    }
+
+    #[test]
+    fn loads_that_miss_replay_only_as_far_as_the_launch_stores() {
+        let mut l1 = l1_config();
+        (l1.missing_request_line_wavefronts, l1.replay_block_loads) = (0.25, 8.0);
+        (l1.partial_line_wavefronts, l1.in_flight_hit_wavefronts) = (1.0, 0.5);
+        l1.replay_store_share = Some(0.05);
+        let copy = LaunchTerms {
+            miss_request_lines: 800,
+            partial_lines: 8,
+            load_instructions_per_block: 8.0,
+            load_miss_sectors: 3200,
+            store_sectors: 3200,
+            ..LaunchTerms::default()
+        };
+        // A copy stores a sector per missing one: its misses replay in full (0.25 a line), its
+        // partly present lines too.
+        assert_eq!(extra_wavefronts(&l1, &copy), 200 + 8);
+        // Stores of 1 % of the missing sectors (a warp's sum written by one lane): a fifth of
+        // the 5 % from which the replays are whole; the partly present lines are not scaled.
+        let read_only = LaunchTerms {
+            store_sectors: 32,
+            ..copy
+        };
+        assert_eq!(extra_wavefronts(&l1, &read_only), 40 + 8);
+        // A launch that never stores replays none of its misses; with no share in the config
+        // every launch replays in full.
+        let no_stores = LaunchTerms {
+            store_sectors: 0,
+            ..copy
+        };
+        assert_eq!(extra_wavefronts(&l1, &no_stores), 8);
+        l1.replay_store_share = None;
+        assert_eq!(extra_wavefronts(&l1, &no_stores), 200 + 8);
     }
 
     #[test]

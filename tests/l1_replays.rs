@@ -1,0 +1,78 @@
+//! Loads that miss cost the L1 data pipe more passes than the bank rule only as far as the launch
+//! stores (`[l1] replay_store_share`, docs/model.md "The read-only streams pay nothing for their
+//! misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
+//! ncu at base clocks), lifted from its PTX (tests/data/ptx/streams.ptx, nvcc 13.5 sm_90):
+//! `read_k32` reads 32 streams of doubles, every line missing, and writes one double a warp;
+//! `copy_k32` writes each element it reads.
+
+use gputraffic::Bound;
+use gputraffic::analysis::measured;
+use gputraffic::input::hw::HwConfig;
+use gputraffic::input::ptx::{LiftOptions, lift_file};
+use gputraffic::launch::LaunchRequest;
+use gputraffic::sim::{Counts, SimOptions};
+use std::path::Path;
+
+const WAVEFRONTS: &str = "l1tex__data_pipe_lsu_wavefronts.sum";
+/// The streams' length (`n`, the PTX's p2) of both measured launches.
+const N: i64 = 4_194_304;
+
+/// The measured data-pipe wavefronts of tests/data/h200/streams/ncu.csv's launch `id`.
+fn measured_wavefronts(id: usize) -> f64 {
+    measured::ncu_counters(Path::new("tests/data/h200/streams/ncu.csv")).unwrap()[id][WAVEFRONTS]
+}
+
+/// `kernel` over 32 streams of `N` doubles in 256-thread blocks on `hw` (the h200 as shipped, or
+/// with its replays charged whatever the stores).
+fn simulate(kernel: &str, hw: HwConfig) -> Counts {
+    let options = LiftOptions {
+        entry: Some(kernel.into()),
+        extents: vec![(
+            "p1".into(),
+            format!("p2 * {}", if kernel == "read_k32" { 1 } else { 32 }),
+        )],
+        updates: Some(N.to_string()),
+        ..Default::default()
+    };
+    let lifted = lift_file("tests/data/ptx/streams.ptx", &options).unwrap();
+    let req = LaunchRequest {
+        block: Some([256, 1, 1]),
+        set: vec![("p2".into(), N)],
+        ..Default::default()
+    };
+    let b = Bound::with_hw(lifted.kernel, hw, &req).unwrap();
+    b.simulate(&SimOptions::default(), None).unwrap().counts
+}
+
+fn h200() -> HwConfig {
+    HwConfig::load("h200").unwrap()
+}
+
+#[test]
+fn a_read_only_stream_takes_the_bank_rules_passes_for_its_misses() {
+    // ID 19: read_k32, 256-thread blocks; the H200 takes 2.00 passes a load (two lines of a
+    // warp's 32 doubles) and 12.7 a warp (its ten shuffles, the threadIdx read, the sum's store)
+    let measured = measured_wavefronts(19);
+    let c = simulate("read_k32", h200());
+    assert_eq!(c.l1.load_miss_sectors, c.l1.load_sectors);
+    let err = c.l1.wavefronts as f64 / measured - 1.0;
+    assert!(err.abs() < 0.02, "read_k32: {err:+.3}");
+    // charged a replay per missing line whatever the stores, as before: +23 %
+    let mut always = h200();
+    always.l1.replay_store_share = None;
+    let over = simulate("read_k32", always).l1.wavefronts as f64 / measured - 1.0;
+    assert!(over > 0.2, "read_k32 with every miss replayed: {over:+.3}");
+}
+
+#[test]
+fn a_copy_whose_stores_match_its_misses_replays_them_in_full() {
+    // ID 40: copy_k32, 256-thread blocks: a sector stored per sector missed, so the replays stay
+    let measured = measured_wavefronts(40);
+    let c = simulate("copy_k32", h200());
+    assert_eq!(c.l1.store_sectors, c.l1.load_miss_sectors);
+    let err = c.l1.wavefronts as f64 / measured - 1.0;
+    assert!(err.abs() < 0.02, "copy_k32: {err:+.3}");
+    let mut always = h200();
+    always.l1.replay_store_share = None;
+    assert_eq!(simulate("copy_k32", always).l1.wavefronts, c.l1.wavefronts);
+}
