@@ -69,7 +69,7 @@ pub fn lower_bound(
         in_flight_lines: 0,
         load_instructions_per_block: l1.load_requests as f64 / launch.total_blocks.max(1) as f64,
         load_miss_sectors: 0,
-        store_sectors: l1.store_sectors,
+        store_and_atomic_sectors: l1.store_sectors + l1.atomic_sectors,
         warps_launched,
         special_register_reads: launch.special_register_reads,
     };

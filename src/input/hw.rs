@@ -469,9 +469,9 @@ pub struct L1Config {
     /// `sim::data_stage`, fitted across kernel families).
     #[serde(default = "default_replay_block_loads")]
     pub replay_block_loads: f64,
-    /// The stores' sectors per missing load sector from which loads that miss replay in full
-    /// (`missing_request_line_wavefronts`); a launch whose stores write fewer replays in
-    /// proportion, one that never stores not at all: a read-only stream's loads take the bank
+    /// The sectors stores and atomics write per missing load sector from which loads that miss
+    /// replay in full (`missing_request_line_wavefronts`); a launch that writes fewer replays in
+    /// proportion, one that never writes not at all: a read-only stream's loads take the bank
     /// rule's passes and nothing more (`sim::data_stage::extra_wavefronts`, docs/model.md).
     /// Absent: always in full.
     #[serde(default)]

@@ -367,8 +367,9 @@ pub struct LaunchTerms {
     pub load_instructions_per_block: f64,
     /// Sectors the loads miss in the L1 (`load_miss_sectors`).
     pub load_miss_sectors: u64,
-    /// Sectors the stores write (`store_sectors`).
-    pub store_sectors: u64,
+    /// Sectors the stores write and the atomics update (`store_sectors` + `atomic_sectors`):
+    /// what the launch sends the L2 beside its loads' misses.
+    pub store_and_atomic_sectors: u64,
     /// Warps launched, guarded-off ones too.
     pub warps_launched: u64,
     /// Special registers each warp reads at a wavefront each
@@ -380,7 +381,7 @@ pub struct LaunchTerms {
 /// an idle SM:
 /// - under load a load instruction that misses is run again, about
 ///   `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,
-///   docs/model.md), in full only where the launch's stores write at least
+///   docs/model.md), in full only where the launch's stores and atomics write at least
 ///   `replay_store_share` of a sector per missing load sector, in proportion below (the
 ///   read-only streams, matrix products and reductions take the bank rule's passes and nothing
 ///   more for their misses; copies and stencils pay), and a line with some sectors present and some missing takes
@@ -397,7 +398,7 @@ pub struct LaunchTerms {
 pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
     let in_flight = (t.load_instructions_per_block / l1.replay_block_loads).min(1.0);
     let storing = l1.replay_store_share.map_or(1.0, |share| {
-        (t.store_sectors as f64 / (share * t.load_miss_sectors.max(1) as f64)).min(1.0)
+        (t.store_and_atomic_sectors as f64 / (share * t.load_miss_sectors.max(1) as f64)).min(1.0)
     });
     let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64 * storing
         + l1.partial_line_wavefronts * t.partial_lines as f64
@@ -634,7 +635,7 @@ mod tests {
             partial_lines: 8,
             load_instructions_per_block: 8.0,
             load_miss_sectors: 3200,
-            store_sectors: 3200,
+            store_and_atomic_sectors: 3200,
             ..LaunchTerms::default()
         };
         // A copy stores a sector per missing one: its misses replay in full (0.25 a line), its
@@ -643,14 +644,14 @@ mod tests {
         // Stores of 1 % of the missing sectors (a warp's sum written by one lane): a fifth of
         // the 5 % from which the replays are whole; the partly present lines are not scaled.
         let read_only = LaunchTerms {
-            store_sectors: 32,
+            store_and_atomic_sectors: 32,
             ..copy
         };
         assert_eq!(extra_wavefronts(&l1, &read_only), 40 + 8);
         // A launch that never stores replays none of its misses; with no share in the config
         // every launch replays in full.
         let no_stores = LaunchTerms {
-            store_sectors: 0,
+            store_and_atomic_sectors: 0,
             ..copy
         };
         assert_eq!(extra_wavefronts(&l1, &no_stores), 8);
