@@ -3,7 +3,9 @@
 //! misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
 //! ncu at base clocks), lifted from its PTX (tests/data/ptx/streams.ptx, nvcc 13.5 sm_90):
 //! `read_k32` reads 32 streams of doubles, every line missing, and writes one double a warp;
-//! `copy_k32` writes each element it reads.
+//! `copy_k32` writes each element it reads. And against validation/replay_stores.cu as an H100
+//! ran it (tests/data/h100/replay_stores/, 2026-12-07; PTX tests/data/ptx/replay_stores.ptx),
+//! which the fit never saw: `rK_lane0shfl` are read_kK over 2^25 / K elements.
 
 use gputraffic::Bound;
 use gputraffic::analysis::measured;
@@ -75,4 +77,43 @@ fn a_copy_whose_stores_match_its_misses_replays_them_in_full() {
     let mut always = h200();
     always.l1.replay_store_share = None;
     assert_eq!(simulate("copy_k32", always).l1.wavefronts, c.l1.wavefronts);
+}
+
+/// `rK_lane0shfl` of validation/replay_stores.cu (read_kK: K streams of 2^25 / K doubles, a
+/// warp's sum stored by its lane 0) in 256-thread blocks on `hw`.
+fn simulate_read_sum(k: i64, hw: HwConfig) -> Counts {
+    let n = (1 << 25) / k;
+    let options = LiftOptions {
+        entry: Some(format!("r{k}_lane0shfl")),
+        extents: vec![("p1".into(), "p2 / 32".into())],
+        updates: Some(n.to_string()),
+        ..Default::default()
+    };
+    let lifted = lift_file("tests/data/ptx/replay_stores.ptx", &options).unwrap();
+    let req = LaunchRequest {
+        block: Some([256, 1, 1]),
+        set: vec![("p2".into(), n)],
+        ..Default::default()
+    };
+    let b = Bound::with_hw(lifted.kernel, hw, &req).unwrap();
+    b.simulate(&SimOptions::default(), None).unwrap().counts
+}
+
+#[test]
+fn the_h100s_read_only_sums_take_no_replays_for_their_misses_either() {
+    // IDs 1, 6, 11, 16, 21, 26: K = 1 to 32 streams; stores 1/(32 K) of the missing sectors
+    let measured =
+        measured::ncu_counters(Path::new("tests/data/h100/replay_stores/ncu.csv")).unwrap();
+    let h100 = || HwConfig::load("h100-sxm").unwrap();
+    for (id, k) in [(1, 1), (6, 2), (11, 4), (16, 8), (21, 16), (26, 32)] {
+        let m = measured[id][WAVEFRONTS];
+        let err = simulate_read_sum(k, h100()).l1.wavefronts as f64 / m - 1.0;
+        assert!(err.abs() < 0.045, "K = {k}: {err:+.3}");
+        if k == 32 {
+            let mut always = h100();
+            always.l1.replay_store_share = None;
+            let over = simulate_read_sum(k, always).l1.wavefronts as f64 / m - 1.0;
+            assert!(over > 0.15, "K = 32 with every miss replayed: {over:+.3}");
+        }
+    }
 }
