@@ -12,7 +12,12 @@
 //   rK_inplace1    the sum stored back over the first stream's element (a line just loaded).
 // Thread i reads element i of K streams of n doubles that lie n apart in one allocation (a warp
 // instruction: 256 contiguous bytes, two lines); the output streams lie n apart in another.
-// Lifted by the simulator from this file (entry = kernel name; tests/data/h200/replay_stores/).
+// Measured on an H100 SXM (the H200 was asked for), 2026-12-07: tests/data/h100/replay_stores/. ptxas
+// drops rK_none's and rK_indep1's loads (the empty asm does not keep them) and narrows rK_lane0's to
+// lane 0, so only rK_lane0shfl, rK_fullS and rK_inplace1 load as the PTX says. What they show: a
+// warp's missing loads cost the bank rule's passes and nothing more; a full store after them about
+// one pass more (0.4 for lane 0's one-sector store, 0.38 a store at 8 a warp).
+// Lifted by the simulator from this file (entry = kernel name; tests/l1_replays.rs, its PTX).
 //   replay_stores LAUNCHES   (lines "kernel n block"; prints "ID line" per launch, as streams.cu)
 #include <cstdio>
 #include <cstring>
