@@ -1190,10 +1190,10 @@ impl HwConfig {
         if !(self.l1.replay_block_loads.is_finite() && self.l1.replay_block_loads > 0.0) {
             return Err("l1.replay_block_loads must be a number > 0".into());
         }
-        if let Some(share) = self.l1.replay_store_share {
-            if !(share.is_finite() && share > 0.0) {
-                return Err("l1.replay_store_share must be a number > 0".into());
-            }
+        if let Some(share) = self.l1.replay_store_share
+            && !(share.is_finite() && share > 0.0)
+        {
+            return Err("l1.replay_store_share must be a number > 0".into());
         }
         if !(1..=4096).contains(&self.l1.in_flight_hit_ticks) {
             return Err(format!(
@@ -2297,6 +2297,27 @@ mod tests {
             let err = HwConfig::parse(&h200.replace(shipped, line), "bad.toml").unwrap_err();
             assert!(err.message.contains(says), "{line}: {}", err.message);
         }
+    }
+
+    #[test]
+    fn the_replays_store_share_is_checked_and_absent_means_always_in_full() {
+        let h200 = include_str!("../../hw-configs/h200.toml");
+        let shipped = "replay_store_share = 0.05 ";
+        assert!(h200.contains(shipped));
+        for bad in ["replay_store_share = 0 ", "replay_store_share = -0.05 "] {
+            let err = HwConfig::parse(&h200.replace(shipped, bad), "bad.toml").unwrap_err();
+            assert!(
+                err.message.contains("l1.replay_store_share"),
+                "{bad}: {}",
+                err.message
+            );
+        }
+        let without = HwConfig::parse(&h200.replace(shipped, "# "), "h200.toml").unwrap();
+        assert_eq!(without.l1.replay_store_share, None);
+        assert_eq!(
+            HwConfig::load("h200").unwrap().l1.replay_store_share,
+            Some(0.05)
+        );
     }
 
     #[test]
