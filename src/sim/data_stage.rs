@@ -384,12 +384,12 @@ pub struct LaunchTerms {
 ///   docs/model.md), in full only where the launch's stores and atomics write at least
 ///   `replay_store_share` of a sector per missing load sector, in proportion below (the
 ///   read-only streams, matrix products and reductions take the bank rule's passes and nothing
-///   more for their misses; copies and stencils pay), and a line with some sectors present and some missing takes
-///   `partial_line_wavefronts` more (served in two goes: what is there, then the fill); both
-///   times `min(1, loads per block / replay_block_loads)`: blocks that put few loads in flight
-///   replay less (the H100 probe: a 2-line load costs 0.3 passes more in blocks of one warp,
-///   1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the bank rule), and so
-///   does a line that hits while its fill is in flight ([`hit_in_flight`]),
+///   more for their misses; copies and stencils pay), and a line with some sectors present and
+///   some missing takes `partial_line_wavefronts` more (served in two goes: what is there, then
+///   the fill); both times `min(1, loads per block / replay_block_loads)`: blocks that put few
+///   loads in flight replay less (the H100 probe: a 2-line load costs 0.3 passes more in
+///   blocks of one warp, 1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the
+///   bank rule), and so does a line that hits while its fill is in flight ([`hit_in_flight`]),
 ///   `in_flight_hit_wavefronts` each;
 /// - every launched warp, guarded-off ones too, costs `wavefronts_per_special_register` per
 ///   special register the kernel reads with an `S2R` (measured on the H200: a kernel reading
@@ -648,8 +648,8 @@ mod tests {
             ..copy
         };
         assert_eq!(extra_wavefronts(&l1, &read_only), 40 + 8);
-        // A launch that never stores replays none of its misses; with no share in the config
-        // every launch replays in full.
+        // A launch that never stores (nor sends atomics, which count as stores) replays none
+        // of its misses; with no share in the config every launch replays in full.
         let no_stores = LaunchTerms {
             store_and_atomic_sectors: 0,
             ..copy
