@@ -1,6 +1,6 @@
 //! Loads that miss cost the L1 data pipe more passes than the bank rule only as far as the launch
-//! stores (`[l1] replay_store_share`, docs/model.md "The read-only streams pay nothing for their
-//! misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
+//! writes, by stores or atomics (`[l1] replay_store_share`, docs/model.md "The read-only streams
+//! pay nothing for their misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
 //! ncu at base clocks), lifted from its PTX (tests/data/ptx/streams.ptx, nvcc 13.5 sm_90):
 //! `read_k32` reads 32 streams of doubles, every line missing, and writes one double a warp;
 //! `copy_k32` writes each element it reads. And against validation/replay_stores.cu as an H100
@@ -25,7 +25,8 @@ fn measured_wavefronts(id: usize) -> f64 {
 }
 
 /// `kernel` over 32 streams of `N` doubles in 256-thread blocks on `hw` (the h200 as shipped, or
-/// with its replays charged whatever the stores).
+/// with its replays charged whatever the stores); `read_k32`'s sums get more room than the
+/// `N / 32` doubles they fill.
 fn simulate(kernel: &str, hw: HwConfig) -> Counts {
     let options = LiftOptions {
         entry: Some(kernel.into()),
