@@ -60,19 +60,10 @@ pub fn lower_bound(
     let Some(mut l1) = sm_stage::instruction_counts(launch, &cx, footprints)? else {
         return Ok(None);
     };
-    // The misses' replays need the L1's hits and misses: left out (they only add); what every
-    // launched warp costs is the launch's.
+    // The misses' replays need the L1's hits and misses, which these counts do not have: left
+    // out (they only add); what every launched warp costs is the launch's.
     let warps_launched = launch.total_blocks * launch.occupancy.warps_per_block as u64;
-    let launch_terms = data_stage::LaunchTerms {
-        miss_request_lines: 0,
-        partial_lines: 0,
-        in_flight_lines: 0,
-        load_instructions_per_block: l1.load_requests as f64 / launch.total_blocks.max(1) as f64,
-        load_miss_sectors: 0,
-        store_and_atomic_sectors: l1.store_sectors + l1.atomic_sectors,
-        warps_launched,
-        special_register_reads: launch.special_register_reads,
-    };
+    let launch_terms = data_stage::LaunchTerms::of(launch, &l1, warps_launched);
     l1.wavefronts = data_stage::instruction_wavefronts(&hw.l1, &l1)
         + data_stage::extra_wavefronts(&hw.l1, &launch_terms);
     // Every store and atomic sector goes on to the L2 (write-through; atomics bypass the L1),

@@ -24,6 +24,7 @@
 //! every warp costs at launch.
 
 use crate::input::hw::L1Config;
+use crate::launch::Launch;
 use crate::sim::cache::LineState;
 use crate::sim::counters::L1Counters;
 
@@ -375,6 +376,24 @@ pub struct LaunchTerms {
     /// Special registers each warp reads at a wavefront each
     /// ([`crate::launch::Launch::special_register_reads`]).
     pub special_register_reads: u32,
+}
+
+impl LaunchTerms {
+    /// The terms of `launch` from its L1 counters and the warps it launched (counters without
+    /// hits and misses, such as `sm_stage::instruction_counts`' own, give no replays).
+    pub fn of(launch: &Launch, l1: &L1Counters, warps_launched: u64) -> LaunchTerms {
+        LaunchTerms {
+            miss_request_lines: l1.load_miss_request_lines,
+            partial_lines: l1.load_partial_lines,
+            in_flight_lines: l1.load_in_flight_lines,
+            load_instructions_per_block: l1.load_requests as f64
+                / launch.total_blocks.max(1) as f64,
+            load_miss_sectors: l1.load_miss_sectors,
+            store_and_atomic_sectors: l1.store_sectors + l1.atomic_sectors,
+            warps_launched,
+            special_register_reads: launch.special_register_reads,
+        }
+    }
 }
 
 /// What a launch costs the data stage beyond [`passes`], the per-instruction rule measured on

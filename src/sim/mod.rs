@@ -351,17 +351,7 @@ fn wavefronts(launch: &Launch, hw: &HwConfig, l1: &L1Counters, warps_launched: u
     data_stage::instruction_wavefronts(&hw.l1, l1)
         + data_stage::extra_wavefronts(
             &hw.l1,
-            &data_stage::LaunchTerms {
-                miss_request_lines: l1.load_miss_request_lines,
-                partial_lines: l1.load_partial_lines,
-                in_flight_lines: l1.load_in_flight_lines,
-                load_instructions_per_block: l1.load_requests as f64
-                    / launch.total_blocks.max(1) as f64,
-                load_miss_sectors: l1.load_miss_sectors,
-                store_and_atomic_sectors: l1.store_sectors + l1.atomic_sectors,
-                warps_launched,
-                special_register_reads: launch.special_register_reads,
-            },
+            &data_stage::LaunchTerms::of(launch, l1, warps_launched),
         )
 }
 
