@@ -24,27 +24,35 @@ fn measured_wavefronts(id: usize) -> f64 {
     measured::ncu_counters(Path::new("tests/data/h200/streams/ncu.csv")).unwrap()[id][WAVEFRONTS]
 }
 
-/// `kernel` over 32 streams of `N` doubles in 256-thread blocks on `hw` (the h200 as shipped, or
-/// with its replays charged whatever the stores); `read_k32`'s sums get more room than the
-/// `N / 32` doubles they fill.
-fn simulate(kernel: &str, hw: HwConfig) -> Counts {
+/// `entry` of the PTX file `ptx` over streams of `n` doubles (its p2, one update a thread) in
+/// 256-thread blocks on `hw`, its output p1 given the extent `p1_extent`.
+fn simulate_ptx(ptx: &str, entry: &str, n: i64, p1_extent: &str, hw: HwConfig) -> Counts {
     let options = LiftOptions {
-        entry: Some(kernel.into()),
-        extents: vec![(
-            "p1".into(),
-            format!("p2 * {}", if kernel == "read_k32" { 1 } else { 32 }),
-        )],
-        updates: Some(N.to_string()),
+        entry: Some(entry.into()),
+        extents: vec![("p1".into(), p1_extent.into())],
+        updates: Some(n.to_string()),
         ..Default::default()
     };
-    let lifted = lift_file("tests/data/ptx/streams.ptx", &options).unwrap();
+    let lifted = lift_file(ptx, &options).unwrap();
     let req = LaunchRequest {
         block: Some([256, 1, 1]),
-        set: vec![("p2".into(), N)],
+        set: vec![("p2".into(), n)],
         ..Default::default()
     };
     let b = Bound::with_hw(lifted.kernel, hw, &req).unwrap();
     b.simulate(&SimOptions::default(), None).unwrap().counts
+}
+
+/// `kernel` of streams.cu over 32 streams of `N` doubles on `hw` (the h200 as shipped, or with
+/// its replays charged whatever the stores); `read_k32`'s sums get more room than the `N / 32`
+/// doubles they fill.
+fn simulate(kernel: &str, hw: HwConfig) -> Counts {
+    let p1 = if kernel == "read_k32" {
+        "p2"
+    } else {
+        "p2 * 32"
+    };
+    simulate_ptx("tests/data/ptx/streams.ptx", kernel, N, p1, hw)
 }
 
 fn h200() -> HwConfig {
@@ -83,21 +91,14 @@ fn a_copy_whose_stores_match_its_misses_replays_them_in_full() {
 /// `rK_lane0shfl` of validation/replay_stores.cu (read_kK: K streams of 2^25 / K doubles, a
 /// warp's sum stored by its lane 0) in 256-thread blocks on `hw`.
 fn simulate_read_sum(k: i64, hw: HwConfig) -> Counts {
-    let n = (1 << 25) / k;
-    let options = LiftOptions {
-        entry: Some(format!("r{k}_lane0shfl")),
-        extents: vec![("p1".into(), "p2 / 32".into())],
-        updates: Some(n.to_string()),
-        ..Default::default()
-    };
-    let lifted = lift_file("tests/data/ptx/replay_stores.ptx", &options).unwrap();
-    let req = LaunchRequest {
-        block: Some([256, 1, 1]),
-        set: vec![("p2".into(), n)],
-        ..Default::default()
-    };
-    let b = Bound::with_hw(lifted.kernel, hw, &req).unwrap();
-    b.simulate(&SimOptions::default(), None).unwrap().counts
+    let entry = format!("r{k}_lane0shfl");
+    simulate_ptx(
+        "tests/data/ptx/replay_stores.ptx",
+        &entry,
+        (1 << 25) / k,
+        "p2 / 32",
+        hw,
+    )
 }
 
 #[test]
