@@ -132,6 +132,9 @@ macro_rules! counter_table {
                 shared_load_wavefronts: [SHARED_LD_WAVEFRONTS] shared address;
                 /// Data-pipe wavefronts of the shared stores.
                 shared_store_wavefronts: [SHARED_ST_WAVEFRONTS] shared address;
+                /// Bytes the shared stores write (active lanes × element bytes): what
+                /// `sim::data_stage::LaunchTerms` counts as written beside the global stores.
+                shared_store_bytes: [] none address;
                 /// Bank conflicts of the shared loads: their wavefronts beyond the conflict-free
                 /// count.
                 shared_load_bank_conflicts: [SHARED_LD_BANK_CONFLICTS] shared address;

@@ -1,6 +1,6 @@
 //! Loads that miss cost the L1 data pipe more passes than the bank rule only as far as the launch
-//! writes, by stores or atomics (`[l1] replay_store_share`, docs/model.md "The read-only streams
-//! pay nothing for their misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
+//! writes, by stores, atomics or shared stores (`[l1] replay_store_share`, docs/model.md "The
+//! read-only streams pay nothing for their misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
 //! ncu at base clocks), lifted from its PTX (tests/data/ptx/streams.ptx, nvcc 13.5 sm_90):
 //! `read_k32` reads 32 streams of doubles, every line missing, and writes one double a warp;
 //! `copy_k32` writes each element it reads. And against validation/replay_stores.cu as an H100
@@ -118,4 +118,100 @@ fn the_h100s_read_only_sums_take_no_replays_for_their_misses_either() {
             assert!(over > 0.15, "K = 32 with every miss replayed: {over:+.3}");
         }
     }
+}
+
+/// What the threads of [`sum_of_streams`] do with their sums.
+#[derive(Clone, Copy)]
+enum SumsGo {
+    /// Kept in registers: the launch writes nothing.
+    Nowhere,
+    /// Every thread stores its sum to a shared tile, as a tiled matrix product or a tree
+    /// reduction stores what it loads.
+    ToSharedByEveryLane,
+    /// Lane 0 of each warp stores its own sum to the tile, as a reduction stores a warp's total.
+    ToSharedByLaneZero,
+}
+
+/// A trace whose threads sum element i of eight streams of 2^20 doubles (every line missing) in
+/// 256-thread blocks and put the sum where `sums` says; nothing is written to global memory.
+fn sum_of_streams(sums: SumsGo) -> gputraffic::input::trace::Kernel {
+    let store = r#"{ store = "tile", index = ["threadIdx.x"] }"#;
+    let after = match sums {
+        SumsGo::Nowhere => String::new(),
+        SumsGo::ToSharedByEveryLane => format!(", {store}"),
+        SumsGo::ToSharedByLaneZero => {
+            format!(r#", {{ if = "threadIdx.x % 32 == 0", body = [{store}] }}"#)
+        }
+    };
+    let text = format!(
+        r#"
+name = "sum-of-streams"
+params = {{ n = 1048576 }}
+[[arrays]]
+name = "a"
+element_bytes = 8
+dims = ["n", "8"]
+[[shared]]
+name = "tile"
+element_bytes = 8
+dims = ["blockDim.x"]
+[launch]
+block = [256, 1, 1]
+grid = ["n / blockDim.x", "1", "1"]
+[thread]
+let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
+lattice_updates = "n"
+body = [
+  {{ loop = "k", count = "8", body = [{{ load = "a", index = ["i", "k"] }}] }}{after},
+]
+"#
+    );
+    gputraffic::input::trace::Kernel::parse(&text, "sum-of-streams.toml").unwrap()
+}
+
+fn simulate_trace(kernel: gputraffic::input::trace::Kernel, hw: HwConfig) -> Counts {
+    let b = Bound::with_hw(kernel, hw, &LaunchRequest::default()).unwrap();
+    b.simulate(&SimOptions::default(), None).unwrap().counts
+}
+
+#[test]
+fn loads_stored_to_shared_memory_replay_their_misses_as_a_copys_do() {
+    let mut always = h200();
+    always.l1.replay_store_share = None;
+    // Every lane stores its double to a shared tile: a sector written per missing sector of
+    // one of the eight streams, an eighth, so the missing lines replay in full, as with no
+    // share in the config.
+    let shared = simulate_trace(sum_of_streams(SumsGo::ToSharedByEveryLane), h200());
+    assert_eq!(shared.l1.shared_store_bytes, 1 << 23);
+    assert_eq!(shared.l1.store_sectors + shared.l1.atomic_sectors, 0);
+    let in_full = simulate_trace(sum_of_streams(SumsGo::ToSharedByEveryLane), always.clone());
+    assert_eq!(shared.l1.wavefronts, in_full.l1.wavefronts);
+    // The same loads kept in registers replay nothing: the difference is the replay term of
+    // every missing line, less the shared stores' own wavefronts.
+    let read_only = simulate_trace(sum_of_streams(SumsGo::Nowhere), h200());
+    assert_eq!(
+        read_only.l1.load_miss_request_lines,
+        shared.l1.load_miss_request_lines
+    );
+    let replays =
+        shared.l1.wavefronts - shared.l1.shared_store_wavefronts - read_only.l1.wavefronts;
+    let expected =
+        h200().l1.missing_request_line_wavefronts * read_only.l1.load_miss_request_lines as f64;
+    assert!(
+        (replays as f64 / expected - 1.0).abs() < 0.01,
+        "{replays} replays against {expected:.0}"
+    );
+    // Lane 0 alone storing a warp's sum writes 8 bytes a warp, 1/256 of a sector per missing
+    // one: a twelfth of replay_store_share (0.05 × 256 = 12.8), so a twelfth of the replays.
+    let lane_zero = simulate_trace(sum_of_streams(SumsGo::ToSharedByLaneZero), h200());
+    assert_eq!(lane_zero.l1.shared_store_bytes, (1 << 23) / 32);
+    let replays = lane_zero.l1.wavefronts
+        - lane_zero.l1.shared_store_wavefronts
+        - lane_zero.l1.predicated_off
+        - read_only.l1.wavefronts;
+    assert!(
+        (replays as f64 / (expected / 12.8) - 1.0).abs() < 0.01,
+        "{replays} replays against {:.0}",
+        expected / 12.8
+    );
 }

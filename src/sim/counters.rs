@@ -255,10 +255,10 @@ mod tests {
         for (i, p) in places.into_iter().enumerate() {
             *p = i as u64 + 1;
         }
-        // Twenty-five L1 counters (seventeen of global accesses, six of shared memory, the
+        // Twenty-six L1 counters (seventeen of global accesses, seven of shared memory, the
         // shuffles, the predicated-off instructions; wavefronts is derived, not sampled), nine
         // L2, two DRAM, then the compulsory volume and the ticks.
-        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (38, 25));
+        assert_eq!((sample::FIELDS, sample::L1_FIELDS), (39, 26));
         assert_eq!((c.l1.load_requests, c.l1.store_partial_sectors), (1, 6));
         assert_eq!(c.l1.store_partial_sectors_merged, 7);
         assert_eq!(
@@ -272,22 +272,23 @@ mod tests {
         assert_eq!(c.l1.atomic_sectors, 17);
         assert_eq!(
             (c.l1.shared_load_requests, c.l1.shared_store_bank_conflicts),
-            (18, 23)
+            (18, 24)
         );
-        assert_eq!((c.l1.shuffles, c.l1.predicated_off), (24, 25));
+        assert_eq!(c.l1.shared_store_bytes, 22);
+        assert_eq!((c.l1.shuffles, c.l1.predicated_off), (25, 26));
         assert_eq!(c.l1.wavefronts, 0);
-        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (26, 27));
+        assert_eq!((c.l2.read_sectors, c.l2.write_sectors), (27, 28));
         assert_eq!(
             (c.l2.read_lookup_miss_sectors, c.l2.atomic_sectors),
-            (28, 34)
+            (29, 35)
         );
         assert_eq!(
             (c.l2.sectors_left_partial, c.l2.partial_sectors_across_sms),
-            (30, 31)
+            (31, 32)
         );
-        assert_eq!(c.l2.sectors_made_dirty, 32);
-        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (35, 36));
-        assert_eq!((compulsory, c.ticks), (37, 38));
+        assert_eq!(c.l2.sectors_made_dirty, 33);
+        assert_eq!((c.dram.read_sectors, c.dram.write_sectors), (36, 37));
+        assert_eq!((compulsory, c.ticks), (38, 39));
         c.l1.wavefronts = 99;
         let by_name = |level: &str, field: &str| {
             let at = COUNTERS
@@ -298,15 +299,15 @@ mod tests {
         };
         assert_eq!(by_name("l1", "store_sectors"), 5);
         assert_eq!(by_name("l1", "wavefronts"), 99);
-        assert_eq!(by_name("l2", "fabric_sectors"), 29);
-        assert_eq!(by_name("dram", "write_sectors"), 36);
-        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 31);
+        assert_eq!(by_name("l2", "fabric_sectors"), 30);
+        assert_eq!(by_name("dram", "write_sectors"), 37);
+        assert_eq!(by_name("l2", "partial_sectors_across_sms"), 32);
         // The places the sampler treats apart: what the addresses decide, the instructions (the
         // shared ones, the shuffles and the predicated-off ones too).
         assert_eq!(
             sample::ADDRESS_FIELDS,
             [
-                0, 1, 3, 4, 5, 7, 9, 10, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24
+                0, 1, 3, 4, 5, 7, 9, 10, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25
             ]
         );
     }

@@ -25,6 +25,7 @@
 
 use crate::input::hw::L1Config;
 use crate::launch::Launch;
+use crate::metrics::SECTOR_BYTES;
 use crate::sim::cache::LineState;
 use crate::sim::counters::L1Counters;
 
@@ -368,9 +369,12 @@ pub struct LaunchTerms {
     pub load_instructions_per_block: f64,
     /// Sectors the loads miss in the L1 (`load_miss_sectors`).
     pub load_miss_sectors: u64,
-    /// Sectors the stores write and the atomics update (`store_sectors` + `atomic_sectors`):
-    /// what the launch sends the L2 beside its loads' misses.
-    pub store_and_atomic_sectors: u64,
+    /// Sectors the launch writes: `store_sectors` and `atomic_sectors`, what its stores write
+    /// and its atomics update, and the sectors its shared stores' bytes would fill
+    /// (`shared_store_bytes`: the tiled matrix products and tree reductions store to shared
+    /// memory what they load, and replay as the copies do; a warp's sum stored by one lane
+    /// counts a few bytes).
+    pub written_sectors: u64,
     /// Warps launched, guarded-off ones too.
     pub warps_launched: u64,
     /// Special registers each warp reads at a wavefront each
@@ -389,7 +393,9 @@ impl LaunchTerms {
             load_instructions_per_block: l1.load_requests as f64
                 / launch.total_blocks.max(1) as f64,
             load_miss_sectors: l1.load_miss_sectors,
-            store_and_atomic_sectors: l1.store_sectors + l1.atomic_sectors,
+            written_sectors: l1.store_sectors
+                + l1.atomic_sectors
+                + l1.shared_store_bytes.div_ceil(SECTOR_BYTES),
             warps_launched,
             special_register_reads: launch.special_register_reads,
         }
@@ -400,10 +406,11 @@ impl LaunchTerms {
 /// an idle SM:
 /// - under load a load instruction that misses is run again, about
 ///   `missing_request_line_wavefronts` passes per line it touches (fitted across kernels,
-///   docs/model.md), in full only where the launch's stores and atomics write at least
-///   `replay_store_share` of a sector per missing load sector, in proportion below (the
-///   read-only streams, matrix products and reductions take the bank rule's passes and nothing
-///   more for their misses; copies and stencils pay), and a line with some sectors present and
+///   docs/model.md), in full only where the launch writes at least `replay_store_share` of a
+///   sector per missing load sector (its stores, atomics and shared stores:
+///   [`LaunchTerms::written_sectors`]), in proportion below (the read-only streams, the naive
+///   matrix product and the shuffle reductions take the bank rule's passes and nothing more for
+///   their misses; copies, stencils and what stores its loads to shared memory pay), and a line with some sectors present and
 ///   some missing takes `partial_line_wavefronts` more (served in two goes: what is there, then
 ///   the fill); both times `min(1, loads per block / replay_block_loads)`: blocks that put few
 ///   loads in flight replay less (the H100 probe: a 2-line load costs 0.3 passes more in
@@ -417,7 +424,7 @@ impl LaunchTerms {
 pub fn extra_wavefronts(l1: &L1Config, t: &LaunchTerms) -> u64 {
     let in_flight = (t.load_instructions_per_block / l1.replay_block_loads).min(1.0);
     let storing = l1.replay_store_share.map_or(1.0, |share| {
-        (t.store_and_atomic_sectors as f64 / (share * t.load_miss_sectors.max(1) as f64)).min(1.0)
+        (t.written_sectors as f64 / (share * t.load_miss_sectors.max(1) as f64)).min(1.0)
     });
     let replays = (l1.missing_request_line_wavefronts * t.miss_request_lines as f64 * storing
         + l1.partial_line_wavefronts * t.partial_lines as f64
@@ -654,7 +661,7 @@ mod tests {
             partial_lines: 8,
             load_instructions_per_block: 8.0,
             load_miss_sectors: 3200,
-            store_and_atomic_sectors: 3200,
+            written_sectors: 3200,
             ..LaunchTerms::default()
         };
         // A copy stores a sector per missing one: its misses replay in full (0.25 a line), its
@@ -663,14 +670,14 @@ mod tests {
         // Stores of 1 % of the missing sectors (a warp's sum written by one lane): a fifth of
         // the 5 % from which the replays are whole; the partly present lines are not scaled.
         let read_only = LaunchTerms {
-            store_and_atomic_sectors: 32,
+            written_sectors: 32,
             ..copy
         };
         assert_eq!(extra_wavefronts(&l1, &read_only), 40 + 8);
         // A launch that never stores (nor sends atomics, which count as stores) replays none
         // of its misses; with no share in the config every launch replays in full.
         let no_stores = LaunchTerms {
-            store_and_atomic_sectors: 0,
+            written_sectors: 0,
             ..copy
         };
         assert_eq!(extra_wavefronts(&l1, &no_stores), 8);

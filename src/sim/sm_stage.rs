@@ -1261,6 +1261,7 @@ impl SmWorker {
                 c.shared_store_requests += 1;
                 c.shared_store_wavefronts += cost.wavefronts;
                 c.shared_store_bank_conflicts += cost.conflicts;
+                c.shared_store_bytes += u64::from(issue.mask.count_ones()) * u64::from(a.bytes);
             } else {
                 c.shared_load_requests += 1;
                 c.shared_load_wavefronts += cost.wavefronts;

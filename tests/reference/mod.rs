@@ -232,10 +232,11 @@ pub fn simulate(launch: &Launch, hw: &HwConfig) -> Result<Counts> {
     // Blocks with fewer than replay_block_loads load instructions replay in proportion.
     let loads_per_block = c.l1.load_requests as f64 / launch.total_blocks.max(1) as f64;
     let in_flight = (loads_per_block / l1.replay_block_loads).min(1.0);
-    // Loads that miss replay in full only where the stores and atomics write
-    // replay_store_share of a sector per missing one.
+    // Loads that miss replay in full only where the stores, atomics and shared stores (by the
+    // 32-byte sectors their bytes fill) write replay_store_share of a sector per missing one.
     let storing = l1.replay_store_share.map_or(1.0, |share| {
-        let written = (c.l1.store_sectors + c.l1.atomic_sectors) as f64;
+        let shared = c.l1.shared_store_bytes.div_ceil(32);
+        let written = (c.l1.store_sectors + c.l1.atomic_sectors + shared) as f64;
         (written / (share * c.l1.load_miss_sectors.max(1) as f64)).min(1.0)
     });
     let extra =
@@ -677,6 +678,7 @@ fn memory(
                 c.shared_store_requests += 1;
                 c.shared_store_wavefronts += w;
                 c.shared_store_bank_conflicts += k;
+                c.shared_store_bytes += u64::from(step.mask.count_ones()) * u64::from(a.bytes);
             } else {
                 c.shared_load_requests += 1;
                 c.shared_load_wavefronts += w;
