@@ -9,7 +9,12 @@
 //   rK_lane0       lane 0 stores its own sum, no shuffles (one sector a warp);
 //   rK_fullS       S full-warp stores of the sum to S output streams (8 sectors each), S = 1..8;
 //   rK_indep1      one full-warp store of the thread's index, issued before the loads;
-//   rK_inplace1    the sum stored back over the first stream's element (a line just loaded).
+//   rK_inplace1    the sum stored back over the first stream's element (a line just loaded);
+//   rK_smemS       the sum stored to shared memory S times (S full-warp shared stores of doubles, to
+//                  S arrays), then lane 0 reads its neighbour's first value back and stores it as
+//                  rK_lane0 does (one sector a warp): do shared stores take the passes global
+//                  stores take after missing loads? (the tiled matrix products and tree reductions)
+//   fK_lane0shfl, fK_full1  rK_lane0shfl and rK_full1 on floats (one line a warp instruction).
 // Thread i reads element i of K streams of n doubles that lie n apart in one allocation (a warp
 // instruction: 256 contiguous bytes, two lines); the output streams lie n apart in another.
 // Measured on an H100 SXM (the H200 was asked for), 2026-12-07: tests/data/h100/replay_stores/. ptxas
@@ -75,6 +80,38 @@ FULL(8, 2) FULL(8, 4) FULL(8, 8)
   }
 INPLACE(8)
 
+#define SMEM(K, S)                                                                             \
+  __global__ void r##K##_smem##S(const double* __restrict__ a, double* __restrict__ out, int n) { \
+    __shared__ double sh[S][256];                                                              \
+    SUM(K)                                                                                     \
+    _Pragma("unroll") for (int t = 0; t < S; t++) sh[t][threadIdx.x] = (1.0 + t) * s;         \
+    __syncwarp();                                                                              \
+    if ((threadIdx.x & 31) == 0) out[i >> 5] = sh[0][threadIdx.x ^ 1];                         \
+  }
+SMEM(1, 1) SMEM(4, 1) SMEM(8, 1) SMEM(16, 1) SMEM(32, 1) SMEM(8, 4)
+
+// The same on floats (a warp's load or store: 128 contiguous bytes, one line); the float arrays
+// take the double arrays' memory, n floats a stream.
+#define FLOATS(K)                                                                              \
+  __global__ void f##K##_lane0shfl(const double* __restrict__ ad, double* __restrict__ outd, int n) { \
+    const float* a = (const float*)ad; float* out = (float*)outd;                              \
+    int i = blockIdx.x * blockDim.x + threadIdx.x;                                             \
+    if (i >= n) return;                                                                        \
+    float s = 0.0f;                                                                            \
+    _Pragma("unroll") for (int k = 0; k < K; k++) s += a[k * n + i];                           \
+    _Pragma("unroll") for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o); \
+    if ((threadIdx.x & 31) == 0) out[i >> 5] = s;                                              \
+  }                                                                                            \
+  __global__ void f##K##_full1(const double* __restrict__ ad, double* __restrict__ outd, int n) { \
+    const float* a = (const float*)ad; float* out = (float*)outd;                              \
+    int i = blockIdx.x * blockDim.x + threadIdx.x;                                             \
+    if (i >= n) return;                                                                        \
+    float s = 0.0f;                                                                            \
+    _Pragma("unroll") for (int k = 0; k < K; k++) s += a[k * n + i];                           \
+    out[i] = 1.0001f * s;                                                                      \
+  }
+FLOATS(2) FLOATS(8)
+
 typedef void (*Kernel)(const double*, double*, int);
 struct Entry { const char* name; Kernel fn; int streams; int outputs; };
 #define ROW(K) {"r" #K "_none", r##K##_none, K, 1}, {"r" #K "_lane0shfl", r##K##_lane0shfl, K, 1}, \
@@ -84,6 +121,10 @@ static const Entry kernels[] = {
   ROW(1), ROW(2), ROW(4), ROW(8), ROW(16), ROW(32),
   {"r8_full2", r8_full2, 8, 2}, {"r8_full4", r8_full4, 8, 4}, {"r8_full8", r8_full8, 8, 8},
   {"r8_inplace1", (Kernel)r8_inplace1, 8, 1},
+  {"r1_smem1", r1_smem1, 1, 1}, {"r4_smem1", r4_smem1, 4, 1}, {"r8_smem1", r8_smem1, 8, 1},
+  {"r16_smem1", r16_smem1, 16, 1}, {"r32_smem1", r32_smem1, 32, 1}, {"r8_smem4", r8_smem4, 8, 1},
+  {"f2_lane0shfl", f2_lane0shfl, 2, 1}, {"f2_full1", f2_full1, 2, 1},
+  {"f8_lane0shfl", f8_lane0shfl, 8, 1}, {"f8_full1", f8_full1, 8, 1},
 };
 
 int main(int argc, char** argv) {
