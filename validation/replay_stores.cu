@@ -14,6 +14,8 @@
 //                  S arrays), then lane 0 reads its neighbour's first value back and stores it as
 //                  rK_lane0 does (one sector a warp): do shared stores take the passes global
 //                  stores take after missing loads? (the tiled matrix products and tree reductions)
+//   rK_smemlane0   rK_lane0shfl with lane 0 putting the warp's sum in shared memory first (a block
+//                  reduction's warp sums), then storing a neighbour warp's;
 //   fK_lane0shfl, fK_full1  rK_lane0shfl and rK_full1 on floats (one line a warp instruction).
 // Thread i reads element i of K streams of n doubles that lie n apart in one allocation (a warp
 // instruction: 256 contiguous bytes, two lines); the output streams lie n apart in another.
@@ -90,6 +92,19 @@ INPLACE(8)
   }
 SMEM(1, 1) SMEM(4, 1) SMEM(8, 1) SMEM(16, 1) SMEM(32, 1) SMEM(8, 4)
 
+// rK_lane0shfl with the warp's sum put in shared memory by lane 0 first, as a block reduction's
+// warps leave their sums (8 bytes a warp to shared memory, then lane 0's one-sector store).
+#define SMEMLANE0(K)                                                                           \
+  __global__ void r##K##_smemlane0(const double* __restrict__ a, double* __restrict__ out, int n) { \
+    __shared__ double sh[8];                                                                   \
+    SUM(K)                                                                                     \
+    _Pragma("unroll") for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o); \
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = s;                                     \
+    __syncwarp();                                                                              \
+    if ((threadIdx.x & 31) == 0) out[i >> 5] = sh[(threadIdx.x >> 5) ^ 1];                     \
+  }
+SMEMLANE0(8) SMEMLANE0(32)
+
 // The same on floats (a warp's load or store: 128 contiguous bytes, one line); the float arrays
 // take the double arrays' memory, n floats a stream.
 #define FLOATS(K)                                                                              \
@@ -123,6 +138,7 @@ static const Entry kernels[] = {
   {"r8_inplace1", (Kernel)r8_inplace1, 8, 1},
   {"r1_smem1", r1_smem1, 1, 1}, {"r4_smem1", r4_smem1, 4, 1}, {"r8_smem1", r8_smem1, 8, 1},
   {"r16_smem1", r16_smem1, 16, 1}, {"r32_smem1", r32_smem1, 32, 1}, {"r8_smem4", r8_smem4, 8, 1},
+  {"r8_smemlane0", r8_smemlane0, 8, 1}, {"r32_smemlane0", r32_smemlane0, 32, 1},
   {"f2_lane0shfl", f2_lane0shfl, 2, 1}, {"f2_full1", f2_full1, 2, 1},
   {"f8_lane0shfl", f8_lane0shfl, 8, 1}, {"f8_full1", f8_full1, 8, 1},
 };
