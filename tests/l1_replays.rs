@@ -215,3 +215,64 @@ fn loads_stored_to_shared_memory_replay_their_misses_as_a_copys_do() {
         expected / 12.8
     );
 }
+
+/// `entry` of replay_stores.ptx lifted with the compiled code's issue order
+/// (tests/data/ptx/replay_stores.sass: ptxas and nvdisasm of CUDA 13.5 for sm_90, the sections
+/// of r8_none, r8_indep1 and r8_lane0shfl), as `gputraffic lift` does where ptxas is found.
+fn lift_compiled(entry: &str) -> gputraffic::Result<gputraffic::input::ptx::Lifted> {
+    let sass = std::fs::read_to_string("tests/data/ptx/replay_stores.sass").unwrap();
+    let options = LiftOptions {
+        entry: Some(entry.into()),
+        extents: vec![("p1".into(), "2 * p2".into())],
+        updates: Some("p2".into()),
+        issue_order: Some(std::sync::Arc::new(gputraffic::input::ptx::sass::parse(
+            &sass,
+        ))),
+        ..Default::default()
+    };
+    lift_file("tests/data/ptx/replay_stores.ptx", &options)
+}
+
+#[test]
+fn loads_the_compiled_code_drops_are_not_simulated() {
+    // r8_indep1 stores each thread's index, then sums 8 loads into an empty asm: ptxas drops the
+    // loads (none in its SASS), and the H100 counts no load request and 3 wavefronts a warp
+    // (ID 19: the store's 2 passes and the threadIdx read).
+    let lifted = lift_compiled("r8_indep1").unwrap();
+    assert!(
+        lifted
+            .warnings
+            .iter()
+            .any(|w| w.contains("issues no instruction for 8 global load(s)")),
+        "{:?}",
+        lifted.warnings
+    );
+    assert!(!lifted.toml.contains("{ load"), "{}", lifted.toml);
+    let req = LaunchRequest {
+        block: Some([256, 1, 1]),
+        set: vec![("p2".into(), 1 << 22)],
+        ..Default::default()
+    };
+    let h100 = HwConfig::load("h100-sxm").unwrap();
+    let b = Bound::with_hw(lifted.kernel, h100, &req).unwrap();
+    let c = b.simulate(&SimOptions::default(), None).unwrap().counts;
+    let measured =
+        measured::ncu_counters(Path::new("tests/data/h100/replay_stores/ncu.csv")).unwrap();
+    assert_eq!(
+        measured[19]["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"],
+        0.0
+    );
+    assert_eq!(c.l1.load_requests, 0);
+    assert_eq!(c.l1.wavefronts as f64, measured[19][WAVEFRONTS]);
+    // r8_lane0shfl's sums are stored: its 8 loads stay, in one run
+    let kept = lift_compiled("r8_lane0shfl").unwrap();
+    assert_eq!(kept.toml.matches("{ load").count(), 8, "{}", kept.toml);
+    assert!(kept.warnings.iter().all(|w| !w.contains("issues no")));
+    // r8_none keeps nothing: an error that says so and names the file, not an empty launch
+    let err = lift_compiled("r8_none").unwrap_err().to_string();
+    assert!(
+        err.starts_with("tests/data/ptx/replay_stores.ptx: ")
+            && err.contains("issues no memory instruction"),
+        "{err}"
+    );
+}

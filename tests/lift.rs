@@ -833,7 +833,7 @@ fn lifted_star4_in_the_compiled_order_counts_exactly_as_the_hand_written_trace()
 }
 
 #[test]
-fn an_access_copied_by_ptxas_takes_its_first_place_and_a_missing_one_keeps_the_ptx_order() {
+fn an_access_copied_by_ptxas_takes_its_first_place_a_dropped_load_goes_and_a_missing_store_keeps_the_ptx_order() {
     let text = std::fs::read_to_string("tests/data/ptx/stencils.sass").unwrap();
     let real = gputraffic::input::ptx::sass::parse(&text);
     let (name, copy) = real
@@ -856,8 +856,20 @@ fn an_access_copied_by_ptxas_takes_its_first_place_and_a_missing_one_keeps_the_p
     let ordered = lift(twice);
     assert!(ordered.warnings.iter().all(|w| !w.contains("one for one")));
     assert!(ordered.toml.contains("ends_run = true"));
-    // an access the SASS does not issue (merged away): PTX order, unbounded runs, a warning
-    let missing = lift(copy[1..].to_vec());
+    // a load the SASS does not issue, which no wider load covers (its value unused): not
+    // simulated, with a warning, and the rest in the compiled order
+    let dropped = lift(copy[1..].to_vec());
+    assert!(
+        dropped
+            .warnings
+            .iter()
+            .any(|w| w.contains("issues no instruction for 1 global load(s)")),
+        "{:?}",
+        dropped.warnings
+    );
+    assert!(!dropped.toml.contains("{ load"), "{}", dropped.toml);
+    // a store the SASS does not issue (merged away): PTX order, unbounded runs, a warning
+    let missing = lift(copy[..copy.len() - 1].to_vec());
     assert!(
         missing
             .warnings

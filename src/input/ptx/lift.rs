@@ -2454,6 +2454,7 @@ pub fn lift_entry(
     // may merge some or make new ones: then PTX order, with a warning). Accesses move only
     // within their stretch of straight-line code or loop body.
     let mut order_warning = None;
+    let mut dropped_warning = None;
     let mut copied_loop_run = None;
     if let Some(order) = options
         .issue_order
@@ -2461,6 +2462,31 @@ pub fn lift_entry(
         .and_then(|o| o.get(&entry.name))
     {
         resolved = merge_vectorized_shared_loads(resolved, order, &shared_bytes);
+        let dropped;
+        (resolved, dropped) =
+            drop_global_loads_not_compiled(resolved, order, &shared_bytes, &element_bytes);
+        if !dropped.is_empty() && resolved.iter().all(|r| r.kind == "sync") {
+            return Err(Error::new(
+                source,
+                format!(
+                    "the compiled code of {kernel_name} issues no memory instruction (ptxas drops the PTX's {} global load(s), whose values go unused): nothing to simulate",
+                    dropped.len()
+                ),
+            ));
+        }
+        if !dropped.is_empty() {
+            dropped_warning = Some(format!(
+                "{source}: the compiled code of {kernel_name} issues no instruction for {} global load(s) of the PTX (of {}): their values go unused, or another load of the same address serves them; simulated as compiled, without them",
+                dropped.len(),
+                dropped
+                    .iter()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         let lines: Vec<usize> = resolved.iter().map(|r| r.line).collect();
         match issue_positions(&lines, order) {
             Some(position) => {
@@ -2748,6 +2774,10 @@ pub fn lift_entry(
             arrays.push((array.clone(), *bytes, given.clone()));
             continue;
         }
+        if !resolved.iter().any(|r| &r.array == array) {
+            // every access to it compiled away (drop_global_loads_not_compiled)
+            continue;
+        }
         let mut highest: Vec<Poly> = Vec::new();
         for r in resolved.iter().filter(|r| &r.array == array) {
             // the largest index over the guarded threads: the loops' last iterations, or where
@@ -2807,6 +2837,7 @@ pub fn lift_entry(
     );
     let _ = writeln!(t, "\n[params]");
     let mut warnings = lifter.warnings.clone();
+    warnings.extend(dropped_warning);
     warnings.extend(order_warning);
     let mut unset = Vec::new();
     for s in &scalars {
@@ -3236,6 +3267,59 @@ fn issue_positions(lines: &[usize], order: &[super::sass::Issued]) -> Option<Vec
     let positions = positions?;
     let distinct: BTreeSet<usize> = positions.iter().copied().collect();
     (distinct.len() == lines.len() && at.len() == lines.len()).then_some(positions)
+}
+
+/// `resolved` without the global loads for which the compiled code issues no instruction, and
+/// those loads' arrays, in PTX order (one name per load). ptxas drops a load whose value goes
+/// unused (a sum an empty `asm` takes, a result stored only by the lanes it keeps) and one of an
+/// address another load of the same instruction stream already loads; the GPU issues neither,
+/// so neither is simulated (`validation/replay_stores.cu`'s `rK_none` and `rK_indep1`: the PTX's
+/// K loads a thread, none in the SASS, none counted by the H100). A load that a wider issued load
+/// of the same array, loop and condition covers (ptxas vectorizing `a[i]`, `a[i + 1]` into one
+/// `LDG.64`) is kept: its bytes are loaded, by the wider instruction.
+fn drop_global_loads_not_compiled(
+    resolved: Vec<Resolved>,
+    order: &[super::sass::Issued],
+    shared_bytes: &BTreeMap<String, u32>,
+    element_bytes: &BTreeMap<String, u32>,
+) -> (Vec<Resolved>, Vec<String>) {
+    let issued: HashSet<usize> = order.iter().map(|o| o.line).collect();
+    let mut width: HashMap<usize, u32> = HashMap::new();
+    for o in order.iter().filter(|o| o.load) {
+        let w = width.entry(o.line).or_default();
+        *w = (*w).max(u32::from(o.bytes));
+    }
+    let global_load = |r: &Resolved| r.kind == "load" && !shared_bytes.contains_key(&r.array);
+    let covered = |r: &Resolved| {
+        resolved.iter().any(|q| {
+            let w = width.get(&q.line).copied().unwrap_or(0);
+            let offset = r.index.sub(&q.index).and_then(|d| d.as_constant());
+            global_load(q)
+                && issued.contains(&q.line)
+                && q.array == r.array
+                && q.loops == r.loops
+                && q.condition == r.condition
+                && w > r.bytes
+                && offset.is_some_and(|d| {
+                    let element = i64::from(element_bytes.get(&r.array).copied().unwrap_or(1));
+                    d > 0 && d * element + i64::from(r.bytes) <= i64::from(w)
+                })
+        })
+    };
+    let not_compiled: Vec<bool> = resolved
+        .iter()
+        .map(|r| global_load(r) && !issued.contains(&r.line) && !covered(r))
+        .collect();
+    let mut dropped = Vec::new();
+    let mut kept = Vec::with_capacity(resolved.len());
+    for (r, gone) in resolved.into_iter().zip(not_compiled) {
+        if gone {
+            dropped.push(r.array);
+        } else {
+            kept.push(r);
+        }
+    }
+    (kept, dropped)
 }
 
 /// `resolved` with the shared loads ptxas merged into a wider one folded into it: a shared
