@@ -833,7 +833,7 @@ fn lifted_star4_in_the_compiled_order_counts_exactly_as_the_hand_written_trace()
 }
 
 #[test]
-fn an_access_copied_by_ptxas_takes_its_first_place_a_dropped_load_goes_and_a_missing_store_keeps_the_ptx_order() {
+fn a_copied_access_takes_its_first_place_a_dropped_load_goes_a_missing_store_keeps_ptx_order() {
     let text = std::fs::read_to_string("tests/data/ptx/stencils.sass").unwrap();
     let real = gputraffic::input::ptx::sass::parse(&text);
     let (name, copy) = real
