@@ -169,6 +169,7 @@ body = [
     gputraffic::input::trace::Kernel::parse(&text, "sum-of-streams.toml").unwrap()
 }
 
+/// The exact counts of `kernel` on `hw` with the trace's own block and domain.
 fn simulate_trace(kernel: gputraffic::input::trace::Kernel, hw: HwConfig) -> Counts {
     let b = Bound::with_hw(kernel, hw, &LaunchRequest::default()).unwrap();
     b.simulate(&SimOptions::default(), None).unwrap().counts
