@@ -24,6 +24,9 @@
 // lane 0, so only rK_lane0shfl, rK_fullS and rK_inplace1 load as the PTX says. What they show: a
 // warp's missing loads cost the bank rule's passes and nothing more; a full store after them about
 // one pass more (0.4 for lane 0's one-sector store, 0.38 a store at 8 a warp).
+// The shared-store and float kernels (validation/replay_smem_launches.txt) on an H200, 2026-12-07:
+// tests/data/h200/replay_smem/: a full shared store after the loads costs about 0.3 passes a warp,
+// a full global store 0.8, beyond lane 0's sum (docs/validation.md, "Shared stores count as writes").
 // Lifted by the simulator from this file (entry = kernel name; tests/l1_replays.rs, its PTX).
 //   replay_stores LAUNCHES   (lines "kernel n block"; prints "ID line" per launch, as streams.cu)
 #include <cstdio>
