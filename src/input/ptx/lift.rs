@@ -3284,26 +3284,13 @@ fn drop_global_loads_not_compiled(
     element_bytes: &BTreeMap<String, u32>,
 ) -> (Vec<Resolved>, Vec<String>) {
     let issued: HashSet<usize> = order.iter().map(|o| o.line).collect();
-    let mut width: HashMap<usize, u32> = HashMap::new();
-    for o in order.iter().filter(|o| o.load) {
-        let w = width.entry(o.line).or_default();
-        *w = (*w).max(u32::from(o.bytes));
-    }
+    let width = widest_by_line(order, |o| o.load);
     let global_load = |r: &Resolved| r.kind == "load" && !shared_bytes.contains_key(&r.array);
     let covered = |r: &Resolved| {
+        let element = element_bytes.get(&r.array).copied().unwrap_or(1);
         resolved.iter().any(|q| {
             let w = width.get(&q.line).copied().unwrap_or(0);
-            let offset = r.index.sub(&q.index).and_then(|d| d.as_constant());
-            global_load(q)
-                && issued.contains(&q.line)
-                && q.array == r.array
-                && q.loops == r.loops
-                && q.condition == r.condition
-                && w > r.bytes
-                && offset.is_some_and(|d| {
-                    let element = i64::from(element_bytes.get(&r.array).copied().unwrap_or(1));
-                    d > 0 && d * element + i64::from(r.bytes) <= i64::from(w)
-                })
+            global_load(q) && issued.contains(&q.line) && w > r.bytes && covers(q, r, w, element)
         })
     };
     let not_compiled: Vec<bool> = resolved
@@ -3322,6 +3309,33 @@ fn drop_global_loads_not_compiled(
     (kept, dropped)
 }
 
+/// The widest access of `bytes` each PTX line compiles to, over the issued instructions `which`
+/// selects.
+fn widest_by_line(
+    order: &[super::sass::Issued],
+    which: impl Fn(&super::sass::Issued) -> bool,
+) -> HashMap<usize, u32> {
+    let mut width: HashMap<usize, u32> = HashMap::new();
+    for o in order.iter().filter(|o| which(o)) {
+        let w = width.entry(o.line).or_default();
+        *w = (*w).max(u32::from(o.bytes));
+    }
+    width
+}
+
+/// Whether a load `q` compiled `width` bytes wide covers `r`: the same array, loops and
+/// condition, `r` a whole number of `element`-byte elements past `q`'s start and its bytes
+/// within `q`'s (ptxas merging `a[i]`, `a[i + 1]` into one wider load tagged with `a[i]`'s line).
+fn covers(q: &Resolved, r: &Resolved, width: u32, element: u32) -> bool {
+    let offset = r.index.sub(&q.index).and_then(|d| d.as_constant());
+    q.array == r.array
+        && q.loops == r.loops
+        && q.condition == r.condition
+        && offset.is_some_and(|d| {
+            d > 0 && d * i64::from(element) + i64::from(r.bytes) <= i64::from(width)
+        })
+}
+
 /// `resolved` with the shared loads ptxas merged into a wider one folded into it: a shared
 /// load the SASS does not issue, a few words past one of the same array, loop and condition
 /// whose `LDS.64` or `LDS.128` (tagged with that load's line) covers it, is dropped and the wider
@@ -3334,11 +3348,7 @@ fn merge_vectorized_shared_loads(
     order: &[super::sass::Issued],
     shared_bytes: &BTreeMap<String, u32>,
 ) -> Vec<Resolved> {
-    let mut width: HashMap<usize, u32> = HashMap::new();
-    for o in order.iter().filter(|o| !o.load && o.bytes > 0) {
-        let w = width.entry(o.line).or_default();
-        *w = (*w).max(u32::from(o.bytes));
-    }
+    let width = widest_by_line(order, |o| !o.load && o.bytes > 0);
     let issued: HashSet<usize> = order.iter().map(|o| o.line).collect();
     let shared_load = |r: &Resolved| r.kind == "load" && shared_bytes.contains_key(&r.array);
     let mut merged = vec![false; resolved.len()];
@@ -3351,16 +3361,7 @@ fn merge_vectorized_shared_loads(
         let covering = (0..resolved.len()).find(|&j| {
             let q = &resolved[j];
             let w = width.get(&q.line).copied().unwrap_or(0);
-            let offset = r.index.sub(&q.index).and_then(|d| d.as_constant());
-            !merged[j]
-                && shared_load(q)
-                && q.array == r.array
-                && q.loops == r.loops
-                && q.condition == r.condition
-                && w > element
-                && offset.is_some_and(|d| {
-                    d > 0 && d * i64::from(element) + i64::from(r.bytes) <= i64::from(w)
-                })
+            !merged[j] && shared_load(q) && w > element && covers(q, r, w, element)
         });
         if let Some(j) = covering {
             merged[i] = true;
