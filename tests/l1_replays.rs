@@ -1,7 +1,7 @@
 //! Loads that miss cost the L1 data pipe more passes than the bank rule only as far as the launch
 //! writes, by stores, atomics or shared stores (`[l1] replay_store_share`, docs/model.md "The
-//! read-only streams pay nothing for their misses"). Checked against validation/streams.cu as the H200 ran it (tests/data/h200/streams/,
-//! ncu at base clocks), lifted from its PTX (tests/data/ptx/streams.ptx, nvcc 13.5 sm_90):
+//! read-only streams pay nothing for their misses"). Checked against validation/streams.cu as
+//! the H200 ran it (tests/data/h200/streams/, ncu at base clocks), lifted from its PTX (tests/data/ptx/streams.ptx, nvcc 13.5 sm_90):
 //! `read_k32` reads 32 streams of doubles, every line missing, and writes one double a warp;
 //! `copy_k32` writes each element it reads. And against validation/replay_stores.cu as an H100
 //! ran it (tests/data/h100/replay_stores/, 2026-12-07; PTX tests/data/ptx/replay_stores.ptx),
@@ -34,12 +34,25 @@ fn simulate_ptx(ptx: &str, entry: &str, n: i64, p1_extent: &str, hw: HwConfig) -
         ..Default::default()
     };
     let lifted = lift_file(ptx, &options).unwrap();
-    let req = LaunchRequest {
+    simulate_bound(lifted.kernel, hw, &streams_of(n))
+}
+
+/// 256-thread blocks over streams of `n` elements (the PTX's p2).
+fn streams_of(n: i64) -> LaunchRequest {
+    LaunchRequest {
         block: Some([256, 1, 1]),
         set: vec![("p2".into(), n)],
         ..Default::default()
-    };
-    let b = Bound::with_hw(lifted.kernel, hw, &req).unwrap();
+    }
+}
+
+/// The exact counts of `kernel` on `hw`, launched as `req` says.
+fn simulate_bound(
+    kernel: gputraffic::input::trace::Kernel,
+    hw: HwConfig,
+    req: &LaunchRequest,
+) -> Counts {
+    let b = Bound::with_hw(kernel, hw, req).unwrap();
     b.simulate(&SimOptions::default(), None).unwrap().counts
 }
 
@@ -171,8 +184,7 @@ body = [
 
 /// The exact counts of `kernel` on `hw` with the trace's own block and domain.
 fn simulate_trace(kernel: gputraffic::input::trace::Kernel, hw: HwConfig) -> Counts {
-    let b = Bound::with_hw(kernel, hw, &LaunchRequest::default()).unwrap();
-    b.simulate(&SimOptions::default(), None).unwrap().counts
+    simulate_bound(kernel, hw, &LaunchRequest::default())
 }
 
 #[test]
@@ -249,14 +261,8 @@ fn loads_the_compiled_code_drops_are_not_simulated() {
         lifted.warnings
     );
     assert!(!lifted.toml.contains("{ load"), "{}", lifted.toml);
-    let req = LaunchRequest {
-        block: Some([256, 1, 1]),
-        set: vec![("p2".into(), 1 << 22)],
-        ..Default::default()
-    };
     let h100 = HwConfig::load("h100-sxm").unwrap();
-    let b = Bound::with_hw(lifted.kernel, h100, &req).unwrap();
-    let c = b.simulate(&SimOptions::default(), None).unwrap().counts;
+    let c = simulate_bound(lifted.kernel, h100, &streams_of(1 << 22));
     let measured =
         measured::ncu_counters(Path::new("tests/data/h100/replay_stores/ncu.csv")).unwrap();
     assert_eq!(

@@ -410,13 +410,13 @@ impl LaunchTerms {
 ///   sector per missing load sector (its stores, atomics and shared stores:
 ///   [`LaunchTerms::written_sectors`]), in proportion below (the read-only streams, the naive
 ///   matrix product and the shuffle reductions take the bank rule's passes and nothing more for
-///   their misses; copies, stencils and what stores its loads to shared memory pay), and a line with some sectors present and
-///   some missing takes `partial_line_wavefronts` more (served in two goes: what is there, then
-///   the fill); both times `min(1, loads per block / replay_block_loads)`: blocks that put few
-///   loads in flight replay less (the H100 probe: a 2-line load costs 0.3 passes more in
-///   blocks of one warp, 1.1–1.3 in blocks of eight; one-warp triad and scale blocks are at the
-///   bank rule), and so does a line that hits while its fill is in flight ([`hit_in_flight`]),
-///   `in_flight_hit_wavefronts` each;
+///   their misses; copies, stencils and what stores its loads to shared memory pay), and a line
+///   with some sectors present and some missing takes `partial_line_wavefronts` more (served in
+///   two goes: what is there, then the fill); both times `min(1, loads per block /
+///   replay_block_loads)`: blocks that put few loads in flight replay less (the H100 probe: a
+///   2-line load costs 0.3 passes more in blocks of one warp, 1.1–1.3 in blocks of eight;
+///   one-warp triad and scale blocks are at the bank rule), and so does a line that hits while
+///   its fill is in flight ([`hit_in_flight`]), `in_flight_hit_wavefronts` each;
 /// - every launched warp, guarded-off ones too, costs `wavefronts_per_special_register` per
 ///   special register the kernel reads with an `S2R` (measured on the H200: a kernel reading
 ///   threadIdx.x one per warp, x, y and z three, whatever the `blockIdx` components it reads;
