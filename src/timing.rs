@@ -55,7 +55,8 @@ pub struct TimeEstimate {
     /// `predicted_s`).
     pub launch_overhead_s: f64,
     /// The queueing model's delay: cycles a warp waits on latency per pass through the network
-    /// (`loaded_latency_factor` × `dram_latency_cycles` × rounds of loads).
+    /// (its rounds of loads' latency, `barrier_cycles` per barrier and
+    /// `own_cycles_per_instruction` per instruction it issues).
     pub delay_cycles: f64,
     /// Dependent rounds of loads per warp (at least 1), the factor `delay_cycles` grows with.
     pub rounds_per_warp: f64,

@@ -64,6 +64,7 @@ def hw_constants(name):
                 latency=cfg["timing"]["dram_latency_cycles"], one_rate=cfg["bandwidth"]["dram_gbs"],
                 loads_limit=cfg["timing"].get("round_loads_limit", math.inf),
                 barrier=cfg["timing"].get("barrier_cycles", 100.0),
+                own=cfg["timing"].get("own_cycles_per_instruction", 0.0),
                 issue_per_cycle=cfg["sm"].get("warp_instructions_per_cycle"),
                 partial_writeback=pw and (pw["onset_waiting_sectors"], pw["saturation_waiting_sectors"],
                                           pw["sectors_per_ns"], pw["within_block_weight"]), **rates)
@@ -194,7 +195,8 @@ def load(paths):
     return launches
 
 
-def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None, loads_limit=None, own_issue=False):
+def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None, loads_limit=None, own_issue=False,
+            own_cycles=None):
     """The replica's time of launch `e` with the constants `params` and the partial write-backs
     `pw` (the config's when "shipped"). Two hooks for the forms validation/time_forms_cv.py tries
     (none: the shipped form): `cuts`, station name -> the residual cut `mva` takes off there, and
@@ -202,7 +204,9 @@ def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None,
     `loads_limit` counts the delay's loads up to it instead of the config's round_loads_limit;
     `own_issue` adds the warp's own issue to the delay: its instructions at one a cycle beyond
     the issue station's share, (warp_instructions_per_cycle - 1) x the issue demand (tried on
-    2026-12-06, not shipped: docs/validation.md, "Constants refitted keeping every report")."""
+    2026-12-06, not shipped: docs/validation.md, "Constants refitted keeping every report");
+    `own_cycles` the cycles of the delay per instruction a warp issues instead of the config's
+    `own_cycles_per_instruction`."""
     a, b, c, ex, split, held, *barrier = params
     h = HW[e["hw"]]
     warps = warps or e["warps"]
@@ -224,6 +228,10 @@ def predict(e, params, warps=None, pw="shipped", cuts=None, turnover_share=None,
     limit = h["loads_limit"] if loads_limit is None else loads_limit
     barrier_cycles = barrier[0] if barrier else h["barrier"]
     delay = (a + b * min(e["loads"], limit)) * h["latency"] * max(e["rounds"], 1.0) + e["barriers"] * barrier_cycles
+    own = h["own"] if own_cycles is None else own_cycles
+    if own and "issue" in e["secs"] and h["issue_per_cycle"]:
+        # the warp's instructions, from the issue limiter's time at the base clock
+        delay += own * e["secs"]["issue"] * h["sms"] * h["issue_per_cycle"] * e["cps"] / warps
     if own_issue and "issue" in secs and h["issue_per_cycle"]:
         delay += e["secs"]["issue"] * h["sms"] / warps * e["cps"] * (h["issue_per_cycle"] - 1.0)
     throughput = lambda n: mva(n, delay, demands, residual_cut)  # noqa: E731

@@ -909,6 +909,14 @@ pub struct TimingConfig {
     /// H200 by `validation/reductions.cu`, whose shared-memory tree passes 6-10 barriers more
     /// than its warp-shuffle twin: 94-127 cycles each; docs/model.md "Delay").
     pub barrier_cycles: f64,
+    /// SM cycles a warp spends on its own path per instruction it issues, beside its rounds of
+    /// loads and its barriers: the cycles its scheduler waits after an instruction before the
+    /// warp's next (the stall counts ptxas encodes for fixed-latency results) beyond the issue
+    /// limiter's share. The delay grows by this × the warp's instructions, so a warp with a long
+    /// chain of instructions between its loads keeps fewer loads in flight (measured on the
+    /// SASS of 132 kernels by `validation/sass_stalls.py`; docs/model.md "Time"). 0:
+    /// instructions cost only their issue slots.
+    pub own_cycles_per_instruction: f64,
     /// Fixed cost of a kernel launch (microseconds; measured by `validation/launch_overhead.cu`).
     pub launch_overhead_us: f64,
     /// Seconds the L1 data pipe is held up per second the DRAM is busy: the L1 limiter's time is
@@ -945,6 +953,9 @@ impl TimingConfig {
         }
         if !ok(self.barrier_cycles) {
             return Err("timing.barrier_cycles must be a number >= 0".into());
+        }
+        if !ok(self.own_cycles_per_instruction) {
+            return Err("timing.own_cycles_per_instruction must be a number >= 0".into());
         }
         if !ok(self.latency_per_load_factor) {
             return Err("timing.latency_per_load_factor must be a number >= 0".into());
@@ -984,6 +995,7 @@ impl Default for TimingConfig {
             latency_per_load_factor: 0.2,
             block_turnover_cycles: 1500.0,
             barrier_cycles: 100.0,
+            own_cycles_per_instruction: 0.0,
             launch_overhead_us: 2.5,
             l1_busy_per_dram_time: 0.0,
             block_launch_ns: None,

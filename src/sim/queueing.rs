@@ -12,7 +12,8 @@
 //! mean-value analysis ([`mva_throughput`]): the SM's effective resident warps cycle through a
 //! delay (the loaded memory latency of their dependent rounds of loads: (`[timing]`
 //! `loaded_latency_factor` + `latency_per_load_factor` × loads per round, counted up to
-//! `round_loads_limit`) × the measured `dram_latency_cycles` per round)
+//! `round_loads_limit`) × the measured `dram_latency_cycles` per round, `barrier_cycles` per
+//! block barrier and `own_cycles_per_instruction` per instruction the warp issues)
 //! and one queue per level, whose service demand is the warp's share of that level's traffic at
 //! the SM's share of its bandwidth. With one warp the time is latency-bound (warps × (latency +
 //! demands)); with many it tends to the largest demand, the bandwidth bound. A block holds its
@@ -460,8 +461,13 @@ pub(crate) fn queueing(
     // for the memory (validation/reductions.cu: a shared-memory tree's 6-10 barriers more than
     // its warp-shuffle twin cost about 100 cycles each, a seventh of a round).
     let barriers = launch.barriers_per_thread as f64;
+    // Nor is a warp's own chain of instructions: each waits on the one before it, whatever the
+    // other warps do (the compiled code's stall counts, docs/model.md "Time"). Unknown
+    // instructions add nothing.
+    let instructions_per_warp = inputs.warp_instructions.map_or(0.0, |n| n / warps);
     let delay = hw.timing.round_latency_cycles(loads_per_round) * rounds
-        + barriers * hw.timing.barrier_cycles;
+        + barriers * hw.timing.barrier_cycles
+        + instructions_per_warp * hw.timing.own_cycles_per_instruction;
     let throughput = mva_throughput(effective_warps, delay, &demands);
     let utilisation: Vec<f64> = demands.iter().map(|d| (d * throughput).min(1.0)).collect();
     // Only a block that takes over a slot another block left waits for it: the first wave's
