@@ -7,7 +7,8 @@
 #   validation/warp_states.sh OUTDIR [PROGRAM ...]   (default: every program below)
 # Writes OUTDIR/PROGRAM.csv (raw --csv --print-units base; ncu's ID i is launch line i of
 # validation/PROGRAM_launches.txt) and OUTDIR/PROGRAM.log (the program's "ID line" list).
-# Summary: python3 validation/warp_states_summary.py OUTDIR. Data: tests/data/h200/warp_states/.
+# Summary: python3 validation/warp_states_summary.py OUTDIR. Data: tests/data/h100/warp_states/ (an H100
+# SXM, the H200's SM and compiler, 2026-12-07).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: warp_states.sh OUTDIR [PROGRAM ...]}

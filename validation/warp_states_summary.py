@@ -16,7 +16,9 @@ that state per issued instruction; over all states (`selected` included) they su
     python3 validation/warp_states_summary.py DIR [--launches]
 
 prints, per program (DIR/PROGRAM.csv) and over all, the median and range of the own cycles per
-instruction, of `wait` alone, and of the three groups; `--launches` one line per launch.
+instruction, of the issue cycle and fixed-latency waits alone (`selected` + `wait`: what the
+compiled code's stall counts set, validation/sass_stalls.py), and of the other two groups;
+`--launches` one line per launch.
 """
 import csv
 import glob
@@ -57,9 +59,9 @@ def group(x, names):
 def line(label, xs):
     def stat(values):
         return f"{statistics.median(values):5.2f} ({min(values):5.2f}-{max(values):5.2f})"
-    return (f"{label:18} n {len(xs):3}  own {stat([group(x, OWN) for x in xs])}  wait "
-            f"{stat([x.get('wait', 0.0) for x in xs])}  memory {stat([group(x, MEMORY) for x in xs])}  others "
-            f"{stat([group(x, OTHERS) for x in xs])}")
+    return (f"{label:18} n {len(xs):3}  own {stat([group(x, OWN) for x in xs])}  selected + wait "
+            f"{stat([group(x, ['selected', 'wait']) for x in xs])}  memory {stat([group(x, MEMORY) for x in xs])}"
+            f"  others {stat([group(x, OTHERS) for x in xs])}")
 
 
 def main():
