@@ -34,6 +34,7 @@ each kernel family held out in turn (fitted without it, scored on it).
                          [--loads-cap=N]  (the delay's loads per round counted up to N)
                          [--limit-cv]  (round_loads_limit picked per fold, the rest as shipped)
                          [--barrier-cv]  (barrier_cycles picked per fold, the rest as shipped)
+                         [--own-cv]  (own_cycles_per_instruction picked per fold, the rest as shipped)
                          [--refit-2026-12-06]  (a, b, C, h with the limit the measured ratio gives, the warp's
                                                 own issue on and off, free and keeping every report's median)
   e.g. validation/time_fit.py $(ls docs/data/validation-h*.json | grep -v atomics) --constants-only --family-cv
@@ -454,6 +455,21 @@ def barrier_cv(launches):
     held_out_by_family(launches, BARRIERS, predicted, "barrier_cycles")
 
 
+OWN_CYCLES = [0.0, 1.0, 2.0, 2.5, 2.8, 3.0, 3.5]
+
+
+def own_cv(launches):
+    """`own_cycles_per_instruction` picked from OWN_CYCLES with the other constants as shipped:
+    the score of each value on all launches, then each family predicted with the value that
+    scores best on the others, beside the configs' (measured: validation/sass_stalls.py)."""
+    predicted = {c: {id(e): predict(e, SHIPPED, own_cycles=c) for e in launches} for c in OWN_CYCLES}
+    for c in OWN_CYCLES:
+        s = score_predicted([(e, predicted[c][id(e)]) for e in launches])
+        print(f"own_cycles_per_instruction {c:g}: objective {s[0]:.4f}, median {s[1]*100:.2f} %, p90 {s[2]*100:.1f} %, worst pick {s[3]*100:.1f} %, {s[4]} groups below 97 %")
+    shipped = HW["h200"]["own"]
+    held_out_by_family(launches, OWN_CYCLES, predicted, "own cycles", baseline=(shipped, f"measured {shipped:g}"))
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if not args:
@@ -479,6 +495,8 @@ def main():
         limit_cv(launches)
     if "--barrier-cv" in sys.argv:
         barrier_cv(launches)
+    if "--own-cv" in sys.argv:
+        own_cv(launches)
     if "--refit-2026-12-06" in sys.argv:
         refit_2026_12_06(launches)
     if "--family-cv" in sys.argv:
