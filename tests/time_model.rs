@@ -789,23 +789,10 @@ fn the_tiled_transposes_leftover_rows_wait_for_their_loads_one_by_one() {
     );
 }
 
-#[test]
-fn an_sm_issues_four_warp_instructions_a_cycle_and_kernels_of_many_instructions_go_at_that_pace() {
-    // validation/issue_bound.cu's fma_ilp: four independent chains of FMAs a thread and one
-    // store, no loads (IDs 43-46: 64 and 256 FMAs a chain, blocks of 256 and 1024 threads).
-    let m = ncu("tests/data/h200/issue_bound/ncu.csv");
-    let hw = HwConfig::load("h200").unwrap();
-    let per_cycle = hw.sm.warp_instructions_per_cycle.unwrap();
-    assert_eq!(per_cycle, 4.0);
-    // 3.96-3.97 a cycle with 256 FMAs a chain; 3.89 with 64, whose warps spend more of their
-    // life starting and ending
-    for (id, within) in [(43, 0.03), (44, 0.03), (45, 0.015), (46, 0.015)] {
-        let ipc = m[id]["sm__inst_executed.avg.per_cycle_active"];
-        assert!((ipc / per_cycle - 1.0).abs() < within, "{id}: {ipc}");
-    }
-    // The time model on the same launch with the instructions the lift reads off its SASS
-    // (1046 a warp for 256 FMAs a chain, as measured): the issue limiter sets its pace.
-    let trace = r#"
+/// validation/issue_bound.cu's `fma_ilp<256>` over 2^24 floats as a trace, with the
+/// instructions the lift reads off its SASS (1046 a warp, as measured): four independent chains
+/// of FMAs a thread, one store, no loads.
+const FMA_ILP_256: &str = r#"
 name = "fma_ilp_256"
 [params]
 n = 16777216
@@ -824,16 +811,41 @@ lattice_updates = "n"
 instructions_per_warp = 1046
 body = [{ store = "out", index = "i" }]
 "#;
-    let kernel = Kernel::parse(trace, "fma_ilp_256.toml").unwrap();
+
+/// [`FMA_ILP_256`] in blocks of `block` threads, simulated once on the first config and timed
+/// by each of `configs` (configs that differ only in their time constants).
+fn fma_ilp_256_times(configs: &[&HwConfig], block: u32) -> Vec<TimeEstimate> {
+    let kernel = Kernel::parse(FMA_ILP_256, "fma_ilp_256.toml").unwrap();
+    let req = LaunchRequest {
+        block: Some([block, 1, 1]),
+        ..Default::default()
+    };
+    let launch = gputraffic::launch::Launch::new(&kernel, configs[0], &req).unwrap();
+    let counts = gputraffic::sim::simulate(&launch, configs[0], &SimOptions::default()).unwrap();
+    let inputs = gputraffic::timing::inputs_from_counts(&counts, &launch);
+    (configs.iter())
+        .map(|hw| gputraffic::timing::estimate(hw, &kernel, &launch, &inputs, None))
+        .collect()
+}
+
+#[test]
+fn an_sm_issues_four_warp_instructions_a_cycle_and_kernels_of_many_instructions_go_at_that_pace() {
+    // validation/issue_bound.cu's fma_ilp: four independent chains of FMAs a thread and one
+    // store, no loads (IDs 43-46: 64 and 256 FMAs a chain, blocks of 256 and 1024 threads).
+    let m = ncu("tests/data/h200/issue_bound/ncu.csv");
+    let hw = HwConfig::load("h200").unwrap();
+    let per_cycle = hw.sm.warp_instructions_per_cycle.unwrap();
+    assert_eq!(per_cycle, 4.0);
+    // 3.96-3.97 a cycle with 256 FMAs a chain; 3.89 with 64, whose warps spend more of their
+    // life starting and ending
+    for (id, within) in [(43, 0.03), (44, 0.03), (45, 0.015), (46, 0.015)] {
+        let ipc = m[id]["sm__inst_executed.avg.per_cycle_active"];
+        assert!((ipc / per_cycle - 1.0).abs() < within, "{id}: {ipc}");
+    }
+    // The time model on the same launch with the instructions the lift reads off its SASS
+    // (1046 a warp for 256 FMAs a chain, as measured): the issue limiter sets its pace.
     for (block, id) in [(256, 45), (1024, 46)] {
-        let req = LaunchRequest {
-            block: Some([block, 1, 1]),
-            ..Default::default()
-        };
-        let launch = gputraffic::launch::Launch::new(&kernel, &hw, &req).unwrap();
-        let counts = gputraffic::sim::simulate(&launch, &hw, &SimOptions::default()).unwrap();
-        let inputs = gputraffic::timing::inputs_from_counts(&counts, &launch);
-        let t = gputraffic::timing::estimate(&hw, &kernel, &launch, &inputs, None);
+        let t = &fma_ilp_256_times(&[&hw], block)[0];
         let measured_s = m[id]["gpu__time_duration.sum"] * 1e-9;
         assert_eq!(t.limiter, "issue", "{block}");
         assert!(
@@ -1101,34 +1113,10 @@ fn a_warps_own_instructions_add_the_compilers_stall_counts_to_its_delay() {
     }
     // The delay grows by them and by nothing else: fma_ilp's 1046 instructions a warp (no loads,
     // one store) with and without.
-    let trace = r#"
-name = "fma_ilp_256"
-[params]
-n = 16777216
-[[arrays]]
-name = "out"
-element_bytes = 4
-dims = ["n"]
-[launch]
-block = [256, 1, 1]
-grid = ["cdiv(n, blockDim.x)", "1", "1"]
-registers_per_thread = 16
-[thread]
-let = ["i = blockIdx.x * blockDim.x + threadIdx.x"]
-guard = "i < n"
-lattice_updates = "n"
-instructions_per_warp = 1046
-body = [{ store = "out", index = "i" }]
-"#;
-    let kernel = Kernel::parse(trace, "fma_ilp_256.toml").unwrap();
     let hw = HwConfig::load("h200").unwrap();
     let mut without = hw.clone();
     without.timing.own_cycles_per_instruction = 0.0;
-    let launch = gputraffic::launch::Launch::new(&kernel, &hw, &LaunchRequest::default()).unwrap();
-    let counts = gputraffic::sim::simulate(&launch, &hw, &SimOptions::default()).unwrap();
-    let inputs = gputraffic::timing::inputs_from_counts(&counts, &launch);
-    let with_own = gputraffic::timing::estimate(&hw, &kernel, &launch, &inputs, None);
-    let alone = gputraffic::timing::estimate(&without, &kernel, &launch, &inputs, None);
+    let [with_own, alone] = fma_ilp_256_times(&[&hw, &without], 256).try_into().unwrap();
     assert!((instructions_per_warp(&with_own, &hw) - 1046.0).abs() < 1e-6);
     let extra = with_own.delay_cycles - alone.delay_cycles;
     assert!((extra - 2.8 * 1046.0).abs() < 1e-6, "{extra}");
