@@ -4,7 +4,7 @@
 # reads and writes, and how many counters hold the exact value inside their 95% interval; then
 # per budget the medians, largest errors, share inside and summed times.
 #
-#   benches/sample_study.sh [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--only SUBSTRING] [HW:FILE ...]
+#   benches/sample_study.sh [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--chunk T[,T...]] [--only SUBSTRING] [HW:FILE ...]
 #
 # Without lists: the long launches of validation/launches-sampling.txt on the h200 and the
 # h100-sxm, and the H200 dev set (validation/launches.txt; its 256³ launches are too short to
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 args=() lists=()
 while (($#)); do
   case "$1" in
-    --threads|--budget|--join|--only) args+=("$1" "$2"); shift 2 ;;
+    --threads|--budget|--join|--chunk|--only) args+=("$1" "$2"); shift 2 ;;
     *) lists+=("$1"); shift ;;
   esac
 done

@@ -9,9 +9,11 @@
 //! `benches/sample_study.sh` (docs/performance.md).
 //!
 //! `--join off,on` runs each budget with the strata at the ends drawn (`off`) and joined to the
-//! exact waves beside them (`on`, [`sample::SampleOptions::join_ends`]; marked `j`).
+//! exact waves beside them (`on`, [`sample::SampleOptions::join_ends`]; marked `j`). `--chunk
+//! T[,T...]` runs each plan with chunks of at most T ticks (up to [`sim::SAMPLED_CHUNK_TICKS`],
+//! the default; marked `/T` where shorter): the sampled results depend on it.
 //!
-//! Usage: `sample_study [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--only SUBSTRING] HW:FILE...`
+//! Usage: `sample_study [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--chunk T[,T...]] [--only SUBSTRING] HW:FILE...`
 
 #[path = "common/launch_list.rs"]
 mod launch_list;
@@ -49,6 +51,7 @@ fn main() {
     let mut only = None;
     let mut budgets = vec![sample::SampleOptions::default().budget_percent];
     let mut joins = vec![sample::SampleOptions::default().join_ends];
+    let mut chunks = vec![sim::SAMPLED_CHUNK_TICKS];
     let mut lists = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -61,6 +64,14 @@ fn main() {
                     .expect("--budget P[,P...]")
                     .split(',')
                     .map(|p| p.parse().expect("a budget is a whole percent"))
+                    .collect()
+            }
+            "--chunk" => {
+                chunks = args
+                    .next()
+                    .expect("--chunk T[,T...]")
+                    .split(',')
+                    .map(|t| t.parse().expect("a chunk is a whole number of ticks"))
                     .collect()
             }
             "--join" => {
@@ -80,7 +91,7 @@ fn main() {
     }
     assert!(
         !lists.is_empty(),
-        "usage: sample_study [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--only SUBSTRING] HW:FILE..."
+        "usage: sample_study [--threads N] [--budget P[,P...]] [--join off|on|off,on] [--chunk T[,T...]] [--only SUBSTRING] HW:FILE..."
     );
     let fields = metric_fields();
     let shown = [
@@ -100,7 +111,7 @@ fn main() {
         })
         .collect();
     println!(
-        "{:<8} {:<12} {:<14} {:<8} {:>3} | {:>5} {:>4} {:>3} | {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>7} | {:>6}",
+        "{:<8} {:<12} {:<14} {:<8} {:>7} | {:>5} {:>4} {:>3} | {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>7} | {:>6}",
         "hw",
         "kernel",
         "domain",
@@ -118,13 +129,23 @@ fn main() {
         "DRwr%",
         "inside"
     );
-    // Each plan: a budget, and whether the end strata are joined.
-    let plans: Vec<(u32, bool)> = budgets
+    // Each plan: a budget, whether the end strata are joined, and the longest chunk.
+    let plans: Vec<(u32, bool, u32)> = budgets
         .iter()
         .flat_map(|&b| joins.iter().map(move |&j| (b, j)))
+        .flat_map(|(b, j)| chunks.iter().map(move |&t| (b, j, t)))
         .collect();
-    let plan_name =
-        |&(budget, join): &(u32, bool)| format!("{budget}{}", if join { "j" } else { "" });
+    let plan_name = |&(budget, join, chunk): &(u32, bool, u32)| {
+        format!(
+            "{budget}{}{}",
+            if join { "j" } else { "" },
+            if chunk < sim::SAMPLED_CHUNK_TICKS {
+                format!("/{chunk}")
+            } else {
+                String::new()
+            }
+        )
+    };
     let mut summaries: Vec<Summary> = plans.iter().map(|_| Summary::default()).collect();
     let mut too_short = Vec::new();
     for list in &lists {
@@ -158,7 +179,11 @@ fn main() {
             let opts = sim::SimOptions::default();
             // Sampled first: a launch too short to sample costs no exact run.
             let mut sampled = Vec::new();
-            for &(budget, join_ends) in &plans {
+            for &(budget, join_ends, chunk_ticks) in &plans {
+                let opts = sim::SimOptions {
+                    chunk_ticks,
+                    ..opts
+                };
                 let sampling = sample::SampleOptions {
                     budget_percent: budget,
                     join_ends,
@@ -213,7 +238,7 @@ fn main() {
                     summary.errors[k].push(err(i).abs());
                 }
                 println!(
-                    "{:<8} {:<12} {:<14} {:<8} {:>3} | {:>5} {:>4} {:>3} | {:>7.2} {:>7.3} {:>6.1} | {:>+7.3} {:>+7.3} {:>+7.3} {:>+7.3} | {:>2}/{:<2}",
+                    "{:<8} {:<12} {:<14} {:<8} {:>7} | {:>5} {:>4} {:>3} | {:>7.2} {:>7.3} {:>6.1} | {:>+7.3} {:>+7.3} {:>+7.3} {:>+7.3} | {:>2}/{:<2}",
                     hw,
                     kernel,
                     domain,
