@@ -72,7 +72,12 @@ fn main() {
                     .expect("--chunk T[,T...]")
                     .split(',')
                     .map(|t| t.parse().expect("a chunk is a whole number of ticks"))
-                    .collect()
+                    .collect();
+                assert!(
+                    chunks.iter().all(|&t| t <= sim::SAMPLED_CHUNK_TICKS),
+                    "a sampled run's chunks are at most {} ticks",
+                    sim::SAMPLED_CHUNK_TICKS
+                );
             }
             "--join" => {
                 joins = args
