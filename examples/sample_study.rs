@@ -46,6 +46,14 @@ struct Summary {
     launches: usize,
 }
 
+/// The comma-separated whole numbers of an option's value (`usage` if it has none, `what` if one
+/// is not a number).
+fn numbers(value: Option<String>, usage: &str, what: &str) -> Vec<u32> {
+    (value.expect(usage).split(','))
+        .map(|n| n.parse().expect(what))
+        .collect()
+}
+
 fn main() {
     let mut threads = None;
     let mut only = None;
@@ -59,20 +67,18 @@ fn main() {
             "--threads" => threads = args.next().and_then(|v| v.parse().ok()),
             "--only" => only = args.next(),
             "--budget" => {
-                budgets = args
-                    .next()
-                    .expect("--budget P[,P...]")
-                    .split(',')
-                    .map(|p| p.parse().expect("a budget is a whole percent"))
-                    .collect()
+                budgets = numbers(
+                    args.next(),
+                    "--budget P[,P...]",
+                    "a budget is a whole percent",
+                )
             }
             "--chunk" => {
-                chunks = args
-                    .next()
-                    .expect("--chunk T[,T...]")
-                    .split(',')
-                    .map(|t| t.parse().expect("a chunk is a whole number of ticks"))
-                    .collect();
+                chunks = numbers(
+                    args.next(),
+                    "--chunk T[,T...]",
+                    "a chunk is a whole number of ticks",
+                );
                 assert!(
                     chunks.iter().all(|&t| t <= sim::SAMPLED_CHUNK_TICKS),
                     "a sampled run's chunks are at most {} ticks",
